@@ -1,0 +1,138 @@
+//===- MaskPattern.h - The attn mask-pattern library ------------*- C++ -*-===//
+//
+// One evaluator of attention mask patterns that every pass, analysis and test
+// uses: whether query `q` of head `h` may see key `k`, and whether a
+// rectangle of the score matrix is full (every pair allowed), empty (none) or
+// partial. It is plain C++ (no MLIR context needed); the attn dialect builds
+// a `Mask` from its pattern attributes (`buildMask` in AttnAttrs.h).
+//
+// Coordinates: `q` is the query index in [0, Lq), `k` the key index in
+// [0, Lk). Positional patterns compare key positions: the query's position is
+// `i = q + Lk - Lq` (queries aligned to the end of the keys). Block-table
+// patterns (`#attn.block`, `#attn.random`) index their table by
+// `(q / block, k / block)`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_ANALYSIS_MASKPATTERN_H
+#define ATTN_ANALYSIS_MASKPATTERN_H
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir::attn::mask {
+
+/// How much of a tile of the score matrix a pattern allows.
+enum class TileKind : uint8_t {
+  Empty = 0,   ///< No (q, k) in the tile is allowed.
+  Partial = 1, ///< Some are; the tile needs element masking.
+  Full = 2,    ///< Every (q, k) in the tile is allowed.
+};
+
+/// Returns "empty", "partial" or "full".
+const char *stringifyTileKind(TileKind kind);
+
+/// A rectangle of the score matrix: queries [qBegin, qEnd), keys
+/// [kBegin, kEnd). Both ranges are non-empty and inside the matrix.
+struct Tile {
+  int64_t qBegin, qEnd, kBegin, kEnd;
+};
+
+/// Runtime document ids for `#attn.segments`: one per query, one per key.
+struct SegmentIds {
+  llvm::ArrayRef<int64_t> query;
+  llvm::ArrayRef<int64_t> key;
+};
+
+/// One node of a pattern tree.
+struct Node {
+  enum class Kind {
+    All,       ///< No restriction.
+    Causal,    ///< k <= i
+    Window,    ///< i - a <= k <= i + b
+    Dilated,   ///< k - i = t * c, -a <= k - i <= b
+    Global,    ///< i in tokens or k in tokens
+    Strided,   ///< (i - k) mod a == 0
+    Fixed,     ///< floor(k/a) == floor(i/a) or k mod a >= a - b
+    Table,     ///< table[q / a][k / a]
+    Segments,  ///< segq[q] == segk[k]
+    Union,     ///< any child allows
+    Intersect, ///< every child allows
+    PerHead,   ///< children[h] decides
+  };
+  Kind kind = Kind::All;
+  int64_t a = 0, b = 0, c = 0;
+  /// Sorted, unique global tokens.
+  std::vector<int64_t> tokens;
+  /// Row-major `rows x cols` block table of `Table` nodes.
+  std::vector<uint8_t> table;
+  int64_t rows = 0, cols = 0;
+  std::vector<Node> children;
+
+  static Node all() { return Node(); }
+  static Node causal();
+  static Node window(int64_t before, int64_t after);
+  static Node dilated(int64_t before, int64_t after, int64_t dilation);
+  static Node global(std::vector<int64_t> tokens);
+  static Node strided(int64_t stride);
+  static Node fixed(int64_t stride, int64_t summary);
+  /// An explicit block layout: `layout` is row-major `rows x cols`.
+  static Node blockTable(int64_t blockSize, int64_t rows, int64_t cols,
+                         std::vector<uint8_t> layout);
+  /// BigBird random blocks (`randomBlocksForRow` in Support/Random.h) over a
+  /// `numQueryBlocks x numKeyBlocks` grid.
+  static Node random(int64_t blocksPerRow, int64_t blockSize, uint64_t seed,
+                     int64_t numQueryBlocks, int64_t numKeyBlocks);
+  static Node segments();
+  static Node unite(std::vector<Node> children);
+  static Node intersect(std::vector<Node> children);
+  static Node perHead(std::vector<Node> children);
+};
+
+/// A pattern bound to the shape of the attention it masks.
+class Mask {
+public:
+  /// The mask that allows everything.
+  Mask() = default;
+  Mask(Node root, int64_t numHeads, int64_t queryLen, int64_t keyLen);
+
+  int64_t getNumHeads() const { return numHeads; }
+  int64_t getQueryLen() const { return queryLen; }
+  int64_t getKeyLen() const { return keyLen; }
+  const Node &getRoot() const { return *root; }
+
+  /// True if the pattern restricts nothing.
+  bool isAll() const;
+  /// True if different heads may see different keys.
+  bool isHeadDependent() const;
+  /// True if the pattern reads runtime segment ids.
+  bool usesSegments() const;
+
+  /// Whether query `q` of head `h` may see key `k`. Segment patterns need
+  /// `segments`; without it they allow nothing.
+  bool isAllowed(int64_t h, int64_t q, int64_t k,
+                 const SegmentIds *segments = nullptr) const;
+
+  /// Classifies `tile` for head `h`. The answer is exact: it agrees with
+  /// evaluating `isAllowed` on every element. Without `segments`, a segment
+  /// pattern is unknown at compile time and counts as Partial (its tiles need
+  /// element masking), which keeps every use correct.
+  TileKind classify(int64_t h, const Tile &tile,
+                    const SegmentIds *segments = nullptr) const;
+
+  /// The number of allowed (q, k) pairs of head `h` (segments ignored, i.e.
+  /// counted as allowed), computed by recursive tile classification.
+  int64_t countAllowed(int64_t h) const;
+
+private:
+  std::shared_ptr<const Node> root = std::make_shared<Node>();
+  int64_t numHeads = 1, queryLen = 0, keyLen = 0;
+};
+
+} // namespace mlir::attn::mask
+
+#endif // ATTN_ANALYSIS_MASKPATTERN_H

@@ -1,0 +1,35 @@
+//===- AttnInterfaces.h - attn dialect interfaces ---------------*- C++ -*-===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNINTERFACES_H
+#define ATTN_DIALECT_ATTN_IR_ATTNINTERFACES_H
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OpDefinition.h"
+
+#include <cstdint>
+
+namespace mlir::attn {
+
+/// What a mask pattern is checked against: the attention it masks.
+struct PatternShape {
+  int64_t numHeads = 1; ///< Query heads.
+  int64_t queryLen = 0;
+  int64_t keyLen = 0;
+  bool hasSegments = false; ///< Whether segment-id operands are present.
+};
+
+/// The dimensions of an attention: query `B x Hq x Lq x D`, key
+/// `B x Hkv x Lk x D`, value `B x Hkv x Lk x Dv`.
+struct AttentionDims {
+  int64_t batch, queryHeads, kvHeads, queryLen, keyLen, headDim, valueDim;
+  /// Query heads per key/value head.
+  int64_t groupSize() const { return queryHeads / kvHeads; }
+};
+
+} // namespace mlir::attn
+
+#include "attn-opt/Dialect/Attn/IR/AttnAttrInterfaces.h.inc"
+#include "attn-opt/Dialect/Attn/IR/AttnOpInterfaces.h.inc"
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNINTERFACES_H

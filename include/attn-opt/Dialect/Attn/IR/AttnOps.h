@@ -1,0 +1,18 @@
+//===- AttnOps.h - attn dialect operations ----------------------*- C++ -*-===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNOPS_H
+#define ATTN_DIALECT_ATTN_IR_ATTNOPS_H
+
+#include "attn-opt/Dialect/Attn/IR/AttnAttrs.h"
+#include "attn-opt/Dialect/Attn/IR/AttnDialect.h"
+#include "attn-opt/Dialect/Attn/IR/AttnInterfaces.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "attn-opt/Dialect/Attn/IR/AttnOps.h.inc"
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_H

@@ -1,0 +1,286 @@
+//===- AttnOps.td - attn dialect operations ----------------*- tablegen -*-===//
+//
+// The user-level operations of the attn dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+#define ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+
+include "attn-opt/Dialect/Attn/IR/AttnAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
+def Attn_IdTensor : RankedTensorOf<[I32, I64]>;
+
+class Attn_AttentionLikeOp<string mnemonic, list<Trait> traits = []>
+    : Attn_Op<mnemonic, !listconcat([Pure,
+        DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>], traits)> {
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
+                                            [AttrSizedOperandSegments]> {
+  let summary = "multi-head attention: scores, normalizer, mask, weighted sum";
+  let description = [{
+    Computes `O = P V` per batch and query head, where
+
+    - `S[i,j] = scale * <q_i, k_j> (+ bias[i,j])`, `scale` defaulting to
+      `1/sqrt(D)` (for kernel attention see `#attn.kernel`),
+    - `P` comes from `S` by the `normalizer` (`#attn.softmax`,
+      `#attn.pointwise<h, alpha>`, `#attn.kernel<phi>`) restricted to the
+      keys the `pattern` allows (all keys when absent),
+    - a query row with no allowed key gives zeros,
+    - the result is multiplied elementwise by `gate` when present.
+
+    Shapes: query `B x Hq x Lq x D`, key `B x Hkv x Lk x D`, value
+    `B x Hkv x Lk x Dv`, result `B x Hq x Lq x Dv`, with `Hq % Hkv == 0`
+    (grouped-query attention; query head `h` reads key/value head
+    `h / (Hq / Hkv)`; `Hkv = 1` is multi-query attention). With `Lq != Lk`
+    queries are aligned to the end of the keys. All shapes are static.
+
+    Optional operands:
+    - `bias(%b)`: `B' x H' x Lq x Lk` added to the scores, `B'` in {1, B},
+      `H'` in {1, Hq} (broadcast);
+    - `gate(%g)`: `B x Hq x Lq x Dv`, multiplies the output (gated attention);
+    - `segments(%s)`: `B x Lq` integer document ids for `#attn.segments`,
+      and `key_segments(%t)` (`B x Lk`) when `Lq != Lk`;
+    - `projection(%w)`: the `features x D` FAVOR+ projection, replacing the
+      seeded one of `#attn.kernel<favor, ...>`.
+
+    Attributes: `normalizer` (required), `pattern`, `scale` (f32), and
+    `qk_norm_eps` (f32 > 0): when present, each query and key vector is
+    layer-normalized over D (`(x - mean) / sqrt(var + eps)`, no affine
+    parameters) before the scores.
+
+    Element types: query, key, value, bias, gate and result share one of
+    f32, f16, bf16; arithmetic accumulates in f32.
+
+    FLOP count: `2 * N * (D + Dv)` per batch and query head, `N` the number
+    of allowed (query, key) pairs (segment masks count as allowing all), for
+    softmax and pointwise normalizers. Kernel attention with no pattern, a
+    causal pattern or segments counts its linear form, `2 * (Lq + Lk) * F *
+    Dv` (F features), plus `2 * (Lq + Lk) * F * D` for the FAVOR+
+    projection; with other patterns `2 * N * (F + Dv)`.
+
+    ```mlir
+    %o = attn.attention %q, %k, %v {normalizer = #attn.softmax,
+        pattern = #attn.union<[#attn.window<before = 128, after = 128>,
+                               #attn.global<[0, 1]>]>}
+        : tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>,
+          tensor<1x8x4096x64xf32> -> tensor<1x8x4096x64xf32>
+
+    %r = attn.attention %q, %k, %v gate(%g : tensor<2x8x128x64xbf16>)
+        {normalizer = #attn.pointwise<relu>, qk_norm_eps = 1.0e-05 : f32}
+        : tensor<2x8x128x64xbf16>, tensor<2x2x128x64xbf16>,
+          tensor<2x2x128x64xbf16> -> tensor<2x8x128x64xbf16>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query,
+                       Attn_FloatTensor:$key,
+                       Attn_FloatTensor:$value,
+                       Optional<Attn_FloatTensor>:$bias,
+                       Optional<Attn_FloatTensor>:$gate,
+                       Optional<Attn_IdTensor>:$query_segments,
+                       Optional<Attn_IdTensor>:$key_segments,
+                       Optional<Attn_FloatTensor>:$projection,
+                       Attn_NormalizerAttrInterface:$normalizer,
+                       OptionalAttr<Attn_MaskPatternAttrInterface>:$pattern,
+                       OptionalAttr<F32Attr>:$scale,
+                       OptionalAttr<F32Attr>:$qk_norm_eps);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`gate` `(` $gate^ `:` type($gate) `)`)?
+    (`segments` `(` $query_segments^ `:` type($query_segments) `)`)?
+    (`key_segments` `(` $key_segments^ `:` type($key_segments) `)`)?
+    (`projection` `(` $projection^ `:` type($projection) `)`)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value) `->`
+    type($result)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$query, "::mlir::Value":$key,
+                   "::mlir::Value":$value,
+                   "::mlir::attn::NormalizerAttrInterface":$normalizer,
+                   CArg<"::mlir::attn::MaskPatternAttrInterface", "{}">:$pattern)>
+  ];
+  let extraClassDeclaration = [{
+    /// The scale applied to the scores: the `scale` attribute, else
+    /// `1/sqrt(D)` for softmax and pointwise attention and 1 for kernel
+    /// attention.
+    double getEffectiveScale();
+    /// The segment ids of the keys (`key_segments`, else `segments`).
+    ::mlir::Value getEffectiveKeySegments() {
+      return getKeySegments() ? getKeySegments() : getQuerySegments();
+    }
+    /// The mask of this op, built by the mask library.
+    ::mlir::attn::mask::Mask getMask();
+    /// The attention dimensions of this op.
+    ::mlir::attn::AttentionDims getDims();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// LowRankAttentionOp
+//===----------------------------------------------------------------------===//
+
+def Attn_LowRankAttentionOp : Attn_AttentionLikeOp<"lowrank_attention"> {
+  let summary = "Linformer low-rank attention";
+  let description = [{
+    Linformer (Wang et al. 2020): keys and values are projected along the
+    sequence by `key_proj` (`E`, `P x Lk`) and `value_proj` (`F`, `P x Lk`)
+    before softmax attention, making the cost linear in `Lk`:
+
+    `K' = E K`, `V' = F V` (per batch and key/value head), then
+    `O = softmax(scale * Q K'^T) V'` with `scale` defaulting to `1/sqrt(D)`.
+
+    Shapes as for `attn.attention` (grouped-query heads allowed); the
+    projections are shared by all heads. No mask pattern applies.
+
+    FLOP count: `2 * P * Lk * (D + Dv)` per batch and key/value head for the
+    projections plus `2 * Lq * P * (D + Dv)` per batch and query head.
+
+    ```mlir
+    %o = attn.lowrank_attention %q, %k, %v, %e, %f
+        : tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>,
+          tensor<1x8x4096x64xf32>, tensor<256x4096xf32>, tensor<256x4096xf32>
+          -> tensor<1x8x4096x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+                       Attn_FloatTensor:$value, Attn_FloatTensor:$key_proj,
+                       Attn_FloatTensor:$value_proj,
+                       OptionalAttr<F32Attr>:$scale);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $key_proj `,` $value_proj attr-dict `:`
+    type($query) `,` type($key) `,` type($value) `,` type($key_proj) `,`
+    type($value_proj) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The `scale` attribute, else `1/sqrt(D)`.
+    double getEffectiveScale();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// LshAttentionOp
+//===----------------------------------------------------------------------===//
+
+def Attn_LshAttentionOp : Attn_AttentionLikeOp<"lsh_attention"> {
+  let summary = "Reformer locality-sensitive-hashing attention";
+  let description = [{
+    Reformer (Kitaev et al. 2020) attention over a shared query/key tensor
+    `qk` (`B x H x L x D`) and values (`B x H x L x Dv`). For each of
+    `num_hashes` rounds `r`:
+
+    1. hash: `bucket(x) = argmax([x R_r, -x R_r])` with the random rotation
+       `R_r` (`D x num_buckets/2`, docs/Semantics.md "Random numbers",
+       generated from `seed`); ties go to the lowest index;
+    2. sort the positions by bucket, stably (equal buckets keep position
+       order);
+    3. split the sorted order into chunks of `chunk_size`; each query
+       attends to the keys of its own chunk and of the previous chunk (chunk
+       0's previous chunk is the last one; with a single chunk, only itself),
+       with keys `k_j = qk_j / |qk_j|`, scores `scale * <qk_i, k_j>`
+       (`scale` defaults to `1/sqrt(D)`), and, when `causal` is set, only
+       keys at positions `j <= i`;
+    4. a query never attends to its own position unless no other key is
+       allowed, in which case it attends only to itself.
+
+    Each round gives an output `o_r(i)` and the log-sum-exp `lse_r(i)` of its
+    scores; the result is `sum_r w_r(i) o_r(i)` with
+    `w_r = softmax_r(lse_r(i))`.
+
+    `num_hashes >= 1`, `num_buckets` even and at least 2, `chunk_size` at
+    least 1 and dividing L.
+
+    FLOP count per batch, head and round: `2 * L * D * num_buckets / 2` for
+    hashing plus `2 * L * W * (D + Dv)`, W the keys per query (`2 *
+    chunk_size`, or `chunk_size` with a single chunk).
+
+    ```mlir
+    %o = attn.lsh_attention %qk, %v {num_hashes = 2 : i64, num_buckets = 64 : i64,
+                                     chunk_size = 64 : i64, seed = 1 : i64}
+        : tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>
+          -> tensor<1x8x4096x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$qk, Attn_FloatTensor:$value,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$num_hashes,
+                       ConfinedAttr<I64Attr, [IntMinValue<2>]>:$num_buckets,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$chunk_size,
+                       DefaultValuedAttr<I64Attr, "0">:$seed,
+                       UnitAttr:$causal,
+                       OptionalAttr<F32Attr>:$scale);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $qk `,` $value attr-dict `:` type($qk) `,` type($value) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The `scale` attribute, else `1/sqrt(D)`.
+    double getEffectiveScale();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// RelativeAttentionOp
+//===----------------------------------------------------------------------===//
+
+def Attn_RelativeAttentionOp : Attn_AttentionLikeOp<"relative_attention",
+                                                    [AttrSizedOperandSegments]> {
+  let summary = "Transformer-XL attention with memory and relative positions";
+  let description = [{
+    Transformer-XL (Dai et al. 2019). The memory (`memory(%mk, %mv)`,
+    `B x H x M x D` and `B x H x M x Dv`, cached from the previous segment)
+    is prepended to the keys and values, giving `Lk = M + L` keys; query `i`
+    sits at key position `M + i` and sees keys `j <= M + i` (causal). Scores:
+
+    `S[i,j] = scale * ((q_i + u) . k_j + (q_i + v) . r_{M+i-j})`
+
+    with `u = content_bias` (`H x D`), `v = position_bias` (`H x D`) and
+    `r = pos_emb` (`H x Lk x D`, row `d` the embedding of distance `d`).
+    Then softmax over the allowed keys and `O = P V`. `scale` defaults to
+    `1/sqrt(D)`. Without memory, M = 0.
+
+    FLOP count: `2 * N * (2 D + Dv)` per batch and head, N the allowed pairs.
+
+    ```mlir
+    %o = attn.relative_attention %q, %k, %v, %r, %u, %vb
+        memory(%mk, %mv : tensor<1x8x512x64xf32>, tensor<1x8x512x64xf32>)
+        : tensor<1x8x512x64xf32>, tensor<1x8x512x64xf32>,
+          tensor<1x8x512x64xf32>, tensor<8x1024x64xf32>, tensor<8x64xf32>,
+          tensor<8x64xf32> -> tensor<1x8x512x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+                       Attn_FloatTensor:$value, Attn_FloatTensor:$pos_emb,
+                       Attn_FloatTensor:$content_bias,
+                       Attn_FloatTensor:$position_bias,
+                       Optional<Attn_FloatTensor>:$memory_key,
+                       Optional<Attn_FloatTensor>:$memory_value,
+                       OptionalAttr<F32Attr>:$scale);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $pos_emb `,` $content_bias `,`
+    $position_bias
+    (`memory` `(` $memory_key^ `,` $memory_value `:` type($memory_key) `,`
+      type($memory_value) `)`)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value) `,`
+    type($pos_emb) `,` type($content_bias) `,` type($position_bias) `->`
+    type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The `scale` attribute, else `1/sqrt(D)`.
+    double getEffectiveScale();
+    /// The memory length M (0 without memory).
+    int64_t getMemoryLength();
+  }];
+}
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

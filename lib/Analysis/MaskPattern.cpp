@@ -1,0 +1,411 @@
+//===- MaskPattern.cpp - The attn mask-pattern library --------------------===//
+
+#include "attn-opt/Analysis/MaskPattern.h"
+#include "attn-opt/Support/Random.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+#include <algorithm>
+#include <cassert>
+
+using namespace mlir::attn;
+using namespace mlir::attn::mask;
+
+const char *mask::stringifyTileKind(TileKind kind) {
+  switch (kind) {
+  case TileKind::Empty:
+    return "empty";
+  case TileKind::Partial:
+    return "partial";
+  case TileKind::Full:
+    return "full";
+  }
+  llvm_unreachable("unknown tile kind");
+}
+
+//===----------------------------------------------------------------------===//
+// Node constructors
+//===----------------------------------------------------------------------===//
+
+static Node makeNode(Node::Kind kind, int64_t a = 0, int64_t b = 0,
+                     int64_t c = 0) {
+  Node n;
+  n.kind = kind;
+  n.a = a;
+  n.b = b;
+  n.c = c;
+  return n;
+}
+
+Node Node::causal() { return makeNode(Kind::Causal); }
+Node Node::window(int64_t before, int64_t after) {
+  return makeNode(Kind::Window, before, after);
+}
+Node Node::dilated(int64_t before, int64_t after, int64_t dilation) {
+  return makeNode(Kind::Dilated, before, after, dilation);
+}
+Node Node::global(std::vector<int64_t> tokens) {
+  Node n = makeNode(Kind::Global);
+  std::sort(tokens.begin(), tokens.end());
+  tokens.erase(std::unique(tokens.begin(), tokens.end()), tokens.end());
+  n.tokens = std::move(tokens);
+  return n;
+}
+Node Node::strided(int64_t stride) { return makeNode(Kind::Strided, stride); }
+Node Node::fixed(int64_t stride, int64_t summary) {
+  return makeNode(Kind::Fixed, stride, summary);
+}
+Node Node::blockTable(int64_t blockSize, int64_t rows, int64_t cols,
+                      std::vector<uint8_t> layout) {
+  assert(static_cast<int64_t>(layout.size()) == rows * cols);
+  Node n = makeNode(Kind::Table, blockSize);
+  n.rows = rows;
+  n.cols = cols;
+  n.table = std::move(layout);
+  return n;
+}
+Node Node::random(int64_t blocksPerRow, int64_t blockSize, uint64_t seed,
+                  int64_t numQueryBlocks, int64_t numKeyBlocks) {
+  std::vector<uint8_t> layout(numQueryBlocks * numKeyBlocks, 0);
+  int64_t count = std::min(blocksPerRow, numKeyBlocks);
+  for (int64_t r = 0; r < numQueryBlocks; ++r)
+    for (int64_t kb : randomBlocksForRow(seed, r, numKeyBlocks, count))
+      layout[r * numKeyBlocks + kb] = 1;
+  return blockTable(blockSize, numQueryBlocks, numKeyBlocks,
+                    std::move(layout));
+}
+Node Node::segments() { return makeNode(Kind::Segments); }
+Node Node::unite(std::vector<Node> children) {
+  Node n = makeNode(Kind::Union);
+  n.children = std::move(children);
+  return n;
+}
+Node Node::intersect(std::vector<Node> children) {
+  Node n = makeNode(Kind::Intersect);
+  n.children = std::move(children);
+  return n;
+}
+Node Node::perHead(std::vector<Node> children) {
+  Node n = makeNode(Kind::PerHead);
+  n.children = std::move(children);
+  return n;
+}
+
+//===----------------------------------------------------------------------===//
+// Evaluation
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Integer floor division (the C++ operator truncates).
+int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+/// True if some multiple of `d` (> 0) lies in [lo, hi].
+bool hasMultipleIn(int64_t lo, int64_t hi, int64_t d) {
+  if (lo > hi)
+    return false;
+  // Smallest multiple of d that is >= lo.
+  int64_t first = -floorDiv(-lo, d) * d;
+  return first <= hi;
+}
+
+/// Number of global tokens in [lo, hi).
+int64_t countTokens(const std::vector<int64_t> &tokens, int64_t lo,
+                    int64_t hi) {
+  if (lo >= hi)
+    return 0;
+  auto b = std::lower_bound(tokens.begin(), tokens.end(), lo);
+  auto e = std::lower_bound(tokens.begin(), tokens.end(), hi);
+  return e - b;
+}
+
+struct Evaluator {
+  int64_t offset; // Lk - Lq: query index to key position.
+  const SegmentIds *segments;
+  /// Treat segment patterns as allowing everything (for FLOP counts).
+  bool segmentsAsAll;
+
+  bool allowed(const Node &n, int64_t h, int64_t q, int64_t k) const;
+  TileKind classify(const Node &n, int64_t h, const Tile &t) const;
+  /// Exact classification by splitting the tile until each part is decided.
+  TileKind classifyBySplitting(const Node &n, int64_t h, const Tile &t) const;
+  TileKind classifySegments(const Tile &t) const;
+};
+} // namespace
+
+bool Evaluator::allowed(const Node &n, int64_t h, int64_t q, int64_t k) const {
+  int64_t i = q + offset;
+  switch (n.kind) {
+  case Node::Kind::All:
+    return true;
+  case Node::Kind::Causal:
+    return k <= i;
+  case Node::Kind::Window:
+    return i - n.a <= k && k <= i + n.b;
+  case Node::Kind::Dilated: {
+    int64_t delta = k - i;
+    return -n.a <= delta && delta <= n.b && delta % n.c == 0;
+  }
+  case Node::Kind::Global:
+    return std::binary_search(n.tokens.begin(), n.tokens.end(), i) ||
+           std::binary_search(n.tokens.begin(), n.tokens.end(), k);
+  case Node::Kind::Strided:
+    return (i - k) % n.a == 0;
+  case Node::Kind::Fixed:
+    return floorDiv(k, n.a) == floorDiv(i, n.a) || k % n.a >= n.a - n.b;
+  case Node::Kind::Table:
+    return n.table[(q / n.a) * n.cols + k / n.a] != 0;
+  case Node::Kind::Segments:
+    if (segmentsAsAll)
+      return true;
+    return segments && segments->query[q] == segments->key[k];
+  case Node::Kind::Union:
+    for (const Node &c : n.children)
+      if (allowed(c, h, q, k))
+        return true;
+    return false;
+  case Node::Kind::Intersect:
+    for (const Node &c : n.children)
+      if (!allowed(c, h, q, k))
+        return false;
+    return true;
+  case Node::Kind::PerHead:
+    return allowed(n.children[h], h, q, k);
+  }
+  llvm_unreachable("unknown pattern kind");
+}
+
+TileKind Evaluator::classifySegments(const Tile &t) const {
+  if (segmentsAsAll)
+    return TileKind::Full;
+  if (!segments)
+    return TileKind::Partial;
+  bool any = false, all = true;
+  for (int64_t q = t.qBegin; q < t.qEnd; ++q)
+    for (int64_t k = t.kBegin; k < t.kEnd; ++k) {
+      bool a = segments->query[q] == segments->key[k];
+      any |= a;
+      all &= a;
+      if (any && !all)
+        return TileKind::Partial;
+    }
+  return all ? TileKind::Full : TileKind::Empty;
+}
+
+TileKind Evaluator::classifyBySplitting(const Node &n, int64_t h,
+                                        const Tile &t) const {
+  int64_t rows = t.qEnd - t.qBegin, cols = t.kEnd - t.kBegin;
+  if (rows == 1 && cols == 1)
+    return allowed(n, h, t.qBegin, t.kBegin) ? TileKind::Full
+                                             : TileKind::Empty;
+  Tile parts[2] = {t, t};
+  if (rows >= cols) {
+    int64_t mid = t.qBegin + rows / 2;
+    parts[0].qEnd = mid;
+    parts[1].qBegin = mid;
+  } else {
+    int64_t mid = t.kBegin + cols / 2;
+    parts[0].kEnd = mid;
+    parts[1].kBegin = mid;
+  }
+  TileKind first = classify(n, h, parts[0]);
+  if (first == TileKind::Partial)
+    return TileKind::Partial;
+  TileKind second = classify(n, h, parts[1]);
+  return first == second ? first : TileKind::Partial;
+}
+
+TileKind Evaluator::classify(const Node &n, int64_t h, const Tile &t) const {
+  // Key positions of the first and last query of the tile.
+  int64_t i0 = t.qBegin + offset, i1 = t.qEnd - 1 + offset;
+  int64_t k0 = t.kBegin, k1 = t.kEnd - 1;
+  bool single = t.qEnd - t.qBegin == 1 && t.kEnd - t.kBegin == 1;
+  switch (n.kind) {
+  case Node::Kind::All:
+    return TileKind::Full;
+  case Node::Kind::Causal:
+    if (k1 <= i0)
+      return TileKind::Full;
+    if (k0 > i1)
+      return TileKind::Empty;
+    return TileKind::Partial;
+  case Node::Kind::Window:
+    if (k1 < i0 - n.a || k0 > i1 + n.b)
+      return TileKind::Empty;
+    if (k0 >= i1 - n.a && k1 <= i0 + n.b)
+      return TileKind::Full;
+    return TileKind::Partial;
+  case Node::Kind::Dilated:
+  case Node::Kind::Strided: {
+    // delta = k - i takes every value in [k0 - i1, k1 - i0] on the tile.
+    bool strided = n.kind == Node::Kind::Strided;
+    int64_t step = strided ? n.a : n.c;
+    int64_t lo = k0 - i1, hi = k1 - i0;
+    if (!strided) {
+      lo = std::max(lo, -n.a);
+      hi = std::min(hi, n.b);
+    }
+    if (!hasMultipleIn(lo, hi, step))
+      return TileKind::Empty;
+    // Two neighbouring elements differ by one in delta, so only a unit step
+    // (or a single element) can make the whole tile allowed.
+    if (single)
+      return TileKind::Full;
+    if (step == 1 && (strided || (k0 - i1 >= -n.a && k1 - i0 <= n.b)))
+      return TileKind::Full;
+    return TileKind::Partial;
+  }
+  case Node::Kind::Global: {
+    int64_t rowsIn = countTokens(n.tokens, i0, i1 + 1);
+    int64_t colsIn = countTokens(n.tokens, k0, k1 + 1);
+    if (rowsIn == i1 - i0 + 1 || colsIn == k1 - k0 + 1)
+      return TileKind::Full;
+    if (rowsIn == 0 && colsIn == 0)
+      return TileKind::Empty;
+    return TileKind::Partial;
+  }
+  case Node::Kind::Fixed: {
+    int64_t s = n.a, c = n.b;
+    int64_t rb0 = floorDiv(i0, s), rb1 = floorDiv(i1, s);
+    // Columns outside the summary set: k mod s < s - c.
+    int64_t minOther = -1, maxOther = -1, summaryCols = 0;
+    for (int64_t k = k0; k <= k1; ++k) {
+      if (k % s >= s - c) {
+        ++summaryCols;
+        continue;
+      }
+      if (minOther < 0)
+        minOther = k;
+      maxOther = k;
+    }
+    if (minOther < 0)
+      return TileKind::Full;
+    if (rb0 == rb1 && floorDiv(minOther, s) == rb0 &&
+        floorDiv(maxOther, s) == rb0)
+      return TileKind::Full;
+    int64_t cb0 = floorDiv(k0, s), cb1 = floorDiv(k1, s);
+    if (summaryCols == 0 && (rb1 < cb0 || cb1 < rb0))
+      return TileKind::Empty;
+    return TileKind::Partial;
+  }
+  case Node::Kind::Table: {
+    bool any = false, all = true;
+    for (int64_t r = t.qBegin / n.a; r <= (t.qEnd - 1) / n.a; ++r)
+      for (int64_t col = t.kBegin / n.a; col <= (t.kEnd - 1) / n.a; ++col) {
+        bool bit = n.table[r * n.cols + col] != 0;
+        any |= bit;
+        all &= bit;
+      }
+    if (all)
+      return TileKind::Full;
+    return any ? TileKind::Partial : TileKind::Empty;
+  }
+  case Node::Kind::Segments:
+    return classifySegments(t);
+  case Node::Kind::Union:
+  case Node::Kind::Intersect: {
+    // For a union, Full absorbs and Empty is neutral; for an intersection the
+    // roles swap. One undecided child decides; two need a closer look.
+    bool isUnion = n.kind == Node::Kind::Union;
+    TileKind absorbing = isUnion ? TileKind::Full : TileKind::Empty;
+    TileKind neutral = isUnion ? TileKind::Empty : TileKind::Full;
+    int partials = 0;
+    for (const Node &child : n.children) {
+      TileKind k = classify(child, h, t);
+      if (k == absorbing)
+        return absorbing;
+      if (k == TileKind::Partial)
+        ++partials;
+    }
+    if (partials == 0)
+      return neutral;
+    if (partials == 1)
+      return TileKind::Partial;
+    return classifyBySplitting(n, h, t);
+  }
+  case Node::Kind::PerHead:
+    return classify(n.children[h], h, t);
+  }
+  llvm_unreachable("unknown pattern kind");
+}
+
+//===----------------------------------------------------------------------===//
+// Mask
+//===----------------------------------------------------------------------===//
+
+Mask::Mask(Node rootNode, int64_t numHeads, int64_t queryLen, int64_t keyLen)
+    : root(std::make_shared<Node>(std::move(rootNode))), numHeads(numHeads),
+      queryLen(queryLen), keyLen(keyLen) {}
+
+bool Mask::isAll() const { return root->kind == Node::Kind::All; }
+
+static bool anyNode(const Node &n, Node::Kind kind) {
+  if (n.kind == kind)
+    return true;
+  for (const Node &c : n.children)
+    if (anyNode(c, kind))
+      return true;
+  return false;
+}
+
+bool Mask::isHeadDependent() const {
+  return anyNode(*root, Node::Kind::PerHead);
+}
+
+bool Mask::usesSegments() const { return anyNode(*root, Node::Kind::Segments); }
+
+bool Mask::isAllowed(int64_t h, int64_t q, int64_t k,
+                     const SegmentIds *segments) const {
+  assert(q >= 0 && q < queryLen && k >= 0 && k < keyLen && h >= 0 &&
+         h < numHeads && "position outside the score matrix");
+  Evaluator e{keyLen - queryLen, segments, /*segmentsAsAll=*/false};
+  return e.allowed(*root, h, q, k);
+}
+
+TileKind Mask::classify(int64_t h, const Tile &tile,
+                        const SegmentIds *segments) const {
+  assert(tile.qBegin >= 0 && tile.qBegin < tile.qEnd &&
+         tile.qEnd <= queryLen && tile.kBegin >= 0 &&
+         tile.kBegin < tile.kEnd && tile.kEnd <= keyLen &&
+         "tile outside the score matrix");
+  Evaluator e{keyLen - queryLen, segments, /*segmentsAsAll=*/false};
+  return e.classify(*root, h, tile);
+}
+
+int64_t Mask::countAllowed(int64_t h) const {
+  if (queryLen == 0 || keyLen == 0)
+    return 0;
+  Evaluator e{keyLen - queryLen, nullptr, /*segmentsAsAll=*/true};
+  // Depth-first over a work list of tiles, splitting partial ones.
+  int64_t count = 0;
+  std::vector<Tile> work = {{0, queryLen, 0, keyLen}};
+  while (!work.empty()) {
+    Tile t = work.back();
+    work.pop_back();
+    int64_t rows = t.qEnd - t.qBegin, cols = t.kEnd - t.kBegin;
+    TileKind kind = e.classify(*root, h, t);
+    if (kind == TileKind::Full) {
+      count += rows * cols;
+      continue;
+    }
+    if (kind == TileKind::Empty)
+      continue;
+    if (rows * cols <= 64) {
+      for (int64_t q = t.qBegin; q < t.qEnd; ++q)
+        for (int64_t k = t.kBegin; k < t.kEnd; ++k)
+          count += e.allowed(*root, h, q, k);
+      continue;
+    }
+    Tile a = t, b = t;
+    if (rows >= cols) {
+      a.qEnd = b.qBegin = t.qBegin + rows / 2;
+    } else {
+      a.kEnd = b.kBegin = t.kBegin + cols / 2;
+    }
+    work.push_back(a);
+    work.push_back(b);
+  }
+  return count;
+}

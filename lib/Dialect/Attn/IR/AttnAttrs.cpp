@@ -1,0 +1,416 @@
+//===- AttnAttrs.cpp - attn dialect attributes ----------------------------===//
+
+#include "attn-opt/Dialect/Attn/IR/AttnAttrs.h"
+#include "attn-opt/Dialect/Attn/IR/AttnDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#include "attn-opt/Dialect/Attn/IR/AttnAttrInterfaces.cpp.inc"
+#include "attn-opt/Dialect/Attn/IR/AttnEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "attn-opt/Dialect/Attn/IR/AttnAttrs.cpp.inc"
+
+void AttnDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "attn-opt/Dialect/Attn/IR/AttnAttrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Parameter parsing and printing
+//===----------------------------------------------------------------------===//
+
+FailureOr<APFloat> mlir::attn::parseF64Parameter(AsmParser &parser) {
+  double value;
+  if (parser.parseFloat(value))
+    return failure();
+  return APFloat(value);
+}
+
+void mlir::attn::printF64Parameter(AsmPrinter &printer,
+                                   const APFloat &apValue) {
+  double value = apValue.convertToDouble();
+  // The shortest of %.6e .. %.17e that reads back exactly, in MLIR's float
+  // spelling (always with a mantissa dot and an exponent).
+  char buf[64];
+  for (int precision = 6; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof(buf), "%.*e", precision, value);
+    if (std::strtod(buf, nullptr) == value)
+      break;
+  }
+  // Trim trailing zeros of the mantissa ("1.500000e-01" -> "1.5e-01").
+  std::string s(buf);
+  size_t e = s.find('e');
+  size_t last = s.find_last_not_of('0', e - 1);
+  if (s[last] == '.')
+    ++last;
+  s = s.substr(0, last + 1) + s.substr(e);
+  printer << s;
+}
+
+FailureOr<SmallVector<int64_t>>
+mlir::attn::parseIntListParameter(AsmParser &parser) {
+  SmallVector<int64_t> values;
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+        return parser.parseInteger(values.emplace_back());
+      }))
+    return failure();
+  return values;
+}
+
+FailureOr<bool> mlir::attn::parseBoolParameter(AsmParser &parser) {
+  if (succeeded(parser.parseOptionalKeyword("true")))
+    return true;
+  if (succeeded(parser.parseOptionalKeyword("false")))
+    return false;
+  return parser.emitError(parser.getCurrentLocation(),
+                          "expected 'true' or 'false'");
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizers
+//===----------------------------------------------------------------------===//
+
+bool SoftmaxAttr::needsRowReduction() const { return true; }
+bool PointwiseAttr::needsRowReduction() const { return false; }
+bool KernelAttr::needsRowReduction() const { return true; }
+
+LogicalResult
+PointwiseAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      PointwiseFn fn, APFloat apAlpha) {
+  double alpha = apAlpha.convertToDouble();
+  if (!(alpha >= 0.0 && alpha <= 1.0))
+    return emitError() << "pointwise alpha must lie in [0, 1], got " << alpha;
+  return success();
+}
+
+LogicalResult KernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 FeatureMap featureMap, int64_t features,
+                                 bool orthogonal, uint64_t seed,
+                                 APFloat apEps) {
+  double eps = apEps.convertToDouble();
+  if (featureMap == FeatureMap::favor) {
+    if (features <= 0)
+      return emitError() << "favor feature map needs features > 0, got "
+                         << features;
+  } else if (features != 0 || orthogonal || seed != 0) {
+    return emitError() << "features, orthogonal and seed apply only to the "
+                          "favor feature map";
+  }
+  if (!(eps >= 0.0) || std::isinf(eps))
+    return emitError() << "kernel eps must be finite and non-negative, got "
+                       << eps;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Mask patterns: local invariants
+//===----------------------------------------------------------------------===//
+
+LogicalResult WindowAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 int64_t before, int64_t after) {
+  if (before < 0 || after < 0)
+    return emitError() << "window before and after must be non-negative, got "
+                       << before << " and " << after;
+  return success();
+}
+
+LogicalResult DilatedAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  int64_t before, int64_t after,
+                                  int64_t dilation) {
+  if (before < 0 || after < 0)
+    return emitError()
+           << "dilated before and after must be non-negative, got " << before
+           << " and " << after;
+  if (dilation < 1)
+    return emitError() << "dilation must be at least 1, got " << dilation;
+  return success();
+}
+
+LogicalResult GlobalAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 ArrayRef<int64_t> tokens) {
+  if (tokens.empty())
+    return emitError() << "global pattern needs at least one token";
+  llvm::SmallVector<int64_t> sorted(tokens);
+  llvm::sort(sorted);
+  if (sorted.front() < 0)
+    return emitError() << "global token " << sorted.front()
+                       << " is negative";
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    return emitError() << "global tokens must be unique";
+  return success();
+}
+
+LogicalResult StridedAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  int64_t stride) {
+  if (stride < 1)
+    return emitError() << "stride must be at least 1, got " << stride;
+  return success();
+}
+
+LogicalResult FixedAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                int64_t stride, int64_t c) {
+  if (stride < 1)
+    return emitError() << "stride must be at least 1, got " << stride;
+  if (c < 1 || c > stride)
+    return emitError() << "fixed pattern needs 1 <= c <= stride, got c = "
+                       << c << " with stride " << stride;
+  return success();
+}
+
+LogicalResult RandomAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 int64_t blocks, int64_t blockSize,
+                                 uint64_t seed) {
+  if (blocks < 1)
+    return emitError() << "random pattern needs blocks >= 1, got " << blocks;
+  if (blockSize < 1)
+    return emitError() << "block_size must be at least 1, got " << blockSize;
+  return success();
+}
+
+LogicalResult BlockAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                int64_t size, ArrayRef<StringAttr> layout) {
+  if (size < 1)
+    return emitError() << "block size must be at least 1, got " << size;
+  if (layout.empty())
+    return emitError() << "block layout needs at least one row";
+  size_t cols = layout.front().size();
+  for (auto [r, row] : llvm::enumerate(layout)) {
+    if (row.size() != cols || cols == 0)
+      return emitError() << "block layout row " << r << " has "
+                         << row.size() << " entries, expected " << cols;
+    if (row.getValue().find_first_not_of("01") != StringRef::npos)
+      return emitError() << "block layout row " << r
+                         << " may only contain '0' and '1'";
+  }
+  return success();
+}
+
+static LogicalResult
+verifyPatternList(function_ref<InFlightDiagnostic()> emitError,
+                  StringRef name, ArrayRef<MaskPatternAttrInterface> list,
+                  size_t minSize) {
+  if (list.size() < minSize)
+    return emitError() << name << " needs at least " << minSize
+                       << " patterns, got " << list.size();
+  return success();
+}
+
+LogicalResult UnionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                ArrayRef<MaskPatternAttrInterface> patterns) {
+  return verifyPatternList(emitError, "union", patterns, 2);
+}
+
+LogicalResult
+IntersectAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      ArrayRef<MaskPatternAttrInterface> patterns) {
+  return verifyPatternList(emitError, "intersect", patterns, 2);
+}
+
+LogicalResult PerHeadAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  ArrayRef<MaskPatternAttrInterface> patterns) {
+  return verifyPatternList(emitError, "per_head", patterns, 1);
+}
+
+//===----------------------------------------------------------------------===//
+// Mask patterns: invariants against the attention's shape
+//===----------------------------------------------------------------------===//
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+LogicalResult
+CausalAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
+                          const PatternShape &shape) const {
+  return success();
+}
+LogicalResult
+WindowAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
+                          const PatternShape &shape) const {
+  return success();
+}
+LogicalResult
+DilatedAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
+                           const PatternShape &shape) const {
+  return success();
+}
+LogicalResult
+StridedAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
+                           const PatternShape &shape) const {
+  return success();
+}
+LogicalResult
+FixedAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
+                         const PatternShape &shape) const {
+  return success();
+}
+
+LogicalResult
+GlobalAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
+                          const PatternShape &shape) const {
+  for (int64_t t : getTokens())
+    if (t >= shape.keyLen)
+      return emitError() << "global token " << t
+                         << " lies outside the key sequence of length "
+                         << shape.keyLen;
+  return success();
+}
+
+LogicalResult
+RandomAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
+                          const PatternShape &shape) const {
+  int64_t keyBlocks = ceilDiv(shape.keyLen, getBlockSize());
+  if (getBlocks() > keyBlocks)
+    return emitError() << "random pattern asks for " << getBlocks()
+                       << " key blocks per row but there are only "
+                       << keyBlocks << " blocks of " << getBlockSize()
+                       << " keys";
+  return success();
+}
+
+LogicalResult
+BlockAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
+                         const PatternShape &shape) const {
+  int64_t rows = ceilDiv(shape.queryLen, getSize());
+  int64_t cols = ceilDiv(shape.keyLen, getSize());
+  int64_t gotRows = getLayout().size();
+  int64_t gotCols = getLayout().front().size();
+  if (gotRows != rows || gotCols != cols)
+    return emitError() << "block layout is " << gotRows << "x" << gotCols
+                       << " but blocks of " << getSize() << " over "
+                       << shape.queryLen << " queries and " << shape.keyLen
+                       << " keys need " << rows << "x" << cols;
+  return success();
+}
+
+LogicalResult
+SegmentsAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
+                            const PatternShape &shape) const {
+  if (!shape.hasSegments)
+    return emitError() << "#attn.segments needs segment id operands "
+                          "(segments(...))";
+  return success();
+}
+bool SegmentsAttr::usesSegments() const { return true; }
+
+static LogicalResult
+verifyEach(ArrayRef<MaskPatternAttrInterface> patterns,
+           function_ref<InFlightDiagnostic()> emitError,
+           const PatternShape &shape) {
+  for (MaskPatternAttrInterface p : patterns)
+    if (failed(p.verifyPattern(emitError, shape)))
+      return failure();
+  return success();
+}
+
+static bool anyUsesSegments(ArrayRef<MaskPatternAttrInterface> patterns) {
+  return llvm::any_of(patterns, [](MaskPatternAttrInterface p) {
+    return p.usesSegments();
+  });
+}
+
+LogicalResult
+UnionAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
+                         const PatternShape &shape) const {
+  return verifyEach(getPatterns(), emitError, shape);
+}
+bool UnionAttr::usesSegments() const { return anyUsesSegments(getPatterns()); }
+
+LogicalResult
+IntersectAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
+                             const PatternShape &shape) const {
+  return verifyEach(getPatterns(), emitError, shape);
+}
+bool IntersectAttr::usesSegments() const {
+  return anyUsesSegments(getPatterns());
+}
+
+LogicalResult
+PerHeadAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
+                           const PatternShape &shape) const {
+  if (static_cast<int64_t>(getPatterns().size()) != shape.numHeads)
+    return emitError() << "per_head has " << getPatterns().size()
+                       << " patterns but there are " << shape.numHeads
+                       << " query heads";
+  return verifyEach(getPatterns(), emitError, shape);
+}
+bool PerHeadAttr::usesSegments() const {
+  return anyUsesSegments(getPatterns());
+}
+
+//===----------------------------------------------------------------------===//
+// Bridge to the mask library
+//===----------------------------------------------------------------------===//
+
+static std::vector<mask::Node>
+buildChildren(ArrayRef<MaskPatternAttrInterface> patterns,
+              const PatternShape &shape) {
+  std::vector<mask::Node> children;
+  for (MaskPatternAttrInterface p : patterns)
+    children.push_back(buildMaskNode(p, shape));
+  return children;
+}
+
+mask::Node mlir::attn::buildMaskNode(MaskPatternAttrInterface pattern,
+                                     const PatternShape &shape) {
+  using mask::Node;
+  return llvm::TypeSwitch<Attribute, Node>(pattern)
+      .Case([](CausalAttr) { return Node::causal(); })
+      .Case([](WindowAttr a) {
+        return Node::window(a.getBefore(), a.getAfter());
+      })
+      .Case([](DilatedAttr a) {
+        return Node::dilated(a.getBefore(), a.getAfter(), a.getDilation());
+      })
+      .Case([](GlobalAttr a) {
+        return Node::global(
+            std::vector<int64_t>(a.getTokens().begin(), a.getTokens().end()));
+      })
+      .Case([](StridedAttr a) { return Node::strided(a.getStride()); })
+      .Case([](FixedAttr a) { return Node::fixed(a.getStride(), a.getC()); })
+      .Case([&](RandomAttr a) {
+        return Node::random(a.getBlocks(), a.getBlockSize(), a.getSeed(),
+                            ceilDiv(shape.queryLen, a.getBlockSize()),
+                            ceilDiv(shape.keyLen, a.getBlockSize()));
+      })
+      .Case([](BlockAttr a) {
+        int64_t rows = a.getLayout().size();
+        int64_t cols = a.getLayout().front().size();
+        std::vector<uint8_t> table;
+        table.reserve(rows * cols);
+        for (StringAttr row : a.getLayout())
+          for (char ch : row.getValue())
+            table.push_back(ch == '1');
+        return Node::blockTable(a.getSize(), rows, cols, std::move(table));
+      })
+      .Case([](SegmentsAttr) { return Node::segments(); })
+      .Case([&](UnionAttr a) {
+        return Node::unite(buildChildren(a.getPatterns(), shape));
+      })
+      .Case([&](IntersectAttr a) {
+        return Node::intersect(buildChildren(a.getPatterns(), shape));
+      })
+      .Case([&](PerHeadAttr a) {
+        return Node::perHead(buildChildren(a.getPatterns(), shape));
+      })
+      .Default([](Attribute) -> Node {
+        llvm_unreachable("unknown mask pattern attribute");
+      });
+}
+
+mask::Mask mlir::attn::buildMask(MaskPatternAttrInterface pattern,
+                                 const PatternShape &shape) {
+  mask::Node root = pattern ? buildMaskNode(pattern, shape) : mask::Node::all();
+  return mask::Mask(std::move(root), shape.numHeads, shape.queryLen,
+                    shape.keyLen);
+}

@@ -1,0 +1,470 @@
+//===- AttnOps.cpp - attn dialect operations ------------------------------===//
+
+#include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#include "attn-opt/Dialect/Attn/IR/AttnOpInterfaces.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "attn-opt/Dialect/Attn/IR/AttnOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shared verification helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A named operand (or result) and its ranked tensor type.
+struct Named {
+  StringRef name;
+  RankedTensorType type;
+};
+
+/// Checks the static shape, rank and element type shared by the float
+/// tensors of an attention-like op.
+class ShapeChecker {
+public:
+  explicit ShapeChecker(Operation *op) : op(op) {}
+
+  /// Every listed tensor has a static shape.
+  LogicalResult requireStatic(ArrayRef<Named> values) {
+    for (const Named &v : values)
+      if (v.type && !v.type.hasStaticShape())
+        return op->emitOpError()
+               << "requires static shapes, but " << v.name << " has type "
+               << v.type;
+    return success();
+  }
+
+  /// Every listed tensor has rank `rank`; `what` describes the layout.
+  LogicalResult requireRank(ArrayRef<Named> values, int64_t rank,
+                            StringRef what) {
+    for (const Named &v : values)
+      if (v.type && v.type.getRank() != rank)
+        return op->emitOpError()
+               << "expects " << v.name << " of rank " << rank << " (" << what
+               << "), got " << v.type;
+    return success();
+  }
+
+  /// Every listed tensor has the element type of the first.
+  LogicalResult requireSameElementType(ArrayRef<Named> values) {
+    Type expected = values.front().type.getElementType();
+    for (const Named &v : values)
+      if (v.type && v.type.getElementType() != expected)
+        return op->emitOpError()
+               << "expects " << v.name << " to have element type " << expected
+               << " like " << values.front().name << ", got "
+               << v.type.getElementType();
+    return success();
+  }
+
+  /// `a[ai] == b[bi]`, describing the dimension as `dim`.
+  LogicalResult requireSameDim(const Named &a, int64_t ai, const Named &b,
+                               int64_t bi, StringRef dim) {
+    if (a.type.getDimSize(ai) != b.type.getDimSize(bi))
+      return op->emitOpError()
+             << "expects " << a.name << " and " << b.name << " to agree on "
+             << dim << ", got " << a.type.getDimSize(ai) << " and "
+             << b.type.getDimSize(bi);
+    return success();
+  }
+
+  /// The tensor has exactly `shape`.
+  LogicalResult requireShape(const Named &v, ArrayRef<int64_t> shape,
+                             StringRef what) {
+    if (v.type.getShape() != shape) {
+      InFlightDiagnostic diag = op->emitOpError()
+                                << "expects " << v.name << " of shape ";
+      llvm::interleave(shape, diag, "x");
+      return diag << " (" << what << "), got " << v.type;
+    }
+    return success();
+  }
+
+  /// A scale or epsilon attribute value.
+  LogicalResult requireFinite(std::optional<APFloat> attr, StringRef name,
+                              bool positive) {
+    if (!attr)
+      return success();
+    double value = attr->convertToDouble();
+    if (!std::isfinite(value) || (positive && value <= 0))
+      return op->emitOpError() << name << " must be finite"
+                               << (positive ? " and positive" : "")
+                               << ", got " << value;
+    return success();
+  }
+
+private:
+  Operation *op;
+};
+
+RankedTensorType typeOf(Value v) {
+  return v ? cast<RankedTensorType>(v.getType()) : RankedTensorType();
+}
+
+double defaultScale(int64_t headDim) {
+  return 1.0 / std::sqrt(static_cast<double>(headDim));
+}
+} // namespace
+
+/// Checks the query/key/value/result dimensions shared by attention-like
+/// ops and returns them.
+static FailureOr<AttentionDims> verifyQKV(ShapeChecker &check, Operation *op,
+                                          Named q, Named k, Named v,
+                                          Named result) {
+  if (failed(check.requireRank({q, k, v, result}, 4,
+                               "batch x heads x length x dim")))
+    return failure();
+  if (failed(check.requireSameDim(q, 0, k, 0, "the batch size")) ||
+      failed(check.requireSameDim(k, 0, v, 0, "the batch size")) ||
+      failed(check.requireSameDim(k, 1, v, 1, "the number of heads")) ||
+      failed(check.requireSameDim(k, 2, v, 2, "the key length")) ||
+      failed(check.requireSameDim(q, 3, k, 3, "the head dimension")))
+    return failure();
+  AttentionDims d{q.type.getDimSize(0), q.type.getDimSize(1),
+                  k.type.getDimSize(1), q.type.getDimSize(2),
+                  k.type.getDimSize(2), q.type.getDimSize(3),
+                  v.type.getDimSize(3)};
+  if (d.kvHeads == 0 || d.queryHeads % d.kvHeads != 0)
+    return op->emitOpError()
+           << "expects the query heads (" << d.queryHeads
+           << ") to be a multiple of the key/value heads (" << d.kvHeads
+           << ")";
+  if (failed(check.requireShape(
+          result, {d.batch, d.queryHeads, d.queryLen, d.valueDim},
+          "batch x query heads x query length x value dim")))
+    return failure();
+  return d;
+}
+
+static AttentionDims dimsOf(Value query, Value key, Value value) {
+  auto q = typeOf(query), k = typeOf(key), v = typeOf(value);
+  return {q.getDimSize(0), q.getDimSize(1), k.getDimSize(1), q.getDimSize(2),
+          k.getDimSize(2), q.getDimSize(3), v.getDimSize(3)};
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
+                        Value key, Value value,
+                        NormalizerAttrInterface normalizer,
+                        MaskPatternAttrInterface pattern) {
+  auto q = typeOf(query), v = typeOf(value);
+  auto resultType = RankedTensorType::get(
+      {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)},
+      q.getElementType());
+  build(builder, state, resultType, query, key, value, /*bias=*/Value(),
+        /*gate=*/Value(), /*query_segments=*/Value(),
+        /*key_segments=*/Value(), /*projection=*/Value(), normalizer, pattern,
+        /*scale=*/FloatAttr(), /*qk_norm_eps=*/FloatAttr());
+}
+
+LogicalResult AttentionOp::verify() {
+  ShapeChecker check(*this);
+  Named q{"query", typeOf(getQuery())}, k{"key", typeOf(getKey())},
+      v{"value", typeOf(getValue())}, res{"result", typeOf(getResult())},
+      bias{"bias", typeOf(getBias())}, gate{"gate", typeOf(getGate())},
+      segQ{"segments", typeOf(getQuerySegments())},
+      segK{"key_segments", typeOf(getKeySegments())},
+      proj{"projection", typeOf(getProjection())};
+  if (failed(check.requireStatic({q, k, v, res, bias, gate, segQ, segK, proj})))
+    return failure();
+  FailureOr<AttentionDims> dims = verifyQKV(check, *this, q, k, v, res);
+  if (failed(dims))
+    return failure();
+  const AttentionDims &d = *dims;
+  if (failed(check.requireSameElementType({q, k, v, res, bias, gate, proj})))
+    return failure();
+
+  if (bias.type) {
+    if (failed(check.requireRank({bias}, 4, "batch x heads x Lq x Lk")))
+      return failure();
+    ArrayRef<int64_t> s = bias.type.getShape();
+    if ((s[0] != 1 && s[0] != d.batch) || (s[1] != 1 && s[1] != d.queryHeads) ||
+        s[2] != d.queryLen || s[3] != d.keyLen)
+      return emitOpError() << "expects bias of shape {1 or " << d.batch
+                           << "}x{1 or " << d.queryHeads << "}x" << d.queryLen
+                           << "x" << d.keyLen << ", got " << bias.type;
+  }
+  if (gate.type && failed(check.requireShape(gate, res.type.getShape(),
+                                             "the shape of the result")))
+    return failure();
+
+  if (segK.type && !segQ.type)
+    return emitOpError() << "key_segments requires segments";
+  if (segQ.type) {
+    if (failed(check.requireShape(segQ, {d.batch, d.queryLen},
+                                  "batch x query length")))
+      return failure();
+    if (segK.type) {
+      if (failed(check.requireShape(segK, {d.batch, d.keyLen},
+                                    "batch x key length")))
+        return failure();
+    } else if (d.queryLen != d.keyLen) {
+      return emitOpError() << "needs key_segments when the query length ("
+                           << d.queryLen << ") differs from the key length ("
+                           << d.keyLen << ")";
+    }
+  }
+
+  auto kernel = dyn_cast<KernelAttr>(getNormalizer());
+  if (proj.type) {
+    if (!kernel || kernel.getFeatureMap() != FeatureMap::favor)
+      return emitOpError()
+             << "projection applies only to #attn.kernel<favor, ...>";
+    if (failed(check.requireShape(proj, {kernel.getFeatures(), d.headDim},
+                                  "features x head dim")))
+      return failure();
+  }
+
+  if (failed(check.requireFinite(getScale(), "scale", /*positive=*/false)) ||
+      failed(check.requireFinite(getQkNormEps(), "qk_norm_eps",
+                                 /*positive=*/true)))
+    return failure();
+
+  MaskPatternAttrInterface pattern = getPatternAttr();
+  bool hasSegments = static_cast<bool>(getQuerySegments());
+  if (pattern) {
+    PatternShape shape{d.queryHeads, d.queryLen, d.keyLen, hasSegments};
+    if (failed(pattern.verifyPattern([&] { return emitOpError(); }, shape)))
+      return failure();
+  }
+  if (hasSegments && !(pattern && pattern.usesSegments()))
+    return emitOpError() << "has segment ids but its pattern does not use "
+                            "them (add #attn.segments)";
+  return success();
+}
+
+double AttentionOp::getEffectiveScale() {
+  if (std::optional<APFloat> s = getScale())
+    return s->convertToDouble();
+  if (isa<KernelAttr>(getNormalizer()))
+    return 1.0;
+  return defaultScale(getDims().headDim);
+}
+
+AttentionDims AttentionOp::getDims() {
+  return dimsOf(getQuery(), getKey(), getValue());
+}
+
+mask::Mask AttentionOp::getMask() {
+  AttentionDims d = getDims();
+  return buildMask(getPatternAttr(),
+                   {d.queryHeads, d.queryLen, d.keyLen,
+                    static_cast<bool>(getQuerySegments())});
+}
+
+/// Allowed (query, key) pairs summed over the query heads of one batch.
+static double countAllowedPairs(const mask::Mask &m) {
+  if (m.isAll())
+    return static_cast<double>(m.getQueryLen()) * m.getKeyLen() *
+           m.getNumHeads();
+  if (!m.isHeadDependent())
+    return static_cast<double>(m.countAllowed(0)) * m.getNumHeads();
+  double total = 0;
+  for (int64_t h = 0; h < m.getNumHeads(); ++h)
+    total += static_cast<double>(m.countAllowed(h));
+  return total;
+}
+
+/// True if the pattern keeps kernel attention exactly linearizable: none,
+/// causal, segments, or an intersection of those.
+static bool isLinearizable(MaskPatternAttrInterface pattern) {
+  if (!pattern)
+    return true;
+  if (isa<CausalAttr, SegmentsAttr>(pattern))
+    return true;
+  if (auto inter = dyn_cast<IntersectAttr>(pattern))
+    return llvm::all_of(inter.getPatterns(), [](MaskPatternAttrInterface p) {
+      return isa<CausalAttr, SegmentsAttr>(p);
+    });
+  return false;
+}
+
+double AttentionOp::getFlopCount() {
+  AttentionDims d = getDims();
+  if (auto kernel = dyn_cast<KernelAttr>(getNormalizer())) {
+    double features = kernel.getNumFeatures(d.headDim);
+    double projection = kernel.getFeatureMap() == FeatureMap::favor
+                            ? 2.0 * (d.queryLen + d.keyLen) * features *
+                                  d.headDim * d.queryHeads
+                            : 0.0;
+    double body;
+    if (isLinearizable(getPatternAttr()))
+      body = 2.0 * (d.queryLen + d.keyLen) * features * d.valueDim *
+             d.queryHeads;
+    else
+      body = 2.0 * countAllowedPairs(getMask()) * (features + d.valueDim);
+    return d.batch * (projection + body);
+  }
+  return d.batch * 2.0 * countAllowedPairs(getMask()) *
+         (d.headDim + d.valueDim);
+}
+
+//===----------------------------------------------------------------------===//
+// LowRankAttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LowRankAttentionOp::verify() {
+  ShapeChecker check(*this);
+  Named q{"query", typeOf(getQuery())}, k{"key", typeOf(getKey())},
+      v{"value", typeOf(getValue())}, res{"result", typeOf(getResult())},
+      e{"key_proj", typeOf(getKeyProj())},
+      f{"value_proj", typeOf(getValueProj())};
+  if (failed(check.requireStatic({q, k, v, res, e, f})))
+    return failure();
+  FailureOr<AttentionDims> dims = verifyQKV(check, *this, q, k, v, res);
+  if (failed(dims))
+    return failure();
+  if (failed(check.requireSameElementType({q, k, v, res, e, f})) ||
+      failed(check.requireRank({e, f}, 2, "projected length x key length")))
+    return failure();
+  int64_t p = e.type.getDimSize(0);
+  if (p < 1)
+    return emitOpError() << "expects a projected length of at least 1";
+  if (failed(check.requireShape(e, {p, dims->keyLen},
+                                "projected length x key length")) ||
+      failed(check.requireShape(f, {p, dims->keyLen},
+                                "projected length x key length")))
+    return failure();
+  return check.requireFinite(getScale(), "scale", /*positive=*/false);
+}
+
+double LowRankAttentionOp::getEffectiveScale() {
+  if (std::optional<APFloat> s = getScale())
+    return s->convertToDouble();
+  return defaultScale(typeOf(getQuery()).getDimSize(3));
+}
+
+double LowRankAttentionOp::getFlopCount() {
+  AttentionDims d = dimsOf(getQuery(), getKey(), getValue());
+  double p = typeOf(getKeyProj()).getDimSize(0);
+  double projections = 2.0 * p * d.keyLen * (d.headDim + d.valueDim) *
+                       d.kvHeads;
+  double attention = 2.0 * d.queryLen * p * (d.headDim + d.valueDim) *
+                     d.queryHeads;
+  return d.batch * (projections + attention);
+}
+
+//===----------------------------------------------------------------------===//
+// LshAttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LshAttentionOp::verify() {
+  ShapeChecker check(*this);
+  Named qk{"qk", typeOf(getQk())}, v{"value", typeOf(getValue())},
+      res{"result", typeOf(getResult())};
+  if (failed(check.requireStatic({qk, v, res})))
+    return failure();
+  FailureOr<AttentionDims> dims = verifyQKV(check, *this, qk, qk, v, res);
+  if (failed(dims))
+    return failure();
+  if (failed(check.requireSameElementType({qk, v, res})))
+    return failure();
+  if (failed(check.requireSameDim(qk, 1, v, 1, "the number of heads")))
+    return failure();
+  if (getNumBuckets() % 2 != 0)
+    return emitOpError() << "expects an even number of buckets, got "
+                         << getNumBuckets();
+  if (dims->keyLen % static_cast<int64_t>(getChunkSize()) != 0)
+    return emitOpError() << "expects chunk_size (" << getChunkSize()
+                         << ") to divide the sequence length ("
+                         << dims->keyLen << ")";
+  return check.requireFinite(getScale(), "scale", /*positive=*/false);
+}
+
+double LshAttentionOp::getEffectiveScale() {
+  if (std::optional<APFloat> s = getScale())
+    return s->convertToDouble();
+  return defaultScale(typeOf(getQk()).getDimSize(3));
+}
+
+double LshAttentionOp::getFlopCount() {
+  AttentionDims d = dimsOf(getQk(), getQk(), getValue());
+  double keysPerQuery =
+      d.keyLen == static_cast<int64_t>(getChunkSize())
+          ? static_cast<double>(getChunkSize())
+          : 2.0 * getChunkSize();
+  double perRound = 2.0 * d.keyLen * d.headDim * (getNumBuckets() / 2) +
+                    2.0 * d.keyLen * keysPerQuery * (d.headDim + d.valueDim);
+  return d.batch * d.queryHeads * getNumHashes() * perRound;
+}
+
+//===----------------------------------------------------------------------===//
+// RelativeAttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RelativeAttentionOp::verify() {
+  ShapeChecker check(*this);
+  Named q{"query", typeOf(getQuery())}, k{"key", typeOf(getKey())},
+      v{"value", typeOf(getValue())}, res{"result", typeOf(getResult())},
+      r{"pos_emb", typeOf(getPosEmb())},
+      u{"content_bias", typeOf(getContentBias())},
+      vb{"position_bias", typeOf(getPositionBias())},
+      mk{"memory_key", typeOf(getMemoryKey())},
+      mv{"memory_value", typeOf(getMemoryValue())};
+  if (failed(check.requireStatic({q, k, v, res, r, u, vb, mk, mv})))
+    return failure();
+  FailureOr<AttentionDims> dims = verifyQKV(check, *this, q, k, v, res);
+  if (failed(dims))
+    return failure();
+  const AttentionDims &d = *dims;
+  if (failed(check.requireSameElementType({q, k, v, res, r, u, vb, mk, mv})))
+    return failure();
+  if (d.queryHeads != d.kvHeads)
+    return emitOpError() << "expects as many key/value heads as query heads";
+  if (d.queryLen != d.keyLen)
+    return emitOpError() << "expects the query and key of the current "
+                            "segment to have the same length, got "
+                         << d.queryLen << " and " << d.keyLen;
+  if (static_cast<bool>(mk.type) != static_cast<bool>(mv.type))
+    return emitOpError() << "expects both memory_key and memory_value, or "
+                            "neither";
+  int64_t m = 0;
+  if (mk.type) {
+    if (failed(check.requireRank({mk, mv}, 4, "batch x heads x M x dim")))
+      return failure();
+    m = mk.type.getDimSize(2);
+    if (failed(check.requireShape(mk, {d.batch, d.kvHeads, m, d.headDim},
+                                  "batch x heads x M x head dim")) ||
+        failed(check.requireShape(mv, {d.batch, d.kvHeads, m, d.valueDim},
+                                  "batch x heads x M x value dim")))
+      return failure();
+  }
+  if (failed(check.requireShape(r, {d.queryHeads, m + d.keyLen, d.headDim},
+                                "heads x (M + L) x head dim")) ||
+      failed(check.requireShape(u, {d.queryHeads, d.headDim},
+                                "heads x head dim")) ||
+      failed(check.requireShape(vb, {d.queryHeads, d.headDim},
+                                "heads x head dim")))
+    return failure();
+  return check.requireFinite(getScale(), "scale", /*positive=*/false);
+}
+
+double RelativeAttentionOp::getEffectiveScale() {
+  if (std::optional<APFloat> s = getScale())
+    return s->convertToDouble();
+  return defaultScale(typeOf(getQuery()).getDimSize(3));
+}
+
+int64_t RelativeAttentionOp::getMemoryLength() {
+  return getMemoryKey() ? typeOf(getMemoryKey()).getDimSize(2) : 0;
+}
+
+double RelativeAttentionOp::getFlopCount() {
+  AttentionDims d = dimsOf(getQuery(), getKey(), getValue());
+  double m = getMemoryLength();
+  // Query i sees M + i + 1 keys.
+  double pairs = d.queryLen * (m + 1) + d.queryLen * (d.queryLen - 1) / 2.0;
+  return d.batch * d.queryHeads * 2.0 * pairs *
+         (2.0 * d.headDim + d.valueDim);
+}

@@ -1,0 +1,550 @@
+// RUN: attn-opt %s -split-input-file -verify-diagnostics
+
+/// One case per verifier error of the attn dialect's ops and attributes.
+
+/// Alpha outside [0, 1].
+func.func @f0(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{pointwise alpha must lie in [0, 1], got 1.5}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.pointwise<relu, alpha = 1.5>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// FAVOR+ without features.
+func.func @f1(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{favor feature map needs features > 0, got 0}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.kernel<favor>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Features on an elementwise feature map.
+func.func @f2(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{features, orthogonal and seed apply only to the favor feature map}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.kernel<relu, features = 4>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Negative kernel eps.
+func.func @f3(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{kernel eps must be finite and non-negative}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.kernel<elu_plus_one, eps = -1.0>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Negative window.
+func.func @f4(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{window before and after must be non-negative, got -1 and 4}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.window<before = -1, after = 4>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Negative dilated window.
+func.func @f5(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{dilated before and after must be non-negative}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.dilated<before = 4, after = -4, dilation = 2>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Zero dilation.
+func.func @f6(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{dilation must be at least 1, got 0}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.dilated<before = 4, after = 4, dilation = 0>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// No global tokens.
+func.func @f7(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{global pattern needs at least one token}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.global<[]>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Negative global token.
+func.func @f8(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{global token -3 is negative}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.global<[1, -3]>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Duplicate global tokens.
+func.func @f9(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{global tokens must be unique}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.global<[1, 2, 1]>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Zero stride.
+func.func @f10(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{stride must be at least 1, got 0}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.strided<stride = 0>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Zero fixed stride.
+func.func @f11(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{stride must be at least 1, got 0}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.fixed<stride = 0, c = 1>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// C larger than the stride.
+func.func @f12(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{fixed pattern needs 1 <= c <= stride, got c = 9 with stride 8}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.fixed<stride = 8, c = 9>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// No random blocks.
+func.func @f13(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{random pattern needs blocks >= 1, got 0}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.random<blocks = 0, block_size = 16>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Zero random block size.
+func.func @f14(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{block_size must be at least 1, got 0}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.random<blocks = 1, block_size = 0>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Zero block size.
+func.func @f15(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{block size must be at least 1, got 0}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.block<size = 0, layout = ["1"]>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Ragged block layout.
+func.func @f16(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{block layout row 1 has 1 entries, expected 2}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.block<size = 32, layout = ["10", "1"]>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Block layout with other characters.
+func.func @f17(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{block layout row 0 may only contain '0' and '1'}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.block<size = 32, layout = ["1x", "11"]>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Union of one pattern.
+func.func @f18(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{union needs at least 2 patterns, got 1}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.union<[#attn.causal]>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Intersection of one pattern.
+func.func @f19(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{intersect needs at least 2 patterns, got 1}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.intersect<[#attn.causal]>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// A pattern where a normalizer belongs.
+func.func @f20(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{attribute 'normalizer' failed to satisfy constraint: NormalizerAttrInterface instance}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.causal} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Global token past the keys.
+func.func @f21(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{global token 64 lies outside the key sequence of length 64}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.global<[0, 64]>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// More random blocks than key blocks.
+func.func @f22(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{random pattern asks for 5 key blocks per row but there are only 4 blocks of 16 keys}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.random<blocks = 5, block_size = 16>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Block layout of the wrong shape.
+func.func @f23(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{block layout is 2x2 but blocks of 16 over 64 queries and 64 keys need 4x4}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.block<size = 16, layout = ["10", "11"]>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Segments pattern without ids.
+func.func @f24(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{#attn.segments needs segment id operands (segments(...))}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.segments} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Per_head list of the wrong length.
+func.func @f25(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{per_head has 2 patterns but there are 4 query heads}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.per_head<[#attn.causal, #attn.causal]>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// A nested pattern is checked too.
+func.func @f26(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{global token 70 lies outside the key sequence of length 64}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.per_head<[#attn.causal, #attn.causal, #attn.causal, #attn.union<[#attn.causal, #attn.global<[70]>]>]>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Dynamic shapes.
+func.func @f27(%q: tensor<1x4x64x16xf32>, %k: tensor<1x4x?x16xf32>) {
+  // expected-error @+1 {{requires static shapes, but key has type 'tensor<1x4x?x16xf32>'}}
+  %0 = attn.attention %q, %k, %q {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x?x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Rank 3 operands.
+func.func @f28(%q: tensor<1x4x64x16xf32>, %k: tensor<4x64x16xf32>) {
+  // expected-error @+1 {{expects key of rank 4 (batch x heads x length x dim), got 'tensor<4x64x16xf32>'}}
+  %0 = attn.attention %q, %k, %q {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Mixed element types.
+func.func @f29(%q: tensor<1x4x64x16xf32>, %k: tensor<1x4x64x16xf16>) {
+  // expected-error @+1 {{expects key to have element type 'f32' like query, got 'f16'}}
+  %0 = attn.attention %q, %k, %q {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf16>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Integer operands.
+func.func @f30(%q: tensor<1x4x64x16xf32>, %k: tensor<1x4x64x16xi32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  %0 = attn.attention %k, %q, %q {normalizer = #attn.softmax} : tensor<1x4x64x16xi32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Batch sizes differ.
+func.func @f31(%q: tensor<1x4x64x16xf32>, %k: tensor<2x4x64x16xf32>) {
+  // expected-error @+1 {{expects query and key to agree on the batch size, got 1 and 2}}
+  %0 = attn.attention %q, %k, %q {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<2x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Key and value heads differ.
+func.func @f32(%q: tensor<1x4x64x16xf32>, %k: tensor<1x2x64x16xf32>) {
+  // expected-error @+1 {{expects key and value to agree on the number of heads, got 2 and 4}}
+  %0 = attn.attention %q, %k, %q {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Key and value lengths differ.
+func.func @f33(%q: tensor<1x4x64x16xf32>, %k: tensor<1x4x32x16xf32>) {
+  // expected-error @+1 {{expects key and value to agree on the key length, got 32 and 64}}
+  %0 = attn.attention %q, %k, %q {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x32x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Head dimensions differ.
+func.func @f34(%q: tensor<1x4x64x16xf32>, %k: tensor<1x4x64x8xf32>) {
+  // expected-error @+1 {{expects query and key to agree on the head dimension, got 16 and 8}}
+  %0 = attn.attention %q, %k, %q {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x8xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Query heads not a multiple of key/value heads.
+func.func @f35(%q: tensor<1x4x64x16xf32>, %k: tensor<1x3x64x16xf32>) {
+  // expected-error @+1 {{expects the query heads (4) to be a multiple of the key/value heads (3)}}
+  %0 = attn.attention %q, %k, %k {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x3x64x16xf32>, tensor<1x3x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Wrong result shape.
+func.func @f36(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{expects result of shape 1x4x64x16 (batch x query heads x query length x value dim), got 'tensor<1x4x64x8xf32>'}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x8xf32>
+  return
+}
+
+// -----
+
+/// Bias of the wrong shape.
+func.func @f37(%q: tensor<1x4x64x16xf32>, %b: tensor<1x2x64x64xf32>) {
+  // expected-error @+1 {{expects bias of shape {1 or 1}x{1 or 4}x64x64, got 'tensor<1x2x64x64xf32>'}}
+  %0 = attn.attention %q, %q, %q bias(%b : tensor<1x2x64x64xf32>) {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Bias of rank 2.
+func.func @f38(%q: tensor<1x4x64x16xf32>, %b: tensor<64x64xf32>) {
+  // expected-error @+1 {{expects bias of rank 4 (batch x heads x Lq x Lk), got 'tensor<64x64xf32>'}}
+  %0 = attn.attention %q, %q, %q bias(%b : tensor<64x64xf32>) {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Gate of the wrong shape.
+func.func @f39(%q: tensor<1x4x64x16xf32>, %g: tensor<1x4x64x8xf32>) {
+  // expected-error @+1 {{expects gate of shape 1x4x64x16 (the shape of the result), got 'tensor<1x4x64x8xf32>'}}
+  %0 = attn.attention %q, %q, %q gate(%g : tensor<1x4x64x8xf32>) {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Key segment ids alone.
+func.func @f40(%q: tensor<1x4x64x16xf32>, %s: tensor<1x64xi32>) {
+  // expected-error @+1 {{key_segments requires segments}}
+  %0 = attn.attention %q, %q, %q key_segments(%s : tensor<1x64xi32>) {normalizer = #attn.softmax, pattern = #attn.segments} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Segment ids of the wrong shape.
+func.func @f41(%q: tensor<1x4x64x16xf32>, %s: tensor<1x32xi32>) {
+  // expected-error @+1 {{expects segments of shape 1x64 (batch x query length), got 'tensor<1x32xi32>'}}
+  %0 = attn.attention %q, %q, %q segments(%s : tensor<1x32xi32>) {normalizer = #attn.softmax, pattern = #attn.segments} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Key segment ids of the wrong shape.
+func.func @f42(%q: tensor<1x4x64x16xf32>, %s: tensor<1x64xi32>, %t: tensor<1x32xi32>) {
+  // expected-error @+1 {{expects key_segments of shape 1x64 (batch x key length), got 'tensor<1x32xi32>'}}
+  %0 = attn.attention %q, %q, %q segments(%s : tensor<1x64xi32>) key_segments(%t : tensor<1x32xi32>) {normalizer = #attn.softmax, pattern = #attn.segments} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// One segment operand when Lq != Lk.
+func.func @f43(%q: tensor<1x4x64x16xf32>, %q2: tensor<1x4x32x16xf32>, %s: tensor<1x32xi32>) {
+  // expected-error @+1 {{needs key_segments when the query length (32) differs from the key length (64)}}
+  %0 = attn.attention %q2, %q, %q segments(%s : tensor<1x32xi32>) {normalizer = #attn.softmax, pattern = #attn.segments} : tensor<1x4x32x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x32x16xf32>
+  return
+}
+
+// -----
+
+/// Segment ids the pattern ignores.
+func.func @f44(%q: tensor<1x4x64x16xf32>, %s: tensor<1x64xi32>) {
+  // expected-error @+1 {{has segment ids but its pattern does not use them (add #attn.segments)}}
+  %0 = attn.attention %q, %q, %q segments(%s : tensor<1x64xi32>) {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Projection without FAVOR+.
+func.func @f45(%q: tensor<1x4x64x16xf32>, %w: tensor<8x16xf32>) {
+  // expected-error @+1 {{projection applies only to #attn.kernel<favor, ...>}}
+  %0 = attn.attention %q, %q, %q projection(%w : tensor<8x16xf32>) {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Projection of the wrong shape.
+func.func @f46(%q: tensor<1x4x64x16xf32>, %w: tensor<8x8xf32>) {
+  // expected-error @+1 {{expects projection of shape 8x16 (features x head dim), got 'tensor<8x8xf32>'}}
+  %0 = attn.attention %q, %q, %q projection(%w : tensor<8x8xf32>) {normalizer = #attn.kernel<favor, features = 8>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Infinite scale.
+func.func @f47(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{scale must be finite}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, scale = 0x7F800000 : f32} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Zero layer-norm epsilon.
+func.func @f48(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{qk_norm_eps must be finite and positive, got 0}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, qk_norm_eps = 0.0 : f32} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Linformer projection of rank 1.
+func.func @f49(%q: tensor<1x4x64x16xf32>, %e: tensor<64xf32>) {
+  // expected-error @+1 {{expects key_proj of rank 2 (projected length x key length), got 'tensor<64xf32>'}}
+  %0 = attn.lowrank_attention %q, %q, %q, %e, %e : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Linformer projection over the wrong length.
+func.func @f50(%q: tensor<1x4x64x16xf32>, %e: tensor<8x32xf32>) {
+  // expected-error @+1 {{expects key_proj of shape 8x64 (projected length x key length), got 'tensor<8x32xf32>'}}
+  %0 = attn.lowrank_attention %q, %q, %q, %e, %e : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<8x32xf32>, tensor<8x32xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Empty Linformer projection.
+func.func @f51(%q: tensor<1x4x64x16xf32>, %e: tensor<0x64xf32>) {
+  // expected-error @+1 {{expects a projected length of at least 1}}
+  %0 = attn.lowrank_attention %q, %q, %q, %e, %e : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<0x64xf32>, tensor<0x64xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Odd bucket count.
+func.func @f52(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{expects an even number of buckets, got 7}}
+  %0 = attn.lsh_attention %q, %q {num_hashes = 1, num_buckets = 7, chunk_size = 16} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Chunk size not dividing L.
+func.func @f53(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{expects chunk_size (24) to divide the sequence length (64)}}
+  %0 = attn.lsh_attention %q, %q {num_hashes = 1, num_buckets = 8, chunk_size = 24} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// No hash rounds.
+func.func @f54(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{attribute 'num_hashes' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1}}
+  %0 = attn.lsh_attention %q, %q {num_hashes = 0, num_buckets = 8, chunk_size = 16} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Relative attention with grouped heads.
+func.func @f55(%q: tensor<1x4x64x16xf32>, %k: tensor<1x2x64x16xf32>, %r: tensor<4x64x16xf32>, %u: tensor<4x16xf32>) {
+  // expected-error @+1 {{expects as many key/value heads as query heads}}
+  %0 = attn.relative_attention %q, %k, %k, %r, %u, %u : tensor<1x4x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<4x64x16xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Relative attention with Lq != Lk.
+func.func @f56(%q: tensor<1x4x64x16xf32>, %k: tensor<1x4x32x16xf32>, %r: tensor<4x32x16xf32>, %u: tensor<4x16xf32>) {
+  // expected-error @+1 {{expects the query and key of the current segment to have the same length, got 64 and 32}}
+  %0 = attn.relative_attention %q, %k, %k, %r, %u, %u : tensor<1x4x64x16xf32>, tensor<1x4x32x16xf32>, tensor<1x4x32x16xf32>, tensor<4x32x16xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Position embeddings not covering memory.
+func.func @f57(%q: tensor<1x4x64x16xf32>, %r: tensor<4x64x16xf32>, %u: tensor<4x16xf32>, %m: tensor<1x4x32x16xf32>) {
+  // expected-error @+1 {{expects pos_emb of shape 4x96x16 (heads x (M + L) x head dim), got 'tensor<4x64x16xf32>'}}
+  %0 = attn.relative_attention %q, %q, %q, %r, %u, %u memory(%m, %m : tensor<1x4x32x16xf32>, tensor<1x4x32x16xf32>) : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<4x64x16xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Memory of the wrong head dim.
+func.func @f58(%q: tensor<1x4x64x16xf32>, %r: tensor<4x96x16xf32>, %u: tensor<4x16xf32>, %m: tensor<1x4x32x8xf32>) {
+  // expected-error @+1 {{expects memory_key of shape 1x4x32x16 (batch x heads x M x head dim), got 'tensor<1x4x32x8xf32>'}}
+  %0 = attn.relative_attention %q, %q, %q, %r, %u, %u memory(%m, %m : tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>) : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<4x96x16xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Content bias of the wrong shape.
+func.func @f59(%q: tensor<1x4x64x16xf32>, %r: tensor<4x64x16xf32>, %u: tensor<4x8xf32>) {
+  // expected-error @+1 {{expects content_bias of shape 4x16 (heads x head dim), got 'tensor<4x8xf32>'}}
+  %0 = attn.relative_attention %q, %q, %q, %r, %u, %u : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<4x64x16xf32>, tensor<4x8xf32>, tensor<4x8xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Memory key without memory value (generic form).
+func.func @f60(%q: tensor<1x4x64x16xf32>, %r: tensor<4x96x16xf32>, %u: tensor<4x16xf32>, %m: tensor<1x4x32x16xf32>) {
+  // expected-error @+1 {{expects both memory_key and memory_value, or neither}}
+  %0 = "attn.relative_attention"(%q, %q, %q, %r, %u, %u, %m) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0>}> : (tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<4x96x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<1x4x32x16xf32>) -> tensor<1x4x64x16xf32>
+  return
+}

@@ -1,0 +1,33 @@
+# -*- Python -*-
+# lit configuration of the attn-opt test suite.
+
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "ATTN"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attn_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py",
+                   "lit.site.cfg.py", "lib", "Inputs"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
+config.substitutions.append(("%attn_lib_dir", config.attn_lib_dir))
+config.substitutions.append(("%attn_src_root", config.attn_src_root))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+# Stock upstream tools by absolute path, so a test can name the one it means.
+config.substitutions.append(
+    ("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
+
+tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
+tools = ["attn-opt"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)

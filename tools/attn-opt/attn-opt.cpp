@@ -1,0 +1,31 @@
+//===- attn-opt.cpp - The attn-opt driver ---------------------------------===//
+//
+// mlir-opt with every upstream dialect, extension and pass, plus the attn
+// dialect, its passes and its test passes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn-opt/InitAttn.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+namespace mlir::attn::test {
+void registerTestPasses();
+} // namespace mlir::attn::test
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerAllPasses();
+  mlir::attn::registerAttnDialects(registry);
+  mlir::attn::registerAttnPasses();
+  mlir::attn::test::registerTestPasses();
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "attn-opt: an optimizing compiler for attention\n",
+      registry));
+}
