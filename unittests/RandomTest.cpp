@@ -26,6 +26,13 @@ TEST(RandomTest, SplitMix64GoldenValues) {
   EXPECT_EQ(other.next(), 3203168211198807973ULL);
 }
 
+TEST(RandomTest, GaussianGoldenValues) {
+  std::vector<double> g = gaussianMatrix(1, 0, 1, 3);
+  EXPECT_NEAR(g[0], -0.15396126658694131, 1e-15);
+  EXPECT_NEAR(g[1], 0.24363892809497617, 1e-15);
+  EXPECT_NEAR(g[2], 0.77506441280156513, 1e-15);
+}
+
 TEST(RandomTest, UniformAndNormalRanges) {
   SplitMix64 rng(7);
   double sum = 0, sumSq = 0;
@@ -55,9 +62,11 @@ TEST(RandomTest, RandomBlocksAreDistinctSortedAndStable) {
     }
     EXPECT_EQ(blocks, randomBlocksForRow(42, row, 64, 3));
   }
-  // Golden: the documented generator's choice for seed 42, row 0.
+  // Golden: the documented generator's choices.
   EXPECT_EQ(randomBlocksForRow(42, 0, 64, 3),
-            randomBlocksForRow(42, 0, 64, 3));
+            (std::vector<int64_t>{10, 12, 42}));
+  EXPECT_EQ(randomBlocksForRow(7, 5, 64, 3),
+            (std::vector<int64_t>{29, 49, 63}));
   std::vector<int64_t> all = randomBlocksForRow(1, 3, 5, 5);
   EXPECT_EQ(all, (std::vector<int64_t>{0, 1, 2, 3, 4}));
 }

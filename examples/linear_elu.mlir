@@ -1,0 +1,7 @@
+// Linear attention with the elu(x)+1 feature map (Katharopoulos et al. 2020).
+// B=1, H=8, L=4096, D=64, f32.
+func.func @linear_elu(%query: tensor<1x8x4096x64xf32>, %key: tensor<1x8x4096x64xf32>, %value: tensor<1x8x4096x64xf32>) -> tensor<1x8x4096x64xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.kernel<elu_plus_one>}
+      : tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32> -> tensor<1x8x4096x64xf32>
+  return %0 : tensor<1x8x4096x64xf32>
+}
