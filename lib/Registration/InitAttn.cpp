@@ -1,7 +1,9 @@
 //===- InitAttn.cpp - Register the attn dialect and passes ----------------===//
 
 #include "attn-opt/InitAttn.h"
+#include "attn-opt/Conversion/Passes.h"
 #include "attn-opt/Dialect/Attn/IR/AttnDialect.h"
+#include "attn-opt/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
 
@@ -11,4 +13,7 @@ void attn::registerAttnDialects(DialectRegistry &registry) {
   registry.insert<attn::AttnDialect>();
 }
 
-void attn::registerAttnPasses() {}
+void attn::registerAttnPasses() {
+  attn::registerAttnConversionPasses();
+  attn::registerAttnPipelines();
+}

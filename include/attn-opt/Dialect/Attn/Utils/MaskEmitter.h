@@ -1,0 +1,64 @@
+//===- MaskEmitter.h - Emit IR that evaluates a mask pattern ----*- C++ -*-===//
+//
+// The IR side of the mask library: builds `arith` IR deciding whether query
+// `q` of head `h` may see key `k`, for any pattern tree of
+// attn-opt/Analysis/MaskPattern.h. Every lowering that masks elements (the
+// reference lowering, the pointwise, block-sparse and flash kernels) emits
+// its mask through this class, so the patterns have one IR definition.
+//
+// Indices are `index` scalars, or vectors of a signless integer type for a
+// row or column of a tile; arithmetic is elementwise, so both work. Lookups
+// into block tables and runtime segment ids depend on where the data lives
+// (tensors, memrefs), so the caller provides them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_UTILS_MASKEMITTER_H
+#define ATTN_DIALECT_ATTN_UTILS_MASKEMITTER_H
+
+#include "attn-opt/Analysis/MaskPattern.h"
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Value.h"
+
+#include <functional>
+
+namespace mlir::attn {
+
+class MaskEmitter {
+public:
+  /// Returns whether entry (`row`, `col`) of the block table of `node` is set
+  /// (i1, shaped like the indices).
+  using TableLookup = std::function<Value(ImplicitLocOpBuilder &,
+                                          const mask::Node &node, Value row,
+                                          Value col)>;
+  /// Returns whether query `q` and key `k` have the same segment id.
+  using SegmentLookup =
+      std::function<Value(ImplicitLocOpBuilder &, Value q, Value k)>;
+
+  MaskEmitter(const mask::Mask &mask, TableLookup table,
+              SegmentLookup segments)
+      : mask(mask), table(std::move(table)), segments(std::move(segments)) {}
+
+  /// Emits the i1 (or vector of i1) deciding whether query `q` of head
+  /// `head` may see key `k`. `head` is an index scalar; `q` and `k` have the
+  /// same type (index, or a vector of integers; one may be a scalar of the
+  /// vector's element type broadcast by the caller).
+  Value emitAllowed(ImplicitLocOpBuilder &b, Value head, Value q,
+                    Value k) const;
+
+  /// Emits `v` as a constant of the index-like type `type`.
+  static Value constant(ImplicitLocOpBuilder &b, Type type, int64_t v);
+
+private:
+  Value emitNode(ImplicitLocOpBuilder &b, const mask::Node &node, Value head,
+                 Value q, Value i, Value k) const;
+
+  const mask::Mask &mask;
+  TableLookup table;
+  SegmentLookup segments;
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_DIALECT_ATTN_UTILS_MASKEMITTER_H

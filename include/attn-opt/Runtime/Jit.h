@@ -1,0 +1,62 @@
+//===- Jit.h - JIT-compile and call a lowered function ----------*- C++ -*-===//
+//
+// Wraps mlir::ExecutionEngine for attn-run: compiles a module already lowered
+// to the LLVM dialect for the host CPU (all its features, -O3), then calls a
+// function through its C interface (`llvm.emit_c_interface`), passing memref
+// descriptors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_JIT_H
+#define ATTN_RUNTIME_JIT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class ExecutionEngine;
+
+namespace attn {
+
+/// A ranked memref descriptor `{allocated, aligned, offset, sizes[R],
+/// strides[R]}` over caller-owned, contiguous (row-major) data.
+class MemRefDescriptor {
+public:
+  MemRefDescriptor(void *data, llvm::ArrayRef<int64_t> shape);
+  /// The descriptor's address, as the C interface takes it.
+  void *get() { return storage.data(); }
+
+private:
+  std::vector<int64_t> storage;
+};
+
+class JitFunction {
+public:
+  ~JitFunction();
+
+  /// JIT-compiles `module` (LLVM dialect) and looks up `name`'s C interface.
+  /// `sharedLibs` are loaded first (the OpenMP runtime, MLIR's runner
+  /// utilities).
+  static llvm::Expected<std::unique_ptr<JitFunction>>
+  compile(ModuleOp module, llvm::StringRef name,
+          llvm::ArrayRef<std::string> sharedLibs);
+
+  /// Calls the function with pointers to memref descriptors, one per
+  /// argument (inputs, then out-parameters).
+  llvm::Error call(llvm::ArrayRef<MemRefDescriptor *> args);
+
+private:
+  JitFunction() = default;
+  std::unique_ptr<ExecutionEngine> engine;
+  void (*packed)(void **) = nullptr;
+};
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_RUNTIME_JIT_H

@@ -1,0 +1,363 @@
+//===- AttentionLowering.cpp - Shared pieces of the reference lowering ----===//
+
+#include "AttentionLowering.h"
+
+#include "attn-opt/Dialect/Attn/Utils/MaskEmitter.h"
+#include "attn-opt/Support/Random.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+Value mlir::attn::splitHeads(TensorBuilder &tb, Value v, int64_t kvHeads) {
+  ArrayRef<int64_t> s = shapeOf(v);
+  auto type = RankedTensorType::get(
+      {s[0], kvHeads, s[1] / kvHeads, s[2], s[3]},
+      cast<RankedTensorType>(v.getType()).getElementType());
+  return tensor::ExpandShapeOp::create(
+      tb.b, type, v, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+}
+
+Value mlir::attn::mergeHeads(TensorBuilder &tb, Value v) {
+  return tensor::CollapseShapeOp::create(
+      tb.b, v, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+}
+
+Value mlir::attn::toF32Tensor(TensorBuilder &tb, Value v) {
+  if (cast<RankedTensorType>(v.getType()).getElementType() == tb.f32)
+    return v;
+  return tb.elementwise(shapeOf(v), {v},
+                        [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                          return tb.toF32(bb, a[0]);
+                        });
+}
+
+Value mlir::attn::fromF32Tensor(TensorBuilder &tb, Value v, Type elementType) {
+  if (elementType == tb.f32)
+    return v;
+  return tb.elementwise(
+      shapeOf(v), {v},
+      [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+        return arith::TruncFOp::create(bb, elementType, a[0]);
+      },
+      elementType);
+}
+
+/// Maps of a reduction over the last dimension of a rank-`rank` tensor
+/// broadcast back over it: identity and "all but last".
+static std::pair<AffineMap, AffineMap> rowMaps(TensorBuilder &tb,
+                                               int64_t rank) {
+  SmallVector<int64_t> all, outer;
+  for (int64_t d = 0; d < rank; ++d) {
+    all.push_back(d);
+    if (d + 1 < rank)
+      outer.push_back(d);
+  }
+  return {tb.map(rank, all), tb.map(rank, outer)};
+}
+
+Value mlir::attn::layerNorm(TensorBuilder &tb, Value x, double eps) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  double n = static_cast<double>(shape.back());
+  auto [id, outer] = rowMaps(tb, rank);
+  std::string iters(rank - 1, 'p');
+  Value sum = tb.reduceLast(x, 0.0, [&](ImplicitLocOpBuilder &bb,
+                                         ValueRange a) {
+    return tb.add(bb, a[1], tb.toF32(bb, a[0]));
+  });
+  Value mean = tb.elementwise(shape.drop_back(), {sum},
+                              [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                                return tb.mul(bb, a[0], tb.f32Const(1.0 / n));
+                              });
+  Value sq = tb.generic(
+      {x, mean}, {id, outer}, tb.filled(shape.drop_back(), 0.0), outer,
+      iters + "r", [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+        Value c = arith::SubFOp::create(bb, tb.toF32(bb, a[0]), a[1]);
+        return tb.fma(bb, c, c, a[2]);
+      });
+  return tb.generic(
+      {x, mean, sq}, {id, outer, outer}, tb.empty(shape), id, iters + "p",
+      [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+        Value c = arith::SubFOp::create(bb, tb.toF32(bb, a[0]), a[1]);
+        Value var = arith::MulFOp::create(bb, a[2], tb.f32Const(1.0 / n));
+        Value inv = math::RsqrtOp::create(
+            bb, arith::AddFOp::create(bb, var, tb.f32Const(eps)));
+        return arith::MulFOp::create(bb, c, inv);
+      });
+}
+
+Value mlir::attn::featureMap(TensorBuilder &tb, Value x, KernelAttr kernel,
+                             double inputScale, Value projection) {
+  ImplicitLocOpBuilder &b = tb.b;
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size(), dim = shape.back();
+  Value scaleCst = tb.f32Const(inputScale);
+  auto scaled = [&](ImplicitLocOpBuilder &bb, Value v) -> Value {
+    v = tb.toF32(bb, v);
+    return inputScale == 1.0 ? v : arith::MulFOp::create(bb, v, scaleCst);
+  };
+  switch (kernel.getFeatureMap()) {
+  case FeatureMap::elu_plus_one:
+    return tb.elementwise(shape, {x},
+                          [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                            Value v = scaled(bb, a[0]);
+                            Value pos = arith::CmpFOp::create(
+                                bb, arith::CmpFPredicate::OGT, v,
+                                tb.f32Const(0.0));
+                            Value plus =
+                                arith::AddFOp::create(bb, v, tb.f32Const(1.0));
+                            Value ex = math::ExpOp::create(bb, v);
+                            return arith::SelectOp::create(bb, pos, plus, ex)
+                                .getResult();
+                          });
+  case FeatureMap::relu:
+    return tb.elementwise(shape, {x},
+                          [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                            return arith::MaximumFOp::create(
+                                       bb, scaled(bb, a[0]), tb.f32Const(0.0))
+                                .getResult();
+                          });
+  case FeatureMap::favor:
+    break;
+  }
+  // FAVOR+: phi(x)_r = exp(<w_r, x> - |x|^2 / 2) / sqrt(m).
+  int64_t m = kernel.getFeatures();
+  Value w;
+  if (projection) {
+    w = projection;
+  } else {
+    std::vector<double> values =
+        favorProjection(kernel.getSeed(), m, dim, kernel.getOrthogonal());
+    SmallVector<float> f(values.begin(), values.end());
+    auto type = RankedTensorType::get({m, dim}, tb.f32);
+    w = arith::ConstantOp::create(
+        b, DenseElementsAttr::get(type, ArrayRef<float>(f)));
+  }
+  Value wt = tb.transpose(w, {1, 0}); // D x m
+  // Loops: outer dims of x, then d (reduction), then r.
+  SmallVector<int64_t> xDims, outDims;
+  for (int64_t d = 0; d < rank; ++d)
+    xDims.push_back(d);
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    outDims.push_back(d);
+  outDims.push_back(rank);
+  SmallVector<int64_t> outShape(shape.drop_back());
+  outShape.push_back(m);
+  std::string iters(rank - 1, 'p');
+  iters += "rp";
+  Value proj = tb.generic(
+      {x, wt}, {tb.map(rank + 1, xDims), tb.map(rank + 1, {rank - 1, rank})},
+      tb.filled(outShape, 0.0), tb.map(rank + 1, outDims), iters,
+      [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+        return tb.fma(bb, scaled(bb, a[0]), tb.toF32(bb, a[1]), a[2]);
+      });
+  Value halfSq = tb.reduceLast(
+      x, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+        Value v = scaled(bb, a[0]);
+        return tb.fma(bb, v, arith::MulFOp::create(bb, v, tb.f32Const(0.5)),
+                      a[1]);
+      });
+  auto [id, outer] = rowMaps(tb, rank);
+  Value invSqrtM = tb.f32Const(1.0 / std::sqrt(static_cast<double>(m)));
+  return tb.generic({proj, halfSq}, {id, outer}, tb.empty(outShape), id,
+                    std::string(rank, 'p'),
+                    [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+                      Value e = math::ExpOp::create(
+                          bb, arith::SubFOp::create(bb, a[0], a[1]));
+                      return arith::MulFOp::create(bb, e, invSqrtM);
+                    });
+}
+
+Value mlir::attn::scores5(TensorBuilder &tb, Value q5, Value key) {
+  ArrayRef<int64_t> qs = shapeOf(q5), ks = shapeOf(key);
+  Value kt = tb.transpose(key, {0, 1, 3, 2}); // B x Hkv x D x Lk
+  // Loops (b, k, g, i, d, j); a key batch of 1 broadcasts.
+  int64_t kb = ks[0] == 1 && qs[0] != 1 ? -1 : 0;
+  return tb.contract(q5, tb.map(6, {0, 1, 2, 3, 4}), kt,
+                     tb.map(6, {kb, 1, 4, 5}),
+                     {qs[0], qs[1], qs[2], qs[3], ks[2]},
+                     tb.map(6, {0, 1, 2, 3, 5}), "pppprp");
+}
+
+Value mlir::attn::applyValues5(TensorBuilder &tb, Value p, Value value) {
+  ArrayRef<int64_t> ps = shapeOf(p), vs = shapeOf(value);
+  // Loops (b, k, g, i, j, e).
+  return tb.contract(p, tb.map(6, {0, 1, 2, 3, 4}), value,
+                     tb.map(6, {0, 1, 4, 5}),
+                     {ps[0], ps[1], ps[2], ps[3], vs[3]},
+                     tb.map(6, {0, 1, 2, 3, 5}), "pppprp");
+}
+
+/// h(x) of pointwise attention.
+static Value pointwiseFn(TensorBuilder &tb, ImplicitLocOpBuilder &b,
+                         PointwiseFn fn, Value x) {
+  Value zero = tb.f32Const(0.0), one = tb.f32Const(1.0);
+  switch (fn) {
+  case PointwiseFn::relu:
+    return arith::MaximumFOp::create(b, x, zero);
+  case PointwiseFn::relu2: {
+    Value r = arith::MaximumFOp::create(b, x, zero);
+    return arith::MulFOp::create(b, r, r);
+  }
+  case PointwiseFn::gelu: {
+    Value t = math::ErfOp::create(
+        b, arith::MulFOp::create(b, x, tb.f32Const(M_SQRT1_2)));
+    Value half = arith::MulFOp::create(b, x, tb.f32Const(0.5));
+    return arith::MulFOp::create(b, half, arith::AddFOp::create(b, t, one));
+  }
+  case PointwiseFn::softplus: {
+    // max(x, 0) + log1p(exp(-|x|)), stable for large |x|.
+    Value negAbs = arith::NegFOp::create(b, math::AbsFOp::create(b, x));
+    Value tail = math::Log1pOp::create(b, math::ExpOp::create(b, negAbs));
+    return arith::AddFOp::create(b, arith::MaximumFOp::create(b, x, zero),
+                                 tail);
+  }
+  case PointwiseFn::identity:
+    return x;
+  case PointwiseFn::relu6:
+    return arith::MinimumFOp::create(b, arith::MaximumFOp::create(b, x, zero),
+                                     tb.f32Const(6.0));
+  case PointwiseFn::sigmoid: {
+    Value e = math::ExpOp::create(b, arith::NegFOp::create(b, x));
+    return arith::DivFOp::create(b, one, arith::AddFOp::create(b, one, e));
+  }
+  }
+  llvm_unreachable("unknown pointwise function");
+}
+
+namespace {
+/// Materializes the block tables of a mask as constants, before the generic
+/// that reads them.
+struct MaskTables {
+  std::map<const mask::Node *, Value> tables;
+
+  void collect(TensorBuilder &tb, const mask::Node &n) {
+    if (n.kind == mask::Node::Kind::Table) {
+      auto type = RankedTensorType::get({n.rows, n.cols}, tb.b.getI8Type());
+      SmallVector<int8_t> bits(n.table.begin(), n.table.end());
+      tables[&n] = arith::ConstantOp::create(
+          tb.b, DenseElementsAttr::get(type, ArrayRef<int8_t>(bits)));
+    }
+    for (const mask::Node &c : n.children)
+      collect(tb, c);
+  }
+};
+} // namespace
+
+Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec) {
+  ArrayRef<int64_t> shape = shapeOf(s);
+  MaskTables tables;
+  if (spec.mask)
+    tables.collect(tb, spec.mask->getRoot());
+  double negInf = -std::numeric_limits<double>::infinity();
+  bool isSoftmax = isa<SoftmaxAttr>(spec.normalizer);
+  auto pointwise = dyn_cast<PointwiseAttr>(spec.normalizer);
+  auto kernel = dyn_cast<KernelAttr>(spec.normalizer);
+
+  // Masked, scaled scores; the fill value marks what is masked.
+  double maskedValue = isSoftmax ? negInf : 0.0;
+  Value masked = tb.elementwise(
+      shape, {s}, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+        SmallVector<Value> idx;
+        for (int64_t d = 0; d < 5; ++d)
+          idx.push_back(linalg::IndexOp::create(bb, d));
+        Value x = a[0];
+        if (spec.extraScore)
+          x = arith::AddFOp::create(bb, x, spec.extraScore(bb, idx));
+        if (!kernel && spec.scale != 1.0)
+          x = arith::MulFOp::create(bb, x, tb.f32Const(spec.scale));
+        if (spec.bias)
+          x = arith::AddFOp::create(bb, x, spec.bias(bb, idx));
+        if (pointwise) {
+          double lengthFactor = std::pow(static_cast<double>(spec.keyLen),
+                                         -pointwise.getAlpha().convertToDouble());
+          x = arith::MulFOp::create(bb, pointwiseFn(tb, bb, pointwise.getFn(), x),
+                                    tb.f32Const(lengthFactor));
+        }
+        if (!spec.mask)
+          return x;
+        Value head = arith::AddIOp::create(
+            bb, arith::MulIOp::create(bb, idx[1], tb.index(spec.group)),
+            idx[2]);
+        MaskEmitter emitter(
+            *spec.mask,
+            [&](ImplicitLocOpBuilder &eb, const mask::Node &node, Value row,
+                Value col) -> Value {
+              Value bit = tensor::ExtractOp::create(eb, tables.tables.at(&node),
+                                                    ValueRange{row, col});
+              return arith::CmpIOp::create(
+                  eb, arith::CmpIPredicate::ne, bit,
+                  arith::ConstantOp::create(eb, eb.getI8IntegerAttr(0)));
+            },
+            [&](ImplicitLocOpBuilder &eb, Value q, Value k) -> Value {
+              Value sq = tensor::ExtractOp::create(eb, spec.querySegments,
+                                                   ValueRange{idx[0], q});
+              Value sk = tensor::ExtractOp::create(eb, spec.keySegments,
+                                                   ValueRange{idx[0], k});
+              return arith::CmpIOp::create(eb, arith::CmpIPredicate::eq, sq,
+                                           sk);
+            });
+        Value allowed = emitter.emitAllowed(bb, head, idx[3], idx[4]);
+        return arith::SelectOp::create(bb, allowed, x,
+                                       tb.f32Const(maskedValue));
+      });
+  if (pointwise)
+    return masked;
+
+  auto [id, outer] = rowMaps(tb, 5);
+  if (kernel) {
+    Value den = tb.reduceLast(masked, 0.0,
+                              [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                                return tb.add(bb, a[1], a[0]);
+                              });
+    double eps = kernel.getEps().convertToDouble();
+    return tb.generic({masked, den}, {id, outer}, tb.empty(shape), id,
+                      "ppppp",
+                      [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+                        Value d = arith::AddFOp::create(bb, a[1],
+                                                        tb.f32Const(eps));
+                        Value nonzero = arith::CmpFOp::create(
+                            bb, arith::CmpFPredicate::ONE, d, tb.f32Const(0));
+                        Value p = arith::DivFOp::create(bb, a[0], d);
+                        return arith::SelectOp::create(bb, nonzero, p,
+                                                       tb.f32Const(0));
+                      });
+  }
+
+  // Softmax: subtract the row max, exponentiate the allowed entries,
+  // normalize rows with a positive sum.
+  Value rowMax = tb.reduceLast(masked, negInf,
+                               [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                                 return arith::MaximumFOp::create(bb, a[0],
+                                                                  a[1])
+                                     .getResult();
+                               });
+  Value ex = tb.generic(
+      {masked, rowMax}, {id, outer}, tb.empty(shape), id, "ppppp",
+      [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+        Value isMasked = arith::CmpFOp::create(bb, arith::CmpFPredicate::OEQ,
+                                               a[0], tb.f32Const(negInf));
+        Value e =
+            math::ExpOp::create(bb, arith::SubFOp::create(bb, a[0], a[1]));
+        return arith::SelectOp::create(bb, isMasked, tb.f32Const(0), e);
+      });
+  Value rowSum = tb.reduceLast(ex, 0.0,
+                               [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                                 return tb.add(bb, a[1], a[0]);
+                               });
+  return tb.generic({ex, rowSum}, {id, outer}, tb.empty(shape), id, "ppppp",
+                    [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+                      Value positive = arith::CmpFOp::create(
+                          bb, arith::CmpFPredicate::OGT, a[1], tb.f32Const(0));
+                      Value p = arith::DivFOp::create(bb, a[0], a[1]);
+                      return arith::SelectOp::create(bb, positive, p,
+                                                     tb.f32Const(0));
+                    });
+}

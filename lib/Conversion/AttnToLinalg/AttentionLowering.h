@@ -1,0 +1,80 @@
+//===- AttentionLowering.h - Shared pieces of the reference lowering -*- C++ -*-===//
+//
+// The building blocks of convert-attn-to-linalg, shared by the lowerings of
+// attn.attention, attn.lowrank_attention, attn.relative_attention and
+// attn.lsh_attention. All of them compute in f32.
+//
+// Heads are handled in a 5-D layout: a query-head tensor `B x Hq x L x X`
+// is expanded to `B x Hkv x G x L x X` (G = Hq / Hkv), so grouped-query
+// attention is a plain broadcast of the key/value head in the indexing maps.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_ATTNTOLINALG_ATTENTIONLOWERING_H
+#define ATTN_CONVERSION_ATTNTOLINALG_ATTENTIONLOWERING_H
+
+#include "TensorBuilder.h"
+
+#include "attn-opt/Analysis/MaskPattern.h"
+#include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+
+#include <functional>
+
+namespace mlir::attn {
+
+/// `B x Hq x L x X` to `B x Hkv x G x L x X`.
+Value splitHeads(TensorBuilder &tb, Value v, int64_t kvHeads);
+/// `B x Hkv x G x L x X` to `B x Hq x L x X`.
+Value mergeHeads(TensorBuilder &tb, Value v);
+
+/// Layer normalization of the last dimension, `(x - mean) / sqrt(var +
+/// eps)`, to f32.
+Value layerNorm(TensorBuilder &tb, Value x, double eps);
+
+/// The feature map of `kernel` applied to the rows of `x` (last dimension D)
+/// after multiplying them by `inputScale`; the FAVOR+ projection comes from
+/// `projection` (`m x D`) when given, else from the kernel's seed. f32.
+Value featureMap(TensorBuilder &tb, Value x, KernelAttr kernel,
+                 double inputScale, Value projection);
+
+/// `S[b,k,g,i,j] = sum_d q5[b,k,g,i,d] * key[b,k,j,d]` in f32.
+Value scores5(TensorBuilder &tb, Value q5, Value key);
+
+/// `O[b,k,g,i,e] = sum_j p[b,k,g,i,j] * value[b,k,j,e]` in f32.
+Value applyValues5(TensorBuilder &tb, Value p, Value value);
+
+/// What turns raw scores into weights.
+struct WeightSpec {
+  NormalizerAttrInterface normalizer;
+  /// Multiplies the raw scores (softmax and pointwise).
+  double scale = 1.0;
+  /// The key length L of pointwise attention's `L^-alpha`.
+  int64_t keyLen = 0;
+  /// Optional term added to the raw score before scaling:
+  /// `(b, kvHead, g, i, j) -> f32`.
+  std::function<Value(ImplicitLocOpBuilder &, ValueRange idx)> extraScore;
+  /// Optional term added after scaling (the bias operand), same signature.
+  std::function<Value(ImplicitLocOpBuilder &, ValueRange idx)> bias;
+  /// Optional mask; `segments` are the query and key segment-id tensors
+  /// (`B x Lq`, `B x Lk`) when the mask uses them.
+  const mask::Mask *mask = nullptr;
+  Value querySegments, keySegments;
+  /// Query heads per key/value head.
+  int64_t group = 1;
+};
+
+/// Weights `P` (same shape as the 5-D scores `s`) under `spec`: masked
+/// entries are 0 and fully masked rows are all 0.
+Value weights5(TensorBuilder &tb, Value s, const WeightSpec &spec);
+
+/// Extends a float tensor to f32 (a no-op for f32).
+Value toF32Tensor(TensorBuilder &tb, Value v);
+/// Truncates an f32 tensor to `elementType` (a no-op for f32).
+Value fromF32Tensor(TensorBuilder &tb, Value v, Type elementType);
+
+/// Lowers attn.lsh_attention (LshLowering.cpp).
+FailureOr<Value> lowerLshAttention(ImplicitLocOpBuilder &b, LshAttentionOp op);
+
+} // namespace mlir::attn
+
+#endif // ATTN_CONVERSION_ATTNTOLINALG_ATTENTIONLOWERING_H

@@ -1,0 +1,209 @@
+//===- AttnToLinalg.cpp - Reference lowering of attn ops to linalg --------===//
+
+#include "attn-opt/Conversion/AttnToLinalg/AttnToLinalg.h"
+
+#include "AttentionLowering.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+Type elementTypeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+
+struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    TensorBuilder tb(b);
+    AttentionDims d = op.getDims();
+    Value q5 = splitHeads(tb, op.getQuery(), d.kvHeads);
+    Value key = op.getKey();
+    if (std::optional<APFloat> eps = op.getQkNormEps()) {
+      q5 = layerNorm(tb, q5, eps->convertToDouble());
+      key = layerNorm(tb, key, eps->convertToDouble());
+    }
+
+    WeightSpec spec;
+    spec.normalizer = op.getNormalizer();
+    spec.group = d.groupSize();
+    spec.keyLen = d.keyLen;
+    if (auto kernel = dyn_cast<KernelAttr>(op.getNormalizer())) {
+      double inputScale =
+          op.getScale() ? std::sqrt(op.getEffectiveScale()) : 1.0;
+      q5 = featureMap(tb, q5, kernel, inputScale, op.getProjection());
+      key = featureMap(tb, key, kernel, inputScale, op.getProjection());
+    } else {
+      spec.scale = op.getEffectiveScale();
+    }
+    Value s = scores5(tb, q5, key);
+
+    mask::Mask m = op.getMask();
+    if (!m.isAll()) {
+      spec.mask = &m;
+      spec.querySegments = op.getQuerySegments();
+      spec.keySegments = op.getEffectiveKeySegments();
+    }
+    if (Value bias = op.getBias()) {
+      ArrayRef<int64_t> bs = shapeOf(bias);
+      bool bcastBatch = bs[0] != d.batch, bcastHead = bs[1] != d.queryHeads;
+      int64_t group = d.groupSize();
+      spec.bias = [bias, bcastBatch, bcastHead, group,
+                   &tb](ImplicitLocOpBuilder &bb, ValueRange idx) -> Value {
+        Value zero = arith::ConstantIndexOp::create(bb, 0);
+        Value head = arith::AddIOp::create(
+            bb,
+            arith::MulIOp::create(bb, idx[1],
+                                  arith::ConstantIndexOp::create(bb, group)),
+            idx[2]);
+        Value v = tensor::ExtractOp::create(
+            bb, bias,
+            ValueRange{bcastBatch ? zero : idx[0], bcastHead ? zero : head,
+                       idx[3], idx[4]});
+        return tb.toF32(bb, v);
+      };
+    }
+
+    Value p = weights5(tb, s, spec);
+    Value o = applyValues5(tb, p, op.getValue());
+    if (Value gate = op.getGate()) {
+      Value g5 = splitHeads(tb, gate, d.kvHeads);
+      o = tb.elementwise(shapeOf(o), {o, g5},
+                         [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+                           return arith::MulFOp::create(bb, a[0],
+                                                        tb.toF32(bb, a[1]));
+                         });
+    }
+    o = fromF32Tensor(tb, o, elementTypeOf(op.getQuery()));
+    rewriter.replaceOp(op, mergeHeads(tb, o));
+    return success();
+  }
+};
+
+struct LowRankAttentionOpLowering : OpRewritePattern<LowRankAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LowRankAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    TensorBuilder tb(b);
+    ArrayRef<int64_t> ks = shapeOf(op.getKey()), vs = shapeOf(op.getValue());
+    int64_t rows = shapeOf(op.getKeyProj())[0];
+    // x'[b,h,p,c] = sum_j E[p,j] x[b,h,j,c]; loops (b, h, p, j, c).
+    auto project = [&](Value proj, Value x, int64_t width) {
+      return tb.contract(proj, tb.map(5, {2, 3}), x, tb.map(5, {0, 1, 3, 4}),
+                         {ks[0], ks[1], rows, width}, tb.map(5, {0, 1, 2, 4}),
+                         "ppprp");
+    };
+    Value key = project(op.getKeyProj(), op.getKey(), ks[3]);
+    Value value = project(op.getValueProj(), op.getValue(), vs[3]);
+    Value q5 = splitHeads(tb, op.getQuery(), ks[1]);
+    WeightSpec spec;
+    spec.normalizer = SoftmaxAttr::get(op.getContext());
+    spec.scale = op.getEffectiveScale();
+    spec.keyLen = rows;
+    Value p = weights5(tb, scores5(tb, q5, key), spec);
+    Value o = applyValues5(tb, p, value);
+    o = fromF32Tensor(tb, o, elementTypeOf(op.getQuery()));
+    rewriter.replaceOp(op, mergeHeads(tb, o));
+    return success();
+  }
+};
+
+struct RelativeAttentionOpLowering : OpRewritePattern<RelativeAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RelativeAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    TensorBuilder tb(b);
+    Value key = op.getKey(), value = op.getValue();
+    int64_t mem = op.getMemoryLength();
+    if (mem > 0) {
+      key = tensor::ConcatOp::create(b, 2, ValueRange{op.getMemoryKey(), key});
+      value = tensor::ConcatOp::create(b, 2,
+                                       ValueRange{op.getMemoryValue(), value});
+    }
+    ArrayRef<int64_t> qs = shapeOf(op.getQuery());
+    int64_t heads = qs[1], len = qs[2], keyLen = mem + len;
+    Value q5 = splitHeads(tb, op.getQuery(), heads); // B H 1 L D
+    // q + u and q + v, with u, v per head.
+    auto addBias = [&](Value bias) {
+      return tb.generic({q5, bias},
+                        {tb.map(5, {0, 1, 2, 3, 4}), tb.map(5, {1, 4})},
+                        tb.empty(shapeOf(q5)), tb.map(5, {0, 1, 2, 3, 4}),
+                        "ppppp",
+                        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+                          return arith::AddFOp::create(bb, tb.toF32(bb, a[0]),
+                                                       tb.toF32(bb, a[1]));
+                        });
+    };
+    Value content = scores5(tb, addBias(op.getContentBias()), key);
+    // BD[b,h,0,i,r] = (q_i + v) . pos_emb[h, r] over every distance r.
+    Value pos4 = tensor::ExpandShapeOp::create(
+        b,
+        RankedTensorType::get({1, heads, keyLen, qs[3]},
+                              elementTypeOf(op.getPosEmb())),
+        op.getPosEmb(), ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+    Value position = scores5(tb, addBias(op.getPositionBias()), pos4);
+
+    mask::Mask m(mask::Node::causal(), heads, len, keyLen);
+    WeightSpec spec;
+    spec.normalizer = SoftmaxAttr::get(op.getContext());
+    spec.scale = op.getEffectiveScale();
+    spec.keyLen = keyLen;
+    spec.mask = &m;
+    // The score of key j adds BD at distance M + i - j (clamped where the
+    // causal mask discards it anyway).
+    spec.extraScore = [&, mem, keyLen](ImplicitLocOpBuilder &bb,
+                                       ValueRange idx) -> Value {
+      Value dist = arith::SubIOp::create(
+          bb,
+          arith::AddIOp::create(bb, idx[3],
+                                arith::ConstantIndexOp::create(bb, mem)),
+          idx[4]);
+      dist = arith::MaxSIOp::create(bb, dist,
+                                    arith::ConstantIndexOp::create(bb, 0));
+      dist = arith::MinSIOp::create(
+          bb, dist, arith::ConstantIndexOp::create(bb, keyLen - 1));
+      return tensor::ExtractOp::create(
+          bb, position, ValueRange{idx[0], idx[1], idx[2], idx[3], dist});
+    };
+    Value p = weights5(tb, content, spec);
+    Value o = applyValues5(tb, p, value);
+    o = fromF32Tensor(tb, o, elementTypeOf(op.getQuery()));
+    rewriter.replaceOp(op, mergeHeads(tb, o));
+    return success();
+  }
+};
+
+struct LshAttentionOpLowering : OpRewritePattern<LshAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LshAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    FailureOr<Value> result = lowerLshAttention(b, op);
+    if (failed(result))
+      return failure();
+    rewriter.replaceOp(op, *result);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<AttentionOpLowering, LowRankAttentionOpLowering,
+               LshAttentionOpLowering, RelativeAttentionOpLowering>(
+      patterns.getContext());
+}

@@ -1,0 +1,39 @@
+//===- AttnToLinalgPass.cpp - The convert-attn-to-linalg pass -------------===//
+
+#include "attn-opt/Conversion/Passes.h"
+#include "attn-opt/Dialect/Attn/IR/AttnDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_CONVERTATTNTOLINALG
+#include "attn-opt/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+struct ConvertAttnToLinalgPass
+    : public attn::impl::ConvertAttnToLinalgBase<ConvertAttnToLinalgPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateAttnToLinalgPatterns(patterns);
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
+    // Every attn op has a reference lowering; anything left is an op this
+    // pass does not know (for example an internal op of a later pass).
+    WalkResult result = getOperation()->walk([](Operation *op) {
+      if (!isa<AttnDialect>(op->getDialect()))
+        return WalkResult::advance();
+      op->emitOpError("has no reference lowering to linalg");
+      return WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,127 @@
+//===- TensorBuilder.cpp - Small helpers to build linalg on tensors -------===//
+
+#include "TensorBuilder.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+static arith::FastMathFlagsAttr reductionFlags(OpBuilder &b) {
+  return arith::FastMathFlagsAttr::get(
+      b.getContext(),
+      arith::FastMathFlags::reassoc | arith::FastMathFlags::contract);
+}
+
+Value TensorBuilder::empty(ArrayRef<int64_t> shape, Type elementType) {
+  return tensor::EmptyOp::create(b, shape, elementType ? elementType : f32);
+}
+
+Value TensorBuilder::filled(ArrayRef<int64_t> shape, double value,
+                            Type elementType) {
+  Type et = elementType ? elementType : f32;
+  Value init = empty(shape, et);
+  Value cst = isa<FloatType>(et)
+                  ? arith::ConstantOp::create(b, b.getFloatAttr(et, value))
+                  : arith::ConstantOp::create(
+                        b, b.getIntegerAttr(et, static_cast<int64_t>(value)));
+  return linalg::FillOp::create(b, ValueRange{cst}, ValueRange{init})
+      .getResult(0);
+}
+
+Value TensorBuilder::f32Const(double value) {
+  return arith::ConstantOp::create(b, b.getF32FloatAttr(value));
+}
+
+Value TensorBuilder::index(int64_t value) {
+  return arith::ConstantIndexOp::create(b, value);
+}
+
+AffineMap TensorBuilder::map(int64_t rank, ArrayRef<int64_t> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d : dims)
+    exprs.push_back(d < 0 ? b.getAffineConstantExpr(0)
+                          : b.getAffineDimExpr(d));
+  return AffineMap::get(rank, 0, exprs, b.getContext());
+}
+
+Value TensorBuilder::generic(ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+                             Value init, AffineMap outputMap,
+                             StringRef iterators, Body body) {
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(outputMap);
+  SmallVector<utils::IteratorType> iters;
+  for (char c : iterators)
+    iters.push_back(c == 'r' ? utils::IteratorType::reduction
+                             : utils::IteratorType::parallel);
+  auto op = linalg::GenericOp::create(
+      b, TypeRange{init.getType()}, inputs, ValueRange{init}, maps, iters,
+      [&](OpBuilder &nested, Location loc, ValueRange args) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        Value result = body(ib, args);
+        linalg::YieldOp::create(ib, result);
+      });
+  return op.getResult(0);
+}
+
+Value TensorBuilder::elementwise(ArrayRef<int64_t> shape, ValueRange inputs,
+                                 Body body, Type resultType) {
+  int64_t rank = shape.size();
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  SmallVector<AffineMap> maps(inputs.size(), id);
+  return generic(inputs, maps, empty(shape, resultType), id,
+                 std::string(rank, 'p'), body);
+}
+
+Value TensorBuilder::contract(Value lhs, AffineMap lhsMap, Value rhs,
+                              AffineMap rhsMap, ArrayRef<int64_t> outShape,
+                              AffineMap outMap, StringRef iterators) {
+  return generic({lhs, rhs}, {lhsMap, rhsMap}, filled(outShape, 0.0), outMap,
+                 iterators, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                   return fma(bb, toF32(bb, a[0]), toF32(bb, a[1]), a[2]);
+                 });
+}
+
+Value TensorBuilder::reduceLast(Value input, double init, Body combine) {
+  ArrayRef<int64_t> shape = shapeOf(input);
+  int64_t rank = shape.size();
+  SmallVector<int64_t> all, outer;
+  for (int64_t d = 0; d < rank; ++d) {
+    all.push_back(d);
+    if (d + 1 < rank)
+      outer.push_back(d);
+  }
+  std::string iters(rank - 1, 'p');
+  iters += 'r';
+  return generic({input}, {map(rank, all)}, filled(shape.drop_back(), init),
+                 map(rank, outer), iters, combine);
+}
+
+Value TensorBuilder::transpose(Value input, ArrayRef<int64_t> perm) {
+  ArrayRef<int64_t> shape = shapeOf(input);
+  SmallVector<int64_t> outShape;
+  for (int64_t p : perm)
+    outShape.push_back(shape[p]);
+  Type et = cast<RankedTensorType>(input.getType()).getElementType();
+  return linalg::TransposeOp::create(b, input, empty(outShape, et), perm)
+      .getResult()[0];
+}
+
+Value TensorBuilder::toF32(ImplicitLocOpBuilder &bb, Value v) {
+  if (v.getType() == f32)
+    return v;
+  return arith::ExtFOp::create(bb, f32, v);
+}
+
+Value TensorBuilder::add(ImplicitLocOpBuilder &bb, Value x, Value y) {
+  return arith::AddFOp::create(bb, x, y, reductionFlags(bb));
+}
+
+Value TensorBuilder::mul(ImplicitLocOpBuilder &bb, Value x, Value y) {
+  return arith::MulFOp::create(bb, x, y, reductionFlags(bb));
+}
+
+Value TensorBuilder::fma(ImplicitLocOpBuilder &bb, Value x, Value y,
+                         Value acc) {
+  return add(bb, acc, mul(bb, x, y));
+}

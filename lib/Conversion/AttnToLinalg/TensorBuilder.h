@@ -1,0 +1,80 @@
+//===- TensorBuilder.h - Small helpers to build linalg on tensors -*- C++ -*-===//
+//
+// Shorthands used by the reference lowering: empty and filled tensors,
+// linalg.generic with a lambda body, contractions and row reductions. Every
+// floating-point reduction is marked `reassoc contract` so that LLVM may
+// vectorize the loops it becomes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_ATTNTOLINALG_TENSORBUILDER_H
+#define ATTN_CONVERSION_ATTNTOLINALG_TENSORBUILDER_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::attn {
+
+class TensorBuilder {
+public:
+  /// The body of a generic: block arguments (inputs, then the output's
+  /// current value) to the value to yield.
+  using Body = function_ref<Value(ImplicitLocOpBuilder &, ValueRange)>;
+
+  explicit TensorBuilder(ImplicitLocOpBuilder &b)
+      : b(b), f32(b.getF32Type()) {}
+
+  ImplicitLocOpBuilder &b;
+  Type f32;
+
+  /// An uninitialized tensor.
+  Value empty(ArrayRef<int64_t> shape, Type elementType = {});
+  /// A tensor filled with `value`.
+  Value filled(ArrayRef<int64_t> shape, double value, Type elementType = {});
+  /// An f32 scalar constant.
+  Value f32Const(double value);
+  /// An index constant.
+  Value index(int64_t value);
+
+  /// The map `(d0..d{rank-1}) -> (d{dims[0]}, d{dims[1]}, ...)`; a negative
+  /// entry stands for the constant 0 (a broadcast dimension of size 1).
+  AffineMap map(int64_t rank, ArrayRef<int64_t> dims);
+
+  /// A linalg.generic with one output. `iterators` is a string of 'p'
+  /// (parallel) and 'r' (reduction), one per loop.
+  Value generic(ValueRange inputs, ArrayRef<AffineMap> inputMaps, Value init,
+                AffineMap outputMap, StringRef iterators, Body body);
+
+  /// An elementwise map over `shape` (identity maps, all parallel) with an
+  /// f32 result.
+  Value elementwise(ArrayRef<int64_t> shape, ValueRange inputs, Body body,
+                    Type resultType = {});
+
+  /// `out[...] = sum_r lhs[...] * rhs[...]` as a generic with the given maps
+  /// over loops `iterators`; operands are extended to f32 first.
+  Value contract(Value lhs, AffineMap lhsMap, Value rhs, AffineMap rhsMap,
+                 ArrayRef<int64_t> outShape, AffineMap outMap,
+                 StringRef iterators);
+
+  /// Reduces the last dimension of `input` (f32) with `combine` from `init`.
+  Value reduceLast(Value input, double init, Body combine);
+
+  /// Transposes `input` by `perm` (linalg.transpose).
+  Value transpose(Value input, ArrayRef<int64_t> perm);
+
+  /// Scalar helpers for bodies.
+  Value toF32(ImplicitLocOpBuilder &bb, Value v);
+  Value add(ImplicitLocOpBuilder &bb, Value x, Value y);
+  Value mul(ImplicitLocOpBuilder &bb, Value x, Value y);
+  Value fma(ImplicitLocOpBuilder &bb, Value x, Value y, Value acc);
+};
+
+/// Shape of a ranked tensor value.
+inline ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+} // namespace mlir::attn
+
+#endif // ATTN_CONVERSION_ATTNTOLINALG_TENSORBUILDER_H

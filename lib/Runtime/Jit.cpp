@@ -1,0 +1,81 @@
+//===- Jit.cpp - JIT-compile and call a lowered function ------------------===//
+
+#include "attn-opt/Runtime/Jit.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+MemRefDescriptor::MemRefDescriptor(void *data, llvm::ArrayRef<int64_t> shape) {
+  int64_t rank = shape.size();
+  storage.assign(3 + 2 * rank, 0);
+  auto ptr = reinterpret_cast<int64_t>(data);
+  storage[0] = ptr;
+  storage[1] = ptr;
+  storage[2] = 0;
+  int64_t stride = 1;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    storage[3 + d] = shape[d];
+    storage[3 + rank + d] = stride;
+    stride *= shape[d];
+  }
+}
+
+JitFunction::~JitFunction() = default;
+
+llvm::Expected<std::unique_ptr<JitFunction>>
+JitFunction::compile(ModuleOp module, llvm::StringRef name,
+                     llvm::ArrayRef<std::string> sharedLibs) {
+  static bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
+
+  // Target the host CPU with all its features (AVX-512 where present).
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    return builder.takeError();
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto tm = builder->createTargetMachine();
+  if (!tm)
+    return tm.takeError();
+
+  SmallVector<StringRef> libs(sharedLibs.begin(), sharedLibs.end());
+  auto transformer = makeOptimizingTransformer(3, 0, tm->get());
+  ExecutionEngineOptions options;
+  options.transformer = transformer;
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  options.sharedLibPaths = libs;
+  auto engine = ExecutionEngine::create(module, options, std::move(*tm));
+  if (!engine)
+    return engine.takeError();
+  (*engine)->initialize();
+
+  std::unique_ptr<JitFunction> fn(new JitFunction());
+  auto packed = (*engine)->lookupPacked(("_mlir_ciface_" + name).str());
+  if (!packed)
+    return packed.takeError();
+  fn->packed = *packed;
+  fn->engine = std::move(*engine);
+  return fn;
+}
+
+llvm::Error JitFunction::call(llvm::ArrayRef<MemRefDescriptor *> args) {
+  // The packed wrapper takes, for each argument, the address of its value;
+  // the C interface's arguments are descriptor pointers.
+  SmallVector<void *> values, slots;
+  for (MemRefDescriptor *d : args)
+    values.push_back(d->get());
+  for (void *&v : values)
+    slots.push_back(&v);
+  packed(slots.data());
+  return llvm::Error::success();
+}

@@ -1,0 +1,567 @@
+//===- attn-run.cpp - JIT-compile and run an attn module ------------------===//
+//
+// attn-run FILE.mlir: lowers a module through a pipeline (by default
+// attn-lower-to-llvm-pipeline), JIT-compiles it for the host CPU and calls
+// one function with .npy or seeded random inputs. --check compares against
+// the reference lowering, --bench times it. See docs/attn-run.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+#include "attn-opt/InitAttn.h"
+#include "attn-opt/Pipelines/Pipelines.h"
+#include "attn-opt/Runtime/Jit.h"
+#include "attn-opt/Runtime/Npy.h"
+#include "attn-opt/Support/Random.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/AsmParser/AsmParserState.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+
+using namespace mlir;
+using namespace mlir::attn;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("attn-run options");
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                                      cl::desc("<input .mlir file>"),
+                                      cl::cat(category));
+static cl::opt<std::string>
+    entryName("entry", cl::desc("Function to run (default: the only public "
+                                "function with a body)"),
+              cl::cat(category));
+static cl::opt<std::string> pipelineText(
+    "pipeline",
+    cl::desc("Pass pipeline lowering the module to the LLVM dialect, as a "
+             "pass list (default: attn-lower-to-llvm-pipeline)"),
+    cl::cat(category));
+static cl::opt<bool> referenceOnly(
+    "reference",
+    cl::desc("Compile through the reference lowering only "
+             "(convert-attn-to-linalg, then the generic CPU lowering)"),
+    cl::cat(category));
+static cl::opt<std::string>
+    target("target", cl::desc("Where to run: cpu (the only target yet)"),
+           cl::init("cpu"), cl::cat(category));
+static cl::list<std::string>
+    inputs("input",
+           cl::desc("An input: NAME=FILE.npy (NAME as in the source, e.g. "
+                    "query for %query, or argN), or FILE.npy in argument "
+                    "order"),
+           cl::cat(category));
+static cl::opt<bool> randomInputs(
+    "random-inputs",
+    cl::desc("Fill inputs not given by --input with seeded random data: "
+             "standard normal floats, sorted segment ids in [0, 4)"),
+    cl::cat(category));
+static cl::opt<uint64_t> seed("seed", cl::desc("Seed of --random-inputs"),
+                              cl::init(0), cl::cat(category));
+static cl::opt<double> inputScale(
+    "input-scale", cl::desc("Multiply random float inputs by this factor"),
+    cl::init(1.0), cl::cat(category));
+static cl::opt<std::string>
+    saveInputs("save-inputs",
+               cl::desc("Write the inputs used to DIR/NAME.npy"),
+               cl::value_desc("DIR"), cl::cat(category));
+static cl::list<std::string>
+    outputs("output", cl::desc("Write result N (in order) to FILE.npy"),
+            cl::cat(category));
+static cl::opt<bool> check(
+    "check",
+    cl::desc("Also run the reference lowering and compare: fail if any "
+             "|out - ref| > atol + rtol * |ref|"),
+    cl::cat(category));
+static cl::opt<double>
+    rtolOpt("rtol",
+            cl::desc("Relative tolerance of --check (default 1e-4 for f32, "
+                     "2e-2 for f16 and bf16)"),
+            cl::init(-1), cl::cat(category));
+static cl::opt<double>
+    atolOpt("atol",
+            cl::desc("Absolute tolerance of --check (default 1e-5 for f32, "
+                     "2e-2 for f16 and bf16)"),
+            cl::init(-1), cl::cat(category));
+static cl::opt<unsigned>
+    benchRuns("bench", cl::desc("Time N calls after one warm-up call"),
+              cl::init(0), cl::cat(category));
+/// `--threads N`: libLLVM already registers a `threads` option, so attn-run
+/// takes this one out of argv before parsing (see main).
+static unsigned threads = 0;
+
+namespace {
+
+/// A user-facing failure: prints "attn-run: error: ..." and exits with 1.
+/// Output files are written only after everything succeeded, so failing
+/// here never leaves one behind.
+[[noreturn]] void fail(const llvm::Twine &message) {
+  llvm::outs().flush();
+  llvm::errs() << "attn-run: error: " << message << "\n";
+  std::exit(1);
+}
+
+void failOn(llvm::Error error) {
+  if (error)
+    fail(llvm::toString(std::move(error)));
+}
+
+/// One argument or result of the entry function.
+struct Slot {
+  std::string name;
+  RankedTensorType type;
+  npy::DType dtype;
+};
+
+npy::DType dtypeOf(RankedTensorType type, const llvm::Twine &what) {
+  Type et = type.getElementType();
+  if (et.isF32())
+    return npy::DType::F32;
+  if (et.isF16())
+    return npy::DType::F16;
+  if (et.isBF16())
+    return npy::DType::BF16;
+  if (et.isInteger(32))
+    return npy::DType::I32;
+  if (et.isInteger(64))
+    return npy::DType::I64;
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << type;
+  fail(what + " has unsupported type " + s +
+       " (supported elements: f32, f16, bf16, i32, i64)");
+}
+
+std::string describe(RankedTensorType type) {
+  std::string s;
+  for (int64_t d : type.getShape())
+    s += std::to_string(d) + "x";
+  return s + npy::name(dtypeOf(type, "tensor"));
+}
+
+npy::Array allocate(const Slot &slot) {
+  npy::Array a;
+  a.type = slot.dtype;
+  a.shape.assign(slot.type.getShape().begin(), slot.type.getShape().end());
+  a.data.assign(a.numElements() * npy::byteWidth(a.type), 0);
+  return a;
+}
+
+npy::Array randomArray(const Slot &slot, uint64_t seedValue, int64_t index) {
+  npy::Array a = allocate(slot);
+  SplitMix64 rng(deriveSeed(seedValue, index));
+  int64_t n = a.numElements();
+  if (a.type == npy::DType::I32 || a.type == npy::DType::I64) {
+    // Segment ids: each row sorted, like packed documents.
+    int64_t row = a.shape.empty() ? 1 : a.shape.back();
+    for (int64_t start = 0; start < n; start += row) {
+      std::vector<int64_t> ids(row);
+      for (int64_t &id : ids)
+        id = static_cast<int64_t>(rng.below(4));
+      std::sort(ids.begin(), ids.end());
+      for (int64_t i = 0; i < row; ++i)
+        npy::storeFloat(a, start + i, static_cast<float>(ids[i]));
+    }
+    return a;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    npy::storeFloat(a, i, static_cast<float>(rng.normal() * inputScale));
+  return a;
+}
+
+func::FuncOp findEntry(ModuleOp module) {
+  func::FuncOp entry;
+  if (!entryName.empty()) {
+    entry = module.lookupSymbol<func::FuncOp>(entryName);
+    if (!entry || entry.isExternal())
+      fail("no function @" + entryName + " with a body in " + inputFile);
+    return entry;
+  }
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (fn.isExternal() || fn.isPrivate())
+      continue;
+    if (entry)
+      fail(inputFile + " has several public functions (@" +
+           entry.getName() + ", @" + fn.getName() + "); choose one with "
+           "--entry");
+    entry = fn;
+  }
+  if (!entry)
+    fail("no public function with a body in " + inputFile);
+  return entry;
+}
+
+/// The argument names of `fn` as written in the source (`%query` ->
+/// "query"), or "argN".
+std::vector<std::string> argumentNames(func::FuncOp fn,
+                                       const AsmParserState &state) {
+  std::vector<std::string> names;
+  const AsmParserState::BlockDefinition *def =
+      fn.getBody().empty() ? nullptr : state.getBlockDef(&fn.getBody().front());
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+    std::string name;
+    if (def && i < def->arguments.size()) {
+      llvm::SMRange r = def->arguments[i].loc;
+      name = StringRef(r.Start.getPointer(),
+                       r.End.getPointer() - r.Start.getPointer())
+                 .drop_front() // '%'
+                 .str();
+    }
+    names.push_back(name.empty() ? "arg" + std::to_string(i) : name);
+  }
+  return names;
+}
+
+/// Lowers a clone of `module` with `build` and JIT-compiles it.
+std::unique_ptr<JitFunction>
+compileVariant(ModuleOp module, StringRef entry,
+               function_ref<void(OpPassManager &)> build, StringRef what) {
+  OwningOpRef<ModuleOp> clone = module.clone();
+  auto fn = clone->lookupSymbol<func::FuncOp>(entry);
+  fn->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
+  PassManager pm(module.getContext());
+  build(pm);
+  if (failed(pm.run(*clone)))
+    fail("lowering " + what + " failed (diagnostics above)");
+  std::vector<std::string> libs = {ATTN_OMP_LIBRARY, ATTN_C_RUNNER_UTILS};
+  auto jit = JitFunction::compile(*clone, entry, libs);
+  if (!jit)
+    fail("JIT compilation of " + what +
+         " failed: " + llvm::toString(jit.takeError()));
+  return std::move(*jit);
+}
+
+/// Calls `jit` on `args`, writing into fresh result arrays.
+std::vector<npy::Array> callOnce(JitFunction &jit,
+                                 std::vector<npy::Array> &args,
+                                 const std::vector<Slot> &results,
+                                 std::vector<npy::Array> *reuse = nullptr) {
+  std::vector<npy::Array> outs;
+  if (reuse) {
+    outs = std::move(*reuse);
+  } else {
+    for (const Slot &r : results)
+      outs.push_back(allocate(r));
+  }
+  std::vector<MemRefDescriptor> descs;
+  descs.reserve(args.size() + outs.size());
+  for (npy::Array &a : args)
+    descs.emplace_back(a.data.data(), a.shape);
+  for (npy::Array &o : outs)
+    descs.emplace_back(o.data.data(), o.shape);
+  std::vector<MemRefDescriptor *> ptrs;
+  for (MemRefDescriptor &d : descs)
+    ptrs.push_back(&d);
+  failOn(jit.call(ptrs));
+  return outs;
+}
+
+/// Compares `out` with `ref`; prints the errors, returns true within
+/// tolerance.
+bool compare(const Slot &slot, const npy::Array &out, const npy::Array &ref) {
+  bool lowPrecision = slot.dtype == npy::DType::F16 ||
+                      slot.dtype == npy::DType::BF16;
+  double rtol = rtolOpt >= 0 ? rtolOpt : (lowPrecision ? 2e-2 : 1e-4);
+  double atol = atolOpt >= 0 ? atolOpt : (lowPrecision ? 2e-2 : 1e-5);
+  double maxAbs = 0, maxRef = 0, worstRatio = 0;
+  int64_t bad = 0, firstBad = -1, n = out.numElements();
+  for (int64_t i = 0; i < n; ++i) {
+    double o = npy::loadFloat(out, i), r = npy::loadFloat(ref, i);
+    double err = std::fabs(o - r);
+    if (std::isnan(o) != std::isnan(r))
+      err = INFINITY;
+    else if (std::isnan(o))
+      err = 0;
+    maxAbs = std::max(maxAbs, err);
+    maxRef = std::max(maxRef, std::fabs(r));
+    double limit = atol + rtol * std::fabs(r);
+    worstRatio = std::max(worstRatio, err / limit);
+    if (!(err <= limit)) {
+      if (firstBad < 0)
+        firstBad = i;
+      ++bad;
+    }
+  }
+  double rel = maxRef > 0 ? maxAbs / maxRef : maxAbs;
+  llvm::outs() << llvm::format(
+      "check %s: max_abs_err=%.3e max_rel_err=%.3e (rtol=%.1e atol=%.1e) ",
+      slot.name.c_str(), maxAbs, rel, rtol, atol);
+  if (bad == 0) {
+    llvm::outs() << "ok\n";
+    return true;
+  }
+  llvm::outs() << llvm::format(
+      "FAILED: %lld of %lld elements out of tolerance, first at flat index "
+      "%lld (%g vs reference %g)\n",
+      static_cast<long long>(bad), static_cast<long long>(n),
+      static_cast<long long>(firstBad), npy::loadFloat(out, firstBad),
+      npy::loadFloat(ref, firstBad));
+  return false;
+}
+
+void summarize(const Slot &slot, const npy::Array &a) {
+  double sum = 0, absMax = 0;
+  int64_t n = a.numElements(), nonFinite = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double v = npy::loadFloat(a, i);
+    if (!std::isfinite(v)) {
+      ++nonFinite;
+      continue;
+    }
+    sum += v;
+    absMax = std::max(absMax, std::fabs(v));
+  }
+  llvm::outs() << llvm::format("result %s: %s mean=%.6g max_abs=%.6g",
+                               slot.name.c_str(), a.describe().c_str(),
+                               n ? sum / n : 0.0, absMax);
+  if (nonFinite)
+    llvm::outs() << " non_finite=" << nonFinite;
+  llvm::outs() << "\n";
+}
+
+int run(MLIRContext &context) {
+  if (target != "cpu")
+    fail("unknown --target '" + target + "' (supported: cpu)");
+  if (threads > 0)
+    setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
+
+  // Parse, remembering the source names of the arguments.
+  std::string errorMessage;
+  auto file = openInputFile(inputFile, &errorMessage);
+  if (!file)
+    fail(errorMessage);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  Block parsed;
+  AsmParserState state;
+  ParserConfig config(&context);
+  if (failed(parseAsmSourceFile(sourceMgr, &parsed, config, &state)))
+    fail("cannot parse " + inputFile);
+  OwningOpRef<ModuleOp> module = mlir::detail::constructContainerOpForParserIfNecessary<
+      ModuleOp>(&parsed, &context, UnknownLoc::get(&context));
+  if (!module)
+    fail("cannot parse " + inputFile);
+  if (failed(verify(*module)))
+    fail(inputFile + " does not verify (diagnostics above)");
+  func::FuncOp entry = findEntry(*module);
+  std::vector<std::string> names = argumentNames(entry, state);
+
+  // Argument and result slots.
+  std::vector<Slot> args, results;
+  FunctionType fnType = entry.getFunctionType();
+  for (auto [i, t] : llvm::enumerate(fnType.getInputs())) {
+    auto rt = dyn_cast<RankedTensorType>(t);
+    if (!rt || !rt.hasStaticShape())
+      fail("argument " + names[i] + " of @" + entry.getName() +
+           " must be a statically shaped tensor");
+    args.push_back({names[i], rt, dtypeOf(rt, "argument " + names[i])});
+  }
+  for (auto [i, t] : llvm::enumerate(fnType.getResults())) {
+    auto rt = dyn_cast<RankedTensorType>(t);
+    std::string name = "result" + std::to_string(i);
+    if (!rt || !rt.hasStaticShape())
+      fail(name + " of @" + entry.getName() +
+           " must be a statically shaped tensor");
+    results.push_back({name, rt, dtypeOf(rt, name)});
+  }
+  if (outputs.size() > results.size())
+    fail("--output given " + llvm::Twine(outputs.size()) + " times but @" +
+         entry.getName() + " has " + llvm::Twine(results.size()) +
+         " results");
+
+  // The work the function names, for GFLOP/s.
+  double flops = 0;
+  entry.walk([&](FlopCountOpInterface op) { flops += op.getFlopCount(); });
+
+  // Inputs: named, positional, or random.
+  std::vector<std::optional<npy::Array>> values(args.size());
+  size_t positional = 0;
+  for (const std::string &spec : inputs) {
+    StringRef s(spec);
+    size_t index;
+    StringRef path;
+    if (s.contains('=') && !s.ends_with(".npy=")) {
+      std::pair<StringRef, StringRef> parts = s.split('=');
+      StringRef name = parts.first, p = parts.second;
+      auto it = llvm::find_if(args, [&](const Slot &a) { return a.name == name; });
+      if (it == args.end()) {
+        std::string known;
+        for (const Slot &a : args)
+          known += (known.empty() ? "" : ", ") + a.name;
+        fail("--input " + spec + ": @" + entry.getName() +
+             " has no argument named '" + name + "' (arguments: " + known +
+             ")");
+      }
+      index = it - args.begin();
+      path = p;
+    } else {
+      while (positional < args.size() && values[positional])
+        ++positional;
+      if (positional == args.size())
+        fail("--input " + spec + ": more inputs than arguments");
+      index = positional;
+      path = s;
+    }
+    if (values[index])
+      fail("--input " + spec + ": argument " + args[index].name +
+           " is given twice");
+    auto array = npy::read(path);
+    if (!array)
+      fail(llvm::toString(array.takeError()));
+    const Slot &slot = args[index];
+    if (array->type != slot.dtype ||
+        array->shape != std::vector<int64_t>(slot.type.getShape().begin(),
+                                             slot.type.getShape().end()))
+      fail(path + ": holds " + array->describe() + " but argument " +
+           slot.name + " of @" + entry.getName() + " is " +
+           describe(slot.type));
+    values[index] = std::move(*array);
+  }
+  std::vector<npy::Array> argArrays;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!values[i]) {
+      if (!randomInputs)
+        fail("no input for argument " + args[i].name + " of @" +
+             entry.getName() + " (use --input or --random-inputs)");
+      values[i] = randomArray(args[i], seed, i);
+    }
+    argArrays.push_back(std::move(*values[i]));
+  }
+
+  // Compile.
+  auto buildMain = [&](OpPassManager &pm) {
+    if (!pipelineText.empty()) {
+      if (failed(parsePassPipeline(pipelineText, pm, llvm::errs())))
+        fail("invalid --pipeline '" + pipelineText + "'");
+      return;
+    }
+    LowerToLLVMOptions options;
+    options.reference = referenceOnly;
+    buildLowerToLLVMPipeline(pm, options);
+  };
+  std::unique_ptr<JitFunction> jit = compileVariant(
+      *module, entry.getName(), buildMain, "@" + entry.getName().str());
+
+  std::vector<npy::Array> outArrays = callOnce(*jit, argArrays, results);
+
+  bool ok = true;
+  if (check) {
+    auto buildRef = [](OpPassManager &pm) {
+      LowerToLLVMOptions options;
+      options.reference = true;
+      buildLowerToLLVMPipeline(pm, options);
+    };
+    std::unique_ptr<JitFunction> ref = compileVariant(
+        *module, entry.getName(), buildRef, "the reference");
+    std::vector<npy::Array> refArrays = callOnce(*ref, argArrays, results);
+    for (size_t i = 0; i < results.size(); ++i)
+      ok &= compare(results[i], outArrays[i], refArrays[i]);
+  }
+  for (size_t i = 0; i < results.size(); ++i)
+    summarize(results[i], outArrays[i]);
+  if (!ok)
+    fail("--check failed: results differ from the reference lowering");
+
+  if (benchRuns > 0) {
+    std::vector<double> ms;
+    std::vector<npy::Array> scratch = std::move(outArrays);
+    scratch = callOnce(*jit, argArrays, results, &scratch); // warm-up
+    for (unsigned r = 0; r < benchRuns; ++r) {
+      auto start = std::chrono::steady_clock::now();
+      scratch = callOnce(*jit, argArrays, results, &scratch);
+      auto end = std::chrono::steady_clock::now();
+      ms.push_back(std::chrono::duration<double, std::milli>(end - start)
+                       .count());
+    }
+    outArrays = std::move(scratch);
+    std::vector<double> sorted = ms;
+    std::sort(sorted.begin(), sorted.end());
+    size_t n = sorted.size();
+    double median = n % 2 ? sorted[n / 2]
+                          : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    double gflops = median > 0 ? flops / (median * 1e6) : 0;
+    llvm::outs() << llvm::format(
+        "bench: median_ms=%.3f min_ms=%.3f max_ms=%.3f gflops=%.3f\n", median,
+        sorted.front(), sorted.back(), gflops);
+  }
+
+  // Everything succeeded: now write files.
+  if (!saveInputs.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(saveInputs))
+      fail(saveInputs + ": " + ec.message());
+    for (size_t i = 0; i < args.size(); ++i) {
+      llvm::SmallString<256> path(saveInputs);
+      llvm::sys::path::append(path, args[i].name + ".npy");
+      failOn(npy::write(path, argArrays[i]));
+    }
+  }
+  for (size_t i = 0; i < outputs.size(); ++i)
+    failOn(npy::write(outputs[i], outArrays[i]));
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  registerAttnDialects(registry);
+  registerAllPasses();
+  registerAttnPasses();
+
+  // Take `--threads N` / `--threads=N` out of argv (see `threads`).
+  std::vector<char *> args;
+  for (int i = 0; i < argc; ++i) {
+    StringRef a(argv[i]);
+    StringRef value;
+    if ((a == "--threads" || a == "-threads") && i + 1 < argc)
+      value = argv[++i];
+    else if (a.consume_front("--threads=") || a.consume_front("-threads="))
+      value = a;
+    else {
+      args.push_back(argv[i]);
+      continue;
+    }
+    if (value.getAsInteger(10, threads) || threads == 0) {
+      llvm::errs() << "attn-run: error: --threads takes a positive integer, "
+                      "got '" << value << "'\n";
+      return 1;
+    }
+  }
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      static_cast<int>(args.size()), args.data(),
+      "attn-run: lower an attn module, JIT-compile it and run a function\n\n"
+      "  --threads=<N>  OpenMP threads (default: all cores)\n");
+
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  return run(context);
+}
