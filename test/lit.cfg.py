@@ -14,7 +14,7 @@ config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py",
-                   "lit.site.cfg.py", "lib", "Inputs"]
+                   "lit.site.cfg.py", "lib", "reference", "Inputs"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
@@ -29,5 +29,5 @@ config.substitutions.append(
     ("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-tools = ["attn-opt"]
+tools = ["attn-opt", "attn-run", "attn-ref"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

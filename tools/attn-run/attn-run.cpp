@@ -11,21 +11,18 @@
 #include "attn-opt/InitAttn.h"
 #include "attn-opt/Pipelines/Pipelines.h"
 #include "attn-opt/Runtime/Jit.h"
+#include "attn-opt/Runtime/ModuleLoader.h"
 #include "attn-opt/Runtime/Npy.h"
 #include "attn-opt/Support/Random.h"
 
-#include "mlir/AsmParser/AsmParser.h"
-#include "mlir/AsmParser/AsmParserState.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -192,49 +189,6 @@ npy::Array randomArray(const Slot &slot, uint64_t seedValue, int64_t index) {
   return a;
 }
 
-func::FuncOp findEntry(ModuleOp module) {
-  func::FuncOp entry;
-  if (!entryName.empty()) {
-    entry = module.lookupSymbol<func::FuncOp>(entryName);
-    if (!entry || entry.isExternal())
-      fail("no function @" + entryName + " with a body in " + inputFile);
-    return entry;
-  }
-  for (auto fn : module.getOps<func::FuncOp>()) {
-    if (fn.isExternal() || fn.isPrivate())
-      continue;
-    if (entry)
-      fail(inputFile + " has several public functions (@" +
-           entry.getName() + ", @" + fn.getName() + "); choose one with "
-           "--entry");
-    entry = fn;
-  }
-  if (!entry)
-    fail("no public function with a body in " + inputFile);
-  return entry;
-}
-
-/// The argument names of `fn` as written in the source (`%query` ->
-/// "query"), or "argN".
-std::vector<std::string> argumentNames(func::FuncOp fn,
-                                       const AsmParserState &state) {
-  std::vector<std::string> names;
-  const AsmParserState::BlockDefinition *def =
-      fn.getBody().empty() ? nullptr : state.getBlockDef(&fn.getBody().front());
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-    std::string name;
-    if (def && i < def->arguments.size()) {
-      llvm::SMRange r = def->arguments[i].loc;
-      name = StringRef(r.Start.getPointer(),
-                       r.End.getPointer() - r.Start.getPointer())
-                 .drop_front() // '%'
-                 .str();
-    }
-    names.push_back(name.empty() ? "arg" + std::to_string(i) : name);
-  }
-  return names;
-}
-
 /// Lowers a clone of `module` with `build` and JIT-compiles it.
 std::unique_ptr<JitFunction>
 compileVariant(ModuleOp module, StringRef entry,
@@ -242,7 +196,12 @@ compileVariant(ModuleOp module, StringRef entry,
   OwningOpRef<ModuleOp> clone = module.clone();
   auto fn = clone->lookupSymbol<func::FuncOp>(entry);
   fn->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
+  // Compile only what the entry function needs.
+  for (auto other : clone->getOps<func::FuncOp>())
+    if (other != fn)
+      other.setPrivate();
   PassManager pm(module.getContext());
+  pm.addPass(createSymbolDCEPass());
   build(pm);
   if (failed(pm.run(*clone)))
     fail("lowering " + what + " failed (diagnostics above)");
@@ -349,26 +308,14 @@ int run(MLIRContext &context) {
     setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
 
   // Parse, remembering the source names of the arguments.
-  std::string errorMessage;
-  auto file = openInputFile(inputFile, &errorMessage);
-  if (!file)
-    fail(errorMessage);
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
-  Block parsed;
-  AsmParserState state;
-  ParserConfig config(&context);
-  if (failed(parseAsmSourceFile(sourceMgr, &parsed, config, &state)))
-    fail("cannot parse " + inputFile);
-  OwningOpRef<ModuleOp> module = mlir::detail::constructContainerOpForParserIfNecessary<
-      ModuleOp>(&parsed, &context, UnknownLoc::get(&context));
-  if (!module)
-    fail("cannot parse " + inputFile);
-  if (failed(verify(*module)))
-    fail(inputFile + " does not verify (diagnostics above)");
-  func::FuncOp entry = findEntry(*module);
-  std::vector<std::string> names = argumentNames(entry, state);
+  auto loaded = loadModule(context, sourceMgr, inputFile, entryName);
+  if (!loaded)
+    fail(llvm::toString(loaded.takeError()));
+  OwningOpRef<ModuleOp> module = std::move(loaded->module);
+  func::FuncOp entry = loaded->entry;
+  const std::vector<std::string> &names = loaded->argNames;
 
   // Argument and result slots.
   std::vector<Slot> args, results;

@@ -1,0 +1,92 @@
+//===- ScalarReference.h - Independent scalar attention reference -*- C++ -*-===//
+//
+// A plain, loop-by-loop double-precision implementation of every attn op,
+// written from docs/Semantics.md and the op descriptions, sharing no code
+// with the compiler except the documented seeded generators
+// (attn-opt/Support/Random.h, which define what a seed means). The
+// integration tests compare what attn-run computes against it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TEST_REFERENCE_SCALARREFERENCE_H
+#define ATTN_TEST_REFERENCE_SCALARREFERENCE_H
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ref {
+
+/// A dense row-major tensor of doubles.
+struct Tensor {
+  std::vector<int64_t> shape;
+  std::vector<double> data;
+
+  Tensor() = default;
+  explicit Tensor(std::vector<int64_t> shape);
+  int64_t size() const;
+  int64_t dim(int i) const { return shape[i]; }
+  double &at(std::initializer_list<int64_t> idx);
+  double at(std::initializer_list<int64_t> idx) const;
+};
+
+/// A mask pattern, evaluated element by element.
+struct Pattern {
+  enum Kind {
+    Causal, Window, Dilated, Global, Strided, Fixed, Random, Block,
+    Segments, Union, Intersect, PerHead
+  } kind;
+  int64_t a = 0, b = 0, c = 0;
+  uint64_t seed = 0;
+  std::vector<int64_t> tokens;
+  std::vector<std::string> layout;
+  std::vector<Pattern> parts;
+};
+
+/// Whether query `q` (index) of head `h` may see key `k`, for `lq` queries
+/// and `lk` keys in batch `b`.
+bool allowed(const Pattern &p, int64_t h, int64_t q, int64_t k, int64_t lq,
+             int64_t lk, int64_t b, const Tensor *segQ, const Tensor *segK);
+
+struct AttentionSpec {
+  enum class Normalizer { Softmax, Pointwise, Kernel } normalizer;
+  std::string fn;          // pointwise h
+  double alpha = 1.0;      // pointwise
+  std::string featureMap;  // kernel
+  int64_t features = 0;
+  bool orthogonal = false;
+  uint64_t seed = 0;
+  double eps = 0.0;
+  std::optional<double> scale;
+  std::optional<double> qkNormEps;
+  std::optional<Pattern> pattern;
+  const Tensor *bias = nullptr, *gate = nullptr, *segQ = nullptr,
+               *segK = nullptr, *projection = nullptr;
+};
+
+Tensor attention(const Tensor &q, const Tensor &k, const Tensor &v,
+                 const AttentionSpec &spec);
+
+Tensor lowrankAttention(const Tensor &q, const Tensor &k, const Tensor &v,
+                        const Tensor &e, const Tensor &f,
+                        std::optional<double> scale);
+
+struct LshSpec {
+  int64_t hashes, buckets, chunk;
+  uint64_t seed;
+  bool causal;
+  std::optional<double> scale;
+};
+Tensor lshAttention(const Tensor &qk, const Tensor &v, const LshSpec &spec);
+
+Tensor relativeAttention(const Tensor &q, const Tensor &k, const Tensor &v,
+                         const Tensor &posEmb, const Tensor &u,
+                         const Tensor &vb, const Tensor *memK,
+                         const Tensor *memV, std::optional<double> scale);
+
+} // namespace ref
+
+#endif // ATTN_TEST_REFERENCE_SCALARREFERENCE_H

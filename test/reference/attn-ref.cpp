@@ -1,0 +1,275 @@
+//===- attn-ref.cpp - Check attn-run's output against the scalar reference ===//
+//
+// attn-ref FILE.mlir --entry F --inputs DIR --compare OUT.npy
+//
+// Reads the attn op of function F (its operands must be arguments of F),
+// loads F's inputs from DIR/NAME.npy (as `attn-run --save-inputs DIR`
+// writes them), computes the op with the independent scalar reference in
+// double precision and compares with OUT.npy: every element must satisfy
+// |out - ref| <= atol + rtol * |ref|, and with --max-rel-err the normwise
+// error max|out - ref| / max|ref| must not exceed it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ScalarReference.h"
+
+#include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+#include "attn-opt/InitAttn.h"
+#include "attn-opt/Runtime/ModuleLoader.h"
+#include "attn-opt/Runtime/Npy.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                                      cl::desc("<input .mlir file>"));
+static cl::opt<std::string> entryName("entry", cl::desc("Function"));
+static cl::opt<std::string> inputDir("inputs", cl::Required,
+                                     cl::desc("Directory of NAME.npy inputs"));
+static cl::opt<std::string> compareFile("compare", cl::Required,
+                                        cl::desc("Output .npy to check"));
+static cl::opt<double> rtolOpt("rtol", cl::init(1e-4));
+static cl::opt<double> atolOpt("atol", cl::init(1e-5));
+static cl::opt<double> maxRelErr("max-rel-err", cl::init(-1),
+                                 cl::desc("Bound on max|out-ref| / max|ref|"));
+
+[[noreturn]] static void fail(const llvm::Twine &msg) {
+  llvm::errs() << "attn-ref: error: " << msg << "\n";
+  std::exit(1);
+}
+
+static ref::Tensor toTensor(const npy::Array &a) {
+  ref::Tensor t(a.shape);
+  for (int64_t i = 0; i < a.numElements(); ++i)
+    t.data[i] = npy::loadFloat(a, i);
+  return t;
+}
+
+static ref::Pattern toPattern(MaskPatternAttrInterface attr) {
+  ref::Pattern p;
+  auto parts = [](ArrayRef<MaskPatternAttrInterface> list) {
+    std::vector<ref::Pattern> out;
+    for (MaskPatternAttrInterface a : list)
+      out.push_back(toPattern(a));
+    return out;
+  };
+  llvm::TypeSwitch<Attribute>(attr)
+      .Case([&](CausalAttr) { p.kind = ref::Pattern::Causal; })
+      .Case([&](WindowAttr a) {
+        p.kind = ref::Pattern::Window;
+        p.a = a.getBefore();
+        p.b = a.getAfter();
+      })
+      .Case([&](DilatedAttr a) {
+        p.kind = ref::Pattern::Dilated;
+        p.a = a.getBefore();
+        p.b = a.getAfter();
+        p.c = a.getDilation();
+      })
+      .Case([&](GlobalAttr a) {
+        p.kind = ref::Pattern::Global;
+        p.tokens.assign(a.getTokens().begin(), a.getTokens().end());
+      })
+      .Case([&](StridedAttr a) {
+        p.kind = ref::Pattern::Strided;
+        p.a = a.getStride();
+      })
+      .Case([&](FixedAttr a) {
+        p.kind = ref::Pattern::Fixed;
+        p.a = a.getStride();
+        p.b = a.getC();
+      })
+      .Case([&](RandomAttr a) {
+        p.kind = ref::Pattern::Random;
+        p.a = a.getBlocks();
+        p.b = a.getBlockSize();
+        p.seed = a.getSeed();
+      })
+      .Case([&](BlockAttr a) {
+        p.kind = ref::Pattern::Block;
+        p.a = a.getSize();
+        for (StringAttr row : a.getLayout())
+          p.layout.push_back(row.str());
+      })
+      .Case([&](SegmentsAttr) { p.kind = ref::Pattern::Segments; })
+      .Case([&](UnionAttr a) {
+        p.kind = ref::Pattern::Union;
+        p.parts = parts(a.getPatterns());
+      })
+      .Case([&](IntersectAttr a) {
+        p.kind = ref::Pattern::Intersect;
+        p.parts = parts(a.getPatterns());
+      })
+      .Case([&](PerHeadAttr a) {
+        p.kind = ref::Pattern::PerHead;
+        p.parts = parts(a.getPatterns());
+      })
+      .Default([](Attribute a) { fail("unknown pattern attribute"); });
+  return p;
+}
+
+static std::optional<double> optionalScale(std::optional<APFloat> s) {
+  if (!s)
+    return std::nullopt;
+  return s->convertToDouble();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "attn scalar reference checker\n");
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAttnDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  auto loaded = loadModule(context, sourceMgr, inputFile, entryName);
+  if (!loaded)
+    fail(llvm::toString(loaded.takeError()));
+  func::FuncOp entry = loaded->entry;
+
+  // The input tensor of an operand (a function argument), or null.
+  std::vector<std::unique_ptr<ref::Tensor>> owned;
+  auto input = [&](Value v) -> ref::Tensor * {
+    if (!v)
+      return nullptr;
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner()->getParentOp() != entry)
+      fail("operands of the attn op must be arguments of @" +
+           entry.getName());
+    llvm::SmallString<256> path(inputDir);
+    llvm::sys::path::append(path,
+                            loaded->argNames[arg.getArgNumber()] + ".npy");
+    auto array = npy::read(path);
+    if (!array)
+      fail(llvm::toString(array.takeError()));
+    owned.push_back(std::make_unique<ref::Tensor>(toTensor(*array)));
+    return owned.back().get();
+  };
+
+  Operation *attnOp = nullptr;
+  entry.walk([&](Operation *op) {
+    if (isa<AttnDialect>(op->getDialect())) {
+      if (attnOp)
+        fail("@" + entry.getName() + " has more than one attn op");
+      attnOp = op;
+    }
+  });
+  if (!attnOp)
+    fail("@" + entry.getName() + " has no attn op");
+
+  ref::Tensor expected =
+      llvm::TypeSwitch<Operation *, ref::Tensor>(attnOp)
+          .Case([&](AttentionOp op) {
+            ref::AttentionSpec spec;
+            Attribute norm = op.getNormalizer();
+            if (isa<SoftmaxAttr>(norm)) {
+              spec.normalizer = ref::AttentionSpec::Normalizer::Softmax;
+            } else if (auto p = dyn_cast<PointwiseAttr>(norm)) {
+              spec.normalizer = ref::AttentionSpec::Normalizer::Pointwise;
+              spec.fn = stringifyPointwiseFn(p.getFn()).str();
+              spec.alpha = p.getAlpha().convertToDouble();
+            } else {
+              auto k = cast<KernelAttr>(norm);
+              spec.normalizer = ref::AttentionSpec::Normalizer::Kernel;
+              spec.featureMap = stringifyFeatureMap(k.getFeatureMap()).str();
+              spec.features = k.getFeatures();
+              spec.orthogonal = k.getOrthogonal();
+              spec.seed = k.getSeed();
+              spec.eps = k.getEps().convertToDouble();
+            }
+            spec.scale = optionalScale(op.getScale());
+            spec.qkNormEps = optionalScale(op.getQkNormEps());
+            if (auto pattern = op.getPatternAttr())
+              spec.pattern = toPattern(pattern);
+            spec.bias = input(op.getBias());
+            spec.gate = input(op.getGate());
+            spec.segQ = input(op.getQuerySegments());
+            spec.segK = op.getKeySegments() ? input(op.getKeySegments())
+                                            : spec.segQ;
+            spec.projection = input(op.getProjection());
+            return ref::attention(*input(op.getQuery()), *input(op.getKey()),
+                                  *input(op.getValue()), spec);
+          })
+          .Case([&](LowRankAttentionOp op) {
+            return ref::lowrankAttention(
+                *input(op.getQuery()), *input(op.getKey()),
+                *input(op.getValue()), *input(op.getKeyProj()),
+                *input(op.getValueProj()), optionalScale(op.getScale()));
+          })
+          .Case([&](LshAttentionOp op) {
+            ref::LshSpec spec{static_cast<int64_t>(op.getNumHashes()),
+                              static_cast<int64_t>(op.getNumBuckets()),
+                              static_cast<int64_t>(op.getChunkSize()),
+                              static_cast<uint64_t>(op.getSeed()),
+                              op.getCausal(), optionalScale(op.getScale())};
+            return ref::lshAttention(*input(op.getQk()),
+                                     *input(op.getValue()), spec);
+          })
+          .Case([&](RelativeAttentionOp op) {
+            return ref::relativeAttention(
+                *input(op.getQuery()), *input(op.getKey()),
+                *input(op.getValue()), *input(op.getPosEmb()),
+                *input(op.getContentBias()), *input(op.getPositionBias()),
+                input(op.getMemoryKey()), input(op.getMemoryValue()),
+                optionalScale(op.getScale()));
+          })
+          .Default([](Operation *op) -> ref::Tensor {
+            fail("no scalar reference for " +
+                 op->getName().getStringRef());
+          });
+
+  auto actual = npy::read(compareFile);
+  if (!actual)
+    fail(llvm::toString(actual.takeError()));
+  if (actual->shape != expected.shape)
+    fail(compareFile + ": holds " + actual->describe() +
+         " but the reference result has another shape");
+  double maxAbs = 0, maxRef = 0;
+  int64_t bad = 0, firstBad = -1;
+  for (int64_t i = 0; i < expected.size(); ++i) {
+    double o = npy::loadFloat(*actual, i), r = expected.data[i];
+    double err = std::isfinite(o) ? std::fabs(o - r) : INFINITY;
+    maxAbs = std::max(maxAbs, err);
+    maxRef = std::max(maxRef, std::fabs(r));
+    if (!(err <= atolOpt + rtolOpt * std::fabs(r))) {
+      if (firstBad < 0)
+        firstBad = i;
+      ++bad;
+    }
+  }
+  double rel = maxRef > 0 ? maxAbs / maxRef : maxAbs;
+  llvm::outs() << llvm::format("ref-check @%s: max_abs_err=%.3e "
+                               "max_rel_err=%.3e ",
+                               entry.getName().str().c_str(), maxAbs, rel);
+  bool ok = bad == 0 && (maxRelErr < 0 || rel <= maxRelErr);
+  if (ok) {
+    llvm::outs() << "ok\n";
+    return 0;
+  }
+  if (bad)
+    llvm::outs() << llvm::format(
+        "FAILED: %lld elements out of tolerance (rtol=%.1e atol=%.1e), first "
+        "at %lld: %g vs reference %g\n",
+        static_cast<long long>(bad), rtolOpt.getValue(), atolOpt.getValue(),
+        static_cast<long long>(firstBad), npy::loadFloat(*actual, firstBad),
+        expected.data[firstBad]);
+  else
+    llvm::outs() << llvm::format("FAILED: max_rel_err above %.1e\n",
+                                 maxRelErr.getValue());
+  return 1;
+}
