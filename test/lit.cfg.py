@@ -23,6 +23,8 @@ config.substitutions.append(("%attn_src_root", config.attn_src_root))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
+# `not` and `count` at the start of a command come from PATH.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 # Stock upstream tools by absolute path, so a test can name the one it means.
 config.substitutions.append(

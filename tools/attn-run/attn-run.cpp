@@ -325,7 +325,9 @@ int run(MLIRContext &context) {
     if (!rt || !rt.hasStaticShape())
       fail("argument " + names[i] + " of @" + entry.getName() +
            " must be a statically shaped tensor");
-    args.push_back({names[i], rt, dtypeOf(rt, "argument " + names[i])});
+    args.push_back({names[i], rt,
+                    dtypeOf(rt, "argument " + names[i] + " of @" +
+                                    entry.getName())});
   }
   for (auto [i, t] : llvm::enumerate(fnType.getResults())) {
     auto rt = dyn_cast<RankedTensorType>(t);

@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""Writes a .npy file without numpy, optionally broken, for attn-run's
+error-path tests.
+
+make_npy.py OUT --dtype '<f4' --shape 1,2,3,4 [--fortran] [--truncate N]
+           [--bad-magic] [--fill X]
+"""
+import argparse
+import struct
+
+p = argparse.ArgumentParser()
+p.add_argument("out")
+p.add_argument("--dtype", default="<f4")
+p.add_argument("--shape", default="1")
+p.add_argument("--fortran", action="store_true")
+p.add_argument("--truncate", type=int, default=0, help="drop N data bytes")
+p.add_argument("--bad-magic", action="store_true")
+p.add_argument("--fill", type=float, default=0.5)
+a = p.parse_args()
+
+shape = tuple(int(s) for s in a.shape.split(",") if s)
+n = 1
+for d in shape:
+    n *= d
+width = {"<f4": 4, "<f2": 2, "<u2": 2, "<i4": 4, "<i8": 8, "<f8": 8}[a.dtype]
+fmt = {"<f4": "<f", "<f2": "<e", "<u2": "<H", "<i4": "<i", "<i8": "<q",
+       "<f8": "<d"}[a.dtype]
+value = int(a.fill) if fmt in ("<H", "<i", "<q") else a.fill
+data = struct.pack(fmt, value) * n
+if a.truncate:
+    data = data[: len(data) - a.truncate]
+shape_text = "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+header = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (
+    a.dtype, "True" if a.fortran else "False", shape_text)
+header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+magic = b"\x93NUMPX" if a.bad_magic else b"\x93NUMPY"
+with open(a.out, "wb") as f:
+    f.write(magic + bytes([1, 0]) + struct.pack("<H", len(header)))
+    f.write(header.encode("latin1"))
+    f.write(data)
