@@ -453,6 +453,7 @@ int run(MLIRContext &context) {
     double median = n % 2 ? sorted[n / 2]
                           : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
     double gflops = median > 0 ? flops / (median * 1e6) : 0;
+    llvm::outs() << llvm::format("work: %.0f flop\n", flops);
     llvm::outs() << llvm::format(
         "bench: median_ms=%.3f min_ms=%.3f max_ms=%.3f gflops=%.3f\n", median,
         sorted.front(), sorted.back(), gflops);

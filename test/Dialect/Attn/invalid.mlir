@@ -548,3 +548,21 @@ func.func @f60(%q: tensor<1x4x64x16xf32>, %r: tensor<4x96x16xf32>, %u: tensor<4x
   %0 = "attn.relative_attention"(%q, %q, %q, %r, %u, %u, %m) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0>}> : (tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<4x96x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<1x4x32x16xf32>) -> tensor<1x4x64x16xf32>
   return
 }
+
+// -----
+
+/// A bias with kernel attention.
+func.func @kernel_bias(%q: tensor<1x4x64x16xf32>, %b: tensor<1x4x64x64xf32>) {
+  // expected-error @+1 {{a bias does not apply to kernel attention}}
+  %0 = attn.attention %q, %q, %q bias(%b : tensor<1x4x64x64xf32>) {normalizer = #attn.kernel<relu>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// A negative scale with kernel attention.
+func.func @kernel_negative_scale(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{kernel attention scales q and k by sqrt(scale), so scale must be positive}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.kernel<relu>, scale = -1.0 : f32} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}

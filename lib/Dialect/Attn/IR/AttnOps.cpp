@@ -217,6 +217,12 @@ LogicalResult AttentionOp::verify() {
   }
 
   auto kernel = dyn_cast<KernelAttr>(getNormalizer());
+  if (kernel && bias.type)
+    return emitOpError() << "a bias does not apply to kernel attention (it "
+                            "has no scores to add it to)";
+  if (kernel && getScale() && !(getScale()->convertToDouble() > 0))
+    return emitOpError() << "kernel attention scales q and k by sqrt(scale), "
+                            "so scale must be positive";
   if (proj.type) {
     if (!kernel || kernel.getFeatureMap() != FeatureMap::favor)
       return emitOpError()

@@ -45,7 +45,7 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
 
     Optional operands:
     - `bias(%b)`: `B' x H' x Lq x Lk` added to the scores, `B'` in {1, B},
-      `H'` in {1, Hq} (broadcast);
+      `H'` in {1, Hq} (broadcast); not with kernel attention;
     - `gate(%g)`: `B x Hq x Lq x Dv`, multiplies the output (gated attention);
     - `segments(%s)`: `B x Lq` integer document ids for `#attn.segments`,
       and `key_segments(%t)` (`B x Lk`) when `Lq != Lk`;
@@ -187,7 +187,8 @@ def Attn_LshAttentionOp : Attn_AttentionLikeOp<"lsh_attention"> {
     3. split the sorted order into chunks of `chunk_size`; each query
        attends to the keys of its own chunk and of the previous chunk (chunk
        0's previous chunk is the last one; with a single chunk, only itself),
-       with keys `k_j = qk_j / |qk_j|`, scores `scale * <qk_i, k_j>`
+       with keys normalized to unit length, `k_j = qk_j / sqrt(|qk_j|^2 +
+       1e-6)`, scores `scale * <qk_i, k_j>`
        (`scale` defaults to `1/sqrt(D)`), and, when `causal` is set, only
        keys at positions `j <= i`;
     4. a query never attends to its own position unless no other key is
