@@ -2,6 +2,7 @@
 
 #include "attn-opt/Pipelines/Pipelines.h"
 #include "attn-opt/Conversion/Passes.h"
+#include "attn-opt/Dialect/Attn/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -18,7 +19,13 @@ using namespace mlir::attn;
 
 void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
                                           const LowerToLLVMOptions &options) {
-  // attn to linalg on tensors.
+  // attn rewrites, then the remaining attn ops to linalg on tensors.
+  if (!options.reference) {
+    AttnReassociateOptions reassociate;
+    reassociate.mode = options.reassociate;
+    pm.addPass(createAttnReassociate(reassociate));
+    pm.addPass(createAttnLowerChunkedLinear());
+  }
   pm.addPass(createConvertAttnToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -34,6 +41,7 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;

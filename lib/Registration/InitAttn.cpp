@@ -3,6 +3,7 @@
 #include "attn-opt/InitAttn.h"
 #include "attn-opt/Conversion/Passes.h"
 #include "attn-opt/Dialect/Attn/IR/AttnDialect.h"
+#include "attn-opt/Dialect/Attn/Transforms/Passes.h"
 #include "attn-opt/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -14,6 +15,7 @@ void attn::registerAttnDialects(DialectRegistry &registry) {
 }
 
 void attn::registerAttnPasses() {
+  attn::registerAttnTransformsPasses();
   attn::registerAttnConversionPasses();
   attn::registerAttnPipelines();
 }

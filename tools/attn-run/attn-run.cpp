@@ -103,6 +103,10 @@ static cl::opt<double>
             cl::desc("Absolute tolerance of --check (default 1e-5 for f32, "
                      "2e-2 for f16 and bf16)"),
             cl::init(-1), cl::cat(category));
+static cl::opt<bool> printRemarks(
+    "remarks", cl::desc("Print the passes' remarks (decisions such as "
+                        "attn-reassociate's)"),
+    cl::cat(category));
 static cl::opt<unsigned>
     benchRuns("bench", cl::desc("Time N calls after one warm-up call"),
               cl::init(0), cl::cat(category));
@@ -201,6 +205,12 @@ compileVariant(ModuleOp module, StringRef entry,
     if (other != fn)
       other.setPrivate();
   PassManager pm(module.getContext());
+  // Remarks explain the compiler's decisions; they are noise unless asked
+  // for.
+  ScopedDiagnosticHandler filter(module.getContext(), [](Diagnostic &d) {
+    return success(d.getSeverity() == DiagnosticSeverity::Remark &&
+                   !printRemarks);
+  });
   pm.addPass(createSymbolDCEPass());
   build(pm);
   if (failed(pm.run(*clone)))

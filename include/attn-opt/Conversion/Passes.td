@@ -41,4 +41,36 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
   ];
 }
 
+def AttnLowerChunkedLinear : Pass<"attn-lower-chunked-linear"> {
+  let summary = "Lower attn.chunked_linear to a chunk loop carrying the state";
+  let description = [{
+    The fast lowering of the causal (and segment-masked) linear attention
+    that attn-reassociate produces: an `scf.forall` over (batch, key/value
+    head) around a sequential `scf.for` over chunks, whose iteration carries
+    the `F x Dv` state and the `F` key sum:
+
+    ```
+    for each chunk [o, o + n) (the last may be shorter, handled after the
+    loop with static sizes):
+      A    = Qc Kc^T . mask          small quadratic form (G x n x n)
+      num += A Vc + Qc S             den += A 1 + Qc z
+      S   += Kc^T Vc                 z   += Kc^T 1
+    O = num / (den + eps)            (0 where den + eps is 0)
+    ```
+
+    Memory is linear in L; the inner operations are small linalg ops on
+    tiles, vectorized by the CPU pipeline. With segment ids the state
+    restarts at segment boundaries and, without `causal`, a backward sweep
+    adds the following chunks; this is exact for non-decreasing ids (packed
+    documents), which the generated code checks, falling back to the
+    quadratic form (the reference lowering) otherwise.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD

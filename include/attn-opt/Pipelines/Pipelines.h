@@ -28,6 +28,11 @@ struct LowerToLLVMOptions : public PassPipelineOptions<LowerToLLVMOptions> {
       llvm::cl::desc("Lower attn ops through the reference lowering only "
                      "(convert-attn-to-linalg), as a baseline"),
       llvm::cl::init(false)};
+  PassOptions::Option<std::string> reassociate{
+      *this, "reassociate",
+      llvm::cl::desc("Kernelized attention: auto (cost model), linear or "
+                     "quadratic (attn-reassociate's mode)"),
+      llvm::cl::init("auto")};
   PassOptions::Option<int64_t> chunks{
       *this, "chunks",
       llvm::cl::desc("Pieces each parallel linalg loop nest is cut into"),

@@ -206,4 +206,5 @@ void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<AttentionOpLowering, LowRankAttentionOpLowering,
                LshAttentionOpLowering, RelativeAttentionOpLowering>(
       patterns.getContext());
+  populateInternalOpsToLinalgPatterns(patterns);
 }

@@ -7,8 +7,11 @@ namespace mlir {
 class RewritePatternSet;
 
 namespace attn {
-/// Adds the patterns lowering every user-level attn op to linalg on tensors.
+/// Adds the patterns lowering every attn op (user-level and internal) to
+/// linalg on tensors.
 void populateAttnToLinalgPatterns(RewritePatternSet &patterns);
+/// The patterns for the internal ops alone.
+void populateInternalOpsToLinalgPatterns(RewritePatternSet &patterns);
 } // namespace attn
 } // namespace mlir
 

@@ -1,6 +1,7 @@
 //===- AttnOps.cpp - attn dialect operations ------------------------------===//
 
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+#include "ShapeChecker.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -9,6 +10,7 @@
 
 using namespace mlir;
 using namespace mlir::attn;
+using namespace mlir::attn::detail;
 
 #include "attn-opt/Dialect/Attn/IR/AttnOpInterfaces.cpp.inc"
 
@@ -19,104 +21,9 @@ using namespace mlir::attn;
 // Shared verification helpers
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// A named operand (or result) and its ranked tensor type.
-struct Named {
-  StringRef name;
-  RankedTensorType type;
-};
-
-/// Checks the static shape, rank and element type shared by the float
-/// tensors of an attention-like op.
-class ShapeChecker {
-public:
-  explicit ShapeChecker(Operation *op) : op(op) {}
-
-  /// Every listed tensor has a static shape.
-  LogicalResult requireStatic(ArrayRef<Named> values) {
-    for (const Named &v : values)
-      if (v.type && !v.type.hasStaticShape())
-        return op->emitOpError()
-               << "requires static shapes, but " << v.name << " has type "
-               << v.type;
-    return success();
-  }
-
-  /// Every listed tensor has rank `rank`; `what` describes the layout.
-  LogicalResult requireRank(ArrayRef<Named> values, int64_t rank,
-                            StringRef what) {
-    for (const Named &v : values)
-      if (v.type && v.type.getRank() != rank)
-        return op->emitOpError()
-               << "expects " << v.name << " of rank " << rank << " (" << what
-               << "), got " << v.type;
-    return success();
-  }
-
-  /// Every listed tensor has the element type of the first.
-  LogicalResult requireSameElementType(ArrayRef<Named> values) {
-    Type expected = values.front().type.getElementType();
-    for (const Named &v : values)
-      if (v.type && v.type.getElementType() != expected)
-        return op->emitOpError()
-               << "expects " << v.name << " to have element type " << expected
-               << " like " << values.front().name << ", got "
-               << v.type.getElementType();
-    return success();
-  }
-
-  /// `a[ai] == b[bi]`, describing the dimension as `dim`.
-  LogicalResult requireSameDim(const Named &a, int64_t ai, const Named &b,
-                               int64_t bi, StringRef dim) {
-    if (a.type.getDimSize(ai) != b.type.getDimSize(bi))
-      return op->emitOpError()
-             << "expects " << a.name << " and " << b.name << " to agree on "
-             << dim << ", got " << a.type.getDimSize(ai) << " and "
-             << b.type.getDimSize(bi);
-    return success();
-  }
-
-  /// The tensor has exactly `shape`.
-  LogicalResult requireShape(const Named &v, ArrayRef<int64_t> shape,
-                             StringRef what) {
-    if (v.type.getShape() != shape) {
-      InFlightDiagnostic diag = op->emitOpError()
-                                << "expects " << v.name << " of shape ";
-      llvm::interleave(shape, diag, "x");
-      return diag << " (" << what << "), got " << v.type;
-    }
-    return success();
-  }
-
-  /// A scale or epsilon attribute value.
-  LogicalResult requireFinite(std::optional<APFloat> attr, StringRef name,
-                              bool positive) {
-    if (!attr)
-      return success();
-    double value = attr->convertToDouble();
-    if (!std::isfinite(value) || (positive && value <= 0))
-      return op->emitOpError() << name << " must be finite"
-                               << (positive ? " and positive" : "")
-                               << ", got " << value;
-    return success();
-  }
-
-private:
-  Operation *op;
-};
-
-RankedTensorType typeOf(Value v) {
-  return v ? cast<RankedTensorType>(v.getType()) : RankedTensorType();
-}
-
-double defaultScale(int64_t headDim) {
-  return 1.0 / std::sqrt(static_cast<double>(headDim));
-}
-} // namespace
-
 /// Checks the query/key/value/result dimensions shared by attention-like
 /// ops and returns them.
-static FailureOr<AttentionDims> verifyQKV(ShapeChecker &check, Operation *op,
+FailureOr<AttentionDims> mlir::attn::detail::verifyQKV(ShapeChecker &check, Operation *op,
                                           Named q, Named k, Named v,
                                           Named result) {
   if (failed(check.requireRank({q, k, v, result}, 4,
@@ -144,7 +51,8 @@ static FailureOr<AttentionDims> verifyQKV(ShapeChecker &check, Operation *op,
   return d;
 }
 
-static AttentionDims dimsOf(Value query, Value key, Value value) {
+AttentionDims mlir::attn::detail::dimsOf(Value query, Value key,
+                                         Value value) {
   auto q = typeOf(query), k = typeOf(key), v = typeOf(value);
   return {q.getDimSize(0), q.getDimSize(1), k.getDimSize(1), q.getDimSize(2),
           k.getDimSize(2), q.getDimSize(3), v.getDimSize(3)};
@@ -270,7 +178,7 @@ mask::Mask AttentionOp::getMask() {
 }
 
 /// Allowed (query, key) pairs summed over the query heads of one batch.
-static double countAllowedPairs(const mask::Mask &m) {
+double mlir::attn::detail::countAllowedPairs(const mask::Mask &m) {
   if (m.isAll())
     return static_cast<double>(m.getQueryLen()) * m.getKeyLen() *
            m.getNumHeads();
@@ -284,7 +192,7 @@ static double countAllowedPairs(const mask::Mask &m) {
 
 /// True if the pattern keeps kernel attention exactly linearizable: none,
 /// causal, segments, or an intersection of those.
-static bool isLinearizable(MaskPatternAttrInterface pattern) {
+bool mlir::attn::isLinearizablePattern(MaskPatternAttrInterface pattern) {
   if (!pattern)
     return true;
   if (isa<CausalAttr, SegmentsAttr>(pattern))
@@ -305,7 +213,7 @@ double AttentionOp::getFlopCount() {
                                   d.headDim * d.queryHeads
                             : 0.0;
     double body;
-    if (isLinearizable(getPatternAttr()))
+    if (isLinearizablePattern(getPatternAttr()))
       body = 2.0 * (d.queryLen + d.keyLen) * features * d.valueDim *
              d.queryHeads;
     else

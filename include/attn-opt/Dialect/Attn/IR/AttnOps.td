@@ -284,4 +284,257 @@ def Attn_RelativeAttentionOp : Attn_AttentionLikeOp<"relative_attention",
   }];
 }
 
+
+//===----------------------------------------------------------------------===//
+// Internal ops: the explicit steps of attention
+//===----------------------------------------------------------------------===//
+//
+// Produced by attn-decompose and attn-reassociate, and valid input too. All
+// of them compute in f32; tensors that are intermediate results (scores,
+// weights, features, states) are f32.
+
+def Attn_F32Tensor : RankedTensorOf<[F32]>;
+
+class Attn_InternalOp<string mnemonic, list<Trait> traits = []>
+    : Attn_Op<mnemonic, !listconcat([Pure,
+        DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>], traits)> {
+  let hasVerifier = 1;
+}
+
+def Attn_LayerNormOp : Attn_InternalOp<"layer_norm"> {
+  let summary = "layer normalization of the last dimension (qk-layernorm)";
+  let description = [{
+    `y = (x - mean(x)) / sqrt(var(x) + epsilon)` over the last dimension of a
+    `B x H x L x D` tensor (population variance, no affine parameters), in
+    f32. The qk-layernorm step of `attn.attention` after attn-decompose.
+
+    FLOP count: `5` per element.
+
+    ```mlir
+    %n = attn.layer_norm %q {epsilon = 1.0e-05 : f32}
+        : tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, F32Attr:$epsilon);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def Attn_FeatureMapOp : Attn_InternalOp<"feature_map"> {
+  let summary = "the feature map phi of kernelized attention";
+  let description = [{
+    Applies the feature map of `kernel` (an `#attn.kernel` attribute; its
+    `eps` is ignored) to each row of a `B x H x L x D` tensor, after
+    multiplying the rows by `input_scale` (default 1): `elu_plus_one` and
+    `relu` elementwise (`F = D`), `favor` as
+    `exp(W x - |x|^2/2) / sqrt(m)` with the seeded projection or the
+    `projection` operand (`F = m`). Result `B x H x L x F`, f32.
+
+    FLOP count: `D` per element for elementwise maps; `2 m D + m + 2 D` per
+    row for FAVOR+.
+
+    ```mlir
+    %phi = attn.feature_map %q {kernel = #attn.kernel<favor, features = 256, seed = 1>,
+                                input_scale = 0.35355339 : f32}
+        : tensor<1x8x1024x64xf32> -> tensor<1x8x1024x256xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input,
+                       Optional<Attn_FloatTensor>:$projection,
+                       Attn_KernelAttr:$kernel,
+                       OptionalAttr<F32Attr>:$input_scale);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input (`projection` `(` $projection^ `:` type($projection) `)`)?
+    attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def Attn_ScoresOp : Attn_InternalOp<"scores"> {
+  let summary = "attention scores `scale * Q K^T (+ bias)`";
+  let description = [{
+    `S[b,h,i,j] = scale * <q[b,h,i], k[b,h/G,j]> (+ bias[b',h',i,j])` with
+    query `B x Hq x Lq x D`, key `B x Hkv x Lk x D` (G = Hq / Hkv) and the
+    optional bias broadcast as in `attn.attention`. `scale` defaults to 1.
+    Result `B x Hq x Lq x Lk`, f32.
+
+    FLOP count: `2 Lq Lk D` per batch and query head.
+
+    ```mlir
+    %s = attn.scores %q, %k {scale = 0.125 : f32}
+        : tensor<1x8x512x64xf32>, tensor<1x2x512x64xf32> -> tensor<1x8x512x512xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+                       Optional<Attn_FloatTensor>:$bias,
+                       OptionalAttr<F32Attr>:$scale);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key (`bias` `(` $bias^ `:` type($bias) `)`)? attr-dict `:`
+    type($query) `,` type($key) `->` type($result)
+  }];
+}
+
+def Attn_NormalizeOp : Attn_InternalOp<"normalize", [AttrSizedOperandSegments]> {
+  let summary = "masked normalization of scores into weights";
+  let description = [{
+    Turns scores `B x Hq x Lq x Lk` into weights of the same shape under the
+    `normalizer` and the optional `pattern` (and segment ids), exactly as
+    `attn.attention` defines them: masked weights are 0, fully masked rows
+    are 0; for `#attn.kernel` the scores are the feature products and are
+    divided by their masked row sum plus eps.
+
+    FLOP count: 5 per score for softmax, 3 for pointwise and kernel.
+
+    ```mlir
+    %p = attn.normalize %s {normalizer = #attn.softmax, pattern = #attn.causal}
+        : tensor<1x8x512x512xf32> -> tensor<1x8x512x512xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$scores,
+                       Optional<Attn_IdTensor>:$query_segments,
+                       Optional<Attn_IdTensor>:$key_segments,
+                       Attn_NormalizerAttrInterface:$normalizer,
+                       OptionalAttr<Attn_MaskPatternAttrInterface>:$pattern);
+  let results = (outs Attn_F32Tensor:$result);
+  let assemblyFormat = [{
+    $scores
+    (`segments` `(` $query_segments^ `:` type($query_segments) `)`)?
+    (`key_segments` `(` $key_segments^ `:` type($key_segments) `)`)?
+    attr-dict `:` type($scores) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The mask of this op, built by the mask library.
+    ::mlir::attn::mask::Mask getMask();
+  }];
+}
+
+def Attn_ApplyOp : Attn_InternalOp<"apply"> {
+  let summary = "weighted sum of values `P V (* gate)`";
+  let description = [{
+    `O[b,h,i] = sum_j P[b,h,i,j] v[b,h/G,j]`, then multiplied elementwise by
+    the optional gate, rounded to the result's element type. Weights
+    `B x Hq x Lq x Lk` (f32), value `B x Hkv x Lk x Dv`, result
+    `B x Hq x Lq x Dv`.
+
+    FLOP count: `2 Lq Lk Dv` per batch and query head.
+
+    ```mlir
+    %o = attn.apply %p, %v
+        : tensor<1x8x512x512xf32>, tensor<1x2x512x64xf32> -> tensor<1x8x512x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$weights, Attn_FloatTensor:$value,
+                       Optional<Attn_FloatTensor>:$gate);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $weights `,` $value (`gate` `(` $gate^ `:` type($gate) `)`)? attr-dict
+    `:` type($weights) `,` type($value) `->` type($result)
+  }];
+}
+
+def Attn_KVStateOp : Attn_InternalOp<"kv_state"> {
+  let summary = "the key/value state `phi(K)^T V` and key sum of linear attention";
+  let description = [{
+    For each batch and key/value head: `state[f,e] = sum_j phik[j,f] v[j,e]`
+    (`F x Dv`) and `key_sum[f] = sum_j phik[j,f]`, over key features
+    `B x Hkv x Lk x F` and values `B x Hkv x Lk x Dv`. One state serves all
+    the query heads of a grouped-query group. f32.
+
+    FLOP count: `2 Lk F Dv + Lk F` per batch and key/value head.
+
+    ```mlir
+    %state, %ksum = attn.kv_state %phik, %v
+        : tensor<1x2x4096x64xf32>, tensor<1x2x4096x64xf32>
+        -> tensor<1x2x64x64xf32>, tensor<1x2x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$key_features, Attn_FloatTensor:$value);
+  let results = (outs Attn_F32Tensor:$state, Attn_F32Tensor:$key_sum);
+  let assemblyFormat = [{
+    $key_features `,` $value attr-dict `:` type($key_features) `,`
+    type($value) `->` type($state) `,` type($key_sum)
+  }];
+}
+
+def Attn_StateApplyOp : Attn_InternalOp<"state_apply"> {
+  let summary = "the query side of linear attention `phi(Q) S / (phi(Q) z + eps)`";
+  let description = [{
+    `O[b,h,i,e] = (sum_f phiq[i,f] state[h/G,f,e]) /
+    (sum_f phiq[i,f] key_sum[h/G,f] + eps)`, 0 where the denominator is 0,
+    then multiplied by the optional gate. Query features
+    `B x Hq x Lq x F`, state `B x Hkv x F x Dv`, key sum `B x Hkv x F`,
+    result `B x Hq x Lq x Dv`.
+
+    FLOP count: `2 Lq F (Dv + 1) + Lq Dv` per batch and query head.
+
+    ```mlir
+    %o = attn.state_apply %phiq, %state, %ksum {eps = 0.0 : f32}
+        : tensor<1x8x4096x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64xf32>
+        -> tensor<1x8x4096x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$query_features, Attn_F32Tensor:$state,
+                       Attn_F32Tensor:$key_sum, Optional<Attn_FloatTensor>:$gate,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$eps);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query_features `,` $state `,` $key_sum
+    (`gate` `(` $gate^ `:` type($gate) `)`)? attr-dict `:`
+    type($query_features) `,` type($state) `,` type($key_sum) `->`
+    type($result)
+  }];
+}
+
+def Attn_ChunkedLinearOp : Attn_InternalOp<"chunked_linear",
+                                           [AttrSizedOperandSegments]> {
+  let summary = "linear attention in chunked prefix form (causal, segments)";
+  let description = [{
+    Kernelized attention over features `phiq` (`B x Hq x L x F`), `phik`
+    (`B x Hkv x L x F`) and values (`B x Hkv x L x Dv`) with a causal and/or
+    segment mask, computed chunk by chunk:
+
+    - within a chunk of `chunk_size` positions, the small quadratic form
+      `(phiq phik^T . mask) V` and its row sums;
+    - across chunks, a running state `S = sum phik_j v_j^T` (`F x Dv`) and key
+      sum `z` of the preceding keys, so the output is
+      `(intra + phiq S) / (intra_sum + phiq z + eps)` (0 where that is 0).
+
+    Without `causal`, a second sweep from the end adds the following chunks
+    (used for segment masks). With segment ids, the running state restarts
+    where the id changes; this is exact when the ids are non-decreasing
+    along the sequence (packed documents), which the generated code checks
+    at run time, falling back to the quadratic form otherwise. The last
+    chunk may be shorter. The semantics are those of `attn.attention` with
+    `#attn.kernel` and the pattern `#attn.causal` and/or `#attn.segments`.
+
+    FLOP count: `2 L (c (F + Dv) + 3 F Dv)` per batch and query head for
+    chunk size c (doubled inter-chunk work without causal).
+
+    ```mlir
+    %o = attn.chunked_linear %phiq, %phik, %v {chunk_size = 64 : i64, causal}
+        : tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>,
+          tensor<1x8x4096x64xf32> -> tensor<1x8x4096x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_F32Tensor:$query_features,
+                       Attn_F32Tensor:$key_features,
+                       Attn_FloatTensor:$value,
+                       Optional<Attn_IdTensor>:$segments,
+                       Optional<Attn_FloatTensor>:$gate,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$chunk_size,
+                       UnitAttr:$causal,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$eps);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query_features `,` $key_features `,` $value
+    (`segments` `(` $segments^ `:` type($segments) `)`)?
+    (`gate` `(` $gate^ `:` type($gate) `)`)? attr-dict `:`
+    type($query_features) `,` type($key_features) `,` type($value) `->`
+    type($result)
+  }];
+}
+
 #endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

@@ -1,0 +1,124 @@
+//===- Passes.td - attn dialect transformations ------------*- tablegen -*-===//
+
+#ifndef ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD
+#define ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnDecompose : Pass<"attn-decompose"> {
+  let summary = "Split attn.attention into its explicit steps";
+  let description = [{
+    Rewrites `attn.attention` into the internal ops that name its steps:
+
+    ```
+    [attn.layer_norm]            qk-layernorm of queries and keys
+    [attn.feature_map]           phi of queries and keys (kernel attention)
+    attn.scores                  scale * Q K^T (+ bias)
+    attn.normalize               softmax / pointwise / kernel, with the mask
+    attn.apply                   P V (* gate)
+    ```
+
+    For example
+
+    ```mlir
+    %o = attn.attention %q, %k, %v {normalizer = #attn.kernel<elu_plus_one>,
+                                    pattern = #attn.causal} : ...
+    ```
+
+    becomes
+
+    ```mlir
+    %fq = attn.feature_map %q {kernel = #attn.kernel<elu_plus_one>} : ...
+    %fk = attn.feature_map %k {kernel = #attn.kernel<elu_plus_one>} : ...
+    %s = attn.scores %fq, %fk : ...
+    %p = attn.normalize %s {normalizer = #attn.kernel<elu_plus_one>,
+                            pattern = #attn.causal} : ...
+    %o = attn.apply %p, %v : ...
+    ```
+
+    The steps compute exactly what the op computes (same reference
+    lowering); the decomposed form is what attn-reassociate rewrites, and
+    users may write it by hand. Other ops are left alone.
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
+def AttnReassociate : Pass<"attn-reassociate"> {
+  let summary = "Compute kernelized attention as phi(Q) (phi(K)^T V)";
+  let description = [{
+    Kernelized attention written as `(phi(Q) phi(K)^T) V` costs
+    O(Lq Lk F) time and an Lq x Lk buffer. Reassociated as
+    `phi(Q) (phi(K)^T V)` with the normalizer `phi(Q) . sum_j phi(k_j)` it
+    costs O((Lq + Lk) F Dv) and needs no quadratic buffer:
+
+    - no mask: `attn.kv_state` builds one `F x Dv` state and an `F` key sum
+      per batch and key/value head (shared by the query heads of a GQA
+      group), `attn.state_apply` computes
+      `phi(q) S / (phi(q) . z + eps)`;
+    - causal or segment masks: `attn.chunked_linear`, the chunked prefix
+      form (a small quadratic form inside each chunk, a running state across
+      chunks);
+    - other masks (windows, global tokens, block layouts, ...) are not
+      expressible this way: the op stays quadratic and a remark says why.
+
+    It fires on `attn.attention` with an `#attn.kernel` normalizer and on the
+    decomposed form `attn.apply(attn.normalize{#attn.kernel}(attn.scores))`
+    written by hand or by attn-decompose (no bias; a scale is folded into the
+    query features).
+
+    A cost model from the static shapes decides: the quadratic form costs
+    `2 Lq Lk (F + Dv)` flops per head (half that when causal) and moves the
+    `Lq x Lk` scores and weights through memory; the linear form costs
+    `2 (Lq + Lk) F Dv` (chunked: `2 L (c (F + Dv) + 3 F Dv)`); each is
+    timed as `flops / 100 GFLOP/s + bytes / 10 GB/s` and the cheaper wins.
+    `mode=linear` or `mode=quadratic` forces the choice. The decision is
+    reported as a remark on the op.
+
+    The chunk size `c` is `chunk-size` when positive, else the model's
+    default: the power of two nearest `sqrt(F Dv)` within [16, 128], which
+    balances the per-query intra-chunk work `2 c (F + Dv)` against the
+    per-chunk state traffic `F Dv`.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"auto\"",
+           "auto (cost model), linear or quadratic">,
+    Option<"chunkSize", "chunk-size", "int64_t", /*default=*/"0",
+           "chunk size of the causal prefix form (0: cost-model default)">,
+  ];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
+def AttnApproximateSoftmax : Pass<"attn-approximate-softmax"> {
+  let summary = "Approximate softmax attention by FAVOR+ kernel attention (opt-in)";
+  let description = [{
+    Replaces the softmax normalizer of `attn.attention` by Performer's FAVOR+
+    kernel with `features` positive orthogonal random features and the same
+    scale, so that `phi(q) . phi(k)` is an unbiased estimate of
+    `exp(scale q . k)` and attn-reassociate can make the attention linear in
+    the sequence length. Ops with a bias are left alone (kernel attention
+    has no scores to add it to), with a remark.
+
+    This changes the numbers. The estimate's relative error shrinks like
+    `1/sqrt(features)`; docs/Kernelized.md gives measured errors against
+    exact softmax (about 0.2 relative output error at 64 features, 0.1 at
+    256, 0.05 at 1024 for L = 1024, D = 64, unit-normal inputs).
+
+    ```mlir
+    %o = attn.attention %q, %k, %v {normalizer = #attn.softmax} : ...
+    // attn-approximate-softmax{features=256}:
+    %o = attn.attention %q, %k, %v {normalizer = #attn.kernel<favor,
+        features = 256, orthogonal = true, seed = 0>, scale = 0.125 : f32} : ...
+    ```
+  }];
+  let options = [
+    Option<"features", "features", "int64_t", /*default=*/"256",
+           "number of random features">,
+    Option<"seed", "seed", "uint64_t", /*default=*/"0",
+           "seed of the projection">,
+    Option<"orthogonal", "orthogonal", "bool", /*default=*/"true",
+           "orthogonal random features">,
+  ];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
+#endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,449 @@
+//===- ChunkedLinearToLoops.cpp - The chunked prefix form as loops --------===//
+//
+// attn.chunked_linear to an scf.forall over (batch, key/value head) holding
+// a sequential scf.for over chunks that carries the running state:
+//
+//   for each chunk [o, o + n) (the last may be shorter):
+//     A    = Qc Kc^T . mask            (G x n x n, causal and/or segments)
+//     num += A Vc + [carry] Qc S       (G x n x Dv)
+//     den += A 1  + [carry] Qc z       (G x n)
+//     S    = [keep] S + Kc^T Vc        (F x Dv, only keys of the last segment)
+//     z    = [keep] z + Kc^T 1
+//
+// then O = num / (den + eps) (0 where that is 0), gate, rounding. Without
+// `causal` a second sweep from the end adds the following chunks. With
+// segment ids, [carry] and [keep] compare the ids at the chunk boundaries;
+// that is exact for non-decreasing ids, which the code checks first,
+// falling back to the quadratic form otherwise.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionLowering.h"
+
+#include "attn-opt/Conversion/Passes.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNLOWERCHUNKEDLINEAR
+#include "attn-opt/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Marks the copy of the op kept as the fallback for unsorted segment ids,
+/// which the reference lowering (convert-attn-to-linalg) takes.
+constexpr StringLiteral kFallbackAttr = "attn.quadratic_fallback";
+
+struct ChunkedLowering {
+  ImplicitLocOpBuilder &b;
+  TensorBuilder tb;
+  ChunkedLinearOp op;
+  int64_t batch, kvHeads, group, len, features, valueDim, chunk;
+  bool causal;
+  Value segments; // B x L ids, or null
+  Type idType;
+
+  ChunkedLowering(ImplicitLocOpBuilder &b, ChunkedLinearOp op)
+      : b(b), tb(b), op(op) {
+    ArrayRef<int64_t> qs = shapeOf(op.getQueryFeatures());
+    ArrayRef<int64_t> ks = shapeOf(op.getKeyFeatures());
+    batch = qs[0];
+    kvHeads = ks[1];
+    group = qs[1] / ks[1];
+    len = qs[2];
+    features = qs[3];
+    valueDim = shapeOf(op.getValue())[3];
+    chunk = std::min<int64_t>(op.getChunkSize(), len);
+    causal = op.getCausal();
+    segments = op.getSegments();
+    if (segments)
+      idType = cast<RankedTensorType>(segments.getType()).getElementType();
+  }
+
+  OpFoldResult fold(int64_t v) { return b.getIndexAttr(v); }
+
+  /// A slice of `src` at `offsets` with `sizes`, dropping the unit
+  /// dimensions listed in `dropped`.
+  Value slice(Value src, ArrayRef<OpFoldResult> offsets,
+              ArrayRef<int64_t> sizes, ArrayRef<int64_t> dropped) {
+    SmallVector<int64_t> shape;
+    for (auto [i, s] : llvm::enumerate(sizes))
+      if (!llvm::is_contained(dropped, static_cast<int64_t>(i)))
+        shape.push_back(s);
+    auto type = RankedTensorType::get(
+        shape, cast<RankedTensorType>(src.getType()).getElementType());
+    SmallVector<OpFoldResult> sz, strides(sizes.size(), fold(1));
+    for (int64_t s : sizes)
+      sz.push_back(fold(s));
+    return tensor::ExtractSliceOp::create(b, type, src, offsets, sz, strides);
+  }
+
+  Value insert(Value src, Value dest, ArrayRef<OpFoldResult> offsets,
+               ArrayRef<int64_t> sizes) {
+    SmallVector<OpFoldResult> sz, strides(sizes.size(), fold(1));
+    for (int64_t s : sizes)
+      sz.push_back(fold(s));
+    return tensor::InsertSliceOp::create(b, src, dest, offsets, sz, strides);
+  }
+
+  /// The identity maps and iterators of an elementwise op on `x`.
+  std::pair<AffineMap, std::string> identity(Value x) {
+    int64_t rank = shapeOf(x).size();
+    return {b.getMultiDimIdentityMap(rank), std::string(rank, 'p')};
+  }
+
+  /// `x + y`, updating `x` in place (destination-passing).
+  Value add(Value x, Value y) {
+    auto [id, iters] = identity(x);
+    return tb.generic({y}, {id}, x, id, iters,
+                      [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                        return tb.add(bb, a[1], a[0]);
+                      });
+  }
+
+  /// `x * [flag]` for an i1 scalar `flag`, in place.
+  Value keepIf(Value x, Value flag) {
+    auto [id, iters] = identity(x);
+    return tb.generic({}, {}, x, id, iters,
+                      [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                        return arith::SelectOp::create(bb, flag, a[0],
+                                                       tb.f32Const(0))
+                            .getResult();
+                      });
+  }
+
+  /// Segment id at position `pos` (index) of the current batch row.
+  Value idAt(Value segRow, Value pos) {
+    return tensor::ExtractOp::create(b, segRow, ValueRange{pos});
+  }
+
+  /// The state carried by a sweep.
+  struct Carry {
+    Value num, den, state, keySum, id;
+  };
+
+  /// Processes the chunk at `offset` (index) of static size `n`.
+  /// `forward`: the state holds preceding keys and the intra-chunk part is
+  /// added; otherwise the state holds following keys.
+  Carry step(Value q, Value k, Value v, Value segRow, Value offset, int64_t n,
+             bool forward, Carry c) {
+    OpFoldResult off = offset;
+    Value qc = slice(q, {fold(0), off, fold(0)}, {group, n, features}, {});
+    Value kc = slice(k, {off, fold(0)}, {n, features}, {});
+    Value vc = slice(v, {off, fold(0)}, {n, valueDim}, {});
+    Value segC =
+        segments ? slice(segRow, {off}, {n}, {}) : Value();
+
+    Value numC = tb.filled({group, n, valueDim}, 0.0);
+    Value denC = tb.filled({group, n}, 0.0);
+    if (forward) {
+      // A[g,i,j] = sum_f q[g,i,f] k[j,f], masked; loops (g, i, f, j).
+      Value kcT = tb.transpose(kc, {1, 0});
+      Value a = tb.contract(qc, tb.map(4, {0, 1, 2}), kcT, tb.map(4, {2, 3}),
+                            {group, n, n}, tb.map(4, {0, 1, 3}), "pprp");
+      SmallVector<Value> ins = {a};
+      SmallVector<AffineMap> maps = {tb.map(3, {0, 1, 2})};
+      if (segments) {
+        ins.append({segC, segC});
+        maps.append({tb.map(3, {1}), tb.map(3, {2})});
+      }
+      a = tb.generic(ins, maps, tb.empty({group, n, n}), tb.map(3, {0, 1, 2}),
+                     "ppp", [&](ImplicitLocOpBuilder &bb, ValueRange x) {
+                       Value ok;
+                       if (causal)
+                         ok = arith::CmpIOp::create(
+                             bb, arith::CmpIPredicate::ule,
+                             linalg::IndexOp::create(bb, 2),
+                             linalg::IndexOp::create(bb, 1));
+                       if (segments) {
+                         Value same = arith::CmpIOp::create(
+                             bb, arith::CmpIPredicate::eq, x[1], x[2]);
+                         ok = ok ? arith::AndIOp::create(bb, ok, same)
+                                       .getResult()
+                                 : same;
+                       }
+                       return arith::SelectOp::create(bb, ok, x[0],
+                                                      tb.f32Const(0))
+                           .getResult();
+                     });
+      // num = A V (loops g, i, j, e), den = A 1.
+      numC = tb.contract(a, tb.map(4, {0, 1, 2}), vc, tb.map(4, {2, 3}),
+                         {group, n, valueDim}, tb.map(4, {0, 1, 3}), "pprp");
+      denC = tb.reduceLast(a, 0.0,
+                           [&](ImplicitLocOpBuilder &bb, ValueRange x) {
+                             return tb.add(bb, x[1], x[0]);
+                           });
+    }
+    // Inter-chunk: q S and q z, for queries in the state's segment.
+    Value interNum = tb.contract(qc, tb.map(4, {0, 1, 2}), c.state,
+                                 tb.map(4, {2, 3}), {group, n, valueDim},
+                                 tb.map(4, {0, 1, 3}), "pprp");
+    Value interDen = tb.contract(qc, tb.map(3, {0, 1, 2}), c.keySum,
+                                 tb.map(3, {2}), {group, n},
+                                 tb.map(3, {0, 1}), "ppr");
+    if (segments) {
+      auto gateBySegment = [&](Value x) {
+        int64_t rank = shapeOf(x).size();
+        SmallVector<int64_t> all;
+        for (int64_t d = 0; d < rank; ++d)
+          all.push_back(d);
+        return tb.generic({x, segC}, {tb.map(rank, all), tb.map(rank, {1})},
+                          tb.empty(shapeOf(x)), tb.map(rank, all),
+                          std::string(rank, 'p'),
+                          [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                            Value same = arith::CmpIOp::create(
+                                bb, arith::CmpIPredicate::eq, a[1], c.id);
+                            return arith::SelectOp::create(bb, same, a[0],
+                                                           tb.f32Const(0))
+                                .getResult();
+                          });
+      };
+      interNum = gateBySegment(interNum);
+      interDen = gateBySegment(interDen);
+    }
+    numC = add(numC, interNum);
+    denC = add(denC, interDen);
+    Carry next = c;
+    Value numSlice = slice(c.num, {fold(0), off, fold(0)},
+                           {group, n, valueDim}, {});
+    Value denSlice = slice(c.den, {fold(0), off}, {group, n}, {});
+    next.num = insert(add(numSlice, numC), c.num, {fold(0), off, fold(0)},
+                      {group, n, valueDim});
+    next.den = insert(add(denSlice, denC), c.den, {fold(0), off},
+                      {group, n});
+
+    // State update with this chunk's keys (of the segment that continues).
+    Value kSel = kc;
+    if (segments) {
+      Value edge = arith::AddIOp::create(
+          b, offset, tb.index(forward ? n - 1 : 0));
+      Value edgeId = idAt(segRow, edge);
+      kSel = tb.generic({kc, segC}, {tb.map(2, {0, 1}), tb.map(2, {0})},
+                        tb.empty({n, features}), tb.map(2, {0, 1}), "pp",
+                        [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                          Value same = arith::CmpIOp::create(
+                              bb, arith::CmpIPredicate::eq, a[1], edgeId);
+                          return arith::SelectOp::create(bb, same, a[0],
+                                                         tb.f32Const(0))
+                              .getResult();
+                        });
+      Value keep =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, edgeId, c.id);
+      next.state = keepIf(c.state, keep);
+      next.keySum = keepIf(c.keySum, keep);
+      next.id = edgeId;
+    }
+    // S += Kc^T Vc (loops j, f, e), z += Kc^T 1 (loops j, f).
+    Value dState = tb.contract(kSel, tb.map(3, {0, 1}), vc, tb.map(3, {0, 2}),
+                               {features, valueDim}, tb.map(3, {1, 2}),
+                               "rpp");
+    Value dSum = tb.generic({kSel}, {tb.map(2, {0, 1})},
+                            tb.filled({features}, 0.0), tb.map(2, {1}), "rp",
+                            [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                              return tb.add(bb, a[1], a[0]);
+                            });
+    next.state = add(next.state, dState);
+    next.keySum = add(next.keySum, dSum);
+    return next;
+  }
+
+  /// One sweep over all chunks, forward or backward.
+  Carry sweep(Value q, Value k, Value v, Value segRow, bool forward,
+              Carry c) {
+    int64_t full = len / chunk, rest = len % chunk;
+    auto carryValues = [](const Carry &x) {
+      SmallVector<Value> vals = {x.num, x.den, x.state, x.keySum};
+      if (x.id)
+        vals.push_back(x.id);
+      return vals;
+    };
+    auto fromValues = [&](ValueRange vals) {
+      Carry x{vals[0], vals[1], vals[2], vals[3], Value()};
+      if (segments)
+        x.id = vals[4];
+      return x;
+    };
+    // The ragged chunk comes last going forward, first going backward.
+    auto ragged = [&](Carry x) {
+      if (rest == 0)
+        return x;
+      return step(q, k, v, segRow, tb.index(full * chunk), rest, forward, x);
+    };
+    if (!forward)
+      c = ragged(c);
+    if (full > 0) {
+      auto loop = scf::ForOp::create(
+          b, tb.index(0), tb.index(full), tb.index(1), carryValues(c),
+          [&](OpBuilder &nested, Location loc, Value iv, ValueRange args) {
+            ImplicitLocOpBuilder ib(loc, nested);
+            ChunkedLowering inner(ib, op);
+            Value index = iv;
+            if (!forward)
+              index = arith::SubIOp::create(ib, inner.tb.index(full - 1), iv);
+            Value offset =
+                arith::MulIOp::create(ib, index, inner.tb.index(chunk));
+            Carry next = inner.step(q, k, v, segRow, offset, chunk, forward,
+                                    fromValues(args));
+            scf::YieldOp::create(ib, carryValues(next));
+          });
+      c = fromValues(loop.getResults());
+    }
+    if (forward)
+      c = ragged(c);
+    return c;
+  }
+
+  /// The chunked computation: num (5-D) and den (5-D minus Dv).
+  std::pair<Value, Value> chunkedSums() {
+    Value q5 = splitHeads(tb, op.getQueryFeatures(), kvHeads);
+    Value numInit = tb.filled({batch, kvHeads, group, len, valueDim}, 0.0);
+    Value denInit = tb.filled({batch, kvHeads, group, len}, 0.0);
+    SmallVector<OpFoldResult> ubs = {fold(batch), fold(kvHeads)};
+    auto forall = scf::ForallOp::create(b, ubs, ValueRange{numInit, denInit},
+                                        std::nullopt);
+    Block *body = forall.getBody();
+    Value bi = body->getArgument(0), hi = body->getArgument(1);
+    Value numAll = body->getArgument(2), denAll = body->getArgument(3);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(body);
+    Value q = slice(q5, {bi, hi, fold(0), fold(0), fold(0)},
+                    {1, 1, group, len, features}, {0, 1});
+    Value k = slice(op.getKeyFeatures(), {bi, hi, fold(0), fold(0)},
+                    {1, 1, len, features}, {0, 1});
+    Value v = slice(op.getValue(), {bi, hi, fold(0), fold(0)},
+                    {1, 1, len, valueDim}, {0, 1});
+    Value segRow;
+    if (segments)
+      segRow = slice(segments, {bi, fold(0)}, {1, len}, {0});
+    Carry c;
+    c.num = slice(numAll, {bi, hi, fold(0), fold(0), fold(0)},
+                  {1, 1, group, len, valueDim}, {0, 1});
+    c.den = slice(denAll, {bi, hi, fold(0), fold(0)}, {1, 1, group, len},
+                  {0, 1});
+    auto freshState = [&](Carry &x) {
+      x.state = tb.filled({features, valueDim}, 0.0);
+      x.keySum = tb.filled({features}, 0.0);
+      if (segments)
+        x.id = idAt(segRow, tb.index(0));
+    };
+    freshState(c);
+    c = sweep(q, k, v, segRow, /*forward=*/true, c);
+    if (!causal) {
+      freshState(c);
+      if (segments)
+        c.id = idAt(segRow, tb.index(len - 1));
+      c = sweep(q, k, v, segRow, /*forward=*/false, c);
+    }
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    SmallVector<OpFoldResult> strides5(5, fold(1)), strides4(4, fold(1));
+    tensor::ParallelInsertSliceOp::create(
+        b, c.num, numAll,
+        SmallVector<OpFoldResult>{bi, hi, fold(0), fold(0), fold(0)},
+        SmallVector<OpFoldResult>{fold(1), fold(1), fold(group), fold(len),
+                                  fold(valueDim)},
+        strides5);
+    tensor::ParallelInsertSliceOp::create(
+        b, c.den, denAll,
+        SmallVector<OpFoldResult>{bi, hi, fold(0), fold(0)},
+        SmallVector<OpFoldResult>{fold(1), fold(1), fold(group), fold(len)},
+        strides4);
+    return {forall.getResult(0), forall.getResult(1)};
+  }
+
+  /// O = num / (den + eps), gate, rounding, heads merged.
+  Value finish(Value num, Value den) {
+    double eps = op.getEps().convertToDouble();
+    Value o = tb.generic(
+        {num, den}, {tb.map(5, {0, 1, 2, 3, 4}), tb.map(5, {0, 1, 2, 3})},
+        tb.empty(shapeOf(num)), tb.map(5, {0, 1, 2, 3, 4}), "ppppp",
+        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+          Value d = arith::AddFOp::create(bb, a[1], tb.f32Const(eps));
+          Value nonzero = arith::CmpFOp::create(bb, arith::CmpFPredicate::ONE,
+                                                d, tb.f32Const(0));
+          Value q = arith::DivFOp::create(bb, a[0], d);
+          return arith::SelectOp::create(bb, nonzero, q, tb.f32Const(0));
+        });
+    if (Value gate = op.getGate()) {
+      Value g5 = splitHeads(tb, gate, kvHeads);
+      o = tb.elementwise(shapeOf(o), {o, g5},
+                         [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+                           return arith::MulFOp::create(bb, a[0],
+                                                        tb.toF32(bb, a[1]));
+                         });
+    }
+    Type et = cast<RankedTensorType>(op.getType()).getElementType();
+    return mergeHeads(tb, fromF32Tensor(tb, o, et));
+  }
+
+  /// i1: every row of segment ids is non-decreasing.
+  Value idsSorted() {
+    if (len < 2)
+      return arith::ConstantOp::create(b, b.getBoolAttr(true));
+    Value prev = slice(segments, {fold(0), fold(0)}, {batch, len - 1}, {});
+    Value next = slice(segments, {fold(0), fold(1)}, {batch, len - 1}, {});
+    Value ok = tb.generic(
+        {prev, next}, {tb.map(2, {0, 1}), tb.map(2, {0, 1})},
+        tb.filled({}, 1, b.getI1Type()), tb.map(2, {}), "rr",
+        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+          Value le =
+              arith::CmpIOp::create(bb, arith::CmpIPredicate::sle, a[0], a[1]);
+          return arith::AndIOp::create(bb, a[2], le);
+        });
+    return tensor::ExtractOp::create(b, ok, ValueRange{});
+  }
+
+  Value lower() {
+    if (!segments) {
+      auto [num, den] = chunkedSums();
+      return finish(num, den);
+    }
+    // Exact only for non-decreasing ids: check, else the quadratic form.
+    Value sorted = idsSorted();
+    auto ifOp = scf::IfOp::create(
+        b, sorted,
+        [&](OpBuilder &nested, Location loc) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          ChunkedLowering inner(ib, op);
+          auto [num, den] = inner.chunkedSums();
+          scf::YieldOp::create(ib, inner.finish(num, den));
+        },
+        [&](OpBuilder &nested, Location loc) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          scf::YieldOp::create(ib, quadraticFallback(ib));
+        });
+    return ifOp.getResult(0);
+  }
+
+  /// The quadratic form, through the reference lowering of the op.
+  Value quadraticFallback(ImplicitLocOpBuilder &ib) {
+    auto clone = cast<ChunkedLinearOp>(ib.clone(*op));
+    clone->setAttr(kFallbackAttr, ib.getUnitAttr());
+    return clone.getResult();
+  }
+};
+
+struct LowerChunkedLinearPass
+    : public attn::impl::AttnLowerChunkedLinearBase<LowerChunkedLinearPass> {
+  void runOnOperation() override {
+    SmallVector<ChunkedLinearOp> ops;
+    getOperation()->walk([&](ChunkedLinearOp op) {
+      if (!op->hasAttr(kFallbackAttr))
+        ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (ChunkedLinearOp op : ops) {
+      rewriter.setInsertionPoint(op);
+      ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+      ChunkedLowering lowering(b, op);
+      rewriter.replaceOp(op, lowering.lower());
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,241 @@
+//===- InternalOpsToLinalg.cpp - Reference lowering of the internal ops ---===//
+//
+// The explicit steps of attention (attn-decompose, attn-reassociate) lowered
+// with the same building blocks as attn.attention, so a decomposed module
+// computes exactly what the op computed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionLowering.h"
+
+#include "attn-opt/Conversion/AttnToLinalg/AttnToLinalg.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+Type elementTypeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+
+/// `B x H x L x X` to `B x H x 1 x L x X` (heads as key/value heads, one
+/// query per group).
+Value addGroupDim(TensorBuilder &tb, Value v) {
+  return splitHeads(tb, v, shapeOf(v)[1]);
+}
+
+/// Multiplies `o` (5-D, f32) by the gate (4-D, split like `o`), if any.
+Value applyGate(TensorBuilder &tb, Value o, Value gate, int64_t kvHeads) {
+  if (!gate)
+    return o;
+  Value g5 = splitHeads(tb, gate, kvHeads);
+  return tb.elementwise(shapeOf(o), {o, g5},
+                        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+                          return arith::MulFOp::create(bb, a[0],
+                                                       tb.toF32(bb, a[1]));
+                        });
+}
+
+/// Rounds the 5-D f32 output to `result`'s element type and merges heads.
+Value finish(TensorBuilder &tb, Value o, Value result) {
+  return mergeHeads(tb, fromF32Tensor(tb, o, elementTypeOf(result)));
+}
+
+template <typename OpTy>
+struct InternalLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    TensorBuilder tb(b);
+    SmallVector<Value> results = lower(tb, op);
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+
+  virtual SmallVector<Value> lower(TensorBuilder &tb, OpTy op) const = 0;
+};
+
+struct LayerNormLowering : InternalLowering<LayerNormOp> {
+  using InternalLowering::InternalLowering;
+  SmallVector<Value> lower(TensorBuilder &tb, LayerNormOp op) const override {
+    return {layerNorm(tb, op.getInput(),
+                      op.getEpsilon().convertToDouble())};
+  }
+};
+
+struct FeatureMapLowering : InternalLowering<FeatureMapOp> {
+  using InternalLowering::InternalLowering;
+  SmallVector<Value> lower(TensorBuilder &tb, FeatureMapOp op) const override {
+    double scale =
+        op.getInputScale() ? op.getInputScale()->convertToDouble() : 1.0;
+    return {featureMap(tb, op.getInput(), op.getKernel(), scale,
+                       op.getProjection())};
+  }
+};
+
+struct ScoresLowering : InternalLowering<ScoresOp> {
+  using InternalLowering::InternalLowering;
+  SmallVector<Value> lower(TensorBuilder &tb, ScoresOp op) const override {
+    ArrayRef<int64_t> ks = shapeOf(op.getKey());
+    Value s = scores5(tb, splitHeads(tb, op.getQuery(), ks[1]), op.getKey());
+    double scale = op.getScale() ? op.getScale()->convertToDouble() : 1.0;
+    Value bias = op.getBias();
+    if (scale != 1.0 || bias) {
+      ArrayRef<int64_t> qs = shapeOf(op.getQuery());
+      int64_t group = qs[1] / ks[1];
+      s = tb.elementwise(
+          shapeOf(s), {s}, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+            Value x = arith::MulFOp::create(bb, a[0], tb.f32Const(scale));
+            if (!bias)
+              return x;
+            ArrayRef<int64_t> bs = shapeOf(bias);
+            Value zero = tb.index(0);
+            SmallVector<Value> idx;
+            for (int64_t d = 0; d < 5; ++d)
+              idx.push_back(linalg::IndexOp::create(bb, d));
+            Value head = arith::AddIOp::create(
+                bb, arith::MulIOp::create(bb, idx[1], tb.index(group)),
+                idx[2]);
+            Value v = tensor::ExtractOp::create(
+                bb, bias,
+                ValueRange{bs[0] == 1 ? zero : idx[0],
+                           bs[1] == 1 ? zero : head, idx[3], idx[4]});
+            return arith::AddFOp::create(bb, x, tb.toF32(bb, v)).getResult();
+          });
+    }
+    return {mergeHeads(tb, s)};
+  }
+};
+
+struct NormalizeLowering : InternalLowering<NormalizeOp> {
+  using InternalLowering::InternalLowering;
+  SmallVector<Value> lower(TensorBuilder &tb, NormalizeOp op) const override {
+    WeightSpec spec;
+    spec.normalizer = op.getNormalizer();
+    spec.keyLen = shapeOf(op.getScores())[3];
+    mask::Mask m = op.getMask();
+    if (!m.isAll()) {
+      spec.mask = &m;
+      spec.querySegments = op.getQuerySegments();
+      spec.keySegments = op.getKeySegments() ? op.getKeySegments()
+                                             : op.getQuerySegments();
+    }
+    return {mergeHeads(tb, weights5(tb, addGroupDim(tb, op.getScores()),
+                                    spec))};
+  }
+};
+
+struct ApplyLowering : InternalLowering<ApplyOp> {
+  using InternalLowering::InternalLowering;
+  SmallVector<Value> lower(TensorBuilder &tb, ApplyOp op) const override {
+    int64_t kvHeads = shapeOf(op.getValue())[1];
+    Value o = applyValues5(tb, splitHeads(tb, op.getWeights(), kvHeads),
+                           op.getValue());
+    o = applyGate(tb, o, op.getGate(), kvHeads);
+    return {finish(tb, o, op.getResult())};
+  }
+};
+
+struct KVStateLowering : InternalLowering<KVStateOp> {
+  using InternalLowering::InternalLowering;
+  SmallVector<Value> lower(TensorBuilder &tb, KVStateOp op) const override {
+    ArrayRef<int64_t> ks = shapeOf(op.getKeyFeatures());
+    int64_t dv = shapeOf(op.getValue())[3];
+    // state[b,h,f,e] = sum_j phik[b,h,j,f] v[b,h,j,e]; loops (b,h,j,f,e).
+    Value state = tb.contract(op.getKeyFeatures(), tb.map(5, {0, 1, 2, 3}),
+                              op.getValue(), tb.map(5, {0, 1, 2, 4}),
+                              {ks[0], ks[1], ks[3], dv},
+                              tb.map(5, {0, 1, 3, 4}), "pprpp");
+    // key_sum[b,h,f] = sum_j phik[b,h,j,f]; loops (b,h,j,f).
+    Value sum = tb.generic({op.getKeyFeatures()}, {tb.map(4, {0, 1, 2, 3})},
+                           tb.filled({ks[0], ks[1], ks[3]}, 0.0),
+                           tb.map(4, {0, 1, 3}), "pprp",
+                           [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                             return tb.add(bb, a[1], a[0]);
+                           });
+    return {state, sum};
+  }
+};
+
+struct StateApplyLowering : InternalLowering<StateApplyOp> {
+  using InternalLowering::InternalLowering;
+  SmallVector<Value> lower(TensorBuilder &tb, StateApplyOp op) const override {
+    ArrayRef<int64_t> ss = shapeOf(op.getState());
+    Value q5 = splitHeads(tb, op.getQueryFeatures(), ss[1]);
+    ArrayRef<int64_t> qs = shapeOf(q5);
+    // num[b,k,g,i,e] = sum_f q5[b,k,g,i,f] state[b,k,f,e].
+    Value num = tb.contract(q5, tb.map(6, {0, 1, 2, 3, 4}), op.getState(),
+                            tb.map(6, {0, 1, 4, 5}),
+                            {qs[0], qs[1], qs[2], qs[3], ss[3]},
+                            tb.map(6, {0, 1, 2, 3, 5}), "pppprp");
+    // den[b,k,g,i] = sum_f q5[b,k,g,i,f] key_sum[b,k,f].
+    Value den = tb.contract(q5, tb.map(5, {0, 1, 2, 3, 4}), op.getKeySum(),
+                            tb.map(5, {0, 1, 4}),
+                            {qs[0], qs[1], qs[2], qs[3]},
+                            tb.map(5, {0, 1, 2, 3}), "ppppr");
+    double eps = op.getEps().convertToDouble();
+    Value o = tb.generic(
+        {num, den}, {tb.map(5, {0, 1, 2, 3, 4}), tb.map(5, {0, 1, 2, 3})},
+        tb.empty(shapeOf(num)), tb.map(5, {0, 1, 2, 3, 4}), "ppppp",
+        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+          Value d = arith::AddFOp::create(bb, a[1], tb.f32Const(eps));
+          Value nonzero = arith::CmpFOp::create(bb, arith::CmpFPredicate::ONE,
+                                                d, tb.f32Const(0));
+          Value q = arith::DivFOp::create(bb, a[0], d);
+          return arith::SelectOp::create(bb, nonzero, q, tb.f32Const(0));
+        });
+    o = applyGate(tb, o, op.getGate(), ss[1]);
+    return {finish(tb, o, op.getResult())};
+  }
+};
+
+/// The reference of the chunked form is the quadratic form it computes.
+struct ChunkedLinearLowering : InternalLowering<ChunkedLinearOp> {
+  using InternalLowering::InternalLowering;
+  SmallVector<Value> lower(TensorBuilder &tb,
+                           ChunkedLinearOp op) const override {
+    ArrayRef<int64_t> ks = shapeOf(op.getKeyFeatures());
+    ArrayRef<int64_t> qs = shapeOf(op.getQueryFeatures());
+    Value q5 = splitHeads(tb, op.getQueryFeatures(), ks[1]);
+    Value s = scores5(tb, q5, op.getKeyFeatures());
+    std::vector<mask::Node> parts;
+    if (op.getCausal())
+      parts.push_back(mask::Node::causal());
+    if (op.getSegments())
+      parts.push_back(mask::Node::segments());
+    mask::Node root = parts.size() == 1 ? parts.front()
+                                        : mask::Node::intersect(parts);
+    mask::Mask m(root, qs[1], qs[2], ks[2]);
+    WeightSpec spec;
+    MLIRContext *ctx = op.getContext();
+    // Kernel normalization of the feature products (the feature map itself
+    // was applied already; only eps matters here).
+    spec.normalizer =
+        KernelAttr::get(ctx, FeatureMap::relu, 0, false, 0,
+                        APFloat(op.getEps().convertToDouble()));
+    spec.keyLen = ks[2];
+    spec.group = qs[1] / ks[1];
+    spec.mask = &m;
+    spec.querySegments = spec.keySegments = op.getSegments();
+    Value p = weights5(tb, s, spec);
+    Value o = applyValues5(tb, p, op.getValue());
+    o = applyGate(tb, o, op.getGate(), ks[1]);
+    return {finish(tb, o, op.getResult())};
+  }
+};
+
+} // namespace
+
+void mlir::attn::populateInternalOpsToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<LayerNormLowering, FeatureMapLowering, ScoresLowering,
+               NormalizeLowering, ApplyLowering, KVStateLowering,
+               StateApplyLowering, ChunkedLinearLowering>(
+      patterns.getContext());
+}

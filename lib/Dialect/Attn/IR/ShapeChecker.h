@@ -1,0 +1,123 @@
+//===- ShapeChecker.h - Verification helpers of the attn ops ----*- C++ -*-===//
+//
+// Internal to the attn dialect library: the checks every attention-like op's
+// verifier shares, with the wording of their diagnostics.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_DIALECT_ATTN_IR_SHAPECHECKER_H
+#define ATTN_LIB_DIALECT_ATTN_IR_SHAPECHECKER_H
+
+#include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+
+#include <cmath>
+
+namespace mlir::attn::detail {
+
+/// A named operand (or result) and its ranked tensor type.
+struct Named {
+  StringRef name;
+  RankedTensorType type;
+};
+
+/// Checks the static shape, rank and element type shared by the float
+/// tensors of an attention-like op.
+class ShapeChecker {
+public:
+  explicit ShapeChecker(Operation *op) : op(op) {}
+
+  /// Every listed tensor has a static shape.
+  LogicalResult requireStatic(ArrayRef<Named> values) {
+    for (const Named &v : values)
+      if (v.type && !v.type.hasStaticShape())
+        return op->emitOpError()
+               << "requires static shapes, but " << v.name << " has type "
+               << v.type;
+    return success();
+  }
+
+  /// Every listed tensor has rank `rank`; `what` describes the layout.
+  LogicalResult requireRank(ArrayRef<Named> values, int64_t rank,
+                            StringRef what) {
+    for (const Named &v : values)
+      if (v.type && v.type.getRank() != rank)
+        return op->emitOpError()
+               << "expects " << v.name << " of rank " << rank << " (" << what
+               << "), got " << v.type;
+    return success();
+  }
+
+  /// Every listed tensor has the element type of the first.
+  LogicalResult requireSameElementType(ArrayRef<Named> values) {
+    Type expected = values.front().type.getElementType();
+    for (const Named &v : values)
+      if (v.type && v.type.getElementType() != expected)
+        return op->emitOpError()
+               << "expects " << v.name << " to have element type " << expected
+               << " like " << values.front().name << ", got "
+               << v.type.getElementType();
+    return success();
+  }
+
+  /// `a[ai] == b[bi]`, describing the dimension as `dim`.
+  LogicalResult requireSameDim(const Named &a, int64_t ai, const Named &b,
+                               int64_t bi, StringRef dim) {
+    if (a.type.getDimSize(ai) != b.type.getDimSize(bi))
+      return op->emitOpError()
+             << "expects " << a.name << " and " << b.name << " to agree on "
+             << dim << ", got " << a.type.getDimSize(ai) << " and "
+             << b.type.getDimSize(bi);
+    return success();
+  }
+
+  /// The tensor has exactly `shape`.
+  LogicalResult requireShape(const Named &v, ArrayRef<int64_t> shape,
+                             StringRef what) {
+    if (v.type.getShape() != shape) {
+      InFlightDiagnostic diag = op->emitOpError()
+                                << "expects " << v.name << " of shape ";
+      llvm::interleave(shape, diag, "x");
+      return diag << " (" << what << "), got " << v.type;
+    }
+    return success();
+  }
+
+  /// A scale or epsilon attribute value.
+  LogicalResult requireFinite(std::optional<APFloat> attr, StringRef name,
+                              bool positive) {
+    if (!attr)
+      return success();
+    double value = attr->convertToDouble();
+    if (!std::isfinite(value) || (positive && value <= 0))
+      return op->emitOpError() << name << " must be finite"
+                               << (positive ? " and positive" : "")
+                               << ", got " << value;
+    return success();
+  }
+
+private:
+  Operation *op;
+};
+
+inline RankedTensorType typeOf(Value v) {
+  return v ? cast<RankedTensorType>(v.getType()) : RankedTensorType();
+}
+
+inline double defaultScale(int64_t headDim) {
+  return 1.0 / std::sqrt(static_cast<double>(headDim));
+}
+
+/// Checks the query/key/value/result dimensions shared by attention-like
+/// ops and returns them.
+FailureOr<AttentionDims> verifyQKV(ShapeChecker &check, Operation *op,
+                                   Named q, Named k, Named v, Named result);
+
+/// The dimensions of query/key/value tensors (already verified).
+AttentionDims dimsOf(Value query, Value key, Value value);
+
+/// Allowed (query, key) pairs summed over the query heads of one batch.
+double countAllowedPairs(const mask::Mask &m);
+
+} // namespace mlir::attn::detail
+
+#endif // ATTN_LIB_DIALECT_ATTN_IR_SHAPECHECKER_H

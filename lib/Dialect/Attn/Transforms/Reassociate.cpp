@@ -1,0 +1,288 @@
+//===- Reassociate.cpp - Kernelized attention as phi(Q) (phi(K)^T V) ------===//
+
+#include "attn-opt/Dialect/Attn/Transforms/Passes.h"
+#include "attn-opt/Dialect/Attn/Transforms/Transforms.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNREASSOCIATE
+#include "attn-opt/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// Cost model
+//===----------------------------------------------------------------------===//
+
+static constexpr double kFlopsPerSecond = 100e9;
+static constexpr double kBytesPerSecond = 10e9;
+
+double ReassociationCost::quadraticTime() const {
+  return quadraticFlops / kFlopsPerSecond + quadraticBytes / kBytesPerSecond;
+}
+double ReassociationCost::linearTime() const {
+  return linearFlops / kFlopsPerSecond + linearBytes / kBytesPerSecond;
+}
+
+int64_t mlir::attn::defaultChunkSize(int64_t features, int64_t valueDim,
+                                     int64_t length) {
+  double target = std::sqrt(static_cast<double>(features) * valueDim);
+  int64_t chunk = 16;
+  while (chunk < 128 && std::fabs(std::log2(2.0 * chunk / target)) <
+                            std::fabs(std::log2(chunk / target)))
+    chunk *= 2;
+  return std::max<int64_t>(1, std::min(chunk, length));
+}
+
+ReassociationCost mlir::attn::estimateReassociation(const AttentionDims &d,
+                                                    int64_t features,
+                                                    bool masked,
+                                                    int64_t chunk) {
+  double b = d.batch, hq = d.queryHeads, hkv = d.kvHeads, f = features,
+         dv = d.valueDim, lq = d.queryLen, lk = d.keyLen;
+  ReassociationCost c;
+  double pairs = lq * lk * (masked ? 0.5 : 1.0);
+  c.quadraticFlops = 2.0 * b * hq * pairs * (f + dv);
+  // Scores and weights, each written once and read once.
+  c.quadraticBytes = 4.0 * 4.0 * b * hq * lq * lk;
+  c.linearBytes = 4.0 * b * (hkv * lk * (f + dv) + hq * lq * (f + dv));
+  if (masked)
+    c.linearFlops = 2.0 * b * hq * lq * (chunk * (f + dv) + 3.0 * f * dv);
+  else
+    c.linearFlops = 2.0 * b * (hkv * lk + hq * lq) * f * dv;
+  return c;
+}
+
+//===----------------------------------------------------------------------===//
+// Candidates
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// What a kernelized attention looks like, from either form.
+struct Candidate {
+  Operation *anchor = nullptr;
+  AttentionDims dims{};
+  int64_t features = 0;
+  KernelAttr kernel;
+  MaskPatternAttrInterface pattern;
+  bool hasBias = false;
+  Value querySegments, keySegments;
+};
+
+/// Splits a linearizable pattern into its causal and segment parts.
+void maskParts(MaskPatternAttrInterface pattern, bool &causal,
+               bool &segments) {
+  causal = segments = false;
+  if (!pattern)
+    return;
+  SmallVector<MaskPatternAttrInterface> parts = {pattern};
+  if (auto inter = dyn_cast<IntersectAttr>(pattern))
+    parts.assign(inter.getPatterns().begin(), inter.getPatterns().end());
+  for (MaskPatternAttrInterface p : parts) {
+    causal |= isa<CausalAttr>(p);
+    segments |= isa<SegmentsAttr>(p);
+  }
+}
+
+/// The reason the candidate must stay quadratic, or an empty string.
+std::string blocker(const Candidate &c) {
+  if (c.hasBias)
+    return "it has a bias";
+  if (!isLinearizablePattern(c.pattern)) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "its pattern " << c.pattern
+       << " is not causal or segments, so the weights do not factor through "
+          "a prefix state";
+    return s;
+  }
+  bool causal, segments;
+  maskParts(c.pattern, causal, segments);
+  if ((causal || segments) && c.dims.queryLen != c.dims.keyLen)
+    return "the chunked prefix form needs as many queries as keys";
+  if (segments && c.keySegments && c.keySegments != c.querySegments)
+    return "the chunked prefix form needs one segment-id operand for "
+           "queries and keys";
+  return "";
+}
+
+/// Builds the linear form and returns its result.
+Value buildLinearForm(RewriterBase &rewriter, Location loc, Value fq,
+                      Value fk, Value value, Value gate, Value segments,
+                      bool causal, double eps, int64_t chunk,
+                      Type resultType) {
+  Type f32 = rewriter.getF32Type();
+  FloatAttr epsAttr = rewriter.getF32FloatAttr(eps);
+  if (!causal && !segments) {
+    auto ks = cast<RankedTensorType>(fk.getType()).getShape();
+    int64_t dv = cast<RankedTensorType>(value.getType()).getDimSize(3);
+    auto stateType = RankedTensorType::get({ks[0], ks[1], ks[3], dv}, f32);
+    auto sumType = RankedTensorType::get({ks[0], ks[1], ks[3]}, f32);
+    auto kv = KVStateOp::create(rewriter, loc, stateType, sumType, fk, value);
+    return StateApplyOp::create(rewriter, loc, resultType, fq, kv.getState(),
+                                kv.getKeySum(), gate, epsAttr);
+  }
+  return ChunkedLinearOp::create(
+      rewriter, loc, resultType, fq, fk, value, segments, gate,
+      rewriter.getI64IntegerAttr(chunk),
+      causal ? rewriter.getUnitAttr() : UnitAttr(), epsAttr);
+}
+
+struct ReassociatePass
+    : public attn::impl::AttnReassociateBase<ReassociatePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (mode != "auto" && mode != "linear" && mode != "quadratic") {
+      getOperation()->emitError()
+          << "attn-reassociate: mode must be auto, linear or quadratic, got '"
+          << mode << "'";
+      return signalPassFailure();
+    }
+    if (chunkSize < 0) {
+      getOperation()->emitError(
+          "attn-reassociate: chunk-size must be positive (or 0 for the "
+          "default)");
+      return signalPassFailure();
+    }
+    SmallVector<Operation *> anchors;
+    getOperation()->walk([&](Operation *op) {
+      if (auto a = dyn_cast<AttentionOp>(op)) {
+        if (isa<KernelAttr>(a.getNormalizer()))
+          anchors.push_back(op);
+      } else if (auto apply = dyn_cast<ApplyOp>(op)) {
+        if (matchChain(apply))
+          anchors.push_back(op);
+      }
+    });
+    IRRewriter rewriter(&getContext());
+    for (Operation *op : anchors)
+      process(rewriter, op);
+  }
+
+  /// The normalize and scores ops of `apply(normalize{kernel}(scores))`.
+  static std::optional<std::pair<NormalizeOp, ScoresOp>>
+  matchChain(ApplyOp apply) {
+    auto norm = apply.getWeights().getDefiningOp<NormalizeOp>();
+    if (!norm || !isa<KernelAttr>(norm.getNormalizer()))
+      return std::nullopt;
+    auto scores = norm.getScores().getDefiningOp<ScoresOp>();
+    if (!scores)
+      return std::nullopt;
+    return std::make_pair(norm, scores);
+  }
+
+  Candidate describe(Operation *op) {
+    Candidate c;
+    c.anchor = op;
+    if (auto a = dyn_cast<AttentionOp>(op)) {
+      c.dims = a.getDims();
+      c.kernel = cast<KernelAttr>(a.getNormalizer());
+      c.features = c.kernel.getNumFeatures(c.dims.headDim);
+      c.pattern = a.getPatternAttr();
+      c.hasBias = static_cast<bool>(a.getBias());
+      c.querySegments = a.getQuerySegments();
+      c.keySegments = a.getKeySegments();
+      return c;
+    }
+    auto apply = cast<ApplyOp>(op);
+    auto [norm, scores] = *matchChain(apply);
+    auto qs = cast<RankedTensorType>(scores.getQuery().getType()).getShape();
+    auto ks = cast<RankedTensorType>(scores.getKey().getType()).getShape();
+    auto vs = cast<RankedTensorType>(apply.getValue().getType()).getShape();
+    c.dims = {qs[0], qs[1], ks[1], qs[2], ks[2], qs[3], vs[3]};
+    c.kernel = cast<KernelAttr>(norm.getNormalizer());
+    c.features = qs[3];
+    c.pattern = norm.getPatternAttr();
+    c.hasBias = static_cast<bool>(scores.getBias());
+    c.querySegments = norm.getQuerySegments();
+    c.keySegments = norm.getKeySegments();
+    return c;
+  }
+
+  void process(IRRewriter &rewriter, Operation *op) {
+    Candidate c = describe(op);
+    std::string why = blocker(c);
+    if (!why.empty()) {
+      op->emitRemark() << "attn-reassociate: kept the quadratic form: " << why;
+      return;
+    }
+    bool causal, segments;
+    maskParts(c.pattern, causal, segments);
+    bool masked = causal || segments;
+    int64_t chunk = chunkSize > 0
+                        ? std::min<int64_t>(chunkSize, c.dims.keyLen)
+                        : defaultChunkSize(c.features, c.dims.valueDim,
+                                           c.dims.keyLen);
+    ReassociationCost cost =
+        estimateReassociation(c.dims, c.features, causal, chunk);
+    bool linear = mode == "linear" ||
+                  (mode == "auto" && cost.linearTime() < cost.quadraticTime());
+    std::string costs = llvm::formatv(
+        "quadratic {0:e2} flop + {1:e2} B (~{2:f3} ms), linear {3:e2} flop + "
+        "{4:e2} B (~{5:f3} ms)",
+        cost.quadraticFlops, cost.quadraticBytes, cost.quadraticTime() * 1e3,
+        cost.linearFlops, cost.linearBytes, cost.linearTime() * 1e3);
+    if (!linear) {
+      op->emitRemark() << "attn-reassociate: kept the quadratic form ("
+                       << (mode == "quadratic" ? "forced" : "cheaper")
+                       << "): " << costs;
+      return;
+    }
+    std::string form =
+        masked ? llvm::formatv("chunked prefix form, chunk {0}", chunk).str()
+               : "phi(Q) (phi(K)^T V)";
+    op->emitRemark() << "attn-reassociate: linear form (" << form << ", "
+                     << (mode == "linear" ? "forced" : "cheaper")
+                     << "): " << costs;
+
+    rewriter.setInsertionPoint(op);
+    Location loc = op->getLoc();
+    Value fq, fk, value, gate, result = op->getResult(0);
+    double eps = c.kernel.getEps().convertToDouble();
+    if (auto a = dyn_cast<AttentionOp>(op)) {
+      // The feature maps of the decomposed form, without the quadratic part.
+      ApplyOp apply = decomposeAttention(rewriter, a);
+      auto norm = apply.getWeights().getDefiningOp<NormalizeOp>();
+      auto scores = norm.getScores().getDefiningOp<ScoresOp>();
+      fq = scores.getQuery();
+      fk = scores.getKey();
+      value = apply.getValue();
+      gate = apply.getGate();
+      op = apply;
+      result = apply.getResult();
+    } else {
+      auto apply = cast<ApplyOp>(op);
+      auto [norm, scores] = *matchChain(apply);
+      fq = scores.getQuery();
+      fk = scores.getKey();
+      value = apply.getValue();
+      gate = apply.getGate();
+      // P = scale s / (scale sum s + eps) = s / (sum s + eps / scale).
+      if (std::optional<APFloat> s = scores.getScale())
+        eps /= s->convertToDouble();
+    }
+    rewriter.setInsertionPoint(op);
+    Value linearResult = buildLinearForm(
+        rewriter, loc, fq, fk, value, gate,
+        segments ? c.querySegments : Value(), causal, eps, chunk,
+        result.getType());
+    // The quadratic steps die with their last use.
+    Operation *norm = cast<ApplyOp>(op).getWeights().getDefiningOp();
+    rewriter.replaceOp(op, linearResult);
+    if (norm && norm->use_empty()) {
+      Operation *scores = norm->getOperand(0).getDefiningOp();
+      rewriter.eraseOp(norm);
+      if (scores && scores->use_empty())
+        rewriter.eraseOp(scores);
+    }
+  }
+};
+} // namespace
