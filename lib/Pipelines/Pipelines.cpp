@@ -23,6 +23,7 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   if (!options.reference) {
     AttnReassociateOptions reassociate;
     reassociate.mode = options.reassociate;
+    reassociate.chunkSize = options.chunkSize;
     pm.addPass(createAttnReassociate(reassociate));
     pm.addPass(createAttnLowerChunkedLinear());
   }

@@ -33,6 +33,11 @@ struct LowerToLLVMOptions : public PassPipelineOptions<LowerToLLVMOptions> {
       llvm::cl::desc("Kernelized attention: auto (cost model), linear or "
                      "quadratic (attn-reassociate's mode)"),
       llvm::cl::init("auto")};
+  PassOptions::Option<int64_t> chunkSize{
+      *this, "chunk-size",
+      llvm::cl::desc("Chunk size of the causal linear-attention prefix form "
+                     "(0: the cost model's default)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> chunks{
       *this, "chunks",
       llvm::cl::desc("Pieces each parallel linalg loop nest is cut into"),

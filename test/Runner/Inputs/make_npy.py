@@ -16,6 +16,8 @@ p.add_argument("--fortran", action="store_true")
 p.add_argument("--truncate", type=int, default=0, help="drop N data bytes")
 p.add_argument("--bad-magic", action="store_true")
 p.add_argument("--fill", type=float, default=0.5)
+p.add_argument("--cycle", type=int, default=0,
+               help="integer values i mod N (unsorted ids) instead of --fill")
 a = p.parse_args()
 
 shape = tuple(int(s) for s in a.shape.split(",") if s)
@@ -26,7 +28,10 @@ width = {"<f4": 4, "<f2": 2, "<u2": 2, "<i4": 4, "<i8": 8, "<f8": 8}[a.dtype]
 fmt = {"<f4": "<f", "<f2": "<e", "<u2": "<H", "<i4": "<i", "<i8": "<q",
        "<f8": "<d"}[a.dtype]
 value = int(a.fill) if fmt in ("<H", "<i", "<q") else a.fill
-data = struct.pack(fmt, value) * n
+if a.cycle:
+    data = b"".join(struct.pack(fmt, i % a.cycle) for i in range(n))
+else:
+    data = struct.pack(fmt, value) * n
 if a.truncate:
     data = data[: len(data) - a.truncate]
 shape_text = "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"

@@ -1,0 +1,20 @@
+// RUN: attn-opt %s --attn-approximate-softmax="features=128 seed=5" --verify-diagnostics | FileCheck %s
+
+/// Softmax becomes FAVOR+ with the same (here default, 1/sqrt(64)) scale;
+/// masks, gates and heads are kept.
+// CHECK-LABEL: func @approximate
+// CHECK: attn.attention {{.*}} {normalizer = #attn.kernel<favor, features = 128, orthogonal = true, seed = 5>, pattern = #attn.causal, scale = 1.250000e-01 : f32}
+/// A bias does not apply to kernel attention: left exact.
+// CHECK: {normalizer = #attn.softmax}
+/// Other normalizers are left alone.
+// CHECK: {normalizer = #attn.pointwise<relu>}
+func.func @approximate(%q: tensor<1x2x128x64xf32>, %b: tensor<1x1x128x128xf32>) {
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.causal}
+      : tensor<1x2x128x64xf32>, tensor<1x2x128x64xf32>, tensor<1x2x128x64xf32> -> tensor<1x2x128x64xf32>
+  // expected-remark @+1 {{attn-approximate-softmax: left exact: a bias does not apply to kernel attention}}
+  %1 = attn.attention %q, %q, %q bias(%b : tensor<1x1x128x128xf32>) {normalizer = #attn.softmax}
+      : tensor<1x2x128x64xf32>, tensor<1x2x128x64xf32>, tensor<1x2x128x64xf32> -> tensor<1x2x128x64xf32>
+  %2 = attn.attention %q, %q, %q {normalizer = #attn.pointwise<relu>}
+      : tensor<1x2x128x64xf32>, tensor<1x2x128x64xf32>, tensor<1x2x128x64xf32> -> tensor<1x2x128x64xf32>
+  return
+}
