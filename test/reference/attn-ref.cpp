@@ -239,13 +239,15 @@ int main(int argc, char **argv) {
   if (actual->shape != expected.shape)
     fail(compareFile + ": holds " + actual->describe() +
          " but the reference result has another shape");
-  double maxAbs = 0, maxRef = 0;
+  double maxAbs = 0, maxRef = 0, errSq = 0, refSq = 0;
   int64_t bad = 0, firstBad = -1;
   for (int64_t i = 0; i < expected.size(); ++i) {
     double o = npy::loadFloat(*actual, i), r = expected.data[i];
     double err = std::isfinite(o) ? std::fabs(o - r) : INFINITY;
     maxAbs = std::max(maxAbs, err);
     maxRef = std::max(maxRef, std::fabs(r));
+    errSq += err * err;
+    refSq += r * r;
     if (!(err <= atolOpt + rtolOpt * std::fabs(r))) {
       if (firstBad < 0)
         firstBad = i;
@@ -253,9 +255,11 @@ int main(int argc, char **argv) {
     }
   }
   double rel = maxRef > 0 ? maxAbs / maxRef : maxAbs;
+  double fro = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
   llvm::outs() << llvm::format("ref-check @%s: max_abs_err=%.3e "
-                               "max_rel_err=%.3e ",
-                               entry.getName().str().c_str(), maxAbs, rel);
+                               "max_rel_err=%.3e fro_rel_err=%.3e ",
+                               entry.getName().str().c_str(), maxAbs, rel,
+                               fro);
   bool ok = bad == 0 && (maxRelErr < 0 || rel <= maxRelErr);
   if (ok) {
     llvm::outs() << "ok\n";
