@@ -26,6 +26,12 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
     reassociate.chunkSize = options.chunkSize;
     pm.addPass(createAttnReassociate(reassociate));
     pm.addPass(createAttnLowerChunkedLinear());
+    AttnLowerPointwiseOptions pointwise;
+    pointwise.vectorWidth = options.vectorWidth;
+    pm.addPass(createAttnLowerPointwise(pointwise));
+    AttnFlashOptions flash;
+    flash.vectorWidth = options.vectorWidth;
+    pm.addPass(createAttnFlash(flash));
   }
   pm.addPass(createConvertAttnToLinalg());
   pm.addPass(createCanonicalizerPass());
@@ -60,9 +66,11 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createAttnMathApproximation());
 
   // To LLVM.
+  pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

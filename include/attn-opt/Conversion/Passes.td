@@ -73,4 +73,82 @@ def AttnLowerChunkedLinear : Pass<"attn-lower-chunked-linear"> {
   ];
 }
 
+def AttnLowerPointwise : Pass<"attn-lower-pointwise"> {
+  let summary = "Lower pointwise (ReLU-family) attention to fused, tiled parallel loops";
+  let description = [{
+    Pointwise attention `P = L^-alpha h(S)` needs no row maximum and no row
+    sum, so every query tile is independent. This pass lowers
+    `attn.attention` with an `#attn.pointwise` normalizer to the fused tile
+    kernel (docs/Kernels.md):
+
+    ```
+    scf.parallel (b, h, query tile) {        // all threads
+      Q^T tile (D x Mr, scale folded in, qk-layernorm fused)
+      for key block in the tile's full blocks, then its partial blocks:
+        S^T = K_blk Q^T                      // register-blocked FMAs
+        P = L^-alpha h(S^T) (+ bias), masked in partial blocks only
+        O^T += V_blk^T P                     // register-blocked FMAs
+      O = O^T^T (* gate)
+    }
+    ```
+
+    Empty blocks of the mask are never visited. No buffer is larger than one
+    tile (D x Mr, Nb x Mr, Dv x Mr floats). Tile sizes come from a model of
+    the target (vector width, registers, L1 size) unless given. A remark
+    reports the tiles and the key blocks visited.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
+           "f32 lanes per vector (16: AVX-512, 8: AVX2); 0: the host's">,
+    Option<"queryTile", "query-tile", "int64_t", /*default=*/"0",
+           "queries per tile, a multiple of the vector width (0: the model's)">,
+    Option<"keyBlock", "key-block", "int64_t", /*default=*/"0",
+           "keys per block, a multiple of the register block (0: the model's)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
+def AttnFlash : Pass<"attn-flash"> {
+  let summary = "Lower softmax attention to fused online-softmax (flash) loops";
+  let description = [{
+    Lowers `attn.attention` with `#attn.softmax` to the fused tile kernel with
+    an online softmax: per query row a running maximum `m` and sum `l`; each
+    key block's scores are exponentiated against the new maximum and the
+    output accumulator is rescaled by `exp(m_old - m_new)`. The `Lq x Lk`
+    scores never exist. Masked blocks come from the compile-time block
+    layout (full blocks without mask evaluation, partial ones masked per
+    element, empty ones skipped); fully masked rows give zeros; scores of any
+    size give no inf or NaN (the maximum is subtracted before `exp`).
+    Bias, gate, segment ids, grouped-query heads and qk-layernorm are fused.
+    A remark reports the tiles and the key blocks visited.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
+           "f32 lanes per vector (16: AVX-512, 8: AVX2); 0: the host's">,
+    Option<"queryTile", "query-tile", "int64_t", /*default=*/"0",
+           "queries per tile, a multiple of the vector width (0: the model's)">,
+    Option<"keyBlock", "key-block", "int64_t", /*default=*/"0",
+           "keys per block, a multiple of the register block (0: the model's)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD

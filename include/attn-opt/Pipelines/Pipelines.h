@@ -38,6 +38,10 @@ struct LowerToLLVMOptions : public PassPipelineOptions<LowerToLLVMOptions> {
       llvm::cl::desc("Chunk size of the causal linear-attention prefix form "
                      "(0: the cost model's default)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("f32 lanes of the generated kernels (0: the host's)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> chunks{
       *this, "chunks",
       llvm::cl::desc("Pieces each parallel linalg loop nest is cut into"),

@@ -1,6 +1,6 @@
 //===- AttentionLowering.cpp - Shared pieces of the reference lowering ----===//
 
-#include "AttentionLowering.h"
+#include "attn-opt/Conversion/AttnToLinalg/AttentionLowering.h"
 
 #include "attn-opt/Dialect/Attn/Utils/MaskEmitter.h"
 #include "attn-opt/Support/Random.h"
@@ -195,10 +195,19 @@ Value mlir::attn::applyValues5(TensorBuilder &tb, Value p, Value value) {
                      tb.map(6, {0, 1, 2, 3, 5}), "pppprp");
 }
 
-/// h(x) of pointwise attention.
-static Value pointwiseFn(TensorBuilder &tb, ImplicitLocOpBuilder &b,
-                         PointwiseFn fn, Value x) {
-  Value zero = tb.f32Const(0.0), one = tb.f32Const(1.0);
+/// A float constant shaped like `like` (a splat for vectors).
+static Value floatLike(ImplicitLocOpBuilder &b, Value like, double v) {
+  Type t = like.getType();
+  if (auto vec = dyn_cast<VectorType>(t))
+    return arith::ConstantOp::create(
+        b, DenseElementsAttr::get(vec, b.getFloatAttr(vec.getElementType(), v)));
+  return arith::ConstantOp::create(b, b.getFloatAttr(t, v));
+}
+
+Value mlir::attn::applyPointwiseFn(ImplicitLocOpBuilder &b, PointwiseFn fn,
+                                   Value x) {
+  auto cst = [&](double v) { return floatLike(b, x, v); };
+  Value zero = cst(0.0), one = cst(1.0);
   switch (fn) {
   case PointwiseFn::relu:
     return arith::MaximumFOp::create(b, x, zero);
@@ -207,9 +216,8 @@ static Value pointwiseFn(TensorBuilder &tb, ImplicitLocOpBuilder &b,
     return arith::MulFOp::create(b, r, r);
   }
   case PointwiseFn::gelu: {
-    Value t = math::ErfOp::create(
-        b, arith::MulFOp::create(b, x, tb.f32Const(M_SQRT1_2)));
-    Value half = arith::MulFOp::create(b, x, tb.f32Const(0.5));
+    Value t = math::ErfOp::create(b, arith::MulFOp::create(b, x, cst(M_SQRT1_2)));
+    Value half = arith::MulFOp::create(b, x, cst(0.5));
     return arith::MulFOp::create(b, half, arith::AddFOp::create(b, t, one));
   }
   case PointwiseFn::softplus: {
@@ -223,7 +231,7 @@ static Value pointwiseFn(TensorBuilder &tb, ImplicitLocOpBuilder &b,
     return x;
   case PointwiseFn::relu6:
     return arith::MinimumFOp::create(b, arith::MaximumFOp::create(b, x, zero),
-                                     tb.f32Const(6.0));
+                                     cst(6.0));
   case PointwiseFn::sigmoid: {
     Value e = math::ExpOp::create(b, arith::NegFOp::create(b, x));
     return arith::DivFOp::create(b, one, arith::AddFOp::create(b, one, e));
@@ -278,7 +286,7 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec) {
         if (pointwise) {
           double lengthFactor = std::pow(static_cast<double>(spec.keyLen),
                                          -pointwise.getAlpha().convertToDouble());
-          x = arith::MulFOp::create(bb, pointwiseFn(tb, bb, pointwise.getFn(), x),
+          x = arith::MulFOp::create(bb, applyPointwiseFn(bb, pointwise.getFn(), x),
                                     tb.f32Const(lengthFactor));
         }
         if (!spec.mask)

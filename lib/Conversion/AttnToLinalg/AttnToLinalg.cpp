@@ -2,7 +2,7 @@
 
 #include "attn-opt/Conversion/AttnToLinalg/AttnToLinalg.h"
 
-#include "AttentionLowering.h"
+#include "attn-opt/Conversion/AttnToLinalg/AttentionLowering.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"

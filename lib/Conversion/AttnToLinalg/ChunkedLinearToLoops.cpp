@@ -18,7 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "AttentionLowering.h"
+#include "attn-opt/Conversion/AttnToLinalg/AttentionLowering.h"
 
 #include "attn-opt/Conversion/Passes.h"
 

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "AttentionLowering.h"
+#include "attn-opt/Conversion/AttnToLinalg/AttentionLowering.h"
 
 #include "attn-opt/Conversion/AttnToLinalg/AttnToLinalg.h"
 

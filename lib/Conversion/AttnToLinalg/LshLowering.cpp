@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "AttentionLowering.h"
+#include "attn-opt/Conversion/AttnToLinalg/AttentionLowering.h"
 
 #include "attn-opt/Support/Random.h"
 

@@ -1,6 +1,6 @@
 //===- TensorBuilder.cpp - Small helpers to build linalg on tensors -------===//
 
-#include "TensorBuilder.h"
+#include "attn-opt/Conversion/AttnToLinalg/TensorBuilder.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 

@@ -13,7 +13,7 @@
 #ifndef ATTN_CONVERSION_ATTNTOLINALG_ATTENTIONLOWERING_H
 #define ATTN_CONVERSION_ATTNTOLINALG_ATTENTIONLOWERING_H
 
-#include "TensorBuilder.h"
+#include "attn-opt/Conversion/AttnToLinalg/TensorBuilder.h"
 
 #include "attn-opt/Analysis/MaskPattern.h"
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
@@ -66,6 +66,9 @@ struct WeightSpec {
 /// Weights `P` (same shape as the 5-D scores `s`) under `spec`: masked
 /// entries are 0 and fully masked rows are all 0.
 Value weights5(TensorBuilder &tb, Value s, const WeightSpec &spec);
+
+/// h(x) of pointwise attention on an f32 scalar or vector.
+Value applyPointwiseFn(ImplicitLocOpBuilder &b, PointwiseFn fn, Value x);
 
 /// Extends a float tensor to f32 (a no-op for f32).
 Value toF32Tensor(TensorBuilder &tb, Value v);

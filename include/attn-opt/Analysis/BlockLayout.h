@@ -1,0 +1,69 @@
+//===- BlockLayout.h - Compile-time block layouts of mask patterns -*- C++ -*-===//
+//
+// The block-layout analysis: for a mask and a block size (bq query rows by
+// bk keys), the class of every (query block, key block) of every query head
+// (full, partial or empty, by the mask library), compressed like CSR: per
+// query block, the list of full key blocks and the list of partial ones.
+// Heads with the same layout share it. Ragged last blocks (lengths that are
+// not multiples of the block size) are classified over their real extent.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_ANALYSIS_BLOCKLAYOUT_H
+#define ATTN_ANALYSIS_BLOCKLAYOUT_H
+
+#include "attn-opt/Analysis/MaskPattern.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir::attn {
+
+class BlockLayout {
+public:
+  /// The compressed layout of one head (or of every head sharing it).
+  struct Compressed {
+    /// Key blocks of query block r: full ones are
+    /// fullBlocks[fullOffsets[r] .. fullOffsets[r+1]), partial ones likewise.
+    std::vector<int32_t> fullOffsets, fullBlocks;
+    std::vector<int32_t> partialOffsets, partialBlocks;
+    bool operator==(const Compressed &other) const;
+  };
+
+  /// Computes the layout of `mask` in blocks of `blockQ x blockK`.
+  /// `segments`, when given, makes segment patterns exact (else they count
+  /// as partial).
+  static BlockLayout compute(const mask::Mask &mask, int64_t blockQ,
+                             int64_t blockK,
+                             const mask::SegmentIds *segments = nullptr);
+
+  int64_t getBlockQ() const { return blockQ; }
+  int64_t getBlockK() const { return blockK; }
+  int64_t getNumQueryBlocks() const { return numQueryBlocks; }
+  int64_t getNumKeyBlocks() const { return numKeyBlocks; }
+  int64_t getNumHeads() const { return headLayout.size(); }
+  /// The distinct layouts, and which one each query head uses.
+  const std::vector<Compressed> &getLayouts() const { return layouts; }
+  int64_t getLayoutOfHead(int64_t head) const { return headLayout[head]; }
+
+  /// The class of block (r, c) of `head`.
+  mask::TileKind getKind(int64_t head, int64_t r, int64_t c) const;
+
+  /// Blocks visited (full + partial) and all blocks, summed over heads.
+  int64_t countVisited() const;
+  int64_t countFull() const;
+  int64_t countBlocks() const;
+
+  /// One line per query block of `head`: '#' full, '+' partial, '.' empty.
+  std::string render(int64_t head) const;
+
+private:
+  int64_t blockQ = 0, blockK = 0, numQueryBlocks = 0, numKeyBlocks = 0;
+  std::vector<Compressed> layouts;
+  std::vector<int64_t> headLayout;
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_ANALYSIS_BLOCKLAYOUT_H

@@ -1,0 +1,93 @@
+//===- TileKernel.h - Fused, tiled attention kernels for CPUs ---*- C++ -*-===//
+//
+// The one code generator behind attn-lower-pointwise, attn-flash and the
+// block-sparse lowering. It emits, for one attention, a parallel loop over
+// (batch, query head, query tile) whose body never holds more than one
+// tile row block:
+//
+//   Q^T tile   D x Mr          (queries in vector lanes, scale folded in)
+//   for each key block of the tile's layout (full blocks, then partial):
+//     S^T      Nb x Mr         = K_blk Q^T, register-blocked NJ keys x Mr
+//                                queries, masked in partial blocks
+//     softmax: running max m, sum l, rescale alpha (online softmax)
+//     pointwise: P = L^-alpha h(S), no row state at all
+//     O^T     Dv x Mr         += V_blk^T P, register-blocked EG values x Mr
+//   O = O^T^T / l (softmax), times the gate
+//
+// With queries in lanes every row statistic (max, sum) is a lane-wise
+// vector operation: no horizontal reductions, no transposition of K or V.
+// Key blocks come from the compile-time block layout (attn-opt/Analysis/
+// BlockLayout.h): full blocks skip mask evaluation, partial ones evaluate
+// the mask per element through the mask library's IR emitter, empty ones
+// are never visited.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_ATTNTOTILES_TILEKERNEL_H
+#define ATTN_CONVERSION_ATTNTOTILES_TILEKERNEL_H
+
+#include "attn-opt/Analysis/BlockLayout.h"
+#include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::attn {
+
+/// What the code generator knows of the target CPU.
+struct TargetModel {
+  /// f32 lanes of a vector register (16 with AVX-512, 8 with AVX2).
+  int64_t lanes = 16;
+  /// Vector registers (32 with AVX-512, 16 otherwise).
+  int64_t registers = 32;
+  /// Bytes of L1 data cache per core.
+  int64_t l1Bytes = 48 * 1024;
+
+  /// The host's model (from its CPU features).
+  static TargetModel host();
+  /// A model with `lanes` lanes (16: AVX-512, 8: AVX2, 4: SSE); 0 means
+  /// the host.
+  static TargetModel forLanes(int64_t lanes);
+};
+
+/// Tile sizes of the kernel.
+struct TileSizes {
+  int64_t queryVectors = 2; ///< QV: query vectors per tile (Mr = QV lanes)
+  int64_t keysPerStep = 8;  ///< NJ: keys of one QK^T register block
+  int64_t keyBlock = 64;    ///< Nb: keys per block (multiple of NJ)
+  int64_t valueGroup = 8;   ///< EG: value columns of one PV register block
+
+  /// Defaults from the target model: half the registers hold
+  /// accumulators (QV x NJ and QV x EG), the S^T block (Nb x Mr floats)
+  /// takes at most a quarter of L1.
+  static TileSizes select(const TargetModel &target, int64_t valueDim);
+  int64_t queryTile(const TargetModel &t) const { return queryVectors * t.lanes; }
+};
+
+/// One attention to generate a kernel for. Tensors are the op's operands.
+struct TileKernelSpec {
+  Value query, key, value, bias, gate, querySegments, keySegments;
+  AttentionDims dims{};
+  double scale = 1.0;
+  std::optional<double> qkNormEps;
+  /// Softmax (online) or pointwise.
+  bool softmax = true;
+  PointwiseFn fn = PointwiseFn::relu;
+  double lengthFactor = 1.0; ///< L^-alpha of pointwise attention
+  /// The mask (all keys when `isAll()`).
+  mask::Mask mask;
+  Type resultType;
+};
+
+/// Emits the kernel at `b`'s insertion point and returns the result tensor.
+/// `layout` is the block layout of the mask in blocks of (Mr, Nb); returned
+/// through `visited` when given: key blocks visited and all blocks.
+Value buildTileKernel(ImplicitLocOpBuilder &b, const TileKernelSpec &spec,
+                      const TargetModel &target, const TileSizes &tiles,
+                      const BlockLayout &layout);
+
+} // namespace mlir::attn
+
+#endif // ATTN_CONVERSION_ATTNTOTILES_TILEKERNEL_H
