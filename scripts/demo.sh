@@ -12,6 +12,6 @@ echo "== $example through attn-opt"
 "$build/bin/attn-opt" "$example"
 echo "== its mask in 512x512 tiles (# full, + partial, . empty)"
 "$build/bin/attn-opt" "$example" \
-  --test-attn-mask-layout="block-q=512 block-k=512" -o /dev/null
+  --test-attn-print-block-layout="block-q=512 block-k=512" -o /dev/null
 echo "== compiled, run, checked against the reference lowering, timed"
 "$build/bin/attn-run" "$example" --random-inputs --check --bench 3 --threads 2

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn-opt/Analysis/BlockLayout.h"
 #include "attn-opt/Analysis/MaskPattern.h"
 #include "attn-opt/Support/Random.h"
 
@@ -323,6 +324,82 @@ TEST_F(MaskTest, LargeCountsMatchClosedForms) {
     expected += std::min(l - 1, i + 128) - std::max<int64_t>(0, i - 128) + 1;
   EXPECT_EQ(window.countAllowed(0), expected);
   EXPECT_EQ(Mask().countAllowed(0), 0);
+}
+
+/// The block layout of every pattern kind and composition, per-head lists
+/// included, for ragged lengths and several block sizes, equals brute-force
+/// classification of every element of every block; its CSR form is valid.
+TEST_F(MaskTest, BlockLayoutsMatchBruteForce) {
+  for (int trial = 0; trial < 250; ++trial) {
+    Shape s = randomShape();
+    Case c = trial < 9 * 10 ? leaf(trial % kNumLeafKinds, s) : random(s, 2);
+    Mask m(c.node, s.heads, s.lq, s.lk);
+    int64_t bq = uniform(1, 24), bk = uniform(1, 24);
+    BlockLayout layout = BlockLayout::compute(m, bq, bk);
+    ASSERT_EQ(layout.getNumQueryBlocks(), (s.lq + bq - 1) / bq);
+    ASSERT_EQ(layout.getNumKeyBlocks(), (s.lk + bk - 1) / bk);
+    std::vector<int64_t> heads;
+    for (int64_t h = 0; h < s.heads; ++h)
+      heads.push_back(layout.getLayoutOfHead(h));
+    EXPECT_EQ(BlockLayout::verify(layout.getNumQueryBlocks(),
+                                  layout.getNumKeyBlocks(),
+                                  layout.getLayouts(), heads),
+              "");
+    int64_t offset = s.lk - s.lq, visited = 0, full = 0;
+    for (int64_t h = 0; h < s.heads; ++h)
+      for (int64_t r = 0; r < layout.getNumQueryBlocks(); ++r)
+        for (int64_t k = 0; k < layout.getNumKeyBlocks(); ++k) {
+          bool any = false, all = true;
+          for (int64_t q = r * bq; q < std::min(s.lq, (r + 1) * bq); ++q)
+            for (int64_t j = k * bk; j < std::min(s.lk, (k + 1) * bk); ++j) {
+              bool a = c.reference(h, q + offset, q, j);
+              any |= a;
+              all &= a;
+            }
+          TileKind expected = all   ? TileKind::Full
+                              : any ? TileKind::Partial
+                                    : TileKind::Empty;
+          ASSERT_EQ(layout.getKind(h, r, k), expected)
+              << c.name << " head " << h << " block (" << r << ", " << k
+              << ") of " << bq << "x" << bk << ", Lq " << s.lq << " Lk "
+              << s.lk;
+          visited += expected != TileKind::Empty;
+          full += expected == TileKind::Full;
+        }
+    EXPECT_EQ(layout.countVisited(), visited);
+    EXPECT_EQ(layout.countFull(), full);
+    EXPECT_EQ(layout.countBlocks(), s.heads * layout.getNumQueryBlocks() *
+                                        layout.getNumKeyBlocks());
+  }
+}
+
+TEST(BlockLayoutTest, HeadsWithTheSameLayoutShareIt) {
+  Mask m(Node::perHead({Node::causal(), Node::window(2, 2), Node::causal()}),
+         3, 16, 16);
+  BlockLayout l = BlockLayout::compute(m, 4, 4);
+  EXPECT_EQ(l.getLayouts().size(), 2u);
+  EXPECT_EQ(l.getLayoutOfHead(0), l.getLayoutOfHead(2));
+  EXPECT_NE(l.getLayoutOfHead(0), l.getLayoutOfHead(1));
+  EXPECT_EQ(l.render(0), "+...\n#+..\n##+.\n###+\n");
+}
+
+TEST(BlockLayoutTest, VerifyRejectsBrokenLayouts) {
+  BlockLayout::Compressed c;
+  c.fullOffsets = {0, 1, 1};
+  c.fullBlocks = {0};
+  c.partialOffsets = {0, 1, 1};
+  c.partialBlocks = {0};
+  EXPECT_EQ(BlockLayout::verify(2, 2, {c}, {0}),
+            "block (0, 0) is both full and partial");
+  c.partialBlocks = {5};
+  EXPECT_EQ(BlockLayout::verify(2, 2, {c}, {0}),
+            "partial block 5 is outside the 2 key blocks");
+  c.partialBlocks = {1};
+  EXPECT_EQ(BlockLayout::verify(2, 2, {c}, {1}),
+            "head layout index 1 out of range");
+  EXPECT_EQ(BlockLayout::verify(3, 2, {c}, {0}),
+            "full offsets need 4 entries, got 3");
+  EXPECT_EQ(BlockLayout::verify(2, 2, {c}, {0}), "");
 }
 
 TEST(TileKindTest, Names) {

@@ -51,6 +51,90 @@ BlockLayout BlockLayout::compute(const mask::Mask &m, int64_t blockQ,
   return l;
 }
 
+BlockLayout BlockLayout::fromParts(int64_t blockQ, int64_t blockK,
+                                   int64_t numQueryBlocks,
+                                   int64_t numKeyBlocks,
+                                   std::vector<Compressed> layouts,
+                                   std::vector<int64_t> headLayout) {
+  BlockLayout l;
+  l.blockQ = blockQ;
+  l.blockK = blockK;
+  l.numQueryBlocks = numQueryBlocks;
+  l.numKeyBlocks = numKeyBlocks;
+  l.layouts = std::move(layouts);
+  l.headLayout = std::move(headLayout);
+  return l;
+}
+
+std::string BlockLayout::verify(int64_t numQueryBlocks, int64_t numKeyBlocks,
+                                const std::vector<Compressed> &layouts,
+                                const std::vector<int64_t> &headLayout) {
+  auto checkList = [&](const std::vector<int32_t> &offsets,
+                       const std::vector<int32_t> &blocks,
+                       const char *what) -> std::string {
+    if (static_cast<int64_t>(offsets.size()) != numQueryBlocks + 1)
+      return std::string(what) + " offsets need " +
+             std::to_string(numQueryBlocks + 1) + " entries, got " +
+             std::to_string(offsets.size());
+    if (offsets.front() != 0 ||
+        offsets.back() != static_cast<int32_t>(blocks.size()))
+      return std::string(what) + " offsets must run from 0 to the number "
+                                 "of blocks";
+    for (int64_t r = 0; r < numQueryBlocks; ++r) {
+      if (offsets[r] > offsets[r + 1])
+        return std::string(what) + " offsets must not decrease";
+      for (int32_t i = offsets[r]; i < offsets[r + 1]; ++i) {
+        if (blocks[i] < 0 || blocks[i] >= numKeyBlocks)
+          return std::string(what) + " block " + std::to_string(blocks[i]) +
+                 " is outside the " + std::to_string(numKeyBlocks) +
+                 " key blocks";
+        if (i > offsets[r] && blocks[i] <= blocks[i - 1])
+          return std::string(what) + " blocks of query block " +
+                 std::to_string(r) + " must ascend";
+      }
+    }
+    return "";
+  };
+  for (const Compressed &c : layouts) {
+    std::string e = checkList(c.fullOffsets, c.fullBlocks, "full");
+    if (e.empty())
+      e = checkList(c.partialOffsets, c.partialBlocks, "partial");
+    if (!e.empty())
+      return e;
+    for (int64_t r = 0; r < numQueryBlocks; ++r)
+      for (int32_t i = c.fullOffsets[r]; i < c.fullOffsets[r + 1]; ++i)
+        if (std::binary_search(c.partialBlocks.begin() + c.partialOffsets[r],
+                               c.partialBlocks.begin() +
+                                   c.partialOffsets[r + 1],
+                               c.fullBlocks[i]))
+          return "block (" + std::to_string(r) + ", " +
+                 std::to_string(c.fullBlocks[i]) +
+                 ") is both full and partial";
+  }
+  for (int64_t h : headLayout)
+    if (h < 0 || h >= static_cast<int64_t>(layouts.size()))
+      return "head layout index " + std::to_string(h) + " out of range";
+  return "";
+}
+
+std::string BlockLayout::firstDifference(const BlockLayout &o) const {
+  if (blockQ != o.blockQ || blockK != o.blockK ||
+      numQueryBlocks != o.numQueryBlocks || numKeyBlocks != o.numKeyBlocks ||
+      getNumHeads() != o.getNumHeads())
+    return "the block grids differ";
+  for (int64_t h = 0; h < getNumHeads(); ++h)
+    for (int64_t r = 0; r < numQueryBlocks; ++r)
+      for (int64_t c = 0; c < numKeyBlocks; ++c) {
+        TileKind a = getKind(h, r, c), b = o.getKind(h, r, c);
+        if (a != b)
+          return "block (" + std::to_string(r) + ", " + std::to_string(c) +
+                 ") of head " + std::to_string(h) + " is " +
+                 mask::stringifyTileKind(a) + " here but " +
+                 mask::stringifyTileKind(b) + " by the pattern";
+      }
+  return "";
+}
+
 TileKind BlockLayout::getKind(int64_t head, int64_t r, int64_t c) const {
   const Compressed &l = layouts[headLayout[head]];
   auto has = [&](const std::vector<int32_t> &offsets,

@@ -26,6 +26,9 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
     reassociate.chunkSize = options.chunkSize;
     pm.addPass(createAttnReassociate(reassociate));
     pm.addPass(createAttnLowerChunkedLinear());
+    AttnBlockSparseOptions blockSparse;
+    blockSparse.vectorWidth = options.vectorWidth;
+    pm.addPass(createAttnBlockSparse(blockSparse));
     AttnLowerPointwiseOptions pointwise;
     pointwise.vectorWidth = options.vectorWidth;
     pm.addPass(createAttnLowerPointwise(pointwise));

@@ -1,7 +1,7 @@
 //===- TestPasses.cpp - Register the attn test passes ---------------------===//
 
 namespace mlir::attn::test {
-void registerTestMaskLayoutPass();
+void registerTestPrintBlockLayoutPass();
 
-void registerTestPasses() { registerTestMaskLayoutPass(); }
+void registerTestPasses() { registerTestPrintBlockLayoutPass(); }
 } // namespace mlir::attn::test

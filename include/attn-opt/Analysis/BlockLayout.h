@@ -38,6 +38,20 @@ public:
                              int64_t blockK,
                              const mask::SegmentIds *segments = nullptr);
 
+  /// A layout from its parts (as an IR attribute stores it); `verify`
+  /// checks them first.
+  static BlockLayout fromParts(int64_t blockQ, int64_t blockK,
+                               int64_t numQueryBlocks, int64_t numKeyBlocks,
+                               std::vector<Compressed> layouts,
+                               std::vector<int64_t> headLayout);
+  /// Checks that the parts describe a layout: offsets of numQueryBlocks + 1
+  /// non-decreasing entries from 0, blocks ascending within a query block and
+  /// below numKeyBlocks, no block both full and partial, head indices in
+  /// range. Returns an empty string, or what is wrong.
+  static std::string verify(int64_t numQueryBlocks, int64_t numKeyBlocks,
+                            const std::vector<Compressed> &layouts,
+                            const std::vector<int64_t> &headLayout);
+
   int64_t getBlockQ() const { return blockQ; }
   int64_t getBlockK() const { return blockK; }
   int64_t getNumQueryBlocks() const { return numQueryBlocks; }
@@ -54,6 +68,10 @@ public:
   int64_t countVisited() const;
   int64_t countFull() const;
   int64_t countBlocks() const;
+
+  /// The first block (head, query block, key block) where the two layouts
+  /// differ, as text, or an empty string if they are the same.
+  std::string firstDifference(const BlockLayout &other) const;
 
   /// One line per query block of `head`: '#' full, '+' partial, '.' empty.
   std::string render(int64_t head) const;

@@ -96,6 +96,8 @@ def AttnLowerPointwise : Pass<"attn-lower-pointwise"> {
     tile (D x Mr, Nb x Mr, Dv x Mr floats). Tile sizes come from a model of
     the target (vector width, registers, L1 size) unless given. A remark
     reports the tiles and the key blocks visited.
+    `attn.block_sparse_attention` ops with a pointwise normalizer are
+    lowered with their layout.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
@@ -104,6 +106,57 @@ def AttnLowerPointwise : Pass<"attn-lower-pointwise"> {
            "queries per tile, a multiple of the vector width (0: the model's)">,
     Option<"keyBlock", "key-block", "int64_t", /*default=*/"0",
            "keys per block, a multiple of the register block (0: the model's)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
+def AttnBlockSparse : Pass<"attn-block-sparse"> {
+  let summary = "Turn sparse mask patterns into block kernels";
+  let description = [{
+    For `attn.attention` with a softmax or pointwise normalizer and a mask
+    pattern that leaves key blocks empty, computes the pattern's block
+    layout at compile time (the block-layout analysis: per head, per query
+    block, the full and the partial key blocks, CSR-compressed) and rewrites
+    the op into `attn.block_sparse_attention` carrying that layout. Then
+    (unless `kernels=false`) it lowers the block-sparse op to the fused tile
+    kernel: full blocks computed without mask evaluation, partial blocks with
+    the per-element mask, empty blocks never visited; softmax runs online
+    across the visited blocks.
+
+    ```mlir
+    %o = attn.attention %q, %k, %v {normalizer = #attn.softmax,
+        pattern = #attn.window<before = 128, after = 128>} : ...
+    // attn-block-sparse{kernels=false}:
+    %o = attn.block_sparse_attention %q, %k, %v {layout = #attn.block_layout<
+        block_q = 32, block_k = 64, ...>, normalizer = #attn.softmax,
+        pattern = #attn.window<before = 128, after = 128>} : ...
+    ```
+
+    Segment masks (document ids) are runtime data: their blocks are partial
+    in the static layout, and the generated code computes the id range of
+    each query tile and key block and skips the pairs that cannot match (a
+    runtime layout). Block sizes default to the kernel's tiles for the target
+    (32 x 64 with AVX-512). A remark reports the blocks visited.
+  }];
+  let options = [
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
+           "queries per block (0: the kernel's query tile)">,
+    Option<"blockK", "block-k", "int64_t", /*default=*/"0",
+           "keys per block (0: the kernel's key block)">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
+           "f32 lanes per vector (0: the host's)">,
+    Option<"kernels", "kernels", "bool", /*default=*/"true",
+           "lower the block-sparse ops to kernels (false: stop at "
+           "attn.block_sparse_attention)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -129,7 +182,8 @@ def AttnFlash : Pass<"attn-flash"> {
     element, empty ones skipped); fully masked rows give zeros; scores of any
     size give no inf or NaN (the maximum is subtracted before `exp`).
     Bias, gate, segment ids, grouped-query heads and qk-layernorm are fused.
-    A remark reports the tiles and the key blocks visited.
+    `attn.block_sparse_attention` ops with softmax are lowered with their
+    layout. A remark reports the tiles and the key blocks visited.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",

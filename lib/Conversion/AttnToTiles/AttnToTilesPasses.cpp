@@ -17,6 +17,7 @@
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNLOWERPOINTWISE
 #define GEN_PASS_DEF_ATTNFLASH
+#define GEN_PASS_DEF_ATTNBLOCKSPARSE
 #include "attn-opt/Conversion/Passes.h.inc"
 } // namespace mlir::attn
 
@@ -55,16 +56,22 @@ static FailureOr<TileSizes> chooseTiles(Operation *op, const TargetModel &t,
   return s;
 }
 
-/// Lowers one attention op to the tile kernel.
-static LogicalResult lowerToTiles(AttentionOp op, bool softmax,
-                                  int64_t vectorWidth, int64_t queryTile,
-                                  int64_t keyBlock, StringRef pass) {
-  TargetModel target = TargetModel::forLanes(vectorWidth);
+/// True if the mask only allows keys of the query's segment.
+static bool isSegmentBound(MaskPatternAttrInterface pattern) {
+  if (isa_and_nonnull<SegmentsAttr>(pattern))
+    return true;
+  if (auto inter = dyn_cast_or_null<IntersectAttr>(pattern))
+    return llvm::any_of(inter.getPatterns(), [](MaskPatternAttrInterface p) {
+      return isa<SegmentsAttr>(p);
+    });
+  return false;
+}
+
+/// The kernel spec of an attention-like op (attn.attention or
+/// attn.block_sparse_attention).
+template <typename OpTy>
+static TileKernelSpec specOf(OpTy op) {
   AttentionDims d = op.getDims();
-  FailureOr<TileSizes> tiles =
-      chooseTiles(op, target, d.valueDim, queryTile, keyBlock, pass);
-  if (failed(tiles))
-    return failure();
   TileKernelSpec spec;
   spec.query = op.getQuery();
   spec.key = op.getKey();
@@ -77,58 +84,152 @@ static LogicalResult lowerToTiles(AttentionOp op, bool softmax,
   spec.scale = op.getEffectiveScale();
   if (std::optional<APFloat> eps = op.getQkNormEps())
     spec.qkNormEps = eps->convertToDouble();
-  spec.softmax = softmax;
+  spec.softmax = isa<SoftmaxAttr>(op.getNormalizer());
   if (auto p = dyn_cast<PointwiseAttr>(op.getNormalizer())) {
     spec.fn = p.getFn();
     spec.lengthFactor = std::pow(static_cast<double>(d.keyLen),
                                  -p.getAlpha().convertToDouble());
   }
   spec.mask = op.getMask();
+  spec.segmentsBound = isSegmentBound(op.getPatternAttr());
   spec.resultType = op.getType();
-  int64_t mr = tiles->queryTile(target);
-  BlockLayout layout = BlockLayout::compute(spec.mask, mr, tiles->keyBlock);
-  op.emitRemark() << pass << ": tiles of " << mr << " queries x "
-                  << tiles->keyBlock << " keys, " << target.lanes
-                  << " lanes; visiting " << layout.countVisited() << " of "
-                  << layout.countBlocks() << " key blocks ("
-                  << layout.countFull() << " full)";
-  IRRewriter rewriter(op.getContext());
+  return spec;
+}
+
+/// Replaces `op` by the tile kernel with `layout` (whose blocks are the
+/// kernel's tiles).
+static void emitKernel(Operation *op, const TileKernelSpec &spec,
+                       const TargetModel &target, const TileSizes &tiles,
+                       const BlockLayout &layout) {
+  IRRewriter rewriter(op->getContext());
   rewriter.setInsertionPoint(op);
-  ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-  Value result = buildTileKernel(b, spec, target, *tiles, layout);
+  ImplicitLocOpBuilder b(op->getLoc(), rewriter);
+  Value result = buildTileKernel(b, spec, target, tiles, layout);
   rewriter.replaceOp(op, result);
+}
+
+static InFlightDiagnostic &describeLayout(InFlightDiagnostic &&diag,
+                                          const BlockLayout &layout,
+                                          int64_t lanes) {
+  return diag << "tiles of " << layout.getBlockQ() << " queries x "
+              << layout.getBlockK() << " keys, " << lanes
+              << " lanes; visiting " << layout.countVisited() << " of "
+              << layout.countBlocks() << " key blocks (" << layout.countFull()
+              << " full)";
+}
+
+/// Lowers attn.attention or attn.block_sparse_attention to the tile kernel.
+template <typename OpTy>
+static LogicalResult lowerToTiles(OpTy op, int64_t vectorWidth,
+                                  int64_t queryTile, int64_t keyBlock,
+                                  StringRef pass) {
+  TargetModel target = TargetModel::forLanes(vectorWidth);
+  TileKernelSpec spec = specOf(op);
+  std::optional<BlockLayout> given;
+  if constexpr (std::is_same_v<OpTy, BlockSparseAttentionOp>) {
+    given = op.getLayout().getLayout();
+    queryTile = given->getBlockQ();
+    keyBlock = given->getBlockK();
+  }
+  FailureOr<TileSizes> tiles = chooseTiles(op, target, spec.dims.valueDim,
+                                           queryTile, keyBlock, pass);
+  if (failed(tiles))
+    return failure();
+  BlockLayout layout =
+      given ? *given
+            : BlockLayout::compute(spec.mask, tiles->queryTile(target),
+                                   tiles->keyBlock);
+  describeLayout(op.emitRemark() << pass << ": ", layout, target.lanes);
+  emitKernel(op, spec, target, *tiles, layout);
   return success();
 }
 
 namespace {
+/// Lowers every attention-like op whose normalizer is `NormalizerT`.
+template <typename NormalizerT>
+static LogicalResult lowerAll(Operation *root, int64_t vectorWidth,
+                              int64_t queryTile, int64_t keyBlock,
+                              StringRef pass) {
+  SmallVector<Operation *> ops;
+  root->walk([&](Operation *op) {
+    if (auto a = dyn_cast<AttentionOp>(op)) {
+      if (isa<NormalizerT>(a.getNormalizer()))
+        ops.push_back(op);
+    } else if (auto s = dyn_cast<BlockSparseAttentionOp>(op)) {
+      if (isa<NormalizerT>(s.getNormalizer()))
+        ops.push_back(op);
+    }
+  });
+  for (Operation *op : ops) {
+    LogicalResult r =
+        isa<AttentionOp>(op)
+            ? lowerToTiles(cast<AttentionOp>(op), vectorWidth, queryTile,
+                           keyBlock, pass)
+            : lowerToTiles(cast<BlockSparseAttentionOp>(op), vectorWidth,
+                           queryTile, keyBlock, pass);
+    if (failed(r))
+      return failure();
+  }
+  return success();
+}
+
 struct LowerPointwisePass
     : public attn::impl::AttnLowerPointwiseBase<LowerPointwisePass> {
   using Base::Base;
   void runOnOperation() override {
-    SmallVector<AttentionOp> ops;
-    getOperation()->walk([&](AttentionOp op) {
-      if (isa<PointwiseAttr>(op.getNormalizer()))
-        ops.push_back(op);
-    });
-    for (AttentionOp op : ops)
-      if (failed(lowerToTiles(op, /*softmax=*/false, vectorWidth, queryTile,
-                              keyBlock, getArgument())))
-        return signalPassFailure();
+    if (failed(lowerAll<PointwiseAttr>(getOperation(), vectorWidth, queryTile,
+                                       keyBlock, getArgument())))
+      signalPassFailure();
   }
 };
 
 struct FlashPass : public attn::impl::AttnFlashBase<FlashPass> {
   using Base::Base;
   void runOnOperation() override {
+    if (failed(lowerAll<SoftmaxAttr>(getOperation(), vectorWidth, queryTile,
+                                     keyBlock, getArgument())))
+      signalPassFailure();
+  }
+};
+
+struct BlockSparsePass
+    : public attn::impl::AttnBlockSparseBase<BlockSparsePass> {
+  using Base::Base;
+  void runOnOperation() override {
     SmallVector<AttentionOp> ops;
     getOperation()->walk([&](AttentionOp op) {
-      if (isa<SoftmaxAttr>(op.getNormalizer()))
+      if (op.getPatternAttr() && !isa<KernelAttr>(op.getNormalizer()))
         ops.push_back(op);
     });
-    for (AttentionOp op : ops)
-      if (failed(lowerToTiles(op, /*softmax=*/true, vectorWidth, queryTile,
-                              keyBlock, getArgument())))
+    TargetModel target = TargetModel::forLanes(vectorWidth);
+    for (AttentionOp op : ops) {
+      TileKernelSpec spec = specOf(op);
+      FailureOr<TileSizes> tiles = chooseTiles(
+          op, target, spec.dims.valueDim, blockQ, blockK, getArgument());
+      if (failed(tiles))
         return signalPassFailure();
+      BlockLayout layout = BlockLayout::compute(
+          spec.mask, tiles->queryTile(target), tiles->keyBlock);
+      if (layout.countVisited() == layout.countBlocks() &&
+          !spec.segmentsBound) {
+        op.emitRemark() << getArgument()
+                        << ": no empty blocks; left for the dense kernels";
+        continue;
+      }
+      describeLayout(op.emitRemark() << getArgument() << ": ", layout,
+                     target.lanes);
+      IRRewriter rewriter(&getContext());
+      rewriter.setInsertionPoint(op);
+      auto sparse = BlockSparseAttentionOp::create(
+          rewriter, op.getLoc(), op.getType(), op.getQuery(), op.getKey(),
+          op.getValue(), op.getBias(), op.getGate(), op.getQuerySegments(),
+          op.getKeySegments(), op.getProjection(), op.getNormalizer(),
+          op.getPatternAttr(), op.getScaleAttr(), op.getQkNormEpsAttr(),
+          BlockLayoutAttr::get(&getContext(), layout));
+      rewriter.replaceOp(op, sparse.getResult());
+      if (kernels)
+        emitKernel(sparse, specOf(sparse), target, *tiles, layout);
+    }
   }
 };
 } // namespace

@@ -10,8 +10,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "llvm/ADT/StringMap.h"
-#include "llvm/TargetParser/Host.h"
 
 #include <cmath>
 #include <limits>
@@ -19,54 +17,6 @@
 
 using namespace mlir;
 using namespace mlir::attn;
-
-//===----------------------------------------------------------------------===//
-// Target model and tile sizes
-//===----------------------------------------------------------------------===//
-
-TargetModel TargetModel::forLanes(int64_t lanes) {
-  if (lanes <= 0)
-    return host();
-  TargetModel t;
-  t.lanes = lanes;
-  t.registers = lanes >= 16 ? 32 : 16;
-  return t;
-}
-
-TargetModel TargetModel::host() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  auto has = [&](StringRef f) {
-    auto it = features.find(f);
-    return it != features.end() && it->second;
-  };
-  if (has("avx512f"))
-    return forLanes(16);
-  if (has("avx2") || has("avx"))
-    return forLanes(8);
-  return forLanes(4);
-}
-
-TileSizes TileSizes::select(const TargetModel &target, int64_t valueDim) {
-  TileSizes s;
-  int64_t accumulators = target.registers / 2;
-  s.queryVectors = target.registers >= 32 ? 2 : 1;
-  s.keysPerStep = accumulators / s.queryVectors;
-  // The largest value group dividing Dv within the accumulator budget.
-  s.valueGroup = 1;
-  for (int64_t g = accumulators / s.queryVectors; g >= 1; --g)
-    if (valueDim % g == 0) {
-      s.valueGroup = g;
-      break;
-    }
-  // S^T block: Nb x Mr floats in at most a quarter of L1, a power of two
-  // multiple of NJ.
-  int64_t mr = s.queryVectors * target.lanes;
-  int64_t budget = target.l1Bytes / 4 / (4 * mr);
-  s.keyBlock = s.keysPerStep;
-  while (s.keyBlock * 2 <= budget && s.keyBlock * 2 <= 128)
-    s.keyBlock *= 2;
-  return s;
-}
 
 //===----------------------------------------------------------------------===//
 // The generator
@@ -506,10 +456,33 @@ struct KernelGen : KernelShared {
     accumulateValues(bIdx, kh, k0, masked, st, ot, alpha);
   }
 
+  /// The smallest and largest segment id of `count` positions from `start`
+  /// of row `bIdx` (positions past `length` read the last one).
+  std::pair<Value, Value> idRange(Value ids, Value bIdx, Value start,
+                                  int64_t count, int64_t length) {
+    Value first = memref::LoadOp::create(
+        b, ids, ValueRange{bIdx, minIdx(start, length - 1)});
+    auto loop = scf::ForOp::create(
+        b, idx(1), idx(count), idx(1), ValueRange{first, first},
+        [&](OpBuilder &nested, Location loc, Value i, ValueRange mm) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          KernelGen g(*this, ib);
+          Value id = memref::LoadOp::create(
+              ib, ids, ValueRange{bIdx, g.minIdx(g.add(start, i), length - 1)});
+          scf::YieldOp::create(
+              ib, ValueRange{arith::MinSIOp::create(ib, mm[0], id),
+                             arith::MaxSIOp::create(ib, mm[1], id)});
+        });
+    return {loop.getResult(0), loop.getResult(1)};
+  }
+
   /// Visits the blocks listed in [offsets[at], offsets[at + 1]) of `list`.
+  /// With a segment-bound mask, `queryIds` is the tile's id range and blocks
+  /// whose key ids cannot match are skipped.
   void visitBlocks(Value offsets, Value list, Value at, bool masked,
                    Value bIdx, Value h, Value kh, Value q0, Value qt, Value st,
-                   Value ot, RowState &state) {
+                   Value ot, RowState &state,
+                   std::optional<std::pair<Value, Value>> queryIds) {
     Value begin = loadIndex(offsets, at);
     Value end = loadIndex(offsets, add(at, idx(1)));
     SmallVector<Value> init(state.m);
@@ -519,14 +492,40 @@ struct KernelGen : KernelShared {
         [&](OpBuilder &nested, Location loc, Value i, ValueRange carried) {
           ImplicitLocOpBuilder ib(loc, nested);
           KernelGen g(*this, ib);
-          RowState s;
-          s.m.assign(carried.begin(), carried.begin() + state.m.size());
-          s.l.assign(carried.begin() + state.m.size(), carried.end());
           Value kb = g.loadIndex(list, i);
-          g.block(bIdx, h, kh, q0, kb, masked, qt, st, ot, s);
-          SmallVector<Value> next(s.m);
-          next.append(s.l);
-          scf::YieldOp::create(ib, next);
+          auto visit = [&](KernelGen &x) {
+            RowState s;
+            s.m.assign(carried.begin(), carried.begin() + state.m.size());
+            s.l.assign(carried.begin() + state.m.size(), carried.end());
+            x.block(bIdx, h, kh, q0, kb, masked, qt, st, ot, s);
+            SmallVector<Value> next(s.m);
+            next.append(s.l);
+            return next;
+          };
+          if (!queryIds) {
+            scf::YieldOp::create(ib, visit(g));
+            return;
+          }
+          auto [kMin, kMax] = g.idRange(segKM, bIdx, g.mul(kb, g.idx(Nb)), Nb,
+                                        Lk);
+          Value overlap = arith::AndIOp::create(
+              ib,
+              arith::CmpIOp::create(ib, arith::CmpIPredicate::sge,
+                                    queryIds->second, kMin),
+              arith::CmpIOp::create(ib, arith::CmpIPredicate::sge, kMax,
+                                    queryIds->first));
+          auto ifOp = scf::IfOp::create(
+              ib, overlap,
+              [&](OpBuilder &n2, Location l2) {
+                ImplicitLocOpBuilder xb(l2, n2);
+                KernelGen x(*this, xb);
+                scf::YieldOp::create(xb, visit(x));
+              },
+              [&](OpBuilder &n2, Location l2) {
+                ImplicitLocOpBuilder xb(l2, n2);
+                scf::YieldOp::create(xb, carried);
+              });
+          scf::YieldOp::create(ib, ifOp.getResults());
         });
     for (size_t v = 0; v < state.m.size(); ++v) {
       state.m[v] = loop.getResult(v);
@@ -581,10 +580,13 @@ struct KernelGen : KernelShared {
         state.m.push_back(fsplat(-std::numeric_limits<double>::infinity()));
         state.l.push_back(fsplat(0.0));
       }
+    std::optional<std::pair<Value, Value>> queryIds;
+    if (spec.segmentsBound)
+      queryIds = idRange(segQM, bIdx, q0, Mr, Lq);
     visitBlocks(fullOff, fullBlk, at, /*masked=*/false, bIdx, h, kh, q0, qt,
-                st, ot, state);
+                st, ot, state, queryIds);
     visitBlocks(partOff, partBlk, at, /*masked=*/true, bIdx, h, kh, q0, qt,
-                st, ot, state);
+                st, ot, state, queryIds);
     for (int64_t v = 0; v < QV; ++v)
       vector::StoreOp::create(b, spec.softmax ? state.l[v] : fsplat(1.0),
                               lbuf, ValueRange{idx(v * W)});

@@ -27,6 +27,7 @@
 #define ATTN_CONVERSION_ATTNTOTILES_TILEKERNEL_H
 
 #include "attn-opt/Analysis/BlockLayout.h"
+#include "attn-opt/Analysis/TargetModel.h"
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -35,36 +36,6 @@
 #include <string>
 
 namespace mlir::attn {
-
-/// What the code generator knows of the target CPU.
-struct TargetModel {
-  /// f32 lanes of a vector register (16 with AVX-512, 8 with AVX2).
-  int64_t lanes = 16;
-  /// Vector registers (32 with AVX-512, 16 otherwise).
-  int64_t registers = 32;
-  /// Bytes of L1 data cache per core.
-  int64_t l1Bytes = 48 * 1024;
-
-  /// The host's model (from its CPU features).
-  static TargetModel host();
-  /// A model with `lanes` lanes (16: AVX-512, 8: AVX2, 4: SSE); 0 means
-  /// the host.
-  static TargetModel forLanes(int64_t lanes);
-};
-
-/// Tile sizes of the kernel.
-struct TileSizes {
-  int64_t queryVectors = 2; ///< QV: query vectors per tile (Mr = QV lanes)
-  int64_t keysPerStep = 8;  ///< NJ: keys of one QK^T register block
-  int64_t keyBlock = 64;    ///< Nb: keys per block (multiple of NJ)
-  int64_t valueGroup = 8;   ///< EG: value columns of one PV register block
-
-  /// Defaults from the target model: half the registers hold
-  /// accumulators (QV x NJ and QV x EG), the S^T block (Nb x Mr floats)
-  /// takes at most a quarter of L1.
-  static TileSizes select(const TargetModel &target, int64_t valueDim);
-  int64_t queryTile(const TargetModel &t) const { return queryVectors * t.lanes; }
-};
 
 /// One attention to generate a kernel for. Tensors are the op's operands.
 struct TileKernelSpec {
@@ -78,6 +49,10 @@ struct TileKernelSpec {
   double lengthFactor = 1.0; ///< L^-alpha of pointwise attention
   /// The mask (all keys when `isAll()`).
   mask::Mask mask;
+  /// The mask only allows keys of the query's segment (the pattern is
+  /// `#attn.segments` or an intersection with it): blocks whose query and
+  /// key ids cannot match are skipped at run time.
+  bool segmentsBound = false;
   Type resultType;
 };
 

@@ -414,3 +414,96 @@ mask::Mask mlir::attn::buildMask(MaskPatternAttrInterface pattern,
   return mask::Mask(std::move(root), shape.numHeads, shape.queryLen,
                     shape.keyLen);
 }
+
+//===----------------------------------------------------------------------===//
+// BlockLayoutAttr
+//===----------------------------------------------------------------------===//
+
+/// Splits the flat arrays of the attribute into per-layout CSR lists.
+static std::vector<BlockLayout::Compressed>
+splitLayouts(int64_t queryBlocks, ArrayRef<int64_t> fullOffsets,
+             ArrayRef<int64_t> fullBlocks, ArrayRef<int64_t> partialOffsets,
+             ArrayRef<int64_t> partialBlocks, std::string &error) {
+  std::vector<BlockLayout::Compressed> layouts;
+  int64_t stride = queryBlocks + 1;
+  if (fullOffsets.size() % stride != 0 ||
+      partialOffsets.size() != fullOffsets.size() || fullOffsets.empty()) {
+    error = "expects full and partial offsets of (query_blocks + 1) entries "
+            "per layout";
+    return layouts;
+  }
+  int64_t count = fullOffsets.size() / stride;
+  auto slice = [&](ArrayRef<int64_t> offsets, ArrayRef<int64_t> blocks,
+                   int64_t l, std::vector<int32_t> &outOffsets,
+                   std::vector<int32_t> &outBlocks) {
+    int64_t begin = offsets[l * stride], end = offsets[l * stride + stride - 1];
+    if (begin < 0 || end < begin || end > static_cast<int64_t>(blocks.size())) {
+      error = "expects offsets within the block lists";
+      return;
+    }
+    for (int64_t r = 0; r < stride; ++r)
+      outOffsets.push_back(offsets[l * stride + r] - begin);
+    for (int64_t i = begin; i < end; ++i)
+      outBlocks.push_back(blocks[i]);
+  };
+  for (int64_t l = 0; l < count && error.empty(); ++l) {
+    BlockLayout::Compressed c;
+    slice(fullOffsets, fullBlocks, l, c.fullOffsets, c.fullBlocks);
+    slice(partialOffsets, partialBlocks, l, c.partialOffsets, c.partialBlocks);
+    layouts.push_back(std::move(c));
+  }
+  return layouts;
+}
+
+LogicalResult
+BlockLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t blockQ, int64_t blockK, int64_t queryBlocks,
+                        int64_t keyBlocks, ArrayRef<int64_t> fullOffsets,
+                        ArrayRef<int64_t> fullBlocks,
+                        ArrayRef<int64_t> partialOffsets,
+                        ArrayRef<int64_t> partialBlocks,
+                        ArrayRef<int64_t> heads) {
+  if (blockQ < 1 || blockK < 1 || queryBlocks < 1 || keyBlocks < 1)
+    return emitError() << "block layout sizes must be positive";
+  std::string error;
+  std::vector<BlockLayout::Compressed> layouts = splitLayouts(
+      queryBlocks, fullOffsets, fullBlocks, partialOffsets, partialBlocks,
+      error);
+  if (error.empty())
+    error = BlockLayout::verify(queryBlocks, keyBlocks, layouts,
+                                std::vector<int64_t>(heads.begin(), heads.end()));
+  if (!error.empty())
+    return emitError() << "invalid block layout: " << error;
+  return success();
+}
+
+BlockLayoutAttr BlockLayoutAttr::get(MLIRContext *context,
+                                     const BlockLayout &layout) {
+  SmallVector<int64_t> fo, fb, po, pb, heads;
+  for (const BlockLayout::Compressed &c : layout.getLayouts()) {
+    int64_t fBase = fb.size(), pBase = pb.size();
+    for (int32_t o : c.fullOffsets)
+      fo.push_back(fBase + o);
+    for (int32_t o : c.partialOffsets)
+      po.push_back(pBase + o);
+    fb.append(c.fullBlocks.begin(), c.fullBlocks.end());
+    pb.append(c.partialBlocks.begin(), c.partialBlocks.end());
+  }
+  for (int64_t h = 0; h < layout.getNumHeads(); ++h)
+    heads.push_back(layout.getLayoutOfHead(h));
+  return get(context, layout.getBlockQ(), layout.getBlockK(),
+             layout.getNumQueryBlocks(), layout.getNumKeyBlocks(), fo, fb, po,
+             pb, heads);
+}
+
+BlockLayout BlockLayoutAttr::getLayout() const {
+  std::string error;
+  std::vector<BlockLayout::Compressed> layouts =
+      splitLayouts(getQueryBlocks(), getFullOffsets(), getFullBlocks(),
+                   getPartialOffsets(), getPartialBlocks(), error);
+  assert(error.empty() && "verified attribute");
+  return BlockLayout::fromParts(
+      getBlockQ(), getBlockK(), getQueryBlocks(), getKeyBlocks(),
+      std::move(layouts),
+      std::vector<int64_t>(getHeads().begin(), getHeads().end()));
+}

@@ -76,17 +76,18 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
         /*scale=*/FloatAttr(), /*qk_norm_eps=*/FloatAttr());
 }
 
-LogicalResult AttentionOp::verify() {
-  ShapeChecker check(*this);
-  Named q{"query", typeOf(getQuery())}, k{"key", typeOf(getKey())},
-      v{"value", typeOf(getValue())}, res{"result", typeOf(getResult())},
-      bias{"bias", typeOf(getBias())}, gate{"gate", typeOf(getGate())},
-      segQ{"segments", typeOf(getQuerySegments())},
-      segK{"key_segments", typeOf(getKeySegments())},
-      proj{"projection", typeOf(getProjection())};
+template <typename OpTy>
+static LogicalResult verifyAttention(OpTy op) {
+  ShapeChecker check(op);
+  Named q{"query", typeOf(op.getQuery())}, k{"key", typeOf(op.getKey())},
+      v{"value", typeOf(op.getValue())}, res{"result", typeOf(op.getResult())},
+      bias{"bias", typeOf(op.getBias())}, gate{"gate", typeOf(op.getGate())},
+      segQ{"segments", typeOf(op.getQuerySegments())},
+      segK{"key_segments", typeOf(op.getKeySegments())},
+      proj{"projection", typeOf(op.getProjection())};
   if (failed(check.requireStatic({q, k, v, res, bias, gate, segQ, segK, proj})))
     return failure();
-  FailureOr<AttentionDims> dims = verifyQKV(check, *this, q, k, v, res);
+  FailureOr<AttentionDims> dims = verifyQKV(check, op, q, k, v, res);
   if (failed(dims))
     return failure();
   const AttentionDims &d = *dims;
@@ -99,7 +100,7 @@ LogicalResult AttentionOp::verify() {
     ArrayRef<int64_t> s = bias.type.getShape();
     if ((s[0] != 1 && s[0] != d.batch) || (s[1] != 1 && s[1] != d.queryHeads) ||
         s[2] != d.queryLen || s[3] != d.keyLen)
-      return emitOpError() << "expects bias of shape {1 or " << d.batch
+      return op.emitOpError() << "expects bias of shape {1 or " << d.batch
                            << "}x{1 or " << d.queryHeads << "}x" << d.queryLen
                            << "x" << d.keyLen << ", got " << bias.type;
   }
@@ -108,7 +109,7 @@ LogicalResult AttentionOp::verify() {
     return failure();
 
   if (segK.type && !segQ.type)
-    return emitOpError() << "key_segments requires segments";
+    return op.emitOpError() << "key_segments requires segments";
   if (segQ.type) {
     if (failed(check.requireShape(segQ, {d.batch, d.queryLen},
                                   "batch x query length")))
@@ -118,63 +119,66 @@ LogicalResult AttentionOp::verify() {
                                     "batch x key length")))
         return failure();
     } else if (d.queryLen != d.keyLen) {
-      return emitOpError() << "needs key_segments when the query length ("
+      return op.emitOpError() << "needs key_segments when the query length ("
                            << d.queryLen << ") differs from the key length ("
                            << d.keyLen << ")";
     }
   }
 
-  auto kernel = dyn_cast<KernelAttr>(getNormalizer());
+  auto kernel = dyn_cast<KernelAttr>(op.getNormalizer());
   if (kernel && bias.type)
-    return emitOpError() << "a bias does not apply to kernel attention (it "
+    return op.emitOpError() << "a bias does not apply to kernel attention (it "
                             "has no scores to add it to)";
-  if (kernel && getScale() && !(getScale()->convertToDouble() > 0))
-    return emitOpError() << "kernel attention scales q and k by sqrt(scale), "
+  if (kernel && op.getScale() && !(op.getScale()->convertToDouble() > 0))
+    return op.emitOpError() << "kernel attention scales q and k by sqrt(scale), "
                             "so scale must be positive";
   if (proj.type) {
     if (!kernel || kernel.getFeatureMap() != FeatureMap::favor)
-      return emitOpError()
+      return op.emitOpError()
              << "projection applies only to #attn.kernel<favor, ...>";
     if (failed(check.requireShape(proj, {kernel.getFeatures(), d.headDim},
                                   "features x head dim")))
       return failure();
   }
 
-  if (failed(check.requireFinite(getScale(), "scale", /*positive=*/false)) ||
-      failed(check.requireFinite(getQkNormEps(), "qk_norm_eps",
+  if (failed(check.requireFinite(op.getScale(), "scale", /*positive=*/false)) ||
+      failed(check.requireFinite(op.getQkNormEps(), "qk_norm_eps",
                                  /*positive=*/true)))
     return failure();
 
-  MaskPatternAttrInterface pattern = getPatternAttr();
-  bool hasSegments = static_cast<bool>(getQuerySegments());
+  MaskPatternAttrInterface pattern = op.getPatternAttr();
+  bool hasSegments = static_cast<bool>(op.getQuerySegments());
   if (pattern) {
     PatternShape shape{d.queryHeads, d.queryLen, d.keyLen, hasSegments};
-    if (failed(pattern.verifyPattern([&] { return emitOpError(); }, shape)))
+    if (failed(pattern.verifyPattern([&] { return op.emitOpError(); }, shape)))
       return failure();
   }
   if (hasSegments && !(pattern && pattern.usesSegments()))
-    return emitOpError() << "has segment ids but its pattern does not use "
+    return op.emitOpError() << "has segment ids but its pattern does not use "
                             "them (add #attn.segments)";
   return success();
 }
 
-double AttentionOp::getEffectiveScale() {
-  if (std::optional<APFloat> s = getScale())
+template <typename OpTy>
+static double effectiveScale(OpTy op) {
+  if (std::optional<APFloat> s = op.getScale())
     return s->convertToDouble();
-  if (isa<KernelAttr>(getNormalizer()))
+  if (isa<KernelAttr>(op.getNormalizer()))
     return 1.0;
-  return defaultScale(getDims().headDim);
+  return defaultScale(op.getDims().headDim);
 }
 
-AttentionDims AttentionOp::getDims() {
-  return dimsOf(getQuery(), getKey(), getValue());
+template <typename OpTy>
+static AttentionDims attentionDims(OpTy op) {
+  return dimsOf(op.getQuery(), op.getKey(), op.getValue());
 }
 
-mask::Mask AttentionOp::getMask() {
-  AttentionDims d = getDims();
-  return buildMask(getPatternAttr(),
+template <typename OpTy>
+static mask::Mask attentionMask(OpTy op) {
+  AttentionDims d = op.getDims();
+  return buildMask(op.getPatternAttr(),
                    {d.queryHeads, d.queryLen, d.keyLen,
-                    static_cast<bool>(getQuerySegments())});
+                    static_cast<bool>(op.getQuerySegments())});
 }
 
 /// Allowed (query, key) pairs summed over the query heads of one batch.
@@ -204,25 +208,73 @@ bool mlir::attn::isLinearizablePattern(MaskPatternAttrInterface pattern) {
   return false;
 }
 
-double AttentionOp::getFlopCount() {
-  AttentionDims d = getDims();
-  if (auto kernel = dyn_cast<KernelAttr>(getNormalizer())) {
+template <typename OpTy>
+static double attentionFlops(OpTy op) {
+  AttentionDims d = op.getDims();
+  if (auto kernel = dyn_cast<KernelAttr>(op.getNormalizer())) {
     double features = kernel.getNumFeatures(d.headDim);
     double projection = kernel.getFeatureMap() == FeatureMap::favor
                             ? 2.0 * (d.queryLen + d.keyLen) * features *
                                   d.headDim * d.queryHeads
                             : 0.0;
     double body;
-    if (isLinearizablePattern(getPatternAttr()))
+    if (isLinearizablePattern(op.getPatternAttr()))
       body = 2.0 * (d.queryLen + d.keyLen) * features * d.valueDim *
              d.queryHeads;
     else
-      body = 2.0 * countAllowedPairs(getMask()) * (features + d.valueDim);
+      body = 2.0 * countAllowedPairs(op.getMask()) * (features + d.valueDim);
     return d.batch * (projection + body);
   }
-  return d.batch * 2.0 * countAllowedPairs(getMask()) *
+  return d.batch * 2.0 * countAllowedPairs(op.getMask()) *
          (d.headDim + d.valueDim);
 }
+
+
+LogicalResult AttentionOp::verify() { return verifyAttention(*this); }
+
+//===----------------------------------------------------------------------===//
+// BlockSparseAttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult BlockSparseAttentionOp::verify() {
+  if (failed(verifyAttention(*this)))
+    return failure();
+  if (isa<KernelAttr>(getNormalizer()))
+    return emitOpError() << "takes a softmax or pointwise normalizer";
+  AttentionDims d = getDims();
+  BlockLayoutAttr layout = getLayout();
+  int64_t rows = (d.queryLen + layout.getBlockQ() - 1) / layout.getBlockQ();
+  int64_t cols = (d.keyLen + layout.getBlockK() - 1) / layout.getBlockK();
+  if (layout.getQueryBlocks() != rows || layout.getKeyBlocks() != cols)
+    return emitOpError() << "expects a layout of " << rows << "x" << cols
+                         << " blocks for " << d.queryLen << " queries and "
+                         << d.keyLen << " keys in blocks of "
+                         << layout.getBlockQ() << "x" << layout.getBlockK()
+                         << ", got " << layout.getQueryBlocks() << "x"
+                         << layout.getKeyBlocks();
+  if (static_cast<int64_t>(layout.getHeads().size()) != d.queryHeads)
+    return emitOpError() << "expects a layout entry for each of the "
+                         << d.queryHeads << " query heads, got "
+                         << layout.getHeads().size();
+  BlockLayout expected = BlockLayout::compute(
+      getMask(), layout.getBlockQ(), layout.getBlockK());
+  std::string diff = layout.getLayout().firstDifference(expected);
+  if (!diff.empty())
+    return emitOpError() << "has a layout that does not match its pattern: "
+                         << diff;
+  return success();
+}
+
+double BlockSparseAttentionOp::getEffectiveScale() {
+  return effectiveScale(*this);
+}
+AttentionDims BlockSparseAttentionOp::getDims() { return attentionDims(*this); }
+mask::Mask BlockSparseAttentionOp::getMask() { return attentionMask(*this); }
+double BlockSparseAttentionOp::getFlopCount() { return attentionFlops(*this); }
+double AttentionOp::getEffectiveScale() { return effectiveScale(*this); }
+AttentionDims AttentionOp::getDims() { return attentionDims(*this); }
+mask::Mask AttentionOp::getMask() { return attentionMask(*this); }
+double AttentionOp::getFlopCount() { return attentionFlops(*this); }
 
 //===----------------------------------------------------------------------===//
 // LowRankAttentionOp

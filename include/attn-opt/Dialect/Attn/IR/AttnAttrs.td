@@ -326,4 +326,46 @@ def Attn_PerHeadAttr : Attn_MaskPattern<"PerHead", "per_head", ["usesSegments"]>
   let genVerifyDecl = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Block layouts
+//===----------------------------------------------------------------------===//
+
+def Attn_BlockLayoutAttr : Attn_Attr<"BlockLayout", "block_layout"> {
+  let summary = "a compile-time block layout (CSR of full and partial blocks)";
+  let description = [{
+    The layout of a mask in blocks of `block_q` queries by `block_k` keys,
+    `query_blocks x key_blocks` blocks, as computed by the block-layout
+    analysis: for each distinct layout `L` and query block `r`, the full key
+    blocks are `full_blocks[full_offsets[L (query_blocks + 1) + r] ..
+    full_offsets[L (query_blocks + 1) + r + 1])` and the partial ones are
+    listed the same way; every other block is empty. `heads[h]` is the layout
+    of query head `h`. Blocks ascend within a query block; a block is never
+    both full and partial.
+
+    ```mlir
+    // Causal, 64 x 64 in blocks of 32: block (0, 0) partial, (1, 0) full,
+    // (1, 1) partial.
+    #attn.block_layout<block_q = 32, block_k = 32, query_blocks = 2,
+        key_blocks = 2, full_offsets = [0, 0, 1], full_blocks = [0],
+        partial_offsets = [0, 1, 2], partial_blocks = [0, 1], heads = [0]>
+    ```
+  }];
+  let parameters = (ins "int64_t":$block_q, "int64_t":$block_k,
+                        "int64_t":$query_blocks, "int64_t":$key_blocks,
+                        Attn_IntListParameter<"full offsets">:$full_offsets,
+                        Attn_IntListParameter<"full blocks">:$full_blocks,
+                        Attn_IntListParameter<"partial offsets">:$partial_offsets,
+                        Attn_IntListParameter<"partial blocks">:$partial_blocks,
+                        Attn_IntListParameter<"layout of each head">:$heads);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The attribute of an analysis result.
+    static BlockLayoutAttr get(::mlir::MLIRContext *context,
+                               const ::mlir::attn::BlockLayout &layout);
+    /// The analysis view of the attribute.
+    ::mlir::attn::BlockLayout getLayout() const;
+  }];
+}
+
 #endif // ATTN_DIALECT_ATTN_IR_ATTNATTRS_TD

@@ -537,4 +537,66 @@ def Attn_ChunkedLinearOp : Attn_InternalOp<"chunked_linear",
   }];
 }
 
+def Attn_BlockSparseAttentionOp
+    : Attn_InternalOp<"block_sparse_attention", [AttrSizedOperandSegments]> {
+  let summary = "masked attention with its compile-time block layout";
+  let description = [{
+    `attn.attention` (softmax or pointwise normalizer, same operands and
+    attributes, same semantics) together with the block layout of its mask
+    (`#attn.block_layout`): which key blocks of each query block are full
+    (computed without evaluating the mask), partial (masked per element)
+    and empty (never visited). Produced by attn-block-sparse; the verifier
+    checks that the layout is the one the pattern gives, so a hand-written
+    layout cannot change the results.
+
+    Segment masks (`#attn.segments`) are runtime data: their blocks are
+    partial in the layout, and the kernel refines them from the segment ids
+    (skipping blocks whose query and key ids cannot match).
+
+    FLOP count: as `attn.attention`.
+
+    ```mlir
+    %o = attn.block_sparse_attention %q, %k, %v {normalizer = #attn.softmax,
+        pattern = #attn.causal,
+        layout = #attn.block_layout<block_q = 32, block_k = 32, query_blocks = 2,
+            key_blocks = 2, full_offsets = [0, 0, 1], full_blocks = [0],
+            partial_offsets = [0, 1, 2], partial_blocks = [0, 1], heads = [0]>}
+        : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>
+        -> tensor<1x1x64x16xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query,
+                       Attn_FloatTensor:$key,
+                       Attn_FloatTensor:$value,
+                       Optional<Attn_FloatTensor>:$bias,
+                       Optional<Attn_FloatTensor>:$gate,
+                       Optional<Attn_IdTensor>:$query_segments,
+                       Optional<Attn_IdTensor>:$key_segments,
+                       Optional<Attn_FloatTensor>:$projection,
+                       Attn_NormalizerAttrInterface:$normalizer,
+                       OptionalAttr<Attn_MaskPatternAttrInterface>:$pattern,
+                       OptionalAttr<F32Attr>:$scale,
+                       OptionalAttr<F32Attr>:$qk_norm_eps,
+                       Attn_BlockLayoutAttr:$layout);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`gate` `(` $gate^ `:` type($gate) `)`)?
+    (`segments` `(` $query_segments^ `:` type($query_segments) `)`)?
+    (`key_segments` `(` $key_segments^ `:` type($key_segments) `)`)?
+    (`projection` `(` $projection^ `:` type($projection) `)`)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value) `->`
+    type($result)
+  }];
+  let extraClassDeclaration = [{
+    double getEffectiveScale();
+    ::mlir::Value getEffectiveKeySegments() {
+      return getKeySegments() ? getKeySegments() : getQuerySegments();
+    }
+    ::mlir::attn::mask::Mask getMask();
+    ::mlir::attn::AttentionDims getDims();
+  }];
+}
+
 #endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

@@ -1,0 +1,49 @@
+//===- TargetModel.h - What code generation knows of the CPU -----*- C++ -*-===//
+//
+// A small model of the target CPU (vector lanes, registers, L1 size) and the
+// tile sizes of the fused attention kernels derived from it. Plain C++, so
+// that passes choosing block sizes and the kernel generator agree, and so
+// that unit tests can check the choices.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_ANALYSIS_TARGETMODEL_H
+#define ATTN_ANALYSIS_TARGETMODEL_H
+
+#include <cstdint>
+
+namespace mlir::attn {
+
+/// What the code generator knows of the target CPU.
+struct TargetModel {
+  /// f32 lanes of a vector register (16 with AVX-512, 8 with AVX2).
+  int64_t lanes = 16;
+  /// Vector registers (32 with AVX-512, 16 otherwise).
+  int64_t registers = 32;
+  /// Bytes of L1 data cache per core.
+  int64_t l1Bytes = 48 * 1024;
+
+  /// The host's model (from its CPU features).
+  static TargetModel host();
+  /// A model with `lanes` lanes (16: AVX-512, 8: AVX2, 4: SSE); 0 means
+  /// the host.
+  static TargetModel forLanes(int64_t lanes);
+};
+
+/// Tile sizes of the kernel.
+struct TileSizes {
+  int64_t queryVectors = 2; ///< QV: query vectors per tile (Mr = QV lanes)
+  int64_t keysPerStep = 8;  ///< NJ: keys of one QK^T register block
+  int64_t keyBlock = 64;    ///< Nb: keys per block (multiple of NJ)
+  int64_t valueGroup = 8;   ///< EG: value columns of one PV register block
+
+  /// Defaults from the target model: half the registers hold
+  /// accumulators (QV x NJ and QV x EG), the S^T block (Nb x Mr floats)
+  /// takes at most a quarter of L1.
+  static TileSizes select(const TargetModel &target, int64_t valueDim);
+  int64_t queryTile(const TargetModel &t) const { return queryVectors * t.lanes; }
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_ANALYSIS_TARGETMODEL_H

@@ -1,0 +1,58 @@
+//===- TargetModel.cpp - What code generation knows of the CPU ------------===//
+
+#include "attn-opt/Analysis/TargetModel.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// Target model and tile sizes
+//===----------------------------------------------------------------------===//
+
+TargetModel TargetModel::forLanes(int64_t lanes) {
+  if (lanes <= 0)
+    return host();
+  TargetModel t;
+  t.lanes = lanes;
+  t.registers = lanes >= 16 ? 32 : 16;
+  return t;
+}
+
+TargetModel TargetModel::host() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  auto has = [&](llvm::StringRef f) {
+    auto it = features.find(f);
+    return it != features.end() && it->second;
+  };
+  if (has("avx512f"))
+    return forLanes(16);
+  if (has("avx2") || has("avx"))
+    return forLanes(8);
+  return forLanes(4);
+}
+
+TileSizes TileSizes::select(const TargetModel &target, int64_t valueDim) {
+  TileSizes s;
+  int64_t accumulators = target.registers / 2;
+  s.queryVectors = target.registers >= 32 ? 2 : 1;
+  s.keysPerStep = accumulators / s.queryVectors;
+  // The largest value group dividing Dv within the accumulator budget.
+  s.valueGroup = 1;
+  for (int64_t g = accumulators / s.queryVectors; g >= 1; --g)
+    if (valueDim % g == 0) {
+      s.valueGroup = g;
+      break;
+    }
+  // S^T block: Nb x Mr floats in at most a quarter of L1, a power of two
+  // multiple of NJ.
+  int64_t mr = s.queryVectors * target.lanes;
+  int64_t budget = target.l1Bytes / 4 / (4 * mr);
+  s.keyBlock = s.keysPerStep;
+  while (s.keyBlock * 2 <= budget && s.keyBlock * 2 <= 128)
+    s.keyBlock *= 2;
+  return s;
+}
+
