@@ -193,10 +193,20 @@ npy::Array randomArray(const Slot &slot, uint64_t seedValue, int64_t index) {
   return a;
 }
 
+/// Wall time of the last compileVariant: the pass pipeline and LLVM.
+double lastPipelineMs = 0, lastLlvmMs = 0;
+
+double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 /// Lowers a clone of `module` with `build` and JIT-compiles it.
 std::unique_ptr<JitFunction>
 compileVariant(ModuleOp module, StringRef entry,
                function_ref<void(OpPassManager &)> build, StringRef what) {
+  auto start = std::chrono::steady_clock::now();
   OwningOpRef<ModuleOp> clone = module.clone();
   auto fn = clone->lookupSymbol<func::FuncOp>(entry);
   fn->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
@@ -215,8 +225,11 @@ compileVariant(ModuleOp module, StringRef entry,
   build(pm);
   if (failed(pm.run(*clone)))
     fail("lowering " + what + " failed (diagnostics above)");
+  lastPipelineMs = msSince(start);
+  start = std::chrono::steady_clock::now();
   std::vector<std::string> libs = {ATTN_OMP_LIBRARY, ATTN_C_RUNNER_UTILS};
   auto jit = JitFunction::compile(*clone, entry, libs);
+  lastLlvmMs = msSince(start);
   if (!jit)
     fail("JIT compilation of " + what +
          " failed: " + llvm::toString(jit.takeError()));
@@ -424,6 +437,7 @@ int run(MLIRContext &context) {
   };
   std::unique_ptr<JitFunction> jit = compileVariant(
       *module, entry.getName(), buildMain, "@" + entry.getName().str());
+  double pipelineMs = lastPipelineMs, llvmMs = lastLlvmMs;
 
   std::vector<npy::Array> outArrays = callOnce(*jit, argArrays, results);
 
@@ -463,6 +477,9 @@ int run(MLIRContext &context) {
     double median = n % 2 ? sorted[n / 2]
                           : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
     double gflops = median > 0 ? flops / (median * 1e6) : 0;
+    llvm::outs() << llvm::format(
+        "compile: pipeline_ms=%.1f llvm_ms=%.1f total_ms=%.1f\n", pipelineMs,
+        llvmMs, pipelineMs + llvmMs);
     llvm::outs() << llvm::format("work: %.0f flop\n", flops);
     llvm::outs() << llvm::format(
         "bench: median_ms=%.3f min_ms=%.3f max_ms=%.3f gflops=%.3f\n", median,
