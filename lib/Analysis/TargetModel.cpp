@@ -6,6 +6,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <algorithm>
+
 using namespace mlir::attn;
 
 //===----------------------------------------------------------------------===//
@@ -37,7 +39,9 @@ TargetModel TargetModel::host() {
 TileSizes TileSizes::select(const TargetModel &target, int64_t valueDim) {
   TileSizes s;
   int64_t accumulators = target.registers / 2;
-  s.queryVectors = target.registers >= 32 ? 2 : 1;
+  // Four query vectors with 32 registers (then 4 keys x 4 vectors of
+  // accumulators: 8 loads feed 16 FMAs), two with 16.
+  s.queryVectors = std::max<int64_t>(1, target.registers / 8);
   s.keysPerStep = accumulators / s.queryVectors;
   // The largest value group dividing Dv within the accumulator budget.
   s.valueGroup = 1;
@@ -46,10 +50,10 @@ TileSizes TileSizes::select(const TargetModel &target, int64_t valueDim) {
       s.valueGroup = g;
       break;
     }
-  // S^T block: Nb x Mr floats in at most a quarter of L1, a power of two
+  // S^T block: Nb x Mr floats in at most half of L1, a power of two
   // multiple of NJ.
   int64_t mr = s.queryVectors * target.lanes;
-  int64_t budget = target.l1Bytes / 4 / (4 * mr);
+  int64_t budget = target.l1Bytes / 2 / (4 * mr);
   s.keyBlock = s.keysPerStep;
   while (s.keyBlock * 2 <= budget && s.keyBlock * 2 <= 128)
     s.keyBlock *= 2;

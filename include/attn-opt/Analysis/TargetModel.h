@@ -32,14 +32,14 @@ struct TargetModel {
 
 /// Tile sizes of the kernel.
 struct TileSizes {
-  int64_t queryVectors = 2; ///< QV: query vectors per tile (Mr = QV lanes)
-  int64_t keysPerStep = 8;  ///< NJ: keys of one QK^T register block
+  int64_t queryVectors = 4; ///< QV: query vectors per tile (Mr = QV lanes)
+  int64_t keysPerStep = 4;  ///< NJ: keys of one QK^T register block
   int64_t keyBlock = 64;    ///< Nb: keys per block (multiple of NJ)
-  int64_t valueGroup = 8;   ///< EG: value columns of one PV register block
+  int64_t valueGroup = 4;   ///< EG: value columns of one PV register block
 
-  /// Defaults from the target model: half the registers hold
-  /// accumulators (QV x NJ and QV x EG), the S^T block (Nb x Mr floats)
-  /// takes at most a quarter of L1.
+  /// Defaults from the target model: QV = registers / 8; half the
+  /// registers hold accumulators (QV x NJ and QV x EG); the S^T block
+  /// (Nb x Mr floats) takes at most half of L1.
   static TileSizes select(const TargetModel &target, int64_t valueDim);
   int64_t queryTile(const TargetModel &t) const { return queryVectors * t.lanes; }
 };

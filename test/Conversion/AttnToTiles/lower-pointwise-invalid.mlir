@@ -1,6 +1,6 @@
 // RUN: attn-opt %s --attn-lower-pointwise="vector-width=16 query-tile=20" --verify-diagnostics
-// RUN: not attn-opt %s --attn-lower-pointwise="vector-width=16 key-block=12" 2>&1 | FileCheck %s
-// CHECK: attn-lower-pointwise: key-block (12) must be a multiple of 8 (the keys of one register block)
+// RUN: not attn-opt %s --attn-lower-pointwise="vector-width=16 key-block=10" 2>&1 | FileCheck %s
+// CHECK: attn-lower-pointwise: key-block (10) must be a multiple of 4 (the keys of one register block)
 
 /// Tile sizes that do not fit the vector width are diagnosed.
 func.func @bad_tile(%q: tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32> {
