@@ -320,33 +320,13 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec) {
     return masked;
 
   auto [id, outer] = rowMaps(tb, 5);
-  if (kernel) {
-    Value den = tb.reduceLast(masked, 0.0,
-                              [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                                return tb.add(bb, a[1], a[0]);
-                              });
-    double eps = kernel.getEps().convertToDouble();
-    return tb.generic({masked, den}, {id, outer}, tb.empty(shape), id,
-                      "ppppp",
-                      [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-                        Value d = arith::AddFOp::create(bb, a[1],
-                                                        tb.f32Const(eps));
-                        Value nonzero = arith::CmpFOp::create(
-                            bb, arith::CmpFPredicate::ONE, d, tb.f32Const(0));
-                        Value p = arith::DivFOp::create(bb, a[0], d);
-                        return arith::SelectOp::create(bb, nonzero, p,
-                                                       tb.f32Const(0));
-                      });
-  }
+  if (kernel)
+    return divideRows(tb, masked, tb.rowSum(masked),
+                      kernel.getEps().convertToDouble());
 
   // Softmax: subtract the row max, exponentiate the allowed entries,
   // normalize rows with a positive sum.
-  Value rowMax = tb.reduceLast(masked, negInf,
-                               [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                                 return arith::MaximumFOp::create(bb, a[0],
-                                                                  a[1])
-                                     .getResult();
-                               });
+  Value rowMax = tb.rowMax(masked);
   Value ex = tb.generic(
       {masked, rowMax}, {id, outer}, tb.empty(shape), id, "ppppp",
       [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
@@ -356,10 +336,7 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec) {
             math::ExpOp::create(bb, arith::SubFOp::create(bb, a[0], a[1]));
         return arith::SelectOp::create(bb, isMasked, tb.f32Const(0), e);
       });
-  Value rowSum = tb.reduceLast(ex, 0.0,
-                               [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                                 return tb.add(bb, a[1], a[0]);
-                               });
+  Value rowSum = tb.rowSum(ex);
   return tb.generic({ex, rowSum}, {id, outer}, tb.empty(shape), id, "ppppp",
                     [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
                       Value positive = arith::CmpFOp::create(
@@ -368,4 +345,43 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec) {
                       return arith::SelectOp::create(bb, positive, p,
                                                      tb.f32Const(0));
                     });
+}
+
+Value mlir::attn::divideRows(TensorBuilder &tb, Value num, Value den,
+                             double eps) {
+  int64_t rank = shapeOf(num).size();
+  auto [id, outer] = rowMaps(tb, rank);
+  return tb.generic({num, den}, {id, outer}, tb.empty(shapeOf(num)), id,
+                    std::string(rank, 'p'),
+                    [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+                      Value d = arith::AddFOp::create(bb, a[1],
+                                                      tb.f32Const(eps));
+                      Value nonzero = arith::CmpFOp::create(
+                          bb, arith::CmpFPredicate::ONE, d, tb.f32Const(0));
+                      Value q = arith::DivFOp::create(bb, a[0], d);
+                      return arith::SelectOp::create(bb, nonzero, q,
+                                                     tb.f32Const(0));
+                    });
+}
+
+Value mlir::attn::applyGate(TensorBuilder &tb, Value o, Value gate,
+                            int64_t kvHeads) {
+  if (!gate)
+    return o;
+  Value g5 = splitHeads(tb, gate, kvHeads);
+  return tb.elementwise(shapeOf(o), {o, g5},
+                        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+                          return arith::MulFOp::create(bb, a[0],
+                                                       tb.toF32(bb, a[1]));
+                        });
+}
+
+Value mlir::attn::finishHeads(TensorBuilder &tb, Value o, Type elementType) {
+  return mergeHeads(tb, fromF32Tensor(tb, o, elementType));
+}
+
+Value mlir::attn::attend(TensorBuilder &tb, Value s, const WeightSpec &spec,
+                         Value value, Type elementType) {
+  return finishHeads(tb, applyValues5(tb, weights5(tb, s, spec), value),
+                     elementType);
 }

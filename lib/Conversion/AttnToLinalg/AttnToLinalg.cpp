@@ -73,18 +73,9 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
       };
     }
 
-    Value p = weights5(tb, s, spec);
-    Value o = applyValues5(tb, p, op.getValue());
-    if (Value gate = op.getGate()) {
-      Value g5 = splitHeads(tb, gate, d.kvHeads);
-      o = tb.elementwise(shapeOf(o), {o, g5},
-                         [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-                           return arith::MulFOp::create(bb, a[0],
-                                                        tb.toF32(bb, a[1]));
-                         });
-    }
-    o = fromF32Tensor(tb, o, elementTypeOf(op.getQuery()));
-    rewriter.replaceOp(op, mergeHeads(tb, o));
+    Value o = applyValues5(tb, weights5(tb, s, spec), op.getValue());
+    o = applyGate(tb, o, op.getGate(), d.kvHeads);
+    rewriter.replaceOp(op, finishHeads(tb, o, elementTypeOf(op.getQuery())));
     return success();
   }
 };
@@ -111,10 +102,8 @@ struct LowRankAttentionOpLowering : OpRewritePattern<LowRankAttentionOp> {
     spec.normalizer = SoftmaxAttr::get(op.getContext());
     spec.scale = op.getEffectiveScale();
     spec.keyLen = rows;
-    Value p = weights5(tb, scores5(tb, q5, key), spec);
-    Value o = applyValues5(tb, p, value);
-    o = fromF32Tensor(tb, o, elementTypeOf(op.getQuery()));
-    rewriter.replaceOp(op, mergeHeads(tb, o));
+    rewriter.replaceOp(op, attend(tb, scores5(tb, q5, key), spec, value,
+                                  elementTypeOf(op.getQuery())));
     return success();
   }
 };
@@ -178,10 +167,8 @@ struct RelativeAttentionOpLowering : OpRewritePattern<RelativeAttentionOp> {
       return tensor::ExtractOp::create(
           bb, position, ValueRange{idx[0], idx[1], idx[2], idx[3], dist});
     };
-    Value p = weights5(tb, content, spec);
-    Value o = applyValues5(tb, p, value);
-    o = fromF32Tensor(tb, o, elementTypeOf(op.getQuery()));
-    rewriter.replaceOp(op, mergeHeads(tb, o));
+    rewriter.replaceOp(
+        op, attend(tb, content, spec, value, elementTypeOf(op.getQuery())));
     return success();
   }
 };

@@ -358,27 +358,10 @@ struct ChunkedLowering {
 
   /// O = num / (den + eps), gate, rounding, heads merged.
   Value finish(Value num, Value den) {
-    double eps = op.getEps().convertToDouble();
-    Value o = tb.generic(
-        {num, den}, {tb.map(5, {0, 1, 2, 3, 4}), tb.map(5, {0, 1, 2, 3})},
-        tb.empty(shapeOf(num)), tb.map(5, {0, 1, 2, 3, 4}), "ppppp",
-        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-          Value d = arith::AddFOp::create(bb, a[1], tb.f32Const(eps));
-          Value nonzero = arith::CmpFOp::create(bb, arith::CmpFPredicate::ONE,
-                                                d, tb.f32Const(0));
-          Value q = arith::DivFOp::create(bb, a[0], d);
-          return arith::SelectOp::create(bb, nonzero, q, tb.f32Const(0));
-        });
-    if (Value gate = op.getGate()) {
-      Value g5 = splitHeads(tb, gate, kvHeads);
-      o = tb.elementwise(shapeOf(o), {o, g5},
-                         [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-                           return arith::MulFOp::create(bb, a[0],
-                                                        tb.toF32(bb, a[1]));
-                         });
-    }
-    Type et = cast<RankedTensorType>(op.getType()).getElementType();
-    return mergeHeads(tb, fromF32Tensor(tb, o, et));
+    Value o = divideRows(tb, num, den, op.getEps().convertToDouble());
+    o = applyGate(tb, o, op.getGate(), kvHeads);
+    return finishHeads(tb, o,
+                       cast<RankedTensorType>(op.getType()).getElementType());
   }
 
   /// i1: every row of segment ids is non-decreasing.

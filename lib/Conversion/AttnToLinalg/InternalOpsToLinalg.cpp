@@ -28,21 +28,9 @@ Value addGroupDim(TensorBuilder &tb, Value v) {
   return splitHeads(tb, v, shapeOf(v)[1]);
 }
 
-/// Multiplies `o` (5-D, f32) by the gate (4-D, split like `o`), if any.
-Value applyGate(TensorBuilder &tb, Value o, Value gate, int64_t kvHeads) {
-  if (!gate)
-    return o;
-  Value g5 = splitHeads(tb, gate, kvHeads);
-  return tb.elementwise(shapeOf(o), {o, g5},
-                        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-                          return arith::MulFOp::create(bb, a[0],
-                                                       tb.toF32(bb, a[1]));
-                        });
-}
-
 /// Rounds the 5-D f32 output to `result`'s element type and merges heads.
 Value finish(TensorBuilder &tb, Value o, Value result) {
-  return mergeHeads(tb, fromF32Tensor(tb, o, elementTypeOf(result)));
+  return finishHeads(tb, o, elementTypeOf(result));
 }
 
 template <typename OpTy>
@@ -179,17 +167,7 @@ struct StateApplyLowering : InternalLowering<StateApplyOp> {
                             tb.map(5, {0, 1, 4}),
                             {qs[0], qs[1], qs[2], qs[3]},
                             tb.map(5, {0, 1, 2, 3}), "ppppr");
-    double eps = op.getEps().convertToDouble();
-    Value o = tb.generic(
-        {num, den}, {tb.map(5, {0, 1, 2, 3, 4}), tb.map(5, {0, 1, 2, 3})},
-        tb.empty(shapeOf(num)), tb.map(5, {0, 1, 2, 3, 4}), "ppppp",
-        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-          Value d = arith::AddFOp::create(bb, a[1], tb.f32Const(eps));
-          Value nonzero = arith::CmpFOp::create(bb, arith::CmpFPredicate::ONE,
-                                                d, tb.f32Const(0));
-          Value q = arith::DivFOp::create(bb, a[0], d);
-          return arith::SelectOp::create(bb, nonzero, q, tb.f32Const(0));
-        });
+    Value o = divideRows(tb, num, den, op.getEps().convertToDouble());
     o = applyGate(tb, o, op.getGate(), ss[1]);
     return {finish(tb, o, op.getResult())};
   }
@@ -223,8 +201,7 @@ struct ChunkedLinearLowering : InternalLowering<ChunkedLinearOp> {
     spec.group = qs[1] / ks[1];
     spec.mask = &m;
     spec.querySegments = spec.keySegments = op.getSegments();
-    Value p = weights5(tb, s, spec);
-    Value o = applyValues5(tb, p, op.getValue());
+    Value o = applyValues5(tb, weights5(tb, s, spec), op.getValue());
     o = applyGate(tb, o, op.getGate(), ks[1]);
     return {finish(tb, o, op.getResult())};
   }

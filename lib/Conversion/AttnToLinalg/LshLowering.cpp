@@ -257,22 +257,14 @@ struct LshLowering {
           Value x = arith::MulFOp::create(bb, a[0], tb.f32Const(scale));
           return arith::SelectOp::create(bb, allowed, x, tb.f32Const(negInf));
         });
-    Value rowMax = tb.reduceLast(masked, negInf,
-                                 [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                                   return arith::MaximumFOp::create(bb, a[0],
-                                                                    a[1])
-                                       .getResult();
-                                 });
+    Value rowMax = tb.rowMax(masked);
     Value ex = tb.generic(
         {masked, rowMax}, {id5, qMap}, tb.empty(shapeOf(masked)), id5,
         "ppppp", [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
           return math::ExpOp::create(bb,
                                      arith::SubFOp::create(bb, a[0], a[1]));
         });
-    Value rowSum = tb.reduceLast(ex, 0.0,
-                                 [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                                   return tb.add(bb, a[1], a[0]);
-                                 });
+    Value rowSum = tb.rowSum(ex);
     // o[b,h,c,t,e] = sum_w ex * vc / rowSum; loops (b, h, c, t, w, e).
     Value weighted = tb.contract(ex, tb.map(6, {0, 1, 2, 3, 4}), vc,
                                  tb.map(6, {0, 1, 2, 4, 5}),

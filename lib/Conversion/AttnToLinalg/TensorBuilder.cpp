@@ -4,6 +4,8 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -95,6 +97,20 @@ Value TensorBuilder::reduceLast(Value input, double init, Body combine) {
   iters += 'r';
   return generic({input}, {map(rank, all)}, filled(shape.drop_back(), init),
                  map(rank, outer), iters, combine);
+}
+
+Value TensorBuilder::rowMax(Value input) {
+  return reduceLast(input, -std::numeric_limits<double>::infinity(),
+                    [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                      return arith::MaximumFOp::create(bb, a[0], a[1])
+                          .getResult();
+                    });
+}
+
+Value TensorBuilder::rowSum(Value input) {
+  return reduceLast(input, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+    return add(bb, a[1], a[0]);
+  });
 }
 
 Value TensorBuilder::transpose(Value input, ArrayRef<int64_t> perm) {

@@ -67,6 +67,21 @@ struct WeightSpec {
 /// entries are 0 and fully masked rows are all 0.
 Value weights5(TensorBuilder &tb, Value s, const WeightSpec &spec);
 
+/// `num / (den + eps)` over 5-D `num` and row-wise `den` (one fewer
+/// dimension), 0 where `den + eps` is 0 (kernel attention's rule).
+Value divideRows(TensorBuilder &tb, Value num, Value den, double eps);
+
+/// Multiplies a 5-D f32 output by the gate (4-D, query heads), if any.
+Value applyGate(TensorBuilder &tb, Value o, Value gate, int64_t kvHeads);
+
+/// Rounds a 5-D f32 output to `elementType` and merges the heads.
+Value finishHeads(TensorBuilder &tb, Value o, Type elementType);
+
+/// The output of attention over 5-D scores `s` and `value`: weights under
+/// `spec`, the weighted sum, rounded to `elementType`, heads merged.
+Value attend(TensorBuilder &tb, Value s, const WeightSpec &spec, Value value,
+             Type elementType);
+
 /// h(x) of pointwise attention on an f32 scalar or vector.
 Value applyPointwiseFn(ImplicitLocOpBuilder &b, PointwiseFn fn, Value x);
 

@@ -60,6 +60,11 @@ public:
   /// Reduces the last dimension of `input` (f32) with `combine` from `init`.
   Value reduceLast(Value input, double init, Body combine);
 
+  /// The maximum (from -inf) and the sum of the last dimension of an f32
+  /// tensor.
+  Value rowMax(Value input);
+  Value rowSum(Value input);
+
   /// Transposes `input` by `perm` (linalg.transpose).
   Value transpose(Value input, ArrayRef<int64_t> perm);
 

@@ -105,16 +105,8 @@ LogicalResult ScoresOp::verify() {
   if (failed(check.requireShape(res, {qs[0], qs[1], qs[2], lk},
                                 "batch x query heads x Lq x Lk")))
     return failure();
-  if (bias.type) {
-    if (failed(check.requireRank({bias}, 4, "batch x heads x Lq x Lk")))
-      return failure();
-    ArrayRef<int64_t> b = bias.type.getShape();
-    if ((b[0] != 1 && b[0] != qs[0]) || (b[1] != 1 && b[1] != qs[1]) ||
-        b[2] != qs[2] || b[3] != lk)
-      return emitOpError() << "expects bias of shape {1 or " << qs[0]
-                           << "}x{1 or " << qs[1] << "}x" << qs[2] << "x"
-                           << lk << ", got " << bias.type;
-  }
+  if (failed(check.requireBias(bias, qs[0], qs[1], qs[2], lk)))
+    return failure();
   return check.requireFinite(getScale(), "scale", /*positive=*/false);
 }
 

@@ -94,16 +94,9 @@ static LogicalResult verifyAttention(OpTy op) {
   if (failed(check.requireSameElementType({q, k, v, res, bias, gate, proj})))
     return failure();
 
-  if (bias.type) {
-    if (failed(check.requireRank({bias}, 4, "batch x heads x Lq x Lk")))
-      return failure();
-    ArrayRef<int64_t> s = bias.type.getShape();
-    if ((s[0] != 1 && s[0] != d.batch) || (s[1] != 1 && s[1] != d.queryHeads) ||
-        s[2] != d.queryLen || s[3] != d.keyLen)
-      return op.emitOpError() << "expects bias of shape {1 or " << d.batch
-                           << "}x{1 or " << d.queryHeads << "}x" << d.queryLen
-                           << "x" << d.keyLen << ", got " << bias.type;
-  }
+  if (failed(check.requireBias(bias, d.batch, d.queryHeads, d.queryLen,
+                                d.keyLen)))
+    return failure();
   if (gate.type && failed(check.requireShape(gate, res.type.getShape(),
                                              "the shape of the result")))
     return failure();

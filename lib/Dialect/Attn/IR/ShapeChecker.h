@@ -82,6 +82,22 @@ public:
     return success();
   }
 
+  /// A bias of shape `{1 or batch} x {1 or heads} x queryLen x keyLen`.
+  LogicalResult requireBias(const Named &bias, int64_t batch, int64_t heads,
+                            int64_t queryLen, int64_t keyLen) {
+    if (!bias.type)
+      return success();
+    if (failed(requireRank({bias}, 4, "batch x heads x Lq x Lk")))
+      return failure();
+    ArrayRef<int64_t> s = bias.type.getShape();
+    if ((s[0] != 1 && s[0] != batch) || (s[1] != 1 && s[1] != heads) ||
+        s[2] != queryLen || s[3] != keyLen)
+      return op->emitOpError()
+             << "expects bias of shape {1 or " << batch << "}x{1 or " << heads
+             << "}x" << queryLen << "x" << keyLen << ", got " << bias.type;
+    return success();
+  }
+
   /// A scale or epsilon attribute value.
   LogicalResult requireFinite(std::optional<APFloat> attr, StringRef name,
                               bool positive) {
