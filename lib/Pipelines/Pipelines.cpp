@@ -5,6 +5,9 @@
 #include "attn-opt/Dialect/Attn/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/Transforms/OptimizeForNVVM.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -14,8 +17,44 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
+#include <cstdlib>
+
 using namespace mlir;
 using namespace mlir::attn;
+
+/// One-shot bufferization; function results become out-parameters with
+/// identity layouts.
+static void addBufferization(OpPassManager &pm) {
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  bufferize.allowReturnAllocsFromLoops = true;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+}
+
+/// Ownership-based deallocation.
+static void addDeallocation(OpPassManager &pm) {
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  pm.addPass(createCanonicalizerPass());
+}
+
+/// The CPU tail: vector and structured control flow to LLVM.
+static void addCpuToLLVM(OpPassManager &pm) {
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
 
 void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
                                           const LowerToLLVMOptions &options) {
@@ -46,20 +85,8 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createAttnParallelizeLinalg(parallel));
   pm.addPass(createCanonicalizerPass());
 
-  // Buffers: function results become out-parameters with identity layouts.
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  bufferize.allowReturnAllocsFromLoops = true;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  bufferization::BufferResultsToOutParamsPassOptions outParams;
-  outParams.hoistStaticAllocs = true;
-  outParams.modifyPublicFunctions = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  bufferization::BufferDeallocationPipelineOptions dealloc;
-  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
-  pm.addPass(createCanonicalizerPass());
+  addBufferization(pm);
+  addDeallocation(pm);
 
   // Loops, threads, math.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
@@ -68,15 +95,87 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createAttnMathApproximation());
 
-  // To LLVM.
-  pm.addPass(createConvertVectorToSCFPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createConvertToLLVMPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
+  addCpuToLLVM(pm);
+}
+
+void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
+                                          const LowerToNVVMOptions &options) {
+  // attn rewrites; softmax and pointwise attention to fused GPU kernels; the
+  // rest to linalg on tensors.
+  AttnReassociateOptions reassociate;
+  reassociate.mode = options.reassociate;
+  reassociate.chunkSize = options.chunkSize;
+  pm.addPass(createAttnReassociate(reassociate));
+  pm.addPass(createAttnLowerChunkedLinear());
+  ConvertAttnToGPUOptions gpu;
+  gpu.tensorCores = options.tensorCores;
+  gpu.blockK = options.blockK;
+  pm.addPass(createConvertAttnToGPU(gpu));
+  pm.addPass(createConvertAttnToLinalg());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  addBufferization(pm);
+
+  // Every other parallel loop nest: blocks x threads. Kernels are outlined
+  // before deallocation (which cannot look into kernel bodies).
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createAttnGpuMapLoops());
+  pm.addPass(createConvertParallelLoopToGpuPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  addDeallocation(pm);
+
+  if (options.emulate) {
+    pm.addPass(createAttnEmulateGpu());
+    pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+    pm.addPass(createAttnMathApproximation());
+    addCpuToLLVM(pm);
+    return;
+  }
+
+  // Host buffers kernels can reach; kernels lowered to NVVM (this follows
+  // MLIR's gpu-lower-to-nvvm-pipeline, with the toolkit set).
+  pm.addPass(createAttnGpuHostMemory());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createAttnLegalizeMma());
+  pm.addPass(createConvertNVGPUToNVVMPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  pm.addNestedPass<gpu::GPUModuleOp>(createStripDebugInfoPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  pm.addNestedPass<gpu::GPUModuleOp>(LLVM::createNVVMOptimizeForTargetPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+
+  pm.addPass(createGpuToLLVMConversionPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  std::string toolkit = options.toolkit;
+  if (toolkit.empty()) {
+    const char *env = std::getenv("CUDA_HOME");
+    toolkit = env && *env ? env : "/usr/local/cuda";
+  }
+  binary.toolkitPath = toolkit;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
 void mlir::attn::registerAttnPipelines() {
@@ -86,4 +185,11 @@ void mlir::attn::registerAttnPipelines() {
       "Lower attn (and linalg on tensors) to the LLVM dialect for the CPU: "
       "attn lowerings, bufferization, OpenMP threads, math approximations",
       buildLowerToLLVMPipeline);
+  PassPipelineRegistration<LowerToNVVMOptions>(
+      "attn-lower-to-nvvm-pipeline",
+      "Lower attn to GPU kernels for NVIDIA GPUs: fused flash/pointwise/"
+      "block-sparse kernels (mma.sync for f16/bf16), other attention through "
+      "parallel loops mapped to blocks and threads, managed host buffers, "
+      "NVVM, PTX/cubin for the chosen chip, host code calling mgpu*",
+      buildLowerToNVVMPipeline);
 }

@@ -1,6 +1,7 @@
 //===- InitAttn.cpp - Register the attn dialect and passes ----------------===//
 
 #include "attn-opt/InitAttn.h"
+#include "attn-opt/Conversion/AttnToGPU/LaunchEffects.h"
 #include "attn-opt/Conversion/Passes.h"
 #include "attn-opt/Dialect/Attn/IR/AttnDialect.h"
 #include "attn-opt/Dialect/Attn/Transforms/Passes.h"
@@ -12,6 +13,7 @@ using namespace mlir;
 
 void attn::registerAttnDialects(DialectRegistry &registry) {
   registry.insert<attn::AttnDialect>();
+  attn::registerLaunchFuncEffects(registry);
 }
 
 void attn::registerAttnPasses() {

@@ -262,6 +262,15 @@ extern "C" int attnCudaProbe(char *message, int64_t size) {
   return s.error.empty() ? 1 : 0;
 }
 
+extern "C" bool attnCudaCapability(int *major, int *minor) {
+  State &s = state();
+  if (!s.error.empty())
+    return false;
+  *major = s.major;
+  *minor = s.minor;
+  return true;
+}
+
 extern "C" void *attnCudaAllocManaged(int64_t sizeBytes) {
   ScopedContext ctx;
   CUdeviceptr ptr = 0;

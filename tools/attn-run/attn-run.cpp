@@ -3,7 +3,9 @@
 // attn-run FILE.mlir: lowers a module through a pipeline (by default
 // attn-lower-to-llvm-pipeline), JIT-compiles it for the host CPU and calls
 // one function with .npy or seeded random inputs. --check compares against
-// the reference lowering, --bench times it. See docs/attn-run.md.
+// the reference lowering, --bench times it. --target=cuda runs the GPU
+// pipeline on an NVIDIA GPU; --target=gpu-emulator runs the same kernels on
+// the CPU. See docs/attn-run.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +29,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
@@ -37,6 +40,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <optional>
 #include <map>
 
 using namespace mlir;
@@ -62,9 +67,22 @@ static cl::opt<bool> referenceOnly(
     cl::desc("Compile through the reference lowering only "
              "(convert-attn-to-linalg, then the generic CPU lowering)"),
     cl::cat(category));
+static cl::opt<std::string> target(
+    "target",
+    cl::desc("Where to run: cpu (attn-lower-to-llvm-pipeline), cuda (an "
+             "NVIDIA GPU through attn-lower-to-nvvm-pipeline and "
+             "libAttnCudaRuntime.so), gpu-emulator (the GPU kernels of "
+             "attn-lower-to-nvvm-pipeline run on the CPU by attn-emulate-gpu)"),
+    cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string>
-    target("target", cl::desc("Where to run: cpu (the only target yet)"),
-           cl::init("cpu"), cl::cat(category));
+    chip("chip",
+         cl::desc("GPU architecture for --target=cuda (default: the "
+                  "device's, sm_90a on compute capability 9.0)"),
+         cl::cat(category));
+static cl::opt<bool> tensorCores(
+    "tensor-cores",
+    cl::desc("GPU targets: use the mma.sync kernels for f16/bf16 attention"),
+    cl::init(true), cl::cat(category));
 static cl::list<std::string>
     inputs("input",
            cl::desc("An input: NAME=FILE.npy (NAME as in the source, e.g. "
@@ -193,6 +211,63 @@ npy::Array randomArray(const Slot &slot, uint64_t seedValue, int64_t index) {
   return a;
 }
 
+/// libAttnCudaRuntime.so, opened for --target=cuda: device probe and
+/// managed memory for the function's buffers.
+struct CudaRuntime {
+  int (*probe)(char *, int64_t) = nullptr;
+  void *(*allocManaged)(int64_t) = nullptr;
+  void (*free)(void *) = nullptr;
+  void (*synchronize)() = nullptr;
+  bool (*capability)(int *, int *) = nullptr;
+
+  /// Opens the runtime and checks for a device; fails with the reason.
+  static CudaRuntime &open() {
+    static CudaRuntime rt;
+    if (rt.probe)
+      return rt;
+    std::string error;
+    auto lib = llvm::sys::DynamicLibrary::getPermanentLibrary(
+        ATTN_CUDA_RUNTIME, &error);
+    if (!lib.isValid())
+      fail("--target=cuda: cannot load " ATTN_CUDA_RUNTIME ": " + error);
+    auto sym = [&](const char *name) {
+      void *p = lib.getAddressOfSymbol(name);
+      if (!p)
+        fail(std::string("--target=cuda: ") + ATTN_CUDA_RUNTIME + " has no " +
+             name);
+      return p;
+    };
+    rt.probe = reinterpret_cast<decltype(rt.probe)>(sym("attnCudaProbe"));
+    rt.allocManaged =
+        reinterpret_cast<decltype(rt.allocManaged)>(sym("attnCudaAllocManaged"));
+    rt.free = reinterpret_cast<decltype(rt.free)>(sym("attnCudaFree"));
+    rt.synchronize =
+        reinterpret_cast<decltype(rt.synchronize)>(sym("attnCudaSynchronize"));
+    rt.capability =
+        reinterpret_cast<decltype(rt.capability)>(sym("attnCudaCapability"));
+    char message[512];
+    if (!rt.probe(message, sizeof(message)))
+      fail(std::string("--target=cuda: ") + message);
+    return rt;
+  }
+};
+
+/// Managed copies of the arguments and results for --target=cuda, made
+/// once: the kernels and the host both reach them, and repeated calls
+/// (--bench) find them on the device.
+struct DeviceBuffers {
+  std::vector<void *> args, outs;
+  ~DeviceBuffers() {
+    if (args.empty() && outs.empty())
+      return;
+    CudaRuntime &rt = CudaRuntime::open();
+    for (void *p : args)
+      rt.free(p);
+    for (void *p : outs)
+      rt.free(p);
+  }
+};
+
 /// Wall time of the last compileVariant: the pass pipeline and LLVM.
 double lastPipelineMs = 0, lastLlvmMs = 0;
 
@@ -228,6 +303,8 @@ compileVariant(ModuleOp module, StringRef entry,
   lastPipelineMs = msSince(start);
   start = std::chrono::steady_clock::now();
   std::vector<std::string> libs = {ATTN_OMP_LIBRARY, ATTN_C_RUNNER_UTILS};
+  if (target == "cuda")
+    libs.push_back(ATTN_CUDA_RUNTIME);
   auto jit = JitFunction::compile(*clone, entry, libs);
   lastLlvmMs = msSince(start);
   if (!jit)
@@ -236,11 +313,14 @@ compileVariant(ModuleOp module, StringRef entry,
   return std::move(*jit);
 }
 
-/// Calls `jit` on `args`, writing into fresh result arrays.
+/// Calls `jit` on `args`, writing into fresh result arrays. With `device`,
+/// the call reads and writes the managed buffers (copied in on first use)
+/// and the results are copied back.
 std::vector<npy::Array> callOnce(JitFunction &jit,
                                  std::vector<npy::Array> &args,
                                  const std::vector<Slot> &results,
-                                 std::vector<npy::Array> *reuse = nullptr) {
+                                 std::vector<npy::Array> *reuse = nullptr,
+                                 DeviceBuffers *device = nullptr) {
   std::vector<npy::Array> outs;
   if (reuse) {
     outs = std::move(*reuse);
@@ -248,16 +328,31 @@ std::vector<npy::Array> callOnce(JitFunction &jit,
     for (const Slot &r : results)
       outs.push_back(allocate(r));
   }
+  if (device && device->args.empty() && device->outs.empty()) {
+    CudaRuntime &rt = CudaRuntime::open();
+    for (npy::Array &a : args) {
+      void *p = rt.allocManaged(a.data.size());
+      std::memcpy(p, a.data.data(), a.data.size());
+      device->args.push_back(p);
+    }
+    for (npy::Array &o : outs)
+      device->outs.push_back(rt.allocManaged(o.data.size()));
+  }
   std::vector<MemRefDescriptor> descs;
   descs.reserve(args.size() + outs.size());
-  for (npy::Array &a : args)
-    descs.emplace_back(a.data.data(), a.shape);
-  for (npy::Array &o : outs)
-    descs.emplace_back(o.data.data(), o.shape);
+  for (auto [i, a] : llvm::enumerate(args))
+    descs.emplace_back(device ? device->args[i] : a.data.data(), a.shape);
+  for (auto [i, o] : llvm::enumerate(outs))
+    descs.emplace_back(device ? device->outs[i] : o.data.data(), o.shape);
   std::vector<MemRefDescriptor *> ptrs;
   for (MemRefDescriptor &d : descs)
     ptrs.push_back(&d);
   failOn(jit.call(ptrs));
+  if (device) {
+    CudaRuntime::open().synchronize();
+    for (auto [i, o] : llvm::enumerate(outs))
+      std::memcpy(o.data.data(), device->outs[i], o.data.size());
+  }
   return outs;
 }
 
@@ -325,8 +420,19 @@ void summarize(const Slot &slot, const npy::Array &a) {
 }
 
 int run(MLIRContext &context) {
-  if (target != "cpu")
-    fail("unknown --target '" + target + "' (supported: cpu)");
+  if (target != "cpu" && target != "cuda" && target != "gpu-emulator")
+    fail("unknown --target '" + target +
+         "' (supported: cpu, cuda, gpu-emulator)");
+  if (referenceOnly && target != "cpu")
+    fail("--reference runs on the CPU only (use --target=cpu)");
+  std::string gpuChip = chip;
+  if (target == "cuda") {
+    CudaRuntime &rt = CudaRuntime::open(); // fails here without a device
+    int major = 0, minor = 0;
+    if (gpuChip.empty() && rt.capability(&major, &minor))
+      gpuChip = "sm_" + std::to_string(major) + std::to_string(minor) +
+                (major == 9 && minor == 0 ? "a" : "");
+  }
   if (threads > 0)
     setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
 
@@ -431,15 +537,30 @@ int run(MLIRContext &context) {
         fail("invalid --pipeline '" + pipelineText + "'");
       return;
     }
+    if (target != "cpu") {
+      LowerToNVVMOptions options;
+      options.emulate = target == "gpu-emulator";
+      if (!gpuChip.empty())
+        options.chip = gpuChip;
+      options.format = "bin";
+      options.tensorCores = tensorCores;
+      buildLowerToNVVMPipeline(pm, options);
+      return;
+    }
     LowerToLLVMOptions options;
     options.reference = referenceOnly;
     buildLowerToLLVMPipeline(pm, options);
   };
+  std::optional<DeviceBuffers> device;
+  if (target == "cuda")
+    device.emplace();
+  DeviceBuffers *dev = device ? &*device : nullptr;
   std::unique_ptr<JitFunction> jit = compileVariant(
       *module, entry.getName(), buildMain, "@" + entry.getName().str());
   double pipelineMs = lastPipelineMs, llvmMs = lastLlvmMs;
 
-  std::vector<npy::Array> outArrays = callOnce(*jit, argArrays, results);
+  std::vector<npy::Array> outArrays =
+      callOnce(*jit, argArrays, results, nullptr, dev);
 
   bool ok = true;
   if (check) {
@@ -462,10 +583,10 @@ int run(MLIRContext &context) {
   if (benchRuns > 0) {
     std::vector<double> ms;
     std::vector<npy::Array> scratch = std::move(outArrays);
-    scratch = callOnce(*jit, argArrays, results, &scratch); // warm-up
+    scratch = callOnce(*jit, argArrays, results, &scratch, dev); // warm-up
     for (unsigned r = 0; r < benchRuns; ++r) {
       auto start = std::chrono::steady_clock::now();
-      scratch = callOnce(*jit, argArrays, results, &scratch);
+      scratch = callOnce(*jit, argArrays, results, &scratch, dev);
       auto end = std::chrono::steady_clock::now();
       ms.push_back(std::chrono::duration<double, std::milli>(end - start)
                        .count());

@@ -205,4 +205,167 @@ def AttnFlash : Pass<"attn-flash"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// GPU
+//===----------------------------------------------------------------------===//
+
+def ConvertAttnToGPU : Pass<"convert-attn-to-gpu"> {
+  let summary = "Lower softmax and pointwise attention to fused GPU kernels";
+  let description = [{
+    Replaces every `attn.attention` and `attn.block_sparse_attention` with a
+    softmax or pointwise normalizer by one `gpu.launch`:
+
+    - grid `(query tiles, query heads, batch)`, the last (for causal masks
+      the heaviest) tiles first; 128 threads per block;
+    - the key blocks of each query tile come from the compile-time block
+      layout of the mask (attn-opt/Analysis/BlockLayout.h) with the kernel's
+      tile sizes: full blocks without mask evaluation, partial blocks masked
+      through the shared mask emitter, empty blocks never visited; masks
+      bound by `#attn.segments` also skip blocks at run time;
+    - each K/V block is staged in shared memory (workgroup attributions) by
+      coalesced 16-byte cooperative loads between two `gpu.barrier`s.
+
+    Two kernels:
+
+    - **MMA** (f16 or bf16 Q/K/V, head dim a multiple of 16, value dim a
+      multiple of 8, both up to 256, no qk-layernorm; `tensor-cores=true`):
+      four warps of 16 query rows; `S = Q K^T` and `O += P V` are
+      `nvgpu.mma.sync` m16n8k16 with f32 accumulators; `P` (rounded to the
+      input type) is built from the S accumulators in registers; the online
+      softmax keeps per-row `m` and per-lane partial `l`, reduced across the
+      four lanes of a quad by `gpu.shuffle xor`. Shared rows are padded by
+      16 bytes so fragment loads are free of bank conflicts.
+    - **SIMT** (every other case, any float type, f32 arithmetic): 1 to 32
+      adjacent threads own a query row, each a slice of at most 64 elements
+      of D and Dv in registers; scores are register dot products reduced by
+      a butterfly of shuffles; the online softmax advances 16 keys at a time.
+
+    Both fuse bias, gate, segment ids, GQA/MQA and (SIMT) qk-layernorm, give
+    zeros for fully masked rows and never form the `Lq x Lk` scores. A
+    remark reports the kernel, its tiles and the key blocks visited.
+
+    Example:
+
+    ```mlir
+    %o = attn.attention %q, %k, %v normalizer = #attn.softmax
+           pattern = #attn.causal
+         : tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16>,
+           tensor<1x8x1024x64xf16> -> tensor<1x8x1024x64xf16>
+    ```
+
+    becomes a `gpu.launch blocks(16, 8, 1) threads(128, 1, 1)` with two
+    workgroup buffers `memref<64x72xf16, #gpu.address_space<workgroup>>`
+    and 64 `nvgpu.mma.sync` per key block.
+  }];
+  let options = [
+    Option<"tensorCores", "tensor-cores", "bool", /*default=*/"true",
+           "use the mma.sync kernel for f16/bf16 where it applies">,
+    Option<"blockK", "block-k", "int64_t", /*default=*/"0",
+           "keys per shared-memory block, a multiple of 16 (0: by size)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
+def AttnGpuMapLoops : Pass<"attn-gpu-map-loops"> {
+  let summary = "Map the host's parallel loops to GPU blocks and threads";
+  let description = [{
+    For the code that convert-attn-to-gpu does not cover (the reference
+    lowering of linear, low-rank, LSH and relative attention, the
+    reassociated kernelized forms, layer norms, type conversions): every
+    outermost `scf.parallel` outside a GPU kernel is collapsed to one
+    dimension, tiled by `threads`, and annotated so that
+    `convert-parallel-loops-to-gpu` makes the tiles blocks and the
+    iterations threads (one output element per thread, the innermost
+    dimension across consecutive threads, so accesses are coalesced).
+    Reductions inside an iteration stay sequential loops of that thread.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"256",
+           "threads per block">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def AttnGpuHostMemory : Pass<"attn-gpu-host-memory", "::mlir::ModuleOp"> {
+  let summary = "Give GPU kernels host-shared (managed) buffers";
+  let description = [{
+    After bufferization and deallocation, outside GPU kernels:
+    `memref.alloc` becomes `gpu.alloc host_shared` (CUDA managed memory,
+    readable and writable by host code and kernels), `memref.dealloc` the
+    matching `gpu.dealloc`, and every `memref.get_global` that a kernel
+    reads is copied once into a host-shared buffer. Function arguments must
+    already be device-accessible (attn-run passes managed memory).
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
+def AttnEmulateGpu : Pass<"attn-emulate-gpu", "::mlir::ModuleOp"> {
+  let summary = "Run GPU kernels on the CPU, one OpenMP thread per GPU thread";
+  let description = [{
+    A test and debugging aid: rewrites every `gpu.launch` and every
+    `gpu.launch_func` of a `gpu.func` (after gpu-kernel-outlining) into host
+    code with the kernel's exact semantics, so GPU kernels are checked
+    numerically on machines without a GPU; the `gpu.module`s are then
+    removed. Blocks run one after the other;
+    the threads of a block are an `omp.parallel` team of `blockDim` threads:
+
+    - `gpu.barrier` is `omp.barrier`;
+    - workgroup attributions are buffers allocated per block, shared by the
+      team;
+    - `gpu.shuffle` (xor, down, up, idx; width <= 32) and `nvgpu.mma.sync`
+      (m16n8k16, f16/bf16 inputs, f32 accumulators; the fragment layout of
+      the PTX ISA) exchange lane values through a per-block scratch buffer
+      between two barriers;
+    - thread and block ids (launch arguments or `gpu.thread_id`,
+      `gpu.block_id`, `gpu.lane_id`, dims) come from the team's thread
+      number and the block loops.
+
+    Kernels must be barrier-uniform (every thread reaches every barrier,
+    shuffle and mma), as CUDA requires of `__syncthreads` and
+    `mma.sync.aligned`. Other GPU ops are rejected with a diagnostic.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::omp::OpenMPDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
+def AttnLegalizeMma : Pass<"attn-legalize-mma"> {
+  let summary = "Lower bf16 nvgpu.mma.sync to nvvm.mma.sync";
+  let description = [{
+    MLIR 22's nvgpu-to-nvvm conversion handles f16 `nvgpu.mma.sync` but
+    fails on bf16 ("failed to deduce operand PTX types"). This pass lowers
+    the bf16 m16n8k16 form directly to `nvvm.mma.sync` (operands packed into
+    i32 registers, f32 accumulators), leaving the rest to nvgpu-to-nvvm.
+  }];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD

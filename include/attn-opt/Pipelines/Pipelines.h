@@ -54,7 +54,60 @@ struct LowerToLLVMOptions : public PassPipelineOptions<LowerToLLVMOptions> {
 void buildLowerToLLVMPipeline(OpPassManager &pm,
                               const LowerToLLVMOptions &options);
 
-/// Registers `attn-lower-to-llvm-pipeline`.
+/// Options of `attn-lower-to-nvvm-pipeline`.
+struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("GPU architecture (sm_80, sm_90a, ...)"),
+      llvm::cl::init("sm_90a")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features (default: +ptx80)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Kernel binary format: isa (PTX), bin (cubin), fatbin"),
+      llvm::cl::init("fatbin")};
+  PassOptions::Option<int> optLevel{
+      *this, "opt-level", llvm::cl::desc("Optimization level of NVPTX"),
+      llvm::cl::init(3)};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit (ptxas, libdevice); default $CUDA_HOME "
+                     "or /usr/local/cuda"),
+      llvm::cl::init("")};
+  PassOptions::Option<bool> tensorCores{
+      *this, "tensor-cores",
+      llvm::cl::desc("Use mma.sync kernels for f16/bf16 attention"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> blockK{
+      *this, "block-k",
+      llvm::cl::desc("Keys per shared-memory block (0: by size)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<std::string> reassociate{
+      *this, "reassociate",
+      llvm::cl::desc("Kernelized attention: auto, linear or quadratic"),
+      llvm::cl::init("auto")};
+  PassOptions::Option<int64_t> chunkSize{
+      *this, "chunk-size",
+      llvm::cl::desc("Chunk size of the causal linear-attention prefix form"),
+      llvm::cl::init(0)};
+  PassOptions::Option<bool> emulate{
+      *this, "emulate",
+      llvm::cl::desc("Run the GPU kernels on the CPU (attn-emulate-gpu) "
+                     "instead of emitting NVVM: checks the kernels without "
+                     "a GPU"),
+      llvm::cl::init(false)};
+};
+
+/// attn to GPU kernels (convert-attn-to-gpu; everything else through the
+/// reference lowering with its parallel loops mapped to blocks and threads),
+/// host buffers in managed memory, kernels to NVVM and a gpu.binary for
+/// `chip`, host code to LLVM calling the mgpu* runtime.
+void buildLowerToNVVMPipeline(OpPassManager &pm,
+                              const LowerToNVVMOptions &options);
+
+/// Registers `attn-lower-to-llvm-pipeline` and `attn-lower-to-nvvm-pipeline`.
 void registerAttnPipelines();
 
 } // namespace attn

@@ -22,6 +22,8 @@ extern "C" {
 /// 1 when a device can be used, with its name and compute capability in
 /// `message`; 0 with the reason otherwise. Never exits.
 int attnCudaProbe(char *message, int64_t size);
+/// The device's compute capability; false without a device.
+bool attnCudaCapability(int *major, int *minor);
 /// Managed memory of `sizeBytes` (accessible from host and device).
 void *attnCudaAllocManaged(int64_t sizeBytes);
 void attnCudaFree(void *ptr);

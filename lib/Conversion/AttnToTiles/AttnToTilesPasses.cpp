@@ -56,46 +56,6 @@ static FailureOr<TileSizes> chooseTiles(Operation *op, const TargetModel &t,
   return s;
 }
 
-/// True if the mask only allows keys of the query's segment.
-static bool isSegmentBound(MaskPatternAttrInterface pattern) {
-  if (isa_and_nonnull<SegmentsAttr>(pattern))
-    return true;
-  if (auto inter = dyn_cast_or_null<IntersectAttr>(pattern))
-    return llvm::any_of(inter.getPatterns(), [](MaskPatternAttrInterface p) {
-      return isa<SegmentsAttr>(p);
-    });
-  return false;
-}
-
-/// The kernel spec of an attention-like op (attn.attention or
-/// attn.block_sparse_attention).
-template <typename OpTy>
-static TileKernelSpec specOf(OpTy op) {
-  AttentionDims d = op.getDims();
-  TileKernelSpec spec;
-  spec.query = op.getQuery();
-  spec.key = op.getKey();
-  spec.value = op.getValue();
-  spec.bias = op.getBias();
-  spec.gate = op.getGate();
-  spec.querySegments = op.getQuerySegments();
-  spec.keySegments = op.getEffectiveKeySegments();
-  spec.dims = d;
-  spec.scale = op.getEffectiveScale();
-  if (std::optional<APFloat> eps = op.getQkNormEps())
-    spec.qkNormEps = eps->convertToDouble();
-  spec.softmax = isa<SoftmaxAttr>(op.getNormalizer());
-  if (auto p = dyn_cast<PointwiseAttr>(op.getNormalizer())) {
-    spec.fn = p.getFn();
-    spec.lengthFactor = std::pow(static_cast<double>(d.keyLen),
-                                 -p.getAlpha().convertToDouble());
-  }
-  spec.mask = op.getMask();
-  spec.segmentsBound = isSegmentBound(op.getPatternAttr());
-  spec.resultType = op.getType();
-  return spec;
-}
-
 /// Replaces `op` by the tile kernel with `layout` (whose blocks are the
 /// kernel's tiles).
 static void emitKernel(Operation *op, const TileKernelSpec &spec,
@@ -124,7 +84,7 @@ static LogicalResult lowerToTiles(OpTy op, int64_t vectorWidth,
                                   int64_t queryTile, int64_t keyBlock,
                                   StringRef pass) {
   TargetModel target = TargetModel::forLanes(vectorWidth);
-  TileKernelSpec spec = specOf(op);
+  TileKernelSpec spec = kernelSpecOf(op);
   std::optional<BlockLayout> given;
   if constexpr (std::is_same_v<OpTy, BlockSparseAttentionOp>) {
     given = op.getLayout().getLayout();
@@ -203,7 +163,7 @@ struct BlockSparsePass
     });
     TargetModel target = TargetModel::forLanes(vectorWidth);
     for (AttentionOp op : ops) {
-      TileKernelSpec spec = specOf(op);
+      TileKernelSpec spec = kernelSpecOf(op);
       FailureOr<TileSizes> tiles = chooseTiles(
           op, target, spec.dims.valueDim, blockQ, blockK, getArgument());
       if (failed(tiles))
@@ -228,7 +188,7 @@ struct BlockSparsePass
           BlockLayoutAttr::get(&getContext(), layout));
       rewriter.replaceOp(op, sparse.getResult());
       if (kernels)
-        emitKernel(sparse, specOf(sparse), target, *tiles, layout);
+        emitKernel(sparse, kernelSpecOf(sparse), target, *tiles, layout);
     }
   }
 };

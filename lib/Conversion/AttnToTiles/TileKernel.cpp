@@ -141,45 +141,12 @@ struct KernelGen : KernelShared {
     outM = memref::AllocOp::create(
         b, MemRefType::get({B, Hq, Lq, Dv}, f32));
 
-    // The block layout, with a ragged last key block moved to the partial
-    // list: it reads past the keys and must be bounded.
-    bool ragged = Lk % Nb != 0;
-    int32_t lastBlock = layout.getNumKeyBlocks() - 1;
-    SmallVector<int32_t> fo, fb, po, pb;
-    for (const BlockLayout::Compressed &c : layout.getLayouts()) {
-      int32_t fBase = fb.size(), pBase = pb.size();
-      for (int64_t r = 0; r < numTiles; ++r) {
-        fo.push_back(fb.size());
-        po.push_back(pb.size());
-        for (int32_t i = c.fullOffsets[r]; i < c.fullOffsets[r + 1]; ++i) {
-          if (ragged && c.fullBlocks[i] == lastBlock)
-            continue;
-          fb.push_back(c.fullBlocks[i]);
-        }
-        for (int32_t i = c.partialOffsets[r]; i < c.partialOffsets[r + 1];
-             ++i)
-          pb.push_back(c.partialBlocks[i]);
-        bool hadRaggedFull =
-            ragged && std::binary_search(
-                          c.fullBlocks.begin() + c.fullOffsets[r],
-                          c.fullBlocks.begin() + c.fullOffsets[r + 1],
-                          lastBlock);
-        if (hadRaggedFull)
-          pb.push_back(lastBlock);
-      }
-      fo.push_back(fb.size());
-      po.push_back(pb.size());
-      (void)fBase;
-      (void)pBase;
-    }
-    fullOff = table(fo);
-    fullBlk = table(fb);
-    partOff = table(po);
-    partBlk = table(pb);
-    SmallVector<int32_t> heads;
-    for (int64_t h = 0; h < Hq; ++h)
-      heads.push_back(layout.getLayoutOfHead(h));
-    headLayout = table(heads);
+    LayoutTables t = flattenLayout(layout, Lk);
+    fullOff = table(t.fullOffsets);
+    fullBlk = table(t.fullBlocks);
+    partOff = table(t.partialOffsets);
+    partBlk = table(t.partialBlocks);
+    headLayout = table(t.headLayout);
     collectMaskTables(spec.mask.getRoot());
   }
 
@@ -714,6 +681,77 @@ struct KernelGen : KernelShared {
 };
 
 } // namespace
+
+LayoutTables mlir::attn::flattenLayout(const BlockLayout &layout,
+                                      int64_t keyLen) {
+  LayoutTables t;
+  int64_t numTiles = layout.getNumQueryBlocks();
+  bool ragged = keyLen % layout.getBlockK() != 0;
+  int32_t lastBlock = layout.getNumKeyBlocks() - 1;
+  for (const BlockLayout::Compressed &c : layout.getLayouts()) {
+    for (int64_t r = 0; r < numTiles; ++r) {
+      t.fullOffsets.push_back(t.fullBlocks.size());
+      t.partialOffsets.push_back(t.partialBlocks.size());
+      auto fullBegin = c.fullBlocks.begin() + c.fullOffsets[r];
+      auto fullEnd = c.fullBlocks.begin() + c.fullOffsets[r + 1];
+      for (auto it = fullBegin; it != fullEnd; ++it)
+        if (!ragged || *it != lastBlock)
+          t.fullBlocks.push_back(*it);
+      for (int32_t i = c.partialOffsets[r]; i < c.partialOffsets[r + 1]; ++i)
+        t.partialBlocks.push_back(c.partialBlocks[i]);
+      if (ragged && std::binary_search(fullBegin, fullEnd, lastBlock))
+        t.partialBlocks.push_back(lastBlock);
+    }
+    t.fullOffsets.push_back(t.fullBlocks.size());
+    t.partialOffsets.push_back(t.partialBlocks.size());
+  }
+  for (int64_t h = 0; h < layout.getNumHeads(); ++h)
+    t.headLayout.push_back(layout.getLayoutOfHead(h));
+  return t;
+}
+
+bool mlir::attn::isSegmentBound(MaskPatternAttrInterface pattern) {
+  if (isa_and_nonnull<SegmentsAttr>(pattern))
+    return true;
+  if (auto inter = dyn_cast_or_null<IntersectAttr>(pattern))
+    return llvm::any_of(inter.getPatterns(), [](MaskPatternAttrInterface p) {
+      return isa<SegmentsAttr>(p);
+    });
+  return false;
+}
+
+template <typename OpTy>
+static TileKernelSpec specOf(OpTy op) {
+  AttentionDims d = op.getDims();
+  TileKernelSpec spec;
+  spec.query = op.getQuery();
+  spec.key = op.getKey();
+  spec.value = op.getValue();
+  spec.bias = op.getBias();
+  spec.gate = op.getGate();
+  spec.querySegments = op.getQuerySegments();
+  spec.keySegments = op.getEffectiveKeySegments();
+  spec.dims = d;
+  spec.scale = op.getEffectiveScale();
+  if (std::optional<APFloat> eps = op.getQkNormEps())
+    spec.qkNormEps = eps->convertToDouble();
+  spec.softmax = isa<SoftmaxAttr>(op.getNormalizer());
+  if (auto p = dyn_cast<PointwiseAttr>(op.getNormalizer())) {
+    spec.fn = p.getFn();
+    spec.lengthFactor = std::pow(static_cast<double>(d.keyLen),
+                                 -p.getAlpha().convertToDouble());
+  }
+  spec.mask = op.getMask();
+  spec.segmentsBound = isSegmentBound(op.getPatternAttr());
+  spec.resultType = op.getType();
+  return spec;
+}
+
+TileKernelSpec mlir::attn::kernelSpecOf(Operation *op) {
+  if (auto a = dyn_cast<AttentionOp>(op))
+    return specOf(a);
+  return specOf(cast<BlockSparseAttentionOp>(op));
+}
 
 Value mlir::attn::buildTileKernel(ImplicitLocOpBuilder &b,
                                   const TileKernelSpec &spec,

@@ -56,6 +56,25 @@ struct TileKernelSpec {
   Type resultType;
 };
 
+/// A block layout flattened into the int32 tables the kernels read: for
+/// layout `l` and query tile `t`, the full key blocks are
+/// `fullBlocks[fullOffsets[l * (tiles + 1) + t] .. fullOffsets[... + 1])`,
+/// likewise the partial ones; `headLayout[h]` is head h's layout. A ragged
+/// last key block (keyLen not a multiple of the block) is listed as partial:
+/// it reads past the keys and must be bounded.
+struct LayoutTables {
+  SmallVector<int32_t> fullOffsets, fullBlocks, partialOffsets, partialBlocks,
+      headLayout;
+};
+LayoutTables flattenLayout(const BlockLayout &layout, int64_t keyLen);
+
+/// The kernel spec of attn.attention or attn.block_sparse_attention.
+TileKernelSpec kernelSpecOf(Operation *op);
+
+/// True if `pattern` only allows keys of the query's segment (segments, or
+/// an intersection with segments).
+bool isSegmentBound(MaskPatternAttrInterface pattern);
+
 /// Emits the kernel at `b`'s insertion point and returns the result tensor.
 /// `layout` is the block layout of the mask in blocks of (Mr, Nb); returned
 /// through `visited` when given: key blocks visited and all blocks.

@@ -1,0 +1,21 @@
+//===- LaunchEffects.h - Memory effects of gpu.launch_func ------*- C++ -*-===//
+//
+// MLIR's ownership-based buffer deallocation rejects ops with unknown memory
+// effects, and gpu.launch_func declares none. attn-lower-to-nvvm-pipeline
+// outlines kernels before deallocation, so it attaches this model: a launch
+// reads and writes every memref it is given (launches are synchronous on
+// the pipeline's default stream).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_ATTNTOGPU_LAUNCHEFFECTS_H
+#define ATTN_CONVERSION_ATTNTOGPU_LAUNCHEFFECTS_H
+
+namespace mlir {
+class DialectRegistry;
+namespace attn {
+void registerLaunchFuncEffects(DialectRegistry &registry);
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_CONVERSION_ATTNTOGPU_LAUNCHEFFECTS_H

@@ -1,0 +1,341 @@
+//===- AttnToGPUPasses.cpp - attn to GPU kernels, host memory, loops ------===//
+
+#include "attn-opt/Conversion/AttnToGPU/GpuKernel.h"
+#include "attn-opt/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_CONVERTATTNTOGPU
+#define GEN_PASS_DEF_ATTNGPUMAPLOOPS
+#define GEN_PASS_DEF_ATTNGPUHOSTMEMORY
+#define GEN_PASS_DEF_ATTNLEGALIZEMMA
+#include "attn-opt/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// convert-attn-to-gpu
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct ConvertAttnToGPUPass
+    : public attn::impl::ConvertAttnToGPUBase<ConvertAttnToGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (blockK < 0 || blockK % 16 != 0) {
+      getOperation()->emitError()
+          << getArgument() << ": block-k (" << blockK
+          << ") must be a positive multiple of 16 (or 0)";
+      return signalPassFailure();
+    }
+    SmallVector<Operation *> ops;
+    getOperation()->walk([&](Operation *op) {
+      Attribute normalizer;
+      if (auto a = dyn_cast<AttentionOp>(op))
+        normalizer = a.getNormalizer();
+      else if (auto s = dyn_cast<BlockSparseAttentionOp>(op))
+        normalizer = s.getNormalizer();
+      if (isa_and_nonnull<SoftmaxAttr, PointwiseAttr>(normalizer))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      TileKernelSpec spec = kernelSpecOf(op);
+      GpuKernelPlan plan = planGpuKernel(spec, tensorCores, blockK);
+      BlockLayout layout =
+          BlockLayout::compute(spec.mask, plan.blockQ, plan.blockK);
+      InFlightDiagnostic remark = op->emitRemark();
+      remark << getArgument() << ": ";
+      if (plan.kind == GpuKernelPlan::Kind::Mma)
+        remark << "mma.sync kernel";
+      else
+        remark << "SIMT kernel (" << plan.simtReason << "), "
+               << plan.rowThreads << " thread(s) per query row";
+      remark << "; tiles of " << plan.blockQ << " queries x " << plan.blockK
+             << " keys, " << plan.threads << " threads; visiting "
+             << layout.countVisited() << " of " << layout.countBlocks()
+             << " key blocks (" << layout.countFull() << " full)";
+      IRRewriter rewriter(&getContext());
+      rewriter.setInsertionPoint(op);
+      ImplicitLocOpBuilder b(op->getLoc(), rewriter);
+      Value result = buildGpuKernel(b, spec, plan, layout);
+      rewriter.replaceOp(op, result);
+    }
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// attn-gpu-map-loops
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct GpuMapLoopsPass
+    : public attn::impl::AttnGpuMapLoopsBase<GpuMapLoopsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (threads < 1 || threads > 1024) {
+      getOperation()->emitError()
+          << getArgument() << ": threads (" << threads
+          << ") must be in [1, 1024]";
+      return signalPassFailure();
+    }
+    SmallVector<scf::ParallelOp> loops;
+    getOperation()->walk([&](scf::ParallelOp op) {
+      if (op->getParentOfType<gpu::LaunchOp>() ||
+          op->getParentOfType<scf::ParallelOp>() ||
+          op->getParentOfType<gpu::GPUModuleOp>() || op.getNumReductions())
+        return;
+      loops.push_back(op);
+    });
+    for (scf::ParallelOp op : loops)
+      map(op);
+  }
+
+  /// Rewrites `op` as blocks x threads over its linearized iterations.
+  void map(scf::ParallelOp op) {
+    ImplicitLocOpBuilder b(op.getLoc(), op);
+    auto idx = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, v);
+    };
+    // Trip counts and the total.
+    SmallVector<Value> counts;
+    Value total = idx(1);
+    for (auto [lb, ub, step] :
+         llvm::zip(op.getLowerBound(), op.getUpperBound(), op.getStep())) {
+      Value span = arith::SubIOp::create(b, ub, lb);
+      Value n = arith::CeilDivSIOp::create(b, span, step);
+      counts.push_back(n);
+      total = arith::MulIOp::create(b, total, n);
+    }
+    Value blocks = arith::CeilDivSIOp::create(b, total, idx(threads));
+    MLIRContext *ctx = &getContext();
+    AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
+    auto outer = scf::ParallelOp::create(b, ValueRange{idx(0)},
+                                         ValueRange{blocks}, ValueRange{idx(1)});
+    (void)gpu::setMappingAttr(outer, {gpu::ParallelLoopDimMappingAttr::get(
+                                         ctx, gpu::Processor::BlockX, id, id)});
+    b.setInsertionPointToStart(outer.getBody());
+    auto inner = scf::ParallelOp::create(b, ValueRange{idx(0)},
+                                         ValueRange{idx(threads)},
+                                         ValueRange{idx(1)});
+    (void)gpu::setMappingAttr(inner, {gpu::ParallelLoopDimMappingAttr::get(
+                                         ctx, gpu::Processor::ThreadX, id, id)});
+    b.setInsertionPointToStart(inner.getBody());
+    Value linear = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, outer.getInductionVars()[0], idx(threads)),
+        inner.getInductionVars()[0]);
+    Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, linear,
+                                         total);
+    auto guard = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&guard.getThenRegion().front());
+    // Delinearize, innermost dimension fastest (consecutive threads touch
+    // consecutive elements).
+    IRMapping mapping;
+    Value rest = linear;
+    int64_t rank = counts.size();
+    SmallVector<Value> ivs(rank);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      Value i = d == 0 ? rest : arith::RemUIOp::create(b, rest, counts[d]);
+      if (d > 0)
+        rest = arith::DivUIOp::create(b, rest, counts[d]);
+      ivs[d] = arith::AddIOp::create(
+          b, op.getLowerBound()[d],
+          arith::MulIOp::create(b, i, op.getStep()[d]));
+    }
+    for (int64_t d = 0; d < rank; ++d)
+      mapping.map(op.getInductionVars()[d], ivs[d]);
+    for (Operation &inner : op.getBody()->without_terminator())
+      b.clone(inner, mapping);
+    op.erase();
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// attn-gpu-host-memory
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct GpuHostMemoryPass
+    : public attn::impl::AttnGpuHostMemoryBase<GpuHostMemoryPass> {
+  using Base::Base;
+
+  static bool inKernel(Operation *op) {
+    return op->getParentOfType<gpu::LaunchOp>() ||
+           op->getParentOfType<gpu::GPUModuleOp>();
+  }
+
+  /// True if `v` (or a view of it) is used inside a kernel.
+  static bool usedByKernel(Value v) {
+    SmallVector<Value> work = {v};
+    while (!work.empty()) {
+      Value x = work.pop_back_val();
+      for (Operation *user : x.getUsers()) {
+        if (inKernel(user) || isa<gpu::LaunchFuncOp>(user))
+          return true;
+        if (isa<ViewLikeOpInterface>(user))
+          for (Value r : user->getResults())
+            work.push_back(r);
+      }
+    }
+    return false;
+  }
+
+  static void freeAt(OpBuilder &b, Location loc, Value memref) {
+    auto tokenType = gpu::AsyncTokenType::get(b.getContext());
+    Value t0 = gpu::WaitOp::create(b, loc, tokenType, ValueRange{})
+                   .getAsyncToken();
+    Value t1 = gpu::DeallocOp::create(b, loc, tokenType, ValueRange{t0}, memref)
+                   .getAsyncToken();
+    gpu::WaitOp::create(b, loc, Type(), ValueRange{t1});
+  }
+
+  static Value sharedAlloc(OpBuilder &b, Location loc, MemRefType type,
+                           ValueRange dynamicSizes) {
+    return gpu::AllocOp::create(b, loc, type, Type(), ValueRange{},
+                                dynamicSizes, ValueRange{},
+                                /*hostShared=*/true)
+        .getMemref();
+  }
+
+  void runOnOperation() override {
+    SmallVector<Operation *> allocs, deallocs, constants;
+    getOperation()->walk([&](Operation *op) {
+      if (inKernel(op))
+        return;
+      if (isa<memref::AllocOp>(op))
+        allocs.push_back(op);
+      else if (isa<memref::DeallocOp>(op))
+        deallocs.push_back(op);
+      else if (isa<memref::GetGlobalOp, memref::AllocaOp>(op) &&
+               usedByKernel(op->getResult(0)))
+        constants.push_back(op);
+    });
+    OpBuilder b(&getContext());
+    for (Operation *op : allocs) {
+      auto alloc = cast<memref::AllocOp>(op);
+      b.setInsertionPoint(op);
+      Value shared = sharedAlloc(b, op->getLoc(), alloc.getType(),
+                                 alloc.getDynamicSizes());
+      alloc.replaceAllUsesWith(shared);
+      op->erase();
+    }
+    for (Operation *op : deallocs) {
+      b.setInsertionPoint(op);
+      freeAt(b, op->getLoc(), cast<memref::DeallocOp>(op).getMemref());
+      op->erase();
+    }
+    // Globals and stack buffers that kernels read: a host-shared copy for
+    // the rest of the block.
+    for (Operation *op : constants) {
+      Value v = op->getResult(0);
+      auto type = cast<MemRefType>(v.getType());
+      b.setInsertionPointAfter(op);
+      Value copy = sharedAlloc(b, op->getLoc(),
+                               MemRefType::get(type.getShape(),
+                                               type.getElementType()),
+                               ValueRange{});
+      Operation *fill = nullptr;
+      if (!isa<memref::AllocaOp>(op))
+        fill = memref::CopyOp::create(b, op->getLoc(), v, copy);
+      v.replaceAllUsesExcept(copy, fill);
+      b.setInsertionPoint(op->getBlock()->getTerminator());
+      freeAt(b, op->getLoc(), copy);
+    }
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// attn-legalize-mma
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// bf16 nvgpu.mma.sync m16n8k16 -> nvvm.mma.sync on i32-packed operands.
+struct Bf16MmaToNVVM : OpRewritePattern<nvgpu::MmaSyncOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(nvgpu::MmaSyncOp op,
+                                PatternRewriter &rewriter) const override {
+    auto aType = cast<VectorType>(op.getMatrixA().getType());
+    auto cType = cast<VectorType>(op.getMatrixC().getType());
+    SmallVector<int64_t> shape = llvm::to_vector(
+        llvm::map_range(op.getMmaShape().getAsValueRange<IntegerAttr>(),
+                        [](const APInt &v) { return v.getSExtValue(); }));
+    if (!aType.getElementType().isBF16() ||
+        shape != SmallVector<int64_t>{16, 8, 16} ||
+        !cType.getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "not a bf16 m16n8k16 mma");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Type i32 = b.getI32Type();
+    auto packed = [&](Value m) {
+      SmallVector<Value> regs;
+      auto t = cast<VectorType>(m.getType());
+      for (int64_t i = 0; i < t.getDimSize(0); ++i) {
+        Value row = vector::ExtractOp::create(b, m, ArrayRef<int64_t>{i});
+        Value bits = vector::BitCastOp::create(
+            b, VectorType::get({1}, i32), row);
+        regs.push_back(
+            vector::ExtractOp::create(b, bits, ArrayRef<int64_t>{0}));
+      }
+      return regs;
+    };
+    SmallVector<Value> a = packed(op.getMatrixA());
+    SmallVector<Value> bb = packed(op.getMatrixB());
+    SmallVector<Value> c;
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 2; ++j)
+        c.push_back(vector::ExtractOp::create(b, op.getMatrixC(),
+                                              ArrayRef<int64_t>{i, j}));
+    Type f32 = b.getF32Type();
+    auto resType = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(4, f32));
+    Value res = NVVM::MmaOp::create(
+        b, resType, a, bb, c, shape, std::nullopt, std::nullopt,
+        std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                      NVVM::MMATypes::bf16},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    Value out = arith::ConstantOp::create(b, b.getZeroAttr(cType));
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 2; ++j) {
+        Value e = LLVM::ExtractValueOp::create(b, res, i * 2 + j);
+        out = vector::InsertOp::create(b, e, out, ArrayRef<int64_t>{i, j});
+      }
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+struct LegalizeMmaPass
+    : public attn::impl::AttnLegalizeMmaBase<LegalizeMmaPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<Bf16MmaToNVVM>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
