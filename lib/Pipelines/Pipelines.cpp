@@ -122,6 +122,7 @@ void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
   pm.addPass(createAttnGpuMapLoops());
   pm.addPass(createConvertParallelLoopToGpuPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createAttnGpuSinkConstants());
   pm.addPass(createGpuKernelOutliningPass());
   addDeallocation(pm);
 

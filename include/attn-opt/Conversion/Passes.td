@@ -301,6 +301,19 @@ def AttnGpuMapLoops : Pass<"attn-gpu-map-loops"> {
   ];
 }
 
+def AttnGpuSinkConstants : Pass<"attn-gpu-sink-constants"> {
+  let summary = "Clone constants used by gpu.launch bodies into the bodies";
+  let description = [{
+    `gpu.launch` is not isolated from above, so canonicalization hoists the
+    constants of kernel bodies to the enclosing function; MLIR 22's kernel
+    outlining sinks only some of them back and passes the rest (float and
+    vector constants) as kernel arguments. Run right before
+    gpu-kernel-outlining, this pass clones every constant-like op a launch
+    body uses into the body, so kernels keep their constants as immediates.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def AttnGpuHostMemory : Pass<"attn-gpu-host-memory", "::mlir::ModuleOp"> {
   let summary = "Give GPU kernels host-shared (managed) buffers";
   let description = [{

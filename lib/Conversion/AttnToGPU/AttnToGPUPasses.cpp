@@ -18,6 +18,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -25,6 +27,7 @@ namespace mlir::attn {
 #define GEN_PASS_DEF_CONVERTATTNTOGPU
 #define GEN_PASS_DEF_ATTNGPUMAPLOOPS
 #define GEN_PASS_DEF_ATTNGPUHOSTMEMORY
+#define GEN_PASS_DEF_ATTNGPUSINKCONSTANTS
 #define GEN_PASS_DEF_ATTNLEGALIZEMMA
 #include "attn-opt/Conversion/Passes.h.inc"
 } // namespace mlir::attn
@@ -168,6 +171,34 @@ struct GpuMapLoopsPass
     for (Operation &inner : op.getBody()->without_terminator())
       b.clone(inner, mapping);
     op.erase();
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// attn-gpu-sink-constants
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct GpuSinkConstantsPass
+    : public attn::impl::AttnGpuSinkConstantsBase<GpuSinkConstantsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    getOperation()->walk([](gpu::LaunchOp launch) {
+      Region &body = launch.getBody();
+      SetVector<Value> above;
+      getUsedValuesDefinedAbove(body, above);
+      OpBuilder b = OpBuilder::atBlockBegin(&body.front());
+      for (Value v : above) {
+        Operation *def = v.getDefiningOp();
+        if (!def || !def->hasTrait<OpTrait::ConstantLike>())
+          continue;
+        Value copy = b.clone(*def)->getResult(0);
+        v.replaceUsesWithIf(copy, [&](OpOperand &use) {
+          return body.isAncestor(use.getOwner()->getParentRegion());
+        });
+      }
+    });
   }
 };
 } // namespace
