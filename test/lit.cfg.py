@@ -33,3 +33,26 @@ config.substitutions.append(
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 tools = ["attn-opt", "attn-run", "attn-ref"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# GPU features. `ptxas`: the CUDA toolkit's assembler checks generated PTX.
+# `cuda-gpu`: attn-run can run kernels on an NVIDIA GPU here.
+ptxas = os.path.join(config.cuda_dir, "bin", "ptxas")
+if os.access(ptxas, os.X_OK):
+    config.available_features.add("ptxas")
+config.substitutions.append(("%cuda_dir", config.cuda_dir))
+config.substitutions.append(
+    ("%ptxas_check", "python3 " + os.path.join(
+        config.attn_src_root, "utils", "ptxas-check.py") +
+     " --ptxas " + ptxas))
+import subprocess
+try:
+    probe = subprocess.run(
+        [os.path.join(config.attn_tools_dir, "attn-run"), "--probe-cuda"],
+        capture_output=True, text=True, timeout=60)
+    if probe.returncode == 0:
+        config.available_features.add("cuda-gpu")
+    lit_config.note(probe.stdout.strip())
+except (OSError, subprocess.TimeoutExpired) as e:
+    lit_config.note("cuda: probe failed: " + str(e))
+# CUDA_HOME for the pipeline's libdevice lookup.
+config.environment["CUDA_HOME"] = config.cuda_dir

@@ -50,7 +50,7 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory category("attn-run options");
 
-static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+static cl::opt<std::string> inputFile(cl::Positional,
                                       cl::desc("<input .mlir file>"),
                                       cl::cat(category));
 static cl::opt<std::string>
@@ -79,6 +79,11 @@ static cl::opt<std::string>
          cl::desc("GPU architecture for --target=cuda (default: the "
                   "device's, sm_90a on compute capability 9.0)"),
          cl::cat(category));
+static cl::opt<bool> probeCuda(
+    "probe-cuda",
+    cl::desc("Print whether --target=cuda can run here (the device, or the "
+             "reason it cannot) and exit: 0 if it can"),
+    cl::cat(category));
 static cl::opt<bool> tensorCores(
     "tensor-cores",
     cl::desc("GPU targets: use the mma.sync kernels for f16/bf16 attention"),
@@ -420,6 +425,24 @@ void summarize(const Slot &slot, const npy::Array &a) {
 }
 
 int run(MLIRContext &context) {
+  if (probeCuda) {
+    std::string error;
+    auto lib = llvm::sys::DynamicLibrary::getPermanentLibrary(
+        ATTN_CUDA_RUNTIME, &error);
+    auto probe = lib.isValid() ? reinterpret_cast<int (*)(char *, int64_t)>(
+                                     lib.getAddressOfSymbol("attnCudaProbe"))
+                               : nullptr;
+    if (!probe) {
+      llvm::outs() << "cuda: unavailable: cannot load " ATTN_CUDA_RUNTIME
+                   << "\n";
+      return 1;
+    }
+    char message[512];
+    int ok = probe(message, sizeof(message));
+    llvm::outs() << "cuda: " << (ok ? "" : "unavailable: ") << message
+                 << "\n";
+    return ok ? 0 : 1;
+  }
   if (target != "cpu" && target != "cuda" && target != "gpu-emulator")
     fail("unknown --target '" + target +
          "' (supported: cpu, cuda, gpu-emulator)");
@@ -435,6 +458,9 @@ int run(MLIRContext &context) {
   }
   if (threads > 0)
     setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
+
+  if (inputFile.empty())
+    fail("no input file (usage: attn-run FILE.mlir [options])");
 
   // Parse, remembering the source names of the arguments.
   llvm::SourceMgr sourceMgr;

@@ -47,7 +47,7 @@ struct ConvertAttnToGPUPass
   void runOnOperation() override {
     if (blockK < 0 || blockK % 16 != 0) {
       getOperation()->emitError()
-          << getArgument() << ": block-k (" << blockK
+          << getArgument() << ": block-k (" << static_cast<int64_t>(blockK)
           << ") must be a positive multiple of 16 (or 0)";
       return signalPassFailure();
     }
@@ -99,7 +99,7 @@ struct GpuMapLoopsPass
   void runOnOperation() override {
     if (threads < 1 || threads > 1024) {
       getOperation()->emitError()
-          << getArgument() << ": threads (" << threads
+          << getArgument() << ": threads (" << static_cast<int64_t>(threads)
           << ") must be in [1, 1024]";
       return signalPassFailure();
     }

@@ -15,6 +15,10 @@ struct LaunchFuncEffects
   void getEffects(Operation *op,
                   SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
                       &effects) const {
+    // A kernel may touch any memory it can reach (and, after gpu-to-llvm,
+    // its buffers are plain pointers): never dead, never reordered.
+    effects.emplace_back(MemoryEffects::Read::get());
+    effects.emplace_back(MemoryEffects::Write::get());
     for (OpOperand &operand : op->getOpOperands()) {
       if (!isa<BaseMemRefType>(operand.get().getType()))
         continue;

@@ -3,8 +3,9 @@
 // MLIR's ownership-based buffer deallocation rejects ops with unknown memory
 // effects, and gpu.launch_func declares none. attn-lower-to-nvvm-pipeline
 // outlines kernels before deallocation, so it attaches this model: a launch
-// reads and writes every memref it is given (launches are synchronous on
-// the pipeline's default stream).
+// reads and writes every memref it is given, and memory in general (so it
+// is never dead, even once its operands are LLVM pointers). Launches are
+// synchronous in the pipeline.
 //
 //===----------------------------------------------------------------------===//
 

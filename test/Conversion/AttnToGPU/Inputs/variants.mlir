@@ -1,0 +1,53 @@
+// The attention variants of attn-lower-to-nvvm-pipeline's PTX tests, at
+// realistic sizes (L = 1024): flash softmax, pointwise, block-sparse,
+// segments, reassociated linear attention.
+
+func.func @flash_f16(%q: tensor<1x8x1024x64xf16>, %k: tensor<1x2x1024x64xf16>, %v: tensor<1x2x1024x64xf16>) -> tensor<1x8x1024x64xf16> {
+  %o = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<1x8x1024x64xf16>, tensor<1x2x1024x64xf16>, tensor<1x2x1024x64xf16> -> tensor<1x8x1024x64xf16>
+  return %o : tensor<1x8x1024x64xf16>
+}
+
+func.func @flash_bf16_d128(%q: tensor<1x8x1024x128xbf16>, %k: tensor<1x8x1024x128xbf16>, %v: tensor<1x8x1024x128xbf16>) -> tensor<1x8x1024x128xbf16> {
+  %o = attn.attention %q, %k, %v {normalizer = #attn.softmax} : tensor<1x8x1024x128xbf16>, tensor<1x8x1024x128xbf16>, tensor<1x8x1024x128xbf16> -> tensor<1x8x1024x128xbf16>
+  return %o : tensor<1x8x1024x128xbf16>
+}
+
+func.func @flash_f32(%q: tensor<1x8x1024x64xf32>, %k: tensor<1x8x1024x64xf32>, %v: tensor<1x8x1024x64xf32>) -> tensor<1x8x1024x64xf32> {
+  %o = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32> -> tensor<1x8x1024x64xf32>
+  return %o : tensor<1x8x1024x64xf32>
+}
+
+func.func @relu_f16(%q: tensor<1x8x1024x64xf16>, %k: tensor<1x8x1024x64xf16>, %v: tensor<1x8x1024x64xf16>) -> tensor<1x8x1024x64xf16> {
+  %o = attn.attention %q, %k, %v {normalizer = #attn.pointwise<relu>} : tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16> -> tensor<1x8x1024x64xf16>
+  return %o : tensor<1x8x1024x64xf16>
+}
+
+func.func @relu_f32_d128(%q: tensor<1x8x1024x128xf32>, %k: tensor<1x8x1024x128xf32>, %v: tensor<1x8x1024x128xf32>) -> tensor<1x8x1024x128xf32> {
+  %o = attn.attention %q, %k, %v {normalizer = #attn.pointwise<relu2>} : tensor<1x8x1024x128xf32>, tensor<1x8x1024x128xf32>, tensor<1x8x1024x128xf32> -> tensor<1x8x1024x128xf32>
+  return %o : tensor<1x8x1024x128xf32>
+}
+
+func.func @gelu_bigbird_f16(%q: tensor<1x8x1024x64xf16>, %k: tensor<1x8x1024x64xf16>, %v: tensor<1x8x1024x64xf16>) -> tensor<1x8x1024x64xf16> {
+  %o = attn.attention %q, %k, %v {normalizer = #attn.pointwise<gelu>, pattern = #attn.union<[#attn.window<before = 64, after = 64>, #attn.global<[0, 1, 2, 3]>, #attn.random<blocks = 2, block_size = 64, seed = 3>]>} : tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16> -> tensor<1x8x1024x64xf16>
+  return %o : tensor<1x8x1024x64xf16>
+}
+
+func.func @window_f32(%q: tensor<1x8x1024x64xf32>, %k: tensor<1x8x1024x64xf32>, %v: tensor<1x8x1024x64xf32>) -> tensor<1x8x1024x64xf32> {
+  %o = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.window<before = 128, after = 0>} : tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32> -> tensor<1x8x1024x64xf32>
+  return %o : tensor<1x8x1024x64xf32>
+}
+
+func.func @documents_f16(%q: tensor<2x8x1024x64xf16>, %k: tensor<2x8x1024x64xf16>, %v: tensor<2x8x1024x64xf16>, %ids: tensor<2x1024xi32>) -> tensor<2x8x1024x64xf16> {
+  %o = attn.attention %q, %k, %v segments(%ids : tensor<2x1024xi32>) {normalizer = #attn.softmax, pattern = #attn.intersect<[#attn.causal, #attn.segments]>} : tensor<2x8x1024x64xf16>, tensor<2x8x1024x64xf16>, tensor<2x8x1024x64xf16> -> tensor<2x8x1024x64xf16>
+  return %o : tensor<2x8x1024x64xf16>
+}
+
+func.func @linear_elu_causal(%q: tensor<1x8x1024x64xf32>, %k: tensor<1x8x1024x64xf32>, %v: tensor<1x8x1024x64xf32>) -> tensor<1x8x1024x64xf32> {
+  %o = attn.attention %q, %k, %v {normalizer = #attn.kernel<elu_plus_one>, pattern = #attn.causal} : tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32> -> tensor<1x8x1024x64xf32>
+  return %o : tensor<1x8x1024x64xf32>
+}
+
+func.func @linear_favor(%q: tensor<1x8x1024x64xf32>, %k: tensor<1x8x1024x64xf32>, %v: tensor<1x8x1024x64xf32>) -> tensor<1x8x1024x64xf32> {
+  %o = attn.attention %q, %k, %v {normalizer = #attn.kernel<favor, features = 128, seed = 7>} : tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32> -> tensor<1x8x1024x64xf32>
+  return %o : tensor<1x8x1024x64xf32>
+}
