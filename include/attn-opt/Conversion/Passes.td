@@ -310,6 +310,9 @@ def AttnGpuSinkConstants : Pass<"attn-gpu-sink-constants"> {
     vector constants) as kernel arguments. Run right before
     gpu-kernel-outlining, this pass clones every constant-like op a launch
     body uses into the body, so kernels keep their constants as immediates.
+    `memref.get_global` of a constant global (the kernels' block-layout and
+    mask tables) is sunk too: outlining then copies the global into the
+    kernel module, where it lives in device memory with the code.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }

@@ -191,7 +191,16 @@ struct GpuSinkConstantsPass
       OpBuilder b = OpBuilder::atBlockBegin(&body.front());
       for (Value v : above) {
         Operation *def = v.getDefiningOp();
-        if (!def || !def->hasTrait<OpTrait::ConstantLike>())
+        // Constants, and constant globals (tables): outlining then copies
+        // the global into the kernel module, so kernels read it from device
+        // memory with no per-call copy.
+        auto global = dyn_cast_or_null<memref::GetGlobalOp>(def);
+        bool constantGlobal = false;
+        if (global)
+          if (auto g = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+                  global, global.getNameAttr()))
+            constantGlobal = g.getConstant();
+        if (!def || !(def->hasTrait<OpTrait::ConstantLike>() || constantGlobal))
           continue;
         Value copy = b.clone(*def)->getResult(0);
         v.replaceUsesWithIf(copy, [&](OpOperand &use) {

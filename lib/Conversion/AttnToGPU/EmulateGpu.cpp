@@ -205,7 +205,12 @@ struct EmulateGpuPass
       if (failed(r))
         return signalPassFailure();
     }
-    // Kernels now live on the host.
+    // Kernels now live on the host, with the globals they read.
+    SymbolTable symbols(module);
+    for (auto m : module.getOps<gpu::GPUModuleOp>())
+      for (auto g : m.getOps<memref::GlobalOp>())
+        if (!symbols.lookup(g.getSymName()))
+          symbols.insert(g.clone());
     for (auto m : llvm::make_early_inc_range(module.getOps<gpu::GPUModuleOp>()))
       m.erase();
     for (auto b : llvm::make_early_inc_range(module.getOps<gpu::BinaryOp>()))
