@@ -83,6 +83,7 @@ struct Driver {
   CUresult (*memAlloc)(CUdeviceptr *, size_t);
   CUresult (*memAllocManaged)(CUdeviceptr *, size_t, unsigned);
   CUresult (*memFree)(CUdeviceptr);
+  CUresult (*memGetInfo)(size_t *, size_t *);
   CUresult (*memcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*memsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
   CUresult (*memsetD16Async)(CUdeviceptr, unsigned short, size_t, CUstream);
@@ -162,6 +163,7 @@ State &state() {
     resolve(lib, "cuMemAlloc_v2", d.memAlloc, e);
     resolve(lib, "cuMemAllocManaged", d.memAllocManaged, e);
     resolve(lib, "cuMemFree_v2", d.memFree, e);
+    resolve(lib, "cuMemGetInfo_v2", d.memGetInfo, e);
     resolve(lib, "cuMemcpyAsync", d.memcpyAsync, e);
     resolve(lib, "cuMemsetD32Async", d.memsetD32Async, e);
     resolve(lib, "cuMemsetD16Async", d.memsetD16Async, e);
@@ -235,6 +237,24 @@ private:
   State &s;
 };
 
+/// Managed memory beyond what the device has free can hang the GPU (pages
+/// thrash between host and device): refuse allocations above half of it.
+CUdeviceptr allocManaged(const ScopedContext &ctx, size_t size) {
+  size_t free = 0, total = 0;
+  check(ctx.d().memGetInfo(&free, &total), "cuMemGetInfo");
+  if (size > free / 2) {
+    std::fprintf(stderr,
+                 "attn-opt CUDA runtime: a managed allocation of %zu MiB "
+                 "exceeds half of the device's free memory (%zu MiB)\n",
+                 size >> 20, free >> 20);
+    std::exit(1);
+  }
+  CUdeviceptr ptr = 0;
+  check(ctx.d().memAllocManaged(&ptr, size ? size : 1, kMemAttachGlobal),
+        "cuMemAllocManaged");
+  return ptr;
+}
+
 /// A rank-R memref descriptor: allocated, aligned, offset, sizes, strides.
 struct Descriptor {
   char *allocated;
@@ -273,11 +293,8 @@ extern "C" bool attnCudaCapability(int *major, int *minor) {
 
 extern "C" void *attnCudaAllocManaged(int64_t sizeBytes) {
   ScopedContext ctx;
-  CUdeviceptr ptr = 0;
-  check(ctx.d().memAllocManaged(&ptr, sizeBytes > 0 ? sizeBytes : 1,
-                                kMemAttachGlobal),
-        "cuMemAllocManaged");
-  return reinterpret_cast<void *>(ptr);
+  return reinterpret_cast<void *>(
+      allocManaged(ctx, sizeBytes > 0 ? sizeBytes : 1));
 }
 
 extern "C" void attnCudaFree(void *ptr) {
@@ -446,8 +463,7 @@ extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/,
   CUdeviceptr ptr = 0;
   size_t size = sizeBytes ? sizeBytes : 1;
   if (isHostShared)
-    check(ctx.d().memAllocManaged(&ptr, size, kMemAttachGlobal),
-          "cuMemAllocManaged");
+    ptr = allocManaged(ctx, size);
   else
     check(ctx.d().memAlloc(&ptr, size), "cuMemAlloc");
   return reinterpret_cast<void *>(ptr);
