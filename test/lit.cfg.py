@@ -29,9 +29,13 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # Stock upstream tools by absolute path, so a test can name the one it means.
 config.substitutions.append(
     ("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
+config.substitutions.append(
+    ("%mlir_translate", os.path.join(config.llvm_tools_dir, "mlir-translate")))
+config.substitutions.append(("%clang", os.path.join(config.llvm_tools_dir, "clang")))
+config.substitutions.append(("%llvm_lib_dir", os.path.join(config.llvm_tools_dir, "..", "lib")))
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-tools = ["attn-opt", "attn-run", "attn-ref"]
+tools = ["attn-opt", "attn-run", "attn-ref", "attn-launch"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # GPU features. `ptxas`: the CUDA toolkit's assembler checks generated PTX.
