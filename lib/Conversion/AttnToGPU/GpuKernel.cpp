@@ -461,6 +461,17 @@ struct GpuGen {
     return add(arith::MulIOp::create(b, lay, idx(numTiles + 1)), tileIdx);
   }
 
+  /// Visits the tile's full, then partial key blocks, threading `state`.
+  SmallVector<Value> visitTile(ValueRange state, BlockBody body) {
+    std::optional<std::pair<Value, Value>> qIds;
+    if (spec.segmentsBound)
+      qIds = idRange(segQM, q0, Bq, Lq);
+    Value at = layoutRow();
+    SmallVector<Value> s =
+        visitBlocks(fullOff, fullBlk, at, false, state, qIds, body);
+    return visitBlocks(partOff, partBlk, at, true, s, qIds, body);
+  }
+
   Value finish() {
     auto outType = RankedTensorType::get(
         {B, Hq, Lq, Dv}, elementOf(outM));
@@ -509,16 +520,9 @@ struct SimtGen : GpuGen {
     if (spec.softmax)
       state = {fc(kNegInf), fc(0.0)};
     state.push_back(acc);
-    std::optional<std::pair<Value, Value>> qIds;
-    if (spec.segmentsBound)
-      qIds = idRange(segQM, q0, Bq, Lq);
-    Value at = layoutRow();
-    auto body = [&](Value k0, bool masked, ValueRange st) {
+    store(visitTile(state, [&](Value k0, bool masked, ValueRange st) {
       return block(q, k0, masked, st);
-    };
-    state = visitBlocks(fullOff, fullBlk, at, false, state, qIds, body);
-    state = visitBlocks(partOff, partBlk, at, true, state, qIds, body);
-    store(state);
+    }));
   }
 
   /// This thread's slice of the (normalized, scaled) query row, f32.
@@ -723,16 +727,9 @@ struct MmaGen : GpuGen {
       state = {fc(kNegInf), fc(kNegInf), fc(0.0), fc(0.0)};
     for (int64_t e = 0; e < Dv / 8; ++e)
       state.push_back(zeroAcc());
-    std::optional<std::pair<Value, Value>> qIds;
-    if (spec.segmentsBound)
-      qIds = idRange(segQM, q0, Bq, Lq);
-    Value at = layoutRow();
-    auto body = [&](Value k0, bool masked, ValueRange st) {
+    store(visitTile(state, [&](Value k0, bool masked, ValueRange st) {
       return block(qa, k0, masked, st);
-    };
-    state = visitBlocks(fullOff, fullBlk, at, false, state, qIds, body);
-    state = visitBlocks(partOff, partBlk, at, true, state, qIds, body);
-    store(state);
+    }));
   }
 
   SmallVector<Value> block(ArrayRef<Value> qa, Value k0, bool masked,
