@@ -138,7 +138,7 @@ void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
   // MLIR's gpu-lower-to-nvvm-pipeline, with the toolkit set).
   pm.addPass(createAttnGpuHostMemory());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createAttnLegalizeMma());
+  pm.addPass(createAttnLegalizeForNVVM());
   pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());

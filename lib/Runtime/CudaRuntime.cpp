@@ -105,6 +105,7 @@ struct State {
 };
 
 int32_t defaultDevice = 0;
+bool initialized = false; // the driver was opened (on defaultDevice)
 
 template <typename Fn>
 bool resolve(void *lib, const char *name, Fn &fn, std::string &error) {
@@ -125,6 +126,7 @@ State &state() {
   static State s;
   static std::once_flag once;
   std::call_once(once, [] {
+    initialized = true;
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
     if (!lib) {
       s.error = "cannot load the CUDA driver (libcuda.so.1): no NVIDIA driver "
@@ -527,7 +529,20 @@ extern "C" void mgpuMemHostUnregisterMemRef(int64_t /*rank*/, Descriptor *desc,
         "cuMemHostUnregister");
 }
 
-extern "C" void mgpuSetDefaultDevice(int32_t device) { defaultDevice = device; }
+/// Chooses the device; only effective before the first other mgpu* call
+/// (the runtime keeps one context, on the device chosen then).
+extern "C" void mgpuSetDefaultDevice(int32_t device) {
+  static bool warned = false;
+  if (initialized && device != defaultDevice && !warned) {
+    warned = true;
+    std::fprintf(stderr,
+                 "attn-opt CUDA runtime: mgpuSetDefaultDevice(%d) after "
+                 "initialization on device %d has no effect\n",
+                 device, defaultDevice);
+    return;
+  }
+  defaultDevice = device;
+}
 
 /// A TMA descriptor for a dense memref, copied to device memory (the form
 /// nvgpu.tma.create.descriptor's lowering passes to kernels).

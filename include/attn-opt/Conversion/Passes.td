@@ -346,7 +346,8 @@ def AttnEmulateGpu : Pass<"attn-emulate-gpu", "::mlir::ModuleOp"> {
     - `gpu.barrier` is `omp.barrier`;
     - workgroup attributions are buffers allocated per block, shared by the
       team;
-    - `gpu.shuffle` (xor, down, up, idx; width <= 32) and `nvgpu.mma.sync`
+    - `gpu.shuffle` (xor, down, up, idx; `valid` and the value as the op
+      defines them for lanes below `width`) and `nvgpu.mma.sync`
       (m16n8k16, f16/bf16 inputs, f32 accumulators; the fragment layout of
       the PTX ISA) exchange lane values through a per-block scratch buffer
       between two barriers;
@@ -356,10 +357,13 @@ def AttnEmulateGpu : Pass<"attn-emulate-gpu", "::mlir::ModuleOp"> {
 
     Kernels must be barrier-uniform (every thread reaches every barrier,
     shuffle and mma), as CUDA requires of `__syncthreads` and
-    `mma.sync.aligned`. Other GPU ops are rejected with a diagnostic.
+    `mma.sync.aligned`. Other GPU ops are rejected with a diagnostic; a run
+    aborts if OpenMP gives a team smaller than the block, or an mma runs in
+    a partial warp.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::cf::ControlFlowDialect",
     "::mlir::func::FuncDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
@@ -369,13 +373,20 @@ def AttnEmulateGpu : Pass<"attn-emulate-gpu", "::mlir::ModuleOp"> {
   ];
 }
 
-def AttnLegalizeMma : Pass<"attn-legalize-mma"> {
-  let summary = "Lower bf16 nvgpu.mma.sync to nvvm.mma.sync";
+def AttnLegalizeForNVVM : Pass<"attn-legalize-for-nvvm"> {
+  let summary = "Prepare GPU kernels for MLIR 22's NVVM lowering";
   let description = [{
-    MLIR 22's nvgpu-to-nvvm conversion handles f16 `nvgpu.mma.sync` but
-    fails on bf16 ("failed to deduce operand PTX types"). This pass lowers
-    the bf16 m16n8k16 form directly to `nvvm.mma.sync` (operands packed into
-    i32 registers, f32 accumulators), leaving the rest to nvgpu-to-nvvm.
+    Two gaps of MLIR 22's GPU-to-NVVM lowering that the attention kernels
+    hit:
+
+    - nvgpu-to-nvvm handles f16 `nvgpu.mma.sync` but fails on bf16 ("failed
+      to deduce operand PTX types"): the bf16 m16n8k16 form is lowered here
+      directly to `nvvm.mma.sync` (operands packed into i32 registers, f32
+      accumulators);
+    - workgroup attributions of `gpu.func` become shared globals aligned to
+      their element type unless they carry `llvm.align`: every attribution
+      without one gets 16 bytes, the alignment the kernels' 16-byte vector
+      loads and stores of shared memory claim.
   }];
   let dependentDialects = [
     "::mlir::LLVM::LLVMDialect",

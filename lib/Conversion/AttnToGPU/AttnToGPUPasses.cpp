@@ -28,7 +28,7 @@ namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNGPUMAPLOOPS
 #define GEN_PASS_DEF_ATTNGPUHOSTMEMORY
 #define GEN_PASS_DEF_ATTNGPUSINKCONSTANTS
-#define GEN_PASS_DEF_ATTNLEGALIZEMMA
+#define GEN_PASS_DEF_ATTNLEGALIZEFORNVVM
 #include "attn-opt/Conversion/Passes.h.inc"
 } // namespace mlir::attn
 
@@ -64,6 +64,15 @@ struct ConvertAttnToGPUPass
     for (Operation *op : ops) {
       TileKernelSpec spec = kernelSpecOf(op);
       GpuKernelPlan plan = planGpuKernel(spec, tensorCores, blockK);
+      if (plan.sharedBytes > kGpuStaticSharedLimit) {
+        op->emitError() << getArgument() << ": K and V blocks of "
+                        << plan.blockK << " keys need " << plan.sharedBytes
+                        << " bytes of shared memory, more than the "
+                        << kGpuStaticSharedLimit
+                        << " a kernel may use statically (use a smaller "
+                           "block-k)";
+        return signalPassFailure();
+      }
       BlockLayout layout =
           BlockLayout::compute(spec.mask, plan.blockQ, plan.blockK);
       InFlightDiagnostic remark = op->emitRemark();
@@ -127,12 +136,18 @@ struct GpuMapLoopsPass
     for (auto [lb, ub, step] :
          llvm::zip(op.getLowerBound(), op.getUpperBound(), op.getStep())) {
       Value span = arith::SubIOp::create(b, ub, lb);
-      Value n = arith::CeilDivSIOp::create(b, span, step);
+      Value n = arith::MaxSIOp::create(
+          b, arith::CeilDivSIOp::create(b, span, step), idx(0));
       counts.push_back(n);
       total = arith::MulIOp::create(b, total, n);
     }
     Value blocks = arith::CeilDivSIOp::create(b, total, idx(threads));
     MLIRContext *ctx = &getContext();
+    // No launch for an empty iteration space (a grid of 0 is invalid).
+    Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, total,
+                                      idx(0));
+    auto nonEmpty = scf::IfOp::create(b, any, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&nonEmpty.getThenRegion().front());
     AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
     auto outer = scf::ParallelOp::create(b, ValueRange{idx(0)},
                                          ValueRange{blocks}, ValueRange{idx(1)});
@@ -226,20 +241,28 @@ struct GpuHostMemoryPass
            op->getParentOfType<gpu::GPUModuleOp>();
   }
 
-  /// True if `v` (or a view of it) is used inside a kernel.
-  static bool usedByKernel(Value v) {
+  static bool isKernelUse(Operation *user) {
+    return inKernel(user) || isa<gpu::LaunchFuncOp>(user);
+  }
+
+  /// True if `v` is used by a kernel; `throughView` is set if only a view
+  /// of it is.
+  static bool usedByKernel(Value v, bool &throughView) {
+    throughView = false;
+    if (llvm::any_of(v.getUsers(), isKernelUse))
+      return true;
     SmallVector<Value> work = {v};
     while (!work.empty()) {
       Value x = work.pop_back_val();
       for (Operation *user : x.getUsers()) {
-        if (inKernel(user) || isa<gpu::LaunchFuncOp>(user))
-          return true;
+        if (x != v && isKernelUse(user))
+          throughView = true;
         if (isa<ViewLikeOpInterface>(user))
           for (Value r : user->getResults())
             work.push_back(r);
       }
     }
-    return false;
+    return throughView;
   }
 
   static void freeAt(OpBuilder &b, Location loc, Value memref) {
@@ -260,7 +283,7 @@ struct GpuHostMemoryPass
   }
 
   void runOnOperation() override {
-    SmallVector<Operation *> allocs, deallocs, constants;
+    SmallVector<Operation *> allocs, deallocs, constants, viewed;
     getOperation()->walk([&](Operation *op) {
       if (inKernel(op))
         return;
@@ -268,10 +291,45 @@ struct GpuHostMemoryPass
         allocs.push_back(op);
       else if (isa<memref::DeallocOp>(op))
         deallocs.push_back(op);
-      else if (isa<memref::GetGlobalOp, memref::AllocaOp>(op) &&
-               usedByKernel(op->getResult(0)))
-        constants.push_back(op);
+      else if (isa<memref::GetGlobalOp, memref::AllocaOp>(op)) {
+        bool throughView = false;
+        if (!usedByKernel(op->getResult(0), throughView))
+          return;
+        if (throughView)
+          viewed.push_back(op);
+        else
+          constants.push_back(op);
+      }
     });
+    for (Operation *op : viewed) {
+      op->emitOpError() << getArgument()
+                        << ": a GPU kernel reads a view of this host buffer; "
+                           "only direct uses can be given a device copy";
+      return signalPassFailure();
+    }
+    // Host values kernels read through a copy: only static, identity-layout
+    // buffers, and only constant globals (a mutable global's copy would
+    // stop being the global).
+    for (Operation *op : constants) {
+      auto type = cast<MemRefType>(op->getResult(0).getType());
+      if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+          type.getMemorySpace()) {
+        op->emitOpError() << getArgument()
+                          << ": a GPU kernel reads this host buffer, which "
+                             "is not a static, identity-layout memref in the "
+                             "default memory space";
+        return signalPassFailure();
+      }
+      if (auto g = dyn_cast<memref::GetGlobalOp>(op)) {
+        auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+            g, g.getNameAttr());
+        if (!global || !global.getConstant()) {
+          op->emitOpError() << getArgument()
+                            << ": a GPU kernel reads a mutable host global";
+          return signalPassFailure();
+        }
+      }
+    }
     OpBuilder b(&getContext());
     for (Operation *op : allocs) {
       auto alloc = cast<memref::AllocOp>(op);
@@ -296,10 +354,12 @@ struct GpuHostMemoryPass
                                MemRefType::get(type.getShape(),
                                                type.getElementType()),
                                ValueRange{});
-      Operation *fill = nullptr;
       if (!isa<memref::AllocaOp>(op))
-        fill = memref::CopyOp::create(b, op->getLoc(), v, copy);
-      v.replaceAllUsesExcept(copy, fill);
+        memref::CopyOp::create(b, op->getLoc(), v, copy);
+      // Only the kernels' uses move to the copy, so nothing that outlives
+      // the block sees the copy (freed at its end).
+      v.replaceUsesWithIf(
+          copy, [](OpOperand &use) { return isKernelUse(use.getOwner()); });
       b.setInsertionPoint(op->getBlock()->getTerminator());
       freeAt(b, op->getLoc(), copy);
     }
@@ -308,7 +368,7 @@ struct GpuHostMemoryPass
 } // namespace
 
 //===----------------------------------------------------------------------===//
-// attn-legalize-mma
+// attn-legalize-for-nvvm
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -368,14 +428,21 @@ struct Bf16MmaToNVVM : OpRewritePattern<nvgpu::MmaSyncOp> {
   }
 };
 
-struct LegalizeMmaPass
-    : public attn::impl::AttnLegalizeMmaBase<LegalizeMmaPass> {
+struct LegalizeForNVVMPass
+    : public attn::impl::AttnLegalizeForNVVMBase<LegalizeForNVVMPass> {
   using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<Bf16MmaToNVVM>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    getOperation()->walk([&](gpu::GPUFuncOp fn) {
+      for (unsigned i = 0, e = fn.getNumWorkgroupAttributions(); i < e; ++i)
+        if (!fn.getWorkgroupAttributionAttr(i, "llvm.align"))
+          fn.setWorkgroupAttributionAttr(
+              i, "llvm.align",
+              IntegerAttr::get(IntegerType::get(&getContext(), 64), 16));
+    });
   }
 };
 } // namespace

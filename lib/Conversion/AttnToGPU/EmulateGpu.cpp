@@ -11,6 +11,7 @@
 #include "attn-opt/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -37,8 +38,9 @@ constexpr int64_t kSlots = 12;
 
 struct Emulator {
   ImplicitLocOpBuilder &b;
-  Value scratch; // memref<threads x kSlots x f32>
-  Value tid;     // linear thread id in the block
+  Value scratch;  // memref<threads x kSlots x f32>
+  Value tid;      // linear thread id in the block
+  Value nthreads; // threads in the block
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
@@ -73,6 +75,9 @@ struct Emulator {
     memref::StoreOp::create(b, v, scratch, ValueRange{tid, idx(slot)});
   }
 
+  /// gpu.shuffle: `valid` when this lane is below `width` and the source
+  /// lane is in [0, width) (and in the block); otherwise the lane keeps its
+  /// own value (the op leaves it unspecified).
   LogicalResult shuffle(gpu::ShuffleOp op) {
     Type t = op.getValue().getType();
     if (!t.isF32() && !t.isInteger(32))
@@ -81,10 +86,11 @@ struct Emulator {
     barrier();
     Value lane = arith::RemUIOp::create(b, tid, idx(32));
     Value warpBase = arith::SubIOp::create(b, tid, lane);
-    Value off = arith::IndexCastOp::create(b, b.getIndexType(), op.getOffset());
-    Value width =
-        arith::IndexCastOp::create(b, b.getIndexType(), op.getWidth());
-    Value segBase = mul(arith::DivUIOp::create(b, lane, width), width);
+    auto toIndex = [&](Value v) {
+      return arith::IndexCastOp::create(b, b.getIndexType(), v).getResult();
+    };
+    Value off = toIndex(op.getOffset());
+    Value width = toIndex(op.getWidth());
     Value src;
     switch (op.getMode()) {
     case gpu::ShuffleMode::XOR:
@@ -97,14 +103,20 @@ struct Emulator {
       src = arith::SubIOp::create(b, lane, off);
       break;
     case gpu::ShuffleMode::IDX:
-      src = add(segBase, off);
+      src = off;
       break;
     }
+    auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
+      return arith::CmpIOp::create(b, p, x, y).getResult();
+    };
     Value valid = arith::AndIOp::create(
-        b,
-        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, src, segBase),
-        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, src,
-                              add(segBase, width)));
+        b, cmp(arith::CmpIPredicate::slt, lane, width),
+        arith::AndIOp::create(
+            b, cmp(arith::CmpIPredicate::sge, src, idx(0)),
+            arith::AndIOp::create(
+                b, cmp(arith::CmpIPredicate::slt, src, width),
+                cmp(arith::CmpIPredicate::slt, add(warpBase, src),
+                    nthreads))));
     Value srcSafe = arith::SelectOp::create(b, valid, src, lane);
     Value v = fromSlot(load(add(warpBase, srcSafe), 0), t);
     barrier();
@@ -135,6 +147,15 @@ struct Emulator {
         !cType.getElementType().isF32())
       return op.emitOpError("attn-emulate-gpu: only m16n8k16 with f16/bf16 "
                             "inputs and f32 accumulators");
+    // mma.sync needs the whole warp.
+    Value warpEnd = add(arith::SubIOp::create(
+                            b, tid, arith::RemUIOp::create(b, tid, idx(32))),
+                        idx(32));
+    cf::AssertOp::create(
+        b,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sle, warpEnd,
+                              nthreads),
+        "attn-emulate-gpu: nvgpu.mma.sync in a partial warp");
     for (int64_t s = 0; s < 8; ++s)
       store(toSlot(fragmentElement(op.getMatrixA(), s, 2)), s);
     for (int64_t s = 0; s < 4; ++s)
@@ -218,8 +239,7 @@ struct EmulateGpuPass
     module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
   }
 
-  func::FuncOp threadNumDecl(ModuleOp module) {
-    StringRef name = "omp_get_thread_num";
+  static func::FuncOp runtimeDecl(ModuleOp module, StringRef name) {
     if (auto f = module.lookupSymbol<func::FuncOp>(name))
       return f;
     OpBuilder b(module.getBodyRegion());
@@ -227,6 +247,12 @@ struct EmulateGpuPass
                                   b.getFunctionType({}, {b.getI32Type()}));
     f.setPrivate();
     return f;
+  }
+  func::FuncOp threadNumDecl(ModuleOp module) {
+    return runtimeDecl(module, "omp_get_thread_num");
+  }
+  func::FuncOp teamSizeDecl(ModuleOp module) {
+    return runtimeDecl(module, "omp_get_num_threads");
   }
 
   LogicalResult emulateLaunch(gpu::LaunchOp op) {
@@ -281,7 +307,8 @@ struct EmulateGpuPass
       return op->emitOpError(
           "attn-emulate-gpu: kernels with unstructured control flow "
           "unsupported");
-    func::FuncOp threadNum = threadNumDecl(op->getParentOfType<ModuleOp>());
+    auto module = op->getParentOfType<ModuleOp>();
+    func::FuncOp threadNum = threadNumDecl(module);
     ImplicitLocOpBuilder b(op->getLoc(), op);
     auto idx = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, v);
@@ -315,6 +342,14 @@ struct EmulateGpuPass
     Value tnum = arith::IndexCastOp::create(
         b, b.getIndexType(),
         func::CallOp::create(b, threadNum, ValueRange{}).getResult(0));
+    // Every GPU thread needs an OpenMP thread: a smaller team (thread
+    // limits, nesting) would silently skip some.
+    Value team = func::CallOp::create(b, teamSizeDecl(module), ValueRange{})
+                     .getResult(0);
+    cf::AssertOp::create(
+        b,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, team, teamSize),
+        "attn-emulate-gpu: the OpenMP team is smaller than the GPU block");
     Value tx = arith::RemUIOp::create(b, tnum, block.x);
     Value rest = arith::DivUIOp::create(b, tnum, block.x);
     Value ty = arith::RemUIOp::create(b, rest, block.y);
@@ -348,7 +383,7 @@ struct EmulateGpuPass
     omp::TerminatorOp::create(b);
 
     // Collective and id operations inside the cloned body.
-    Emulator em{b, scratch, tnum};
+    Emulator em{b, scratch, tnum, nthreads};
     SmallVector<Operation *> special;
     for (Operation *root : cloned)
       root->walk([&](Operation *inner) {

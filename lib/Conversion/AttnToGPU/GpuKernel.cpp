@@ -80,14 +80,28 @@ GpuKernelPlan mlir::attn::planGpuKernel(const TileKernelSpec &spec,
     plan.rowThreads = t;
     plan.threads = 128;
     plan.blockQ = plan.threads / t;
-    int64_t rowBytes = d.headDim * byteWidth(k) + d.valueDim * byteWidth(v);
+    // With qk-layernorm, K is normalized up front into f32.
+    int64_t kBytes = spec.qkNormEps ? 4 : byteWidth(k);
+    int64_t rowBytes = d.headDim * kBytes + d.valueDim * byteWidth(v);
     plan.blockK = 64;
     while (plan.blockK > 16 && plan.blockK * rowBytes > 40 * 1024)
       plan.blockK /= 2;
   }
   if (blockK > 0)
     plan.blockK = blockK;
+  plan.sharedBytes = gpuKernelSharedBytes(spec, plan);
   return plan;
+}
+
+int64_t mlir::attn::gpuKernelSharedBytes(const TileKernelSpec &spec,
+                                         const GpuKernelPlan &plan) {
+  const AttentionDims &d = spec.dims;
+  if (plan.kind == GpuKernelPlan::Kind::Mma)
+    return plan.blockK * (d.headDim + 8 + d.valueDim + 8) * 2;
+  Type k = cast<ShapedType>(spec.key.getType()).getElementType();
+  Type v = cast<ShapedType>(spec.value.getType()).getElementType();
+  int64_t kBytes = spec.qkNormEps ? 4 : byteWidth(k);
+  return plan.blockK * (d.headDim * kBytes + d.valueDim * byteWidth(v));
 }
 
 //===----------------------------------------------------------------------===//
@@ -317,8 +331,12 @@ struct GpuGen {
         spec.mask,
         [&](ImplicitLocOpBuilder &eb, const mask::Node &node, Value row,
             Value col) -> Value {
+          // Rows past the queries and columns past the keys (a ragged last
+          // block) read the last entry; their results are discarded.
           row = arith::MinSIOp::create(
               eb, row, arith::ConstantIndexOp::create(eb, node.rows - 1));
+          col = arith::MinSIOp::create(
+              eb, col, arith::ConstantIndexOp::create(eb, node.cols - 1));
           Value linear = arith::AddIOp::create(
               eb,
               arith::MulIOp::create(

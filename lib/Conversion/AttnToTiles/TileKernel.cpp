@@ -175,9 +175,12 @@ struct KernelGen : KernelShared {
         spec.mask,
         [&](ImplicitLocOpBuilder &eb, const mask::Node &node, Value row,
             Value col) -> Value {
-          // Rows past the queries (padding lanes) read the last row.
+          // Rows past the queries (padding lanes) and columns past the keys
+          // (a ragged last block) read the last entry; both are masked.
           Value rows = MaskEmitter::constant(eb, vi, node.rows - 1);
           row = arith::MinSIOp::create(eb, row, rows);
+          col = arith::MinSIOp::create(
+              eb, col, MaskEmitter::constant(eb, vi, node.cols - 1));
           Value linear = arith::AddIOp::create(
               eb, arith::MulIOp::create(
                       eb, row, MaskEmitter::constant(eb, vi, node.cols)),

@@ -51,7 +51,16 @@ struct GpuKernelPlan {
   int64_t rowThreads = 1; ///< SIMT: threads sharing one query row
   /// Why the SIMT kernel was chosen when tensor cores were allowed.
   std::string simtReason;
+  /// Static shared memory of the K and V blocks.
+  int64_t sharedBytes = 0;
 };
+
+/// Static shared memory a kernel with `plan` needs (K and V blocks).
+int64_t gpuKernelSharedBytes(const TileKernelSpec &spec,
+                             const GpuKernelPlan &plan);
+
+/// Static shared memory per block without opting in (48 KiB on every chip).
+constexpr int64_t kGpuStaticSharedLimit = 48 * 1024;
 
 /// Chooses the kernel and its sizes. `tensorCores` allows the MMA kernel;
 /// `blockK` > 0 forces the key block (a multiple of 16).

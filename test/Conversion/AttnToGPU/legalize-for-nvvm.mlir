@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --attn-legalize-mma | FileCheck %s
+// RUN: attn-opt %s --attn-legalize-for-nvvm -split-input-file | FileCheck %s
 
 // bf16 m16n8k16 becomes nvvm.mma.sync on i32-packed pairs; f16 is left to
 // convert-nvgpu-to-nvvm.
@@ -18,4 +18,19 @@ func.func @bf16(%a: vector<4x2xbf16>, %b: vector<2x2xbf16>, %c: vector<2x2xf32>)
 func.func @f16(%a: vector<4x2xf16>, %b: vector<2x2xf16>, %c: vector<2x2xf32>) -> vector<2x2xf32> {
   %r = nvgpu.mma.sync (%a, %b, %c) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
   return %r : vector<2x2xf32>
+}
+
+// -----
+
+// Shared buffers of kernels get 16-byte alignment (the kernels' vector
+// accesses claim it); an explicit alignment stays.
+
+// CHECK-LABEL: gpu.module @kernels
+// CHECK:         gpu.func @k() workgroup(%{{.*}} : memref<64x72xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<8xf32, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}) kernel
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k() workgroup(%a : memref<64x72xf16, #gpu.address_space<workgroup>>, %b : memref<8xf32, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}) kernel {
+      gpu.return
+    }
+  }
 }
