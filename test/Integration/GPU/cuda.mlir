@@ -29,3 +29,8 @@
 // RUN: %{check}
 // REDEFINE: %{fn} = lowrank
 // RUN: %{check}
+// The SIMT kernel on f16 and bf16 inputs too (tensor cores off).
+// REDEFINE: %{tol} = --rtol 1e-2 --atol 1e-2
+// RUN: attn-run %S/Inputs/kernels.mlir --entry mma_causal_gqa_f16 --target=cuda --tensor-cores=false --random-inputs --seed 7 --save-inputs %t/simt_f16 --output %t/simt_f16.npy && attn-ref %S/Inputs/kernels.mlir --entry mma_causal_gqa_f16 --inputs %t/simt_f16 --compare %t/simt_f16.npy %{tol}
+// REDEFINE: %{tol} = --rtol 2e-2 --atol 2e-2
+// RUN: attn-run %S/Inputs/kernels.mlir --entry mma_window_bias_gate_bf16 --target=cuda --tensor-cores=false --random-inputs --seed 7 --save-inputs %t/simt_bf16 --output %t/simt_bf16.npy && attn-ref %S/Inputs/kernels.mlir --entry mma_window_bias_gate_bf16 --inputs %t/simt_bf16 --compare %t/simt_bf16.npy %{tol}
