@@ -352,6 +352,14 @@ extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
   return fn;
 }
 
+/// Launches with more than 48 KiB of dynamic shared memory must opt in.
+static void allowDynamicShared(const ScopedContext &ctx, void *function,
+                               int32_t smem) {
+  if (smem > kDefaultStaticSharedLimit)
+    check(ctx.d().funcSetAttribute(function, kFuncAttrMaxDynamicShared, smem),
+          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+}
+
 extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
                                  intptr_t gridY, intptr_t gridZ,
                                  intptr_t blockX, intptr_t blockY,
@@ -359,9 +367,7 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
                                  void **params, void **extra,
                                  size_t /*paramsCount*/) {
   ScopedContext ctx;
-  if (smem > kDefaultStaticSharedLimit)
-    check(ctx.d().funcSetAttribute(function, kFuncAttrMaxDynamicShared, smem),
-          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  allowDynamicShared(ctx, function, smem);
   check(ctx.d().launchKernel(function, gridX, gridY, gridZ, blockX, blockY,
                              blockZ, smem, stream, params, extra),
         "cuLaunchKernel");
@@ -398,9 +404,7 @@ extern "C" void mgpuLaunchClusterKernel(
                          "cuLaunchKernelEx (clusters need CUDA 12+)\n");
     std::exit(1);
   }
-  if (smem > kDefaultStaticSharedLimit)
-    check(ctx.d().funcSetAttribute(function, kFuncAttrMaxDynamicShared, smem),
-          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  allowDynamicShared(ctx, function, smem);
   LaunchAttribute cluster{};
   cluster.id = kLaunchAttributeClusterDimension;
   cluster.value.clusterDim = {static_cast<unsigned>(clusterX),

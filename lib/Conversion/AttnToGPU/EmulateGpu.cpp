@@ -255,14 +255,23 @@ struct EmulateGpuPass
     return runtimeDecl(module, "omp_get_num_threads");
   }
 
-  LogicalResult emulateLaunch(gpu::LaunchOp op) {
-    if (op.getAsyncToken() || !op.getAsyncDependencies().empty())
+  /// The launch forms the emulator does not model.
+  template <typename LaunchT>
+  static LogicalResult checkSupported(LaunchT op, bool asyncObject) {
+    if (op.getAsyncToken() || !op.getAsyncDependencies().empty() ||
+        asyncObject)
       return op.emitOpError("attn-emulate-gpu: async launches unsupported");
     if (op.hasClusterSize())
       return op.emitOpError("attn-emulate-gpu: clusters unsupported");
     if (op.getDynamicSharedMemorySize())
       return op.emitOpError(
           "attn-emulate-gpu: dynamic shared memory unsupported");
+    return success();
+  }
+
+  LogicalResult emulateLaunch(gpu::LaunchOp op) {
+    if (failed(checkSupported(op, /*asyncObject=*/false)))
+      return failure();
     LaunchParts parts;
     parts.body = &op.getBody();
     parts.workgroup = op.getWorkgroupAttributions();
@@ -277,14 +286,8 @@ struct EmulateGpuPass
   }
 
   LogicalResult emulateLaunchFunc(gpu::LaunchFuncOp op) {
-    if (op.getAsyncToken() || !op.getAsyncDependencies().empty() ||
-        op.getAsyncObject())
-      return op.emitOpError("attn-emulate-gpu: async launches unsupported");
-    if (op.hasClusterSize())
-      return op.emitOpError("attn-emulate-gpu: clusters unsupported");
-    if (op.getDynamicSharedMemorySize())
-      return op.emitOpError(
-          "attn-emulate-gpu: dynamic shared memory unsupported");
+    if (failed(checkSupported(op, static_cast<bool>(op.getAsyncObject()))))
+      return failure();
     auto fn = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
         op, op.getKernel());
     if (!fn)

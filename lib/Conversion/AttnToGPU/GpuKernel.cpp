@@ -110,17 +110,16 @@ int64_t mlir::attn::gpuKernelSharedBytes(const TileKernelSpec &spec,
 
 namespace {
 
-struct GpuGen {
+struct GpuGen : KernelDims {
   ImplicitLocOpBuilder &b;
   const TileKernelSpec &spec;
   const GpuKernelPlan &plan;
   const BlockLayout &layout;
 
-  int64_t D, Dv, G, Lq, Lk, B, Hq, numTiles, Bq, Nb, NT;
+  int64_t Bq, Nb, NT;
   Type f32, idxT;
   Value qM, kM, vM, biasM, gateM, segQM, segKM, outM;
-  Value fullOff, fullBlk, partOff, partBlk, headLayout;
-  std::map<const mask::Node *, Value> maskTables;
+  KernelTables tables;
 
   // Inside the launch.
   Value tid, tileIdx, h, bIdx, kh, q0;
@@ -128,16 +127,8 @@ struct GpuGen {
 
   GpuGen(ImplicitLocOpBuilder &b, const TileKernelSpec &spec,
          const GpuKernelPlan &plan, const BlockLayout &layout)
-      : b(b), spec(spec), plan(plan), layout(layout) {
-    const AttentionDims &d = spec.dims;
-    D = d.headDim;
-    Dv = d.valueDim;
-    G = d.groupSize();
-    Lq = d.queryLen;
-    Lk = d.keyLen;
-    B = d.batch;
-    Hq = d.queryHeads;
-    numTiles = layout.getNumQueryBlocks();
+      : KernelDims(spec.dims, layout), b(b), spec(spec), plan(plan),
+        layout(layout) {
     Bq = plan.blockQ;
     Nb = plan.blockK;
     NT = plan.threads;
@@ -266,30 +257,7 @@ struct GpuGen {
   // Buffers and tables (host side, before the launch)
   //===------------------------------------------------------------------===//
 
-  Value buffer(Value tensor) {
-    if (!tensor)
-      return Value();
-    auto type = cast<RankedTensorType>(tensor.getType());
-    return bufferization::ToBufferOp::create(
-        b, MemRefType::get(type.getShape(), type.getElementType()), tensor,
-        /*read_only=*/true);
-  }
-  Value table(ArrayRef<int32_t> values) {
-    SmallVector<int32_t> v(values.begin(), values.end());
-    if (v.empty())
-      v.push_back(0);
-    auto type = RankedTensorType::get({static_cast<int64_t>(v.size())},
-                                      b.getI32Type());
-    return buffer(arith::ConstantOp::create(
-        b, DenseElementsAttr::get(type, ArrayRef<int32_t>(v))));
-  }
-  void collectMaskTables(const mask::Node &n) {
-    if (n.kind == mask::Node::Kind::Table)
-      maskTables[&n] =
-          table(SmallVector<int32_t>(n.table.begin(), n.table.end()));
-    for (const mask::Node &c : n.children)
-      collectMaskTables(c);
-  }
+  Value buffer(Value tensor) { return readOnlyBuffer(b, tensor); }
 
   void prepare() {
     qM = buffer(spec.query);
@@ -306,13 +274,7 @@ struct GpuGen {
     segKM = buffer(spec.keySegments ? spec.keySegments : spec.querySegments);
     Type outElem = cast<ShapedType>(spec.resultType).getElementType();
     outM = memref::AllocOp::create(b, MemRefType::get({B, Hq, Lq, Dv}, outElem));
-    LayoutTables t = flattenLayout(layout, Lk);
-    fullOff = table(t.fullOffsets);
-    fullBlk = table(t.fullBlocks);
-    partOff = table(t.partialOffsets);
-    partBlk = table(t.partialBlocks);
-    headLayout = table(t.headLayout);
-    collectMaskTables(spec.mask.getRoot());
+    tables = KernelTables::build(b, layout, Lk, spec.mask);
   }
 
   //===------------------------------------------------------------------===//
@@ -343,7 +305,7 @@ struct GpuGen {
                   eb, row, arith::ConstantIndexOp::create(eb, node.cols)),
               col);
           Value bit =
-              memref::LoadOp::create(eb, maskTables.at(&node), linear);
+              memref::LoadOp::create(eb, tables.mask.at(&node), linear);
           Value zero = arith::ConstantOp::create(eb, eb.getI32IntegerAttr(0));
           return arith::CmpIOp::create(eb, arith::CmpIPredicate::ne, bit,
                                        zero);
@@ -475,7 +437,7 @@ struct GpuGen {
 
   /// Where the tile's row of the layout starts in the offset tables.
   Value layoutRow() {
-    Value lay = loadIndex(headLayout, h);
+    Value lay = loadIndex(tables.headLayout, h);
     return add(arith::MulIOp::create(b, lay, idx(numTiles + 1)), tileIdx);
   }
 
@@ -486,8 +448,10 @@ struct GpuGen {
       qIds = idRange(segQM, q0, Bq, Lq);
     Value at = layoutRow();
     SmallVector<Value> s =
-        visitBlocks(fullOff, fullBlk, at, false, state, qIds, body);
-    return visitBlocks(partOff, partBlk, at, true, s, qIds, body);
+        visitBlocks(tables.fullOffsets, tables.fullBlocks, at, false, state,
+                    qIds, body);
+    return visitBlocks(tables.partialOffsets, tables.partialBlocks, at, true,
+                       s, qIds, body);
   }
 
   Value finish() {

@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <limits>
+#include <functional>
 #include <map>
 
 using namespace mlir;
@@ -25,15 +26,16 @@ using namespace mlir::attn;
 namespace {
 
 /// What every part of the generator shares: sizes, types, buffers.
-struct KernelShared {
-  int64_t W, QV, Mr, NJ, Nb, EG, D, Dv, G, Lq, Lk, B, Hq, numTiles;
+struct KernelShared : KernelDims {
+  explicit KernelShared(const KernelDims &dims) : KernelDims(dims) {}
+  int64_t W, QV, Mr, NJ, Nb, EG;
   Type f32, i32;
   VectorType vf, vi;
   // Buffers.
   Value qM, kM, vM, biasM, gateM, segQM, segKM, outM;
-  // Layout tables: offsets are indexed by layout * (numTiles + 1) + tile.
-  Value fullOff, fullBlk, partOff, partBlk, headLayout;
-  std::map<const mask::Node *, Value> maskTables;
+  // Layout and mask tables: offsets are indexed by
+  // layout * (numTiles + 1) + tile.
+  KernelTables tables;
 };
 
 /// Emits code at `b`; nested regions use a copy with their own builder.
@@ -49,22 +51,14 @@ struct KernelGen : KernelShared {
   KernelGen(ImplicitLocOpBuilder &b, const TileKernelSpec &spec,
             const TargetModel &target, const TileSizes &tiles,
             const BlockLayout &layout)
-      : b(b), spec(spec), layout(layout) {
+      : KernelShared(KernelDims(spec.dims, layout)), b(b), spec(spec),
+        layout(layout) {
     W = target.lanes;
     QV = tiles.queryVectors;
     Mr = QV * W;
     NJ = tiles.keysPerStep;
     Nb = tiles.keyBlock;
     EG = tiles.valueGroup;
-    const AttentionDims &d = spec.dims;
-    D = d.headDim;
-    Dv = d.valueDim;
-    G = d.groupSize();
-    Lq = d.queryLen;
-    Lk = d.keyLen;
-    B = d.batch;
-    Hq = d.queryHeads;
-    numTiles = layout.getNumQueryBlocks();
     f32 = b.getF32Type();
     i32 = b.getI32Type();
     vf = VectorType::get({W}, f32);
@@ -94,26 +88,11 @@ struct KernelGen : KernelShared {
 
   /// A read-only buffer of an f32 (converted) or integer tensor.
   Value buffer(Value tensor, bool convert) {
-    if (!tensor)
-      return Value();
-    TensorBuilder tb(b);
-    if (convert)
+    if (tensor && convert) {
+      TensorBuilder tb(b);
       tensor = toF32Tensor(tb, tensor);
-    auto type = cast<RankedTensorType>(tensor.getType());
-    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-    return bufferization::ToBufferOp::create(b, memrefType, tensor,
-                                             /*read_only=*/true);
-  }
-
-  /// A constant i32 (or i8) table as a read-only buffer.
-  Value table(ArrayRef<int32_t> values) {
-    SmallVector<int32_t> v(values.begin(), values.end());
-    if (v.empty())
-      v.push_back(0);
-    auto type = RankedTensorType::get({static_cast<int64_t>(v.size())}, i32);
-    Value cst = arith::ConstantOp::create(
-        b, DenseElementsAttr::get(type, ArrayRef<int32_t>(v)));
-    return buffer(cst, false);
+    }
+    return readOnlyBuffer(b, tensor);
   }
 
   Value loadIndex(Value mem, Value at) {
@@ -140,23 +119,7 @@ struct KernelGen : KernelShared {
                    false);
     outM = memref::AllocOp::create(
         b, MemRefType::get({B, Hq, Lq, Dv}, f32));
-
-    LayoutTables t = flattenLayout(layout, Lk);
-    fullOff = table(t.fullOffsets);
-    fullBlk = table(t.fullBlocks);
-    partOff = table(t.partialOffsets);
-    partBlk = table(t.partialBlocks);
-    headLayout = table(t.headLayout);
-    collectMaskTables(spec.mask.getRoot());
-  }
-
-  void collectMaskTables(const mask::Node &n) {
-    if (n.kind == mask::Node::Kind::Table) {
-      SmallVector<int32_t> bits(n.table.begin(), n.table.end());
-      maskTables[&n] = table(bits);
-    }
-    for (const mask::Node &c : n.children)
-      collectMaskTables(c);
+    tables = KernelTables::build(b, layout, Lk, spec.mask);
   }
 
   //===--------------------------------------------------------------------===//
@@ -190,7 +153,7 @@ struct KernelGen : KernelShared {
                                          eb.getBoolAttr(true)));
           Value zeros = MaskEmitter::constant(eb, vi, 0);
           Value bits = vector::GatherOp::create(
-              eb, vi, maskTables.at(&node),
+              eb, vi, tables.mask.at(&node),
               ValueRange{arith::ConstantIndexOp::create(eb, 0)}, linear,
               allTrue, zeros);
           return arith::CmpIOp::create(eb, arith::CmpIPredicate::ne, bits,
@@ -518,7 +481,7 @@ struct KernelGen : KernelShared {
         b, odd, arith::SubIOp::create(b, idx(numTiles - 1), half), half);
     Value q0 = mul(tileIdx, idx(Mr));
     Value kh = arith::DivUIOp::create(b, h, idx(G));
-    Value lay = loadIndex(headLayout, h);
+    Value lay = loadIndex(tables.headLayout, h);
     Value at = add(mul(lay, idx(numTiles + 1)), tileIdx);
 
     // Scratch tiles of this iteration. Heap buffers rather than allocas:
@@ -553,9 +516,10 @@ struct KernelGen : KernelShared {
     std::optional<std::pair<Value, Value>> queryIds;
     if (spec.segmentsBound)
       queryIds = idRange(segQM, bIdx, q0, Mr, Lq);
-    visitBlocks(fullOff, fullBlk, at, /*masked=*/false, bIdx, h, kh, q0, qt,
+    visitBlocks(tables.fullOffsets, tables.fullBlocks, at, /*masked=*/false, bIdx, h, kh, q0, qt,
                 st, ot, state, queryIds);
-    visitBlocks(partOff, partBlk, at, /*masked=*/true, bIdx, h, kh, q0, qt,
+    visitBlocks(tables.partialOffsets, tables.partialBlocks, at,
+                /*masked=*/true, bIdx, h, kh, q0, qt,
                 st, ot, state, queryIds);
     for (int64_t v = 0; v < QV; ++v)
       vector::StoreOp::create(b, spec.softmax ? state.l[v] : fsplat(1.0),
@@ -710,6 +674,50 @@ LayoutTables mlir::attn::flattenLayout(const BlockLayout &layout,
   }
   for (int64_t h = 0; h < layout.getNumHeads(); ++h)
     t.headLayout.push_back(layout.getLayoutOfHead(h));
+  return t;
+}
+
+KernelDims::KernelDims(const AttentionDims &d, const BlockLayout &layout)
+    : D(d.headDim), Dv(d.valueDim), G(d.groupSize()), Lq(d.queryLen),
+      Lk(d.keyLen), B(d.batch), Hq(d.queryHeads),
+      numTiles(layout.getNumQueryBlocks()) {}
+
+Value mlir::attn::readOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor) {
+  if (!tensor)
+    return Value();
+  auto type = cast<RankedTensorType>(tensor.getType());
+  return bufferization::ToBufferOp::create(
+      b, MemRefType::get(type.getShape(), type.getElementType()), tensor,
+      /*read_only=*/true);
+}
+
+KernelTables KernelTables::build(ImplicitLocOpBuilder &b,
+                                 const BlockLayout &layout, int64_t keyLen,
+                                 const mask::Mask &mask) {
+  auto table = [&](ArrayRef<int32_t> values) {
+    SmallVector<int32_t> v(values.begin(), values.end());
+    if (v.empty())
+      v.push_back(0);
+    auto type = RankedTensorType::get({static_cast<int64_t>(v.size())},
+                                      b.getI32Type());
+    return readOnlyBuffer(
+        b, arith::ConstantOp::create(
+               b, DenseElementsAttr::get(type, ArrayRef<int32_t>(v))));
+  };
+  KernelTables t;
+  LayoutTables flat = flattenLayout(layout, keyLen);
+  t.fullOffsets = table(flat.fullOffsets);
+  t.fullBlocks = table(flat.fullBlocks);
+  t.partialOffsets = table(flat.partialOffsets);
+  t.partialBlocks = table(flat.partialBlocks);
+  t.headLayout = table(flat.headLayout);
+  std::function<void(const mask::Node &)> collect = [&](const mask::Node &n) {
+    if (n.kind == mask::Node::Kind::Table)
+      t.mask[&n] = table(SmallVector<int32_t>(n.table.begin(), n.table.end()));
+    for (const mask::Node &c : n.children)
+      collect(c);
+  };
+  collect(mask.getRoot());
   return t;
 }
 

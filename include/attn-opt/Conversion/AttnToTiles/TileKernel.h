@@ -32,6 +32,7 @@
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -67,6 +68,29 @@ struct LayoutTables {
       headLayout;
 };
 LayoutTables flattenLayout(const BlockLayout &layout, int64_t keyLen);
+
+/// The sizes every kernel generator (CPU and GPU) names: head and value
+/// dims, GQA group size, query and key lengths, batch, query heads, and the
+/// query tiles of the block layout.
+struct KernelDims {
+  int64_t D, Dv, G, Lq, Lk, B, Hq, numTiles;
+  KernelDims(const AttentionDims &d, const BlockLayout &layout);
+};
+
+/// `tensor` as a read-only buffer of its own type (null stays null).
+Value readOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor);
+
+/// The constant int32 tables a fused kernel reads, as read-only buffers
+/// built at `b`: the flattened block layout (see LayoutTables) and the block
+/// table of every `Table` node of the mask.
+struct KernelTables {
+  Value fullOffsets, fullBlocks, partialOffsets, partialBlocks, headLayout;
+  std::map<const mask::Node *, Value> mask;
+
+  static KernelTables build(ImplicitLocOpBuilder &b,
+                            const BlockLayout &layout, int64_t keyLen,
+                            const mask::Mask &mask);
+};
 
 /// The kernel spec of attn.attention or attn.block_sparse_attention.
 TileKernelSpec kernelSpecOf(Operation *op);
