@@ -27,22 +27,25 @@ const char *mask::stringifyTileKind(TileKind kind) {
 // Node constructors
 //===----------------------------------------------------------------------===//
 
-static Node makeNode(Node::Kind kind, int64_t a = 0, int64_t b = 0,
-                     int64_t c = 0) {
+static Node makeNode(Node::Kind kind) {
   Node n;
   n.kind = kind;
-  n.a = a;
-  n.b = b;
-  n.c = c;
   return n;
 }
 
 Node Node::causal() { return makeNode(Kind::Causal); }
 Node Node::window(int64_t before, int64_t after) {
-  return makeNode(Kind::Window, before, after);
+  Node n = makeNode(Kind::Window);
+  n.before = before;
+  n.after = after;
+  return n;
 }
 Node Node::dilated(int64_t before, int64_t after, int64_t dilation) {
-  return makeNode(Kind::Dilated, before, after, dilation);
+  Node n = makeNode(Kind::Dilated);
+  n.before = before;
+  n.after = after;
+  n.dilation = dilation;
+  return n;
 }
 Node Node::global(std::vector<int64_t> tokens) {
   Node n = makeNode(Kind::Global);
@@ -51,14 +54,22 @@ Node Node::global(std::vector<int64_t> tokens) {
   n.tokens = std::move(tokens);
   return n;
 }
-Node Node::strided(int64_t stride) { return makeNode(Kind::Strided, stride); }
+Node Node::strided(int64_t stride) {
+  Node n = makeNode(Kind::Strided);
+  n.stride = stride;
+  return n;
+}
 Node Node::fixed(int64_t stride, int64_t summary) {
-  return makeNode(Kind::Fixed, stride, summary);
+  Node n = makeNode(Kind::Fixed);
+  n.stride = stride;
+  n.summary = summary;
+  return n;
 }
 Node Node::blockTable(int64_t blockSize, int64_t rows, int64_t cols,
                       std::vector<uint8_t> layout) {
   assert(static_cast<int64_t>(layout.size()) == rows * cols);
-  Node n = makeNode(Kind::Table, blockSize);
+  Node n = makeNode(Kind::Table);
+  n.blockSize = blockSize;
   n.rows = rows;
   n.cols = cols;
   n.table = std::move(layout);
@@ -143,20 +154,21 @@ bool Evaluator::allowed(const Node &n, int64_t h, int64_t q, int64_t k) const {
   case Node::Kind::Causal:
     return k <= i;
   case Node::Kind::Window:
-    return i - n.a <= k && k <= i + n.b;
+    return i - n.before <= k && k <= i + n.after;
   case Node::Kind::Dilated: {
     int64_t delta = k - i;
-    return -n.a <= delta && delta <= n.b && delta % n.c == 0;
+    return -n.before <= delta && delta <= n.after && delta % n.dilation == 0;
   }
   case Node::Kind::Global:
     return std::binary_search(n.tokens.begin(), n.tokens.end(), i) ||
            std::binary_search(n.tokens.begin(), n.tokens.end(), k);
   case Node::Kind::Strided:
-    return (i - k) % n.a == 0;
+    return (i - k) % n.stride == 0;
   case Node::Kind::Fixed:
-    return floorDiv(k, n.a) == floorDiv(i, n.a) || k % n.a >= n.a - n.b;
+    return floorDiv(k, n.stride) == floorDiv(i, n.stride) ||
+           k % n.stride >= n.stride - n.summary;
   case Node::Kind::Table:
-    return n.table[(q / n.a) * n.cols + k / n.a] != 0;
+    return n.table[(q / n.blockSize) * n.cols + k / n.blockSize] != 0;
   case Node::Kind::Segments:
     if (segmentsAsAll)
       return true;
@@ -232,20 +244,20 @@ TileKind Evaluator::classify(const Node &n, int64_t h, const Tile &t) const {
       return TileKind::Empty;
     return TileKind::Partial;
   case Node::Kind::Window:
-    if (k1 < i0 - n.a || k0 > i1 + n.b)
+    if (k1 < i0 - n.before || k0 > i1 + n.after)
       return TileKind::Empty;
-    if (k0 >= i1 - n.a && k1 <= i0 + n.b)
+    if (k0 >= i1 - n.before && k1 <= i0 + n.after)
       return TileKind::Full;
     return TileKind::Partial;
   case Node::Kind::Dilated:
   case Node::Kind::Strided: {
     // delta = k - i takes every value in [k0 - i1, k1 - i0] on the tile.
     bool strided = n.kind == Node::Kind::Strided;
-    int64_t step = strided ? n.a : n.c;
+    int64_t step = strided ? n.stride : n.dilation;
     int64_t lo = k0 - i1, hi = k1 - i0;
     if (!strided) {
-      lo = std::max(lo, -n.a);
-      hi = std::min(hi, n.b);
+      lo = std::max(lo, -n.before);
+      hi = std::min(hi, n.after);
     }
     if (!hasMultipleIn(lo, hi, step))
       return TileKind::Empty;
@@ -253,7 +265,8 @@ TileKind Evaluator::classify(const Node &n, int64_t h, const Tile &t) const {
     // (or a single element) can make the whole tile allowed.
     if (single)
       return TileKind::Full;
-    if (step == 1 && (strided || (k0 - i1 >= -n.a && k1 - i0 <= n.b)))
+    if (step == 1 &&
+        (strided || (k0 - i1 >= -n.before && k1 - i0 <= n.after)))
       return TileKind::Full;
     return TileKind::Partial;
   }
@@ -267,7 +280,7 @@ TileKind Evaluator::classify(const Node &n, int64_t h, const Tile &t) const {
     return TileKind::Partial;
   }
   case Node::Kind::Fixed: {
-    int64_t s = n.a, c = n.b;
+    int64_t s = n.stride, c = n.summary;
     int64_t rb0 = floorDiv(i0, s), rb1 = floorDiv(i1, s);
     // Columns outside the summary set: k mod s < s - c.
     int64_t minOther = -1, maxOther = -1, summaryCols = 0;
@@ -292,8 +305,9 @@ TileKind Evaluator::classify(const Node &n, int64_t h, const Tile &t) const {
   }
   case Node::Kind::Table: {
     bool any = false, all = true;
-    for (int64_t r = t.qBegin / n.a; r <= (t.qEnd - 1) / n.a; ++r)
-      for (int64_t col = t.kBegin / n.a; col <= (t.kEnd - 1) / n.a; ++col) {
+    int64_t bs = n.blockSize;
+    for (int64_t r = t.qBegin / bs; r <= (t.qEnd - 1) / bs; ++r)
+      for (int64_t col = t.kBegin / bs; col <= (t.kEnd - 1) / bs; ++col) {
         bool bit = n.table[r * n.cols + col] != 0;
         any |= bit;
         all &= bit;

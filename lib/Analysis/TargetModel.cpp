@@ -2,10 +2,6 @@
 
 #include "attn-opt/Analysis/TargetModel.h"
 
-#include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/StringRef.h"
-#include "llvm/TargetParser/Host.h"
-
 #include <algorithm>
 
 using namespace mlir::attn;
@@ -14,26 +10,18 @@ using namespace mlir::attn;
 // Target model and tile sizes
 //===----------------------------------------------------------------------===//
 
-TargetModel TargetModel::forLanes(int64_t lanes) {
-  if (lanes <= 0)
-    return host();
+std::optional<TargetModel> TargetModel::get(int64_t lanes,
+                                            int64_t registers) {
+  if (lanes != 4 && lanes != 8 && lanes != 16 && lanes != 32)
+    return std::nullopt;
+  if (registers == 0)
+    registers = lanes >= 16 ? 32 : 16;
+  if (registers < 8)
+    return std::nullopt;
   TargetModel t;
   t.lanes = lanes;
-  t.registers = lanes >= 16 ? 32 : 16;
+  t.registers = registers;
   return t;
-}
-
-TargetModel TargetModel::host() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  auto has = [&](llvm::StringRef f) {
-    auto it = features.find(f);
-    return it != features.end() && it->second;
-  };
-  if (has("avx512f"))
-    return forLanes(16);
-  if (has("avx2") || has("avx"))
-    return forLanes(8);
-  return forLanes(4);
 }
 
 TileSizes TileSizes::select(const TargetModel &target, int64_t valueDim) {

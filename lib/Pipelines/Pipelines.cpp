@@ -67,12 +67,15 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
     pm.addPass(createAttnLowerChunkedLinear());
     AttnBlockSparseOptions blockSparse;
     blockSparse.vectorWidth = options.vectorWidth;
+    blockSparse.vectorRegisters = options.vectorRegisters;
     pm.addPass(createAttnBlockSparse(blockSparse));
     AttnLowerPointwiseOptions pointwise;
     pointwise.vectorWidth = options.vectorWidth;
+    pointwise.vectorRegisters = options.vectorRegisters;
     pm.addPass(createAttnLowerPointwise(pointwise));
     AttnFlashOptions flash;
     flash.vectorWidth = options.vectorWidth;
+    flash.vectorRegisters = options.vectorRegisters;
     pm.addPass(createAttnFlash(flash));
   }
   pm.addPass(createConvertAttnToLinalg());

@@ -1,7 +1,7 @@
 //===- TestPrintBlockLayout.cpp - Print block layouts of mask patterns ----===//
 //
 // `test-attn-print-block-layout{block-q=N block-k=M}` prints, for every
-// attn.attention and attn.block_sparse_attention op, the block layout the
+// attn.attention op, its `layout` attribute or else the block layout the
 // block-layout analysis computes: a picture per distinct head layout
 // (`#` full, `+` partial, `.` empty) and the compressed (CSR) lists.
 //
@@ -72,15 +72,14 @@ struct TestPrintBlockLayoutPass
       getOperation()->emitError("block-q and block-k must be positive");
       return signalPassFailure();
     }
-    getOperation()->walk([&](Operation *op) {
-      if (auto a = dyn_cast<AttentionOp>(op)) {
-        AttentionDims d = a.getDims();
-        print(BlockLayout::compute(a.getMask(), blockQ, blockK), d.queryLen,
-              d.keyLen);
-      } else if (auto s = dyn_cast<BlockSparseAttentionOp>(op)) {
-        AttentionDims d = s.getDims();
-        print(s.getLayout().getLayout(), d.queryLen, d.keyLen);
-      }
+    getOperation()->walk([&](AttentionOp op) {
+      AttentionDims d = op.getDims();
+      // The op's own layout when it has one, else the one of these blocks.
+      BlockLayout layout =
+          op.getLayoutAttr()
+              ? op.getLayoutAttr().getLayout()
+              : BlockLayout::compute(op.getMask(), blockQ, blockK);
+      print(layout, d.queryLen, d.keyLen);
     });
   }
 };

@@ -12,6 +12,7 @@
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 #include "attn-opt/InitAttn.h"
 #include "attn-opt/Pipelines/Pipelines.h"
+#include "attn-opt/Runtime/HostTarget.h"
 #include "attn-opt/Runtime/Jit.h"
 #include "attn-opt/Runtime/ModuleLoader.h"
 #include "attn-opt/Runtime/Npy.h"
@@ -584,6 +585,11 @@ int run(MLIRContext &context) {
     }
     LowerToLLVMOptions options;
     options.reference = referenceOnly;
+    // The kernels' tiles for this machine (the pipeline's default is a fixed
+    // AVX-512 target).
+    TargetModel host = hostTargetModel();
+    options.vectorWidth = host.lanes;
+    options.vectorRegisters = host.registers;
     buildLowerToLLVMPipeline(pm, options);
   };
   std::optional<DeviceBuffers> device;

@@ -48,29 +48,41 @@ struct SegmentIds {
   llvm::ArrayRef<int64_t> key;
 };
 
-/// One node of a pattern tree.
+/// One node of a pattern tree. Each kind reads only the fields its comment
+/// names; the others keep their defaults.
 struct Node {
   enum class Kind {
     All,       ///< No restriction.
     Causal,    ///< k <= i
-    Window,    ///< i - a <= k <= i + b
-    Dilated,   ///< k - i = t * c, -a <= k - i <= b
+    Window,    ///< i - before <= k <= i + after
+    Dilated,   ///< k - i = t * dilation, -before <= k - i <= after
     Global,    ///< i in tokens or k in tokens
-    Strided,   ///< (i - k) mod a == 0
-    Fixed,     ///< floor(k/a) == floor(i/a) or k mod a >= a - b
-    Table,     ///< table[q / a][k / a]
+    Strided,   ///< (i - k) mod stride == 0
+    Fixed,     ///< floor(k/stride) == floor(i/stride) or
+               ///< k mod stride >= stride - summary
+    Table,     ///< table[q / blockSize][k / blockSize]
     Segments,  ///< segq[q] == segk[k]
     Union,     ///< any child allows
     Intersect, ///< every child allows
     PerHead,   ///< children[h] decides
   };
   Kind kind = Kind::All;
-  int64_t a = 0, b = 0, c = 0;
-  /// Sorted, unique global tokens.
+  /// Window, Dilated: how far before and after the query position keys lie.
+  int64_t before = 0, after = 0;
+  /// Dilated: the distance between the keys of the window.
+  int64_t dilation = 1;
+  /// Strided, Fixed: the period of the pattern.
+  int64_t stride = 1;
+  /// Fixed: the summary positions at the end of each period.
+  int64_t summary = 0;
+  /// Global: sorted, unique token positions.
   std::vector<int64_t> tokens;
-  /// Row-major `rows x cols` block table of `Table` nodes.
-  std::vector<uint8_t> table;
+  /// Table: row-major `rows x cols` table of blocks of `blockSize` queries by
+  /// `blockSize` keys.
+  int64_t blockSize = 1;
   int64_t rows = 0, cols = 0;
+  std::vector<uint8_t> table;
+  /// Union, Intersect, PerHead: the operands.
   std::vector<Node> children;
 
   static Node all() { return Node(); }

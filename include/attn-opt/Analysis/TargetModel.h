@@ -5,12 +5,19 @@
 // that passes choosing block sizes and the kernel generator agree, and so
 // that unit tests can check the choices.
 //
+// The model never reads the host: passes take it from their options
+// (`vector-width`, `vector-registers`), whose defaults name a fixed target
+// (AVX-512: 16 f32 lanes, 32 registers), so one command prints the same IR
+// on every machine. Tools that compile for the machine they run on
+// (attn-run) pass the host's model explicitly (Runtime/HostTarget.h).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTN_ANALYSIS_TARGETMODEL_H
 #define ATTN_ANALYSIS_TARGETMODEL_H
 
 #include <cstdint>
+#include <optional>
 
 namespace mlir::attn {
 
@@ -23,11 +30,14 @@ struct TargetModel {
   /// Bytes of L1 data cache per core.
   int64_t l1Bytes = 48 * 1024;
 
-  /// The host's model (from its CPU features).
-  static TargetModel host();
-  /// A model with `lanes` lanes (16: AVX-512, 8: AVX2, 4: SSE); 0 means
-  /// the host.
-  static TargetModel forLanes(int64_t lanes);
+  /// The default target of the passes: AVX-512.
+  static constexpr int64_t kDefaultLanes = 16;
+
+  /// A model with `lanes` f32 lanes (4: SSE, 8: AVX2, 16: AVX-512, or 32)
+  /// and `registers` vector registers (0: 32 with 16 or more lanes, 16
+  /// otherwise, as on x86-64); std::nullopt for other lanes or fewer than 8
+  /// registers.
+  static std::optional<TargetModel> get(int64_t lanes, int64_t registers = 0);
 };
 
 /// Tile sizes of the kernel.

@@ -94,14 +94,17 @@ def AttnLowerPointwise : Pass<"attn-lower-pointwise"> {
 
     Empty blocks of the mask are never visited. No buffer is larger than one
     tile (D x Mr, Nb x Mr, Dv x Mr floats). Tile sizes come from a model of
-    the target (vector width, registers, L1 size) unless given. A remark
-    reports the tiles and the key blocks visited.
-    `attn.block_sparse_attention` ops with a pointwise normalizer are
-    lowered with their layout.
+    the target (`vector-width`, `vector-registers`; the defaults describe
+    AVX-512, whatever the host) unless given. A remark reports the tiles and
+    the key blocks visited. An op with a `layout` attribute (from
+    attn-block-sparse) is lowered with its layout's blocks.
   }];
   let options = [
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
-           "f32 lanes per vector (16: AVX-512, 8: AVX2); 0: the host's">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector register of the target (4: SSE, 8: AVX2, "
+           "16: AVX-512)">,
+    Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"0",
+           "vector registers of the target (0: 32 with 16 lanes, else 16)">,
     Option<"queryTile", "query-tile", "int64_t", /*default=*/"0",
            "queries per tile, a multiple of the vector width (0: the model's)">,
     Option<"keyBlock", "key-block", "int64_t", /*default=*/"0",
@@ -125,19 +128,18 @@ def AttnBlockSparse : Pass<"attn-block-sparse"> {
     For `attn.attention` with a softmax or pointwise normalizer and a mask
     pattern that leaves key blocks empty, computes the pattern's block
     layout at compile time (the block-layout analysis: per head, per query
-    block, the full and the partial key blocks, CSR-compressed) and rewrites
-    the op into `attn.block_sparse_attention` carrying that layout. Then
-    (unless `kernels=false`) it lowers the block-sparse op to the fused tile
-    kernel: full blocks computed without mask evaluation, partial blocks with
-    the per-element mask, empty blocks never visited; softmax runs online
-    across the visited blocks.
+    block, the full and the partial key blocks, CSR-compressed) and attaches
+    it to the op as its `layout` attribute. Then (unless `kernels=false`) it
+    lowers the op to the fused tile kernel: full blocks computed without
+    mask evaluation, partial blocks with the per-element mask, empty blocks
+    never visited; softmax runs online across the visited blocks.
 
     ```mlir
     %o = attn.attention %q, %k, %v {normalizer = #attn.softmax,
         pattern = #attn.window<before = 128, after = 128>} : ...
     // attn-block-sparse{kernels=false}:
-    %o = attn.block_sparse_attention %q, %k, %v {layout = #attn.block_layout<
-        block_q = 32, block_k = 64, ...>, normalizer = #attn.softmax,
+    %o = attn.attention %q, %k, %v {layout = #attn.block_layout<
+        block_q = 64, block_k = 64, ...>, normalizer = #attn.softmax,
         pattern = #attn.window<before = 128, after = 128>} : ...
     ```
 
@@ -145,18 +147,22 @@ def AttnBlockSparse : Pass<"attn-block-sparse"> {
     in the static layout, and the generated code computes the id range of
     each query tile and key block and skips the pairs that cannot match (a
     runtime layout). Block sizes default to the kernel's tiles for the target
-    (32 x 64 with AVX-512). A remark reports the blocks visited.
+    (`vector-width`, `vector-registers`: 64 x 64 with the default AVX-512
+    model). A remark reports the blocks visited.
   }];
   let options = [
     Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
            "queries per block (0: the kernel's query tile)">,
     Option<"blockK", "block-k", "int64_t", /*default=*/"0",
            "keys per block (0: the kernel's key block)">,
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
-           "f32 lanes per vector (0: the host's)">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector register of the target (4: SSE, 8: AVX2, "
+           "16: AVX-512)">,
+    Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"0",
+           "vector registers of the target (0: 32 with 16 lanes, else 16)">,
     Option<"kernels", "kernels", "bool", /*default=*/"true",
-           "lower the block-sparse ops to kernels (false: stop at "
-           "attn.block_sparse_attention)">,
+           "lower the ops to kernels (false: stop at attn.attention with "
+           "its layout)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -182,12 +188,17 @@ def AttnFlash : Pass<"attn-flash"> {
     element, empty ones skipped); fully masked rows give zeros; scores of any
     size give no inf or NaN (the maximum is subtracted before `exp`).
     Bias, gate, segment ids, grouped-query heads and qk-layernorm are fused.
-    `attn.block_sparse_attention` ops with softmax are lowered with their
-    layout. A remark reports the tiles and the key blocks visited.
+    An op with a `layout` attribute is lowered with its layout's blocks.
+    Tiles come from the target model (`vector-width`, `vector-registers`;
+    the defaults describe AVX-512, whatever the host). A remark reports the
+    tiles and the key blocks visited.
   }];
   let options = [
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
-           "f32 lanes per vector (16: AVX-512, 8: AVX2); 0: the host's">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector register of the target (4: SSE, 8: AVX2, "
+           "16: AVX-512)">,
+    Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"0",
+           "vector registers of the target (0: 32 with 16 lanes, else 16)">,
     Option<"queryTile", "query-tile", "int64_t", /*default=*/"0",
            "queries per tile, a multiple of the vector width (0: the model's)">,
     Option<"keyBlock", "key-block", "int64_t", /*default=*/"0",
@@ -212,8 +223,8 @@ def AttnFlash : Pass<"attn-flash"> {
 def ConvertAttnToGPU : Pass<"convert-attn-to-gpu"> {
   let summary = "Lower softmax and pointwise attention to fused GPU kernels";
   let description = [{
-    Replaces every `attn.attention` and `attn.block_sparse_attention` with a
-    softmax or pointwise normalizer by one `gpu.launch`:
+    Replaces every `attn.attention` with a softmax or pointwise normalizer
+    by one `gpu.launch`:
 
     - grid `(query tiles, query heads, batch)`, the last (for causal masks
       the heaviest) tiles first; 128 threads per block;

@@ -40,7 +40,14 @@ struct LowerToLLVMOptions : public PassPipelineOptions<LowerToLLVMOptions> {
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> vectorWidth{
       *this, "vector-width",
-      llvm::cl::desc("f32 lanes of the generated kernels (0: the host's)"),
+      llvm::cl::desc("f32 lanes per vector register of the target CPU "
+                     "(4: SSE, 8: AVX2, 16: AVX-512; attn-run passes the "
+                     "host's)"),
+      llvm::cl::init(16)};
+  PassOptions::Option<int64_t> vectorRegisters{
+      *this, "vector-registers",
+      llvm::cl::desc("Vector registers of the target CPU (0: 32 with 16 "
+                     "lanes, else 16)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> chunks{
       *this, "chunks",

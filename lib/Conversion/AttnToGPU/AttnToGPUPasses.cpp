@@ -51,18 +51,13 @@ struct ConvertAttnToGPUPass
           << ") must be a positive multiple of 16 (or 0)";
       return signalPassFailure();
     }
-    SmallVector<Operation *> ops;
-    getOperation()->walk([&](Operation *op) {
-      Attribute normalizer;
-      if (auto a = dyn_cast<AttentionOp>(op))
-        normalizer = a.getNormalizer();
-      else if (auto s = dyn_cast<BlockSparseAttentionOp>(op))
-        normalizer = s.getNormalizer();
-      if (isa_and_nonnull<SoftmaxAttr, PointwiseAttr>(normalizer))
+    SmallVector<AttentionOp> ops;
+    getOperation()->walk([&](AttentionOp op) {
+      if (KernelSpec::applies(op))
         ops.push_back(op);
     });
-    for (Operation *op : ops) {
-      TileKernelSpec spec = kernelSpecOf(op);
+    for (AttentionOp op : ops) {
+      KernelSpec spec = KernelSpec::get(op);
       GpuKernelPlan plan = planGpuKernel(spec, tensorCores, blockK);
       if (plan.sharedBytes > kGpuStaticSharedLimit) {
         op->emitError() << getArgument() << ": K and V blocks of "
@@ -73,8 +68,7 @@ struct ConvertAttnToGPUPass
                            "block-k)";
         return signalPassFailure();
       }
-      BlockLayout layout =
-          BlockLayout::compute(spec.mask, plan.blockQ, plan.blockK);
+      BlockLayout layout = op.getBlockLayout(plan.blockQ, plan.blockK);
       InFlightDiagnostic remark = op->emitRemark();
       remark << getArgument() << ": ";
       if (plan.kind == GpuKernelPlan::Kind::Mma)

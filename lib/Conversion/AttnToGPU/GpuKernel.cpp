@@ -1,6 +1,6 @@
 //===- GpuKernel.cpp - Fused attention kernels for NVIDIA GPUs ------------===//
 //
-// See GpuKernel.h for the kernels' structure. Conventions here:
+// The GPU targets of the kernel frame (see GpuKernel.h). Conventions here:
 //  - every loop and branch is uniform across a thread block (rows past the
 //    queries compute on the last row and do not store), so barriers and
 //    shuffles are always reached by every thread;
@@ -10,21 +10,17 @@
 
 #include "attn-opt/Conversion/AttnToGPU/GpuKernel.h"
 
-#include "attn-opt/Conversion/AttnToLinalg/AttentionLowering.h"
-#include "attn-opt/Conversion/AttnToLinalg/TensorBuilder.h"
-#include "attn-opt/Dialect/Attn/Utils/MaskEmitter.h"
+#include "attn-opt/Conversion/AttnKernel/KernelFrame.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <array>
 #include <limits>
-#include <map>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -39,7 +35,7 @@ static int64_t byteWidth(Type t) {
   return std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
 }
 
-GpuKernelPlan mlir::attn::planGpuKernel(const TileKernelSpec &spec,
+GpuKernelPlan mlir::attn::planGpuKernel(const KernelSpec &spec,
                                         bool tensorCores, int64_t blockK) {
   const AttentionDims &d = spec.dims;
   GpuKernelPlan plan;
@@ -93,7 +89,7 @@ GpuKernelPlan mlir::attn::planGpuKernel(const TileKernelSpec &spec,
   return plan;
 }
 
-int64_t mlir::attn::gpuKernelSharedBytes(const TileKernelSpec &spec,
+int64_t mlir::attn::gpuKernelSharedBytes(const KernelSpec &spec,
                                          const GpuKernelPlan &plan) {
   const AttentionDims &d = spec.dims;
   if (plan.kind == GpuKernelPlan::Kind::Mma)
@@ -105,232 +101,90 @@ int64_t mlir::attn::gpuKernelSharedBytes(const TileKernelSpec &spec,
 }
 
 //===----------------------------------------------------------------------===//
-// The shared frame
+// What both GPU kernels share: the launch, shared memory, shuffles
 //===----------------------------------------------------------------------===//
 
 namespace {
 
-struct GpuGen : KernelDims {
+/// XOR butterfly combining `v` over `width` adjacent lanes (a power of two).
+Value butterfly(ImplicitLocOpBuilder &b, Value v, int64_t width,
+                RowCombine kind) {
+  for (int64_t o = 1; o < width; o *= 2) {
+    Value offset = arith::ConstantOp::create(b, b.getI32IntegerAttr(o));
+    Value lanes = arith::ConstantOp::create(b, b.getI32IntegerAttr(32));
+    Value other = gpu::ShuffleOp::create(b, v, offset, lanes,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    v = kind == RowCombine::Sum ? Value(arith::AddFOp::create(b, v, other))
+                                : Value(arith::MaximumFOp::create(b, v, other));
+  }
+  return v;
+}
+
+/// A query row held by `rowThreads` adjacent threads (SIMT) or by the four
+/// lanes of an mma.sync quad, each with a part of the row's keys (MMA).
+class GpuTarget : public KernelTarget {
+public:
+  /// `keyPartitions`: threads that hold different keys of one row.
+  explicit GpuTarget(int64_t keyPartitions) : keyPartitions(keyPartitions) {}
+  bool readsF32Operands() const override { return false; }
+  Value combineRow(ImplicitLocOpBuilder &b, Value partial,
+                   RowCombine kind) const override {
+    return butterfly(b, partial, keyPartitions, kind);
+  }
+
+private:
+  int64_t keyPartitions;
+};
+
+class GpuGen {
+public:
+  GpuGen(KernelFrame &f, const GpuKernelPlan &plan)
+      : f(f), b(f.b), spec(f.spec), plan(plan), threads(plan.threads) {}
+
+protected:
+  KernelFrame &f;
   ImplicitLocOpBuilder &b;
-  const TileKernelSpec &spec;
+  const KernelSpec &spec;
   const GpuKernelPlan &plan;
-  const BlockLayout &layout;
+  int64_t threads;
+  /// Inside the launch: the thread id and the shared K and V blocks.
+  Value tid, kShared, vShared;
 
-  int64_t Bq, Nb, NT;
-  Type f32, idxT;
-  Value qM, kM, vM, biasM, gateM, segQM, segKM, outM;
-  KernelTables tables;
-
-  // Inside the launch.
-  Value tid, tileIdx, h, bIdx, kh, q0;
-  Value kS, vS; // shared-memory K and V blocks
-
-  GpuGen(ImplicitLocOpBuilder &b, const TileKernelSpec &spec,
-         const GpuKernelPlan &plan, const BlockLayout &layout)
-      : KernelDims(spec.dims, layout), b(b), spec(spec), plan(plan),
-        layout(layout) {
-    Bq = plan.blockQ;
-    Nb = plan.blockK;
-    NT = plan.threads;
-    f32 = b.getF32Type();
-    idxT = b.getIndexType();
-  }
-
-  //===------------------------------------------------------------------===//
-  // Small builders
-  //===------------------------------------------------------------------===//
-
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value fc(double v) {
-    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
-  }
-  Value i32c(int64_t v) {
-    return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value add(Value x, int64_t y) { return y == 0 ? x : add(x, idx(y)); }
-  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, x, idx(y)); }
-  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, x, idx(y)); }
-  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, x, idx(y)); }
-  Value minIdx(Value x, int64_t bound) {
-    return arith::MinSIOp::create(b, x, idx(bound));
-  }
-  Value lt(Value x, int64_t bound) {
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, idx(bound));
-  }
-  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
-  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
-  Value fmax(Value x, Value y) { return arith::MaximumFOp::create(b, x, y); }
-  Value select(Value c, Value x, Value y) {
-    return arith::SelectOp::create(b, c, x, y);
-  }
-  Value exp(Value x) { return math::ExpOp::create(b, x); }
-
-  /// f32 (or vector of f32) from any float element type.
-  Value toF32(Value v) {
-    Type t = getElementTypeOrSelf(v.getType());
-    if (t.isF32())
-      return v;
-    Type target = f32;
-    if (auto vt = dyn_cast<VectorType>(v.getType()))
-      target = vt.clone(f32);
-    return arith::ExtFOp::create(b, target, v);
-  }
-  Value fromF32(Value v, Type elem) {
-    if (elem.isF32())
-      return v;
-    Type target = elem;
-    if (auto vt = dyn_cast<VectorType>(v.getType()))
-      target = vt.clone(elem);
-    return arith::TruncFOp::create(b, target, v);
-  }
   static Type elementOf(Value memref) {
     return cast<MemRefType>(memref.getType()).getElementType();
   }
 
-  /// An scf.for whose body returns the next iteration values.
-  SmallVector<Value>
-  forLoop(Value lb, Value ub, int64_t step, ValueRange init,
-          function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-    auto loop = scf::ForOp::create(
-        b, lb, ub, idx(step), init,
-        [&](OpBuilder &, Location, Value iv, ValueRange args) {
-          scf::YieldOp::create(b, body(iv, args));
-        });
-    return SmallVector<Value>(loop.getResults());
+  MemRefType sharedType(int64_t rows, int64_t cols, Type elem) {
+    return MemRefType::get({rows, cols}, elem, MemRefLayoutAttrInterface(),
+                           gpu::AddressSpaceAttr::get(
+                               b.getContext(), gpu::AddressSpace::Workgroup));
   }
-  void forEach(int64_t lb, int64_t ub, int64_t step,
-               function_ref<void(Value)> body) {
-    forLoop(idx(lb), idx(ub), step, {}, [&](Value iv, ValueRange) {
-      body(iv);
-      return SmallVector<Value>();
-    });
-  }
-  void ifThen(Value cond, function_ref<void()> body) {
-    scf::IfOp::create(b, cond, [&](OpBuilder &, Location) {
+
+  /// Launches the kernel with the K and V blocks in shared memory of
+  /// `shared` types; `body` emits the per-thread program.
+  Value launch(ArrayRef<Type> shared, function_ref<void()> body) {
+    f.prepare();
+    Value one = f.idx(1);
+    auto op = gpu::LaunchOp::create(b, f.idx(f.numTiles), f.idx(f.queryHeads),
+                                    f.idx(f.batchSize), f.idx(threads), one,
+                                    one, Value(), Type(), ValueRange{},
+                                    TypeRange(shared));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&op.getBody().front());
+      tid = op.getThreadIds().x;
+      // Heaviest (causal: last) tiles first, for a shorter tail.
+      Value tileIdx = arith::SubIOp::create(b, f.idx(f.numTiles - 1),
+                                            op.getBlockIds().x);
+      f.enterTile(op.getBlockIds().z, op.getBlockIds().y, tileIdx);
+      ArrayRef<BlockArgument> attrs = op.getWorkgroupAttributions();
+      kShared = attrs[0];
+      vShared = attrs[1];
       body();
-      scf::YieldOp::create(b);
-    });
-  }
-
-  /// Vector load/store with the alignment the layout guarantees.
-  Value vload(VectorType type, Value mem, ValueRange at, int64_t align) {
-    auto op = vector::LoadOp::create(b, type, mem, at);
-    if (align > 1)
-      op.setAlignment(align);
-    return op;
-  }
-  void vstore(Value v, Value mem, ValueRange at, int64_t align) {
-    auto op = vector::StoreOp::create(b, v, mem, at);
-    if (align > 1)
-      op.setAlignment(align);
-  }
-  /// The alignment of `count` elements of `elem` at element offsets that
-  /// are multiples of `count` in rows of `rowLen` elements.
-  static int64_t alignmentOf(Type elem, int64_t count, int64_t rowLen) {
-    int64_t bytes = count * byteWidth(elem);
-    int64_t align = 1;
-    while (align * 2 <= std::min<int64_t>(bytes, 16) && bytes % (align * 2) == 0 &&
-           (rowLen * byteWidth(elem)) % (align * 2) == 0)
-      align *= 2;
-    return align;
-  }
-
-  /// XOR butterfly over `width` adjacent lanes (a power of two).
-  Value shuffleXor(Value v, int64_t offset) {
-    auto s = gpu::ShuffleOp::create(b, v, i32c(offset), i32c(32),
-                                    gpu::ShuffleMode::XOR);
-    return s.getShuffleResult();
-  }
-  Value butterflySum(Value v, int64_t width) {
-    for (int64_t o = 1; o < width; o *= 2)
-      v = fadd(v, shuffleXor(v, o));
-    return v;
-  }
-  Value butterflyMax(Value v, int64_t width) {
-    for (int64_t o = 1; o < width; o *= 2)
-      v = fmax(v, shuffleXor(v, o));
-    return v;
-  }
-
-  //===------------------------------------------------------------------===//
-  // Buffers and tables (host side, before the launch)
-  //===------------------------------------------------------------------===//
-
-  Value buffer(Value tensor) { return readOnlyBuffer(b, tensor); }
-
-  void prepare() {
-    qM = buffer(spec.query);
-    Value key = spec.key;
-    if (spec.qkNormEps) { // K normalized once, up front.
-      TensorBuilder tb(b);
-      key = layerNorm(tb, key, *spec.qkNormEps);
+      gpu::TerminatorOp::create(b);
     }
-    kM = buffer(key);
-    vM = buffer(spec.value);
-    biasM = buffer(spec.bias);
-    gateM = buffer(spec.gate);
-    segQM = buffer(spec.querySegments);
-    segKM = buffer(spec.keySegments ? spec.keySegments : spec.querySegments);
-    Type outElem = cast<ShapedType>(spec.resultType).getElementType();
-    outM = memref::AllocOp::create(b, MemRefType::get({B, Hq, Lq, Dv}, outElem));
-    tables = KernelTables::build(b, layout, Lk, spec.mask);
-  }
-
-  //===------------------------------------------------------------------===//
-  // Inside the kernel: indices, masks, shared-memory blocks
-  //===------------------------------------------------------------------===//
-
-  Value loadIndex(Value mem, Value at) {
-    Value v = memref::LoadOp::create(b, mem, ValueRange{at});
-    return arith::IndexCastOp::create(b, idxT, v);
-  }
-
-  /// i1: may query `q` of head h see key `k`? (Rows past the queries and
-  /// keys past the keys read clamped ids; keys past the keys are masked.)
-  Value allowed(Value q, Value k) {
-    MaskEmitter emitter(
-        spec.mask,
-        [&](ImplicitLocOpBuilder &eb, const mask::Node &node, Value row,
-            Value col) -> Value {
-          // Rows past the queries and columns past the keys (a ragged last
-          // block) read the last entry; their results are discarded.
-          row = arith::MinSIOp::create(
-              eb, row, arith::ConstantIndexOp::create(eb, node.rows - 1));
-          col = arith::MinSIOp::create(
-              eb, col, arith::ConstantIndexOp::create(eb, node.cols - 1));
-          Value linear = arith::AddIOp::create(
-              eb,
-              arith::MulIOp::create(
-                  eb, row, arith::ConstantIndexOp::create(eb, node.cols)),
-              col);
-          Value bit =
-              memref::LoadOp::create(eb, tables.mask.at(&node), linear);
-          Value zero = arith::ConstantOp::create(eb, eb.getI32IntegerAttr(0));
-          return arith::CmpIOp::create(eb, arith::CmpIPredicate::ne, bit,
-                                       zero);
-        },
-        [&](ImplicitLocOpBuilder &eb, Value qq, Value kk) -> Value {
-          Value qi = arith::MinSIOp::create(
-              eb, qq, arith::ConstantIndexOp::create(eb, Lq - 1));
-          Value ki = arith::MinSIOp::create(
-              eb, kk, arith::ConstantIndexOp::create(eb, Lk - 1));
-          Value a = memref::LoadOp::create(eb, segQM, ValueRange{bIdx, qi});
-          Value c = memref::LoadOp::create(eb, segKM, ValueRange{bIdx, ki});
-          return arith::CmpIOp::create(eb, arith::CmpIPredicate::eq, a, c);
-        });
-    Value ok = emitter.emitAllowed(b, h, q, k);
-    if (Lk % Nb != 0)
-      ok = arith::AndIOp::create(b, ok, lt(k, Lk));
-    return ok;
-  }
-
-  /// bias[b', h', q, k] as f32 (q and k already clamped).
-  Value biasAt(Value q, Value k) {
-    auto shape = cast<MemRefType>(biasM.getType()).getShape();
-    Value bb = shape[0] == 1 ? idx(0) : bIdx;
-    Value bh = shape[1] == 1 ? idx(0) : h;
-    return toF32(memref::LoadOp::create(b, biasM, ValueRange{bb, bh, q, k}));
+    return f.finish();
   }
 
   /// Copies keys [k0, k0 + Nb) of `src` (B x Hkv x L x width) into the
@@ -343,129 +197,24 @@ struct GpuGen : KernelDims {
     int64_t vl = std::max<int64_t>(1, 16 / byteWidth(elem));
     while (vl > 1 && width % vl != 0)
       vl /= 2;
-    int64_t perRow = width / vl, chunks = Nb * perRow;
-    int64_t iters = (chunks + NT - 1) / NT;
+    int64_t perRow = width / vl, chunks = f.blockK * perRow;
+    int64_t iters = (chunks + threads - 1) / threads;
     auto vt = VectorType::get({vl}, elem);
-    int64_t srcAlign = alignmentOf(elem, vl, width);
-    int64_t dstAlign = alignmentOf(elem, vl, rowLen);
-    forEach(0, iters, 1, [&](Value i) {
-      Value c = add(arith::MulIOp::create(b, i, idx(NT)), tid);
+    f.forEach(0, iters, 1, [&](Value i) {
+      Value c = f.add(arith::MulIOp::create(b, i, f.idx(threads)), tid);
       auto body = [&] {
-        Value j = div(c, perRow);
-        Value d = mul(rem(c, perRow), vl);
-        Value key = minIdx(add(k0, j), Lk - 1);
-        Value v = vload(vt, src, ValueRange{bIdx, kh, key, d}, srcAlign);
-        vstore(v, dst, ValueRange{j, d}, dstAlign);
+        Value j = f.div(c, perRow);
+        Value d = f.mul(f.rem(c, perRow), vl);
+        Value key = f.minIdx(f.add(k0, j), f.keyLen - 1);
+        Value v = f.vectorLoad(vt, src, ValueRange{f.batch, f.kvHead, key, d},
+                               width);
+        f.vectorStore(v, dst, ValueRange{j, d}, rowLen);
       };
-      if (chunks % NT == 0)
+      if (chunks % threads == 0)
         body();
       else
-        ifThen(lt(c, chunks), body);
+        f.ifThen(f.lt(c, chunks), body);
     });
-  }
-
-  /// The smallest and largest segment id of positions [start, start+count).
-  std::pair<Value, Value> idRange(Value ids, Value start, int64_t count,
-                                  int64_t length) {
-    Value first = memref::LoadOp::create(
-        b, ids, ValueRange{bIdx, minIdx(start, length - 1)});
-    SmallVector<Value> mm =
-        forLoop(idx(1), idx(count), 1, {first, first}, [&](Value i, ValueRange r) {
-          Value id = memref::LoadOp::create(
-              b, ids, ValueRange{bIdx, minIdx(add(start, i), length - 1)});
-          return SmallVector<Value>{arith::MinSIOp::create(b, r[0], id),
-                                    arith::MaxSIOp::create(b, r[1], id)};
-        });
-    return {mm[0], mm[1]};
-  }
-
-  using BlockBody =
-      function_ref<SmallVector<Value>(Value k0, bool masked, ValueRange)>;
-
-  /// Runs `body` on the key blocks [offsets[at], offsets[at + 1]) of
-  /// `list`, threading `state`; segment-bound masks skip blocks whose key
-  /// ids cannot meet the tile's.
-  SmallVector<Value> visitBlocks(Value offsets, Value list, Value at,
-                                 bool masked, ValueRange state,
-                                 std::optional<std::pair<Value, Value>> qIds,
-                                 BlockBody body) {
-    Value begin = loadIndex(offsets, at);
-    Value end = loadIndex(offsets, add(at, 1));
-    return forLoop(begin, end, 1, state, [&](Value i, ValueRange st) {
-      Value k0 = mul(loadIndex(list, i), Nb);
-      if (!qIds)
-        return body(k0, masked, st);
-      auto [kMin, kMax] = idRange(segKM, k0, Nb, Lk);
-      Value overlap = arith::AndIOp::create(
-          b,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::sge, qIds->second,
-                                kMin),
-          arith::CmpIOp::create(b, arith::CmpIPredicate::sge, kMax,
-                                qIds->first));
-      auto ifOp = scf::IfOp::create(
-          b, overlap,
-          [&](OpBuilder &, Location) {
-            scf::YieldOp::create(b, body(k0, masked, st));
-          },
-          [&](OpBuilder &, Location) { scf::YieldOp::create(b, st); });
-      return SmallVector<Value>(ifOp.getResults());
-    });
-  }
-
-  /// Launches the kernel; `body` emits the per-thread program given the
-  /// launch's thread id and block ids.
-  void launch(ArrayRef<Type> shared, function_ref<void()> body) {
-    Value one = idx(1);
-    auto op = gpu::LaunchOp::create(b, idx(numTiles), idx(Hq), idx(B), idx(NT),
-                                    one, one, Value(), Type(), ValueRange{},
-                                    TypeRange(shared));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&op.getBody().front());
-    tid = op.getThreadIds().x;
-    // Heaviest (causal: last) tiles first, for a shorter tail.
-    tileIdx = arith::SubIOp::create(b, idx(numTiles - 1), op.getBlockIds().x);
-    h = op.getBlockIds().y;
-    bIdx = op.getBlockIds().z;
-    kh = div(h, G);
-    q0 = mul(tileIdx, Bq);
-    ArrayRef<BlockArgument> attrs = op.getWorkgroupAttributions();
-    kS = attrs[0];
-    vS = attrs[1];
-    body();
-    gpu::TerminatorOp::create(b);
-  }
-
-  /// Where the tile's row of the layout starts in the offset tables.
-  Value layoutRow() {
-    Value lay = loadIndex(tables.headLayout, h);
-    return add(arith::MulIOp::create(b, lay, idx(numTiles + 1)), tileIdx);
-  }
-
-  /// Visits the tile's full, then partial key blocks, threading `state`.
-  SmallVector<Value> visitTile(ValueRange state, BlockBody body) {
-    std::optional<std::pair<Value, Value>> qIds;
-    if (spec.segmentsBound)
-      qIds = idRange(segQM, q0, Bq, Lq);
-    Value at = layoutRow();
-    SmallVector<Value> s =
-        visitBlocks(tables.fullOffsets, tables.fullBlocks, at, false, state,
-                    qIds, body);
-    return visitBlocks(tables.partialOffsets, tables.partialBlocks, at, true,
-                       s, qIds, body);
-  }
-
-  Value finish() {
-    auto outType = RankedTensorType::get(
-        {B, Hq, Lq, Dv}, elementOf(outM));
-    return bufferization::ToTensorOp::create(b, outType, outM,
-                                             /*restrict=*/true,
-                                             /*writable=*/true);
-  }
-
-  MemRefType sharedType(int64_t rows, int64_t cols, Type elem) {
-    return MemRefType::get({rows, cols}, elem, MemRefLayoutAttrInterface(),
-                           gpu::AddressSpaceAttr::get(
-                               b.getContext(), gpu::AddressSpace::Workgroup));
   }
 };
 
@@ -473,125 +222,120 @@ struct GpuGen : KernelDims {
 // SIMT kernel
 //===----------------------------------------------------------------------===//
 
-struct SimtGen : GpuGen {
+class SimtGen : public GpuGen {
+public:
   using GpuGen::GpuGen;
-  static constexpr int64_t kSub = 16; ///< keys per online-softmax step
-  int64_t T = 1, Dp = 0, Dvp = 0;
-  Value part, row, rowRead;
 
   Value build() {
-    T = plan.rowThreads;
-    Dp = D / T;
-    Dvp = Dv / T;
-    prepare();
-    Type kElem = elementOf(kM), vElem = elementOf(vM);
-    launch({sharedType(Nb, D, kElem), sharedType(Nb, Dv, vElem)},
-           [&] { kernel(); });
-    return finish();
+    rowThreads = plan.rowThreads;
+    dPart = f.headDim / rowThreads;
+    dvPart = f.valueDim / rowThreads;
+    Type kElem = cast<ShapedType>(spec.key.getType()).getElementType();
+    if (spec.qkNormEps)
+      kElem = f.f32; // K is normalized into f32 up front.
+    Type vElem = cast<ShapedType>(spec.value.getType()).getElementType();
+    return launch({sharedType(f.blockK, f.headDim, kElem),
+                   sharedType(f.blockK, f.valueDim, vElem)},
+                  [&] { kernel(); });
+  }
+
+private:
+  static constexpr int64_t kSub = 16; ///< keys per online-softmax step
+  /// Threads per row, and the slices of D and Dv each holds.
+  int64_t rowThreads = 1, dPart = 0, dvPart = 0;
+  Value part, row, rowRead;
+
+  VectorType accType() { return VectorType::get({dvPart}, f.f32); }
+  Value broadcast(Value scalar, int64_t n) {
+    return vector::BroadcastOp::create(b, VectorType::get({n}, f.f32), scalar);
+  }
+  Value rowSum(Value slice) {
+    return butterfly(
+        b, vector::ReductionOp::create(b, vector::CombiningKind::ADD, slice),
+        rowThreads, RowCombine::Sum);
   }
 
   void kernel() {
-    part = rem(tid, T);
-    row = add(q0, div(tid, T));
-    rowRead = minIdx(row, Lq - 1);
+    part = f.rem(tid, rowThreads);
+    row = f.add(f.firstQuery, f.div(tid, rowThreads));
+    rowRead = f.minIdx(row, f.queryLen - 1);
     Value q = loadQuery();
-    auto accType = VectorType::get({Dvp}, f32);
     Value acc = arith::ConstantOp::create(
-        b, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0)));
+        b, DenseElementsAttr::get(accType(), b.getF32FloatAttr(0.0)));
     SmallVector<Value> state;
     if (spec.softmax)
-      state = {fc(kNegInf), fc(0.0)};
+      state = {f.f32Const(kNegInf), f.f32Const(0.0)};
     state.push_back(acc);
-    store(visitTile(state, [&](Value k0, bool masked, ValueRange st) {
+    store(f.visitTile(state, [&](Value k0, bool masked, ValueRange st) {
       return block(q, k0, masked, st);
     }));
   }
 
   /// This thread's slice of the (normalized, scaled) query row, f32.
   Value loadQuery() {
-    Type elem = elementOf(qM);
-    Value d0 = arith::MulIOp::create(b, part, idx(Dp));
-    Value q = toF32(vload(VectorType::get({Dp}, elem), qM,
-                          ValueRange{bIdx, h, rowRead, d0},
-                          alignmentOf(elem, Dp, D)));
-    auto vt = VectorType::get({Dp}, f32);
-    auto splat = [&](Value s) { return vector::BroadcastOp::create(b, vt, s); };
+    Type elem = GpuGen::elementOf(f.queryBuf);
+    Value d0 = arith::MulIOp::create(b, part, f.idx(dPart));
+    Value q = f.toF32(f.vectorLoad(VectorType::get({dPart}, elem), f.queryBuf,
+                                   ValueRange{f.batch, f.head, rowRead, d0},
+                                   f.headDim));
+    Value centeredSquares;
     if (spec.qkNormEps) {
-      auto sum = [&](Value v) {
-        return butterflySum(
-            vector::ReductionOp::create(b, vector::CombiningKind::ADD, v), T);
-      };
-      Value mean = fmul(sum(q), fc(1.0 / D));
-      Value c = arith::SubFOp::create(b, q, splat(mean));
-      Value var = fmul(sum(fmul(c, c)), fc(1.0 / D));
-      Value inv = math::RsqrtOp::create(b, fadd(var, fc(*spec.qkNormEps)));
-      q = fmul(c, splat(inv));
+      Value mean = f.rowMean(rowSum(q));
+      q = arith::SubFOp::create(b, q, broadcast(mean, dPart));
+      centeredSquares = rowSum(arith::MulFOp::create(b, q, q));
     }
-    return fmul(q, splat(fc(spec.scale)));
+    return arith::MulFOp::create(
+        b, q, broadcast(f.queryFactor(centeredSquares), dPart));
   }
 
   SmallVector<Value> block(Value q, Value k0, bool masked, ValueRange st) {
-    loadBlock(kM, kS, D, D, k0);
-    loadBlock(vM, vS, Dv, Dv, k0);
+    loadBlock(f.keyBuf, kShared, f.headDim, f.headDim, k0);
+    loadBlock(f.valueBuf, vShared, f.valueDim, f.valueDim, k0);
     gpu::BarrierOp::create(b);
-    Type kElem = elementOf(kM), vElem = elementOf(vM);
-    int64_t kAlign = alignmentOf(kElem, Dp, D);
-    int64_t vAlign = alignmentOf(vElem, Dvp, Dv);
-    Value d0 = arith::MulIOp::create(b, part, idx(Dp));
-    Value e0 = arith::MulIOp::create(b, part, idx(Dvp));
-    auto accType = VectorType::get({Dvp}, f32);
-    SmallVector<Value> out = forLoop(
-        idx(0), idx(Nb), kSub, st, [&](Value j0, ValueRange s0) {
-          SmallVector<Value> s, ok;
+    Type kElem = elementOf(f.keyBuf), vElem = elementOf(f.valueBuf);
+    Value d0 = arith::MulIOp::create(b, part, f.idx(dPart));
+    Value e0 = arith::MulIOp::create(b, part, f.idx(dvPart));
+    SmallVector<Value> out = f.forLoop(
+        f.idx(0), f.idx(f.blockK), kSub, st, [&](Value j0, ValueRange s0) {
+          SmallVector<Value> s, ok(kSub);
           for (int64_t j = 0; j < kSub; ++j) {
-            Value r = add(j0, j);
-            Value key = add(k0, r);
-            Value kv = toF32(
-                vload(VectorType::get({Dp}, kElem), kS, ValueRange{r, d0},
-                      kAlign));
-            Value dot = vector::ReductionOp::create(
-                b, vector::CombiningKind::ADD, fmul(q, kv));
-            dot = butterflySum(dot, T);
-            if (biasM)
-              dot = fadd(dot, biasAt(rowRead, minIdx(key, Lk - 1)));
+            Value r = f.add(j0, j);
+            Value key = f.add(k0, r);
+            Value kv = f.toF32(f.vectorLoad(VectorType::get({dPart}, kElem),
+                                            kShared, ValueRange{r, d0},
+                                            f.headDim));
+            Value dot = rowSum(arith::MulFOp::create(b, q, kv));
+            if (f.biasBuf)
+              dot = arith::AddFOp::create(
+                  b, dot,
+                  f.loadBias({rowRead}, f.minIdx(key, f.keyLen - 1)));
             s.push_back(dot);
             if (masked)
-              ok.push_back(allowed(row, key));
+              ok[j] = f.allowed({row}, key);
           }
           SmallVector<Value> p(kSub), next;
           Value acc = s0.back();
           if (spec.softmax) {
-            Value m = s0[0], l = s0[1];
-            Value mx = fc(kNegInf);
+            Value mx = f.f32Const(kNegInf);
             for (int64_t j = 0; j < kSub; ++j)
-              mx = fmax(mx, masked ? select(ok[j], s[j], fc(kNegInf)) : s[j]);
-            Value mNew = fmax(m, mx);
-            Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
-                                               mNew, fc(kNegInf));
-            Value mSafe = select(none, fc(0.0), mNew);
-            Value alpha = exp(arith::SubFOp::create(b, m, mSafe));
-            Value sum = fc(0.0);
+              mx = arith::MaximumFOp::create(b, mx, f.maskedScore(s[j], ok[j]));
+            SoftmaxStep step = f.softmaxStep(s0[0], mx);
+            Value sum = f.f32Const(0.0);
             for (int64_t j = 0; j < kSub; ++j) {
-              p[j] = exp(arith::SubFOp::create(b, s[j], mSafe));
-              if (masked)
-                p[j] = select(ok[j], p[j], fc(0.0));
-              sum = fadd(sum, p[j]);
+              p[j] = f.softmaxWeight(s[j], step.shift, ok[j]);
+              sum = arith::AddFOp::create(b, sum, p[j]);
             }
-            acc = fmul(acc, vector::BroadcastOp::create(b, accType, alpha));
-            next = {mNew, fadd(fmul(l, alpha), sum)};
+            acc = arith::MulFOp::create(b, acc, broadcast(step.alpha, dvPart));
+            next = {step.max, f.softmaxSum(s0[1], step.alpha, sum)};
           } else {
-            for (int64_t j = 0; j < kSub; ++j) {
-              p[j] = fmul(applyPointwiseFn(b, spec.fn, s[j]),
-                          fc(spec.lengthFactor));
-              if (masked)
-                p[j] = select(ok[j], p[j], fc(0.0));
-            }
+            for (int64_t j = 0; j < kSub; ++j)
+              p[j] = f.pointwiseWeight(s[j], ok[j]);
           }
           for (int64_t j = 0; j < kSub; ++j) {
-            Value vv = toF32(vload(VectorType::get({Dvp}, vElem), vS,
-                                   ValueRange{add(j0, j), e0}, vAlign));
-            acc = vector::FMAOp::create(
-                b, vector::BroadcastOp::create(b, accType, p[j]), vv, acc);
+            Value vv = f.toF32(f.vectorLoad(VectorType::get({dvPart}, vElem),
+                                            vShared, ValueRange{f.add(j0, j), e0},
+                                            f.valueDim));
+            acc = vector::FMAOp::create(b, broadcast(p[j], dvPart), vv, acc);
           }
           next.push_back(acc);
           return next;
@@ -601,29 +345,11 @@ struct SimtGen : GpuGen {
   }
 
   void store(ValueRange st) {
-    Value acc = st.back();
-    auto accType = VectorType::get({Dvp}, f32);
-    if (spec.softmax) {
-      Value l = st[1];
-      Value positive =
-          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l, fc(0.0));
-      Value inv = select(positive, arith::DivFOp::create(b, fc(1.0), l),
-                         fc(0.0));
-      acc = fmul(acc, vector::BroadcastOp::create(b, accType, inv));
-    }
-    Value e0 = arith::MulIOp::create(b, part, idx(Dvp));
-    if (gateM) {
-      Type g = elementOf(gateM);
-      acc = fmul(acc, toF32(vload(VectorType::get({Dvp}, g), gateM,
-                                  ValueRange{bIdx, h, rowRead, e0},
-                                  alignmentOf(g, Dvp, Dv))));
-    }
-    Type oElem = elementOf(outM);
-    Value o = fromF32(acc, oElem);
-    ifThen(lt(row, Lq), [&] {
-      vstore(o, outM, ValueRange{bIdx, h, row, e0},
-             alignmentOf(oElem, Dvp, Dv));
-    });
+    Value inv = f.rowFactor(spec.softmax ? st[1] : Value());
+    Value acc = arith::MulFOp::create(b, st.back(), broadcast(inv, dvPart));
+    Value e0 = arith::MulIOp::create(b, part, f.idx(dvPart));
+    acc = f.applyGate(acc, rowRead, e0);
+    f.ifThen(f.lt(row, f.queryLen), [&] { f.storeOutput(acc, row, e0); });
   }
 };
 
@@ -637,34 +363,37 @@ struct SimtGen : GpuGen {
 ///                          [2] row g, cols 2t+8..;    [3] row g+8, same
 ///   B (16x8)  vector<2x2>: [0] rows 2t..2t+1, col g;  [1] rows 2t+8.., col g
 ///   C (16x8)  vector<2x2>: [0] row g, cols 2t..2t+1;  [1] row g+8, same
-struct MmaGen : GpuGen {
+class MmaGen : public GpuGen {
+public:
   using GpuGen::GpuGen;
-  int64_t KP = 0, VP = 0; ///< padded shared row lengths
-  Type elem;              ///< f16 or bf16
-  Value lane, g, t, r0, r1, rd0, rd1;
 
   Value build() {
     elem = cast<ShapedType>(spec.query.getType()).getElementType();
     // Rows padded by 16 bytes: the fragment loads of 8 rows x 4 lanes then
     // hit 32 different banks.
-    KP = D + 8;
-    VP = Dv + 8;
-    prepare();
-    launch({sharedType(Nb, KP, elem), sharedType(Nb, VP, elem)},
-           [&] { kernel(); });
-    return finish();
+    kRow = f.headDim + 8;
+    vRow = f.valueDim + 8;
+    return launch({sharedType(f.blockK, kRow, elem),
+                   sharedType(f.blockK, vRow, elem)},
+                  [&] { kernel(); });
   }
+
+private:
+  int64_t kRow = 0, vRow = 0; ///< padded shared row lengths
+  Type elem;                  ///< f16 or bf16
+  Value lane, g, t2;
+  /// The two rows of this lane's fragments, and the rows read (clamped).
+  std::array<Value, 2> rows, rowsRead;
 
   VectorType vec(ArrayRef<int64_t> shape, Type e) {
     return VectorType::get(shape, e);
   }
   Value zeroAcc() {
     return arith::ConstantOp::create(
-        b, DenseElementsAttr::get(vec({2, 2}, f32), b.getF32FloatAttr(0.0)));
+        b, DenseElementsAttr::get(vec({2, 2}, f.f32), b.getF32FloatAttr(0.0)));
   }
   Value mma(Value a, Value bb, Value c) {
-    return nvgpu::MmaSyncOp::create(b, a, bb, c,
-                                    ArrayRef<int64_t>{16, 8, 16});
+    return nvgpu::MmaSyncOp::create(b, a, bb, c, ArrayRef<int64_t>{16, 8, 16});
   }
   /// A vector<Nx2xelem> from N vector<2xelem> pieces.
   Value stack(ArrayRef<Value> pieces) {
@@ -672,147 +401,136 @@ struct MmaGen : GpuGen {
                     cast<VectorType>(pieces[0].getType()).getElementType());
     Value v = arith::ConstantOp::create(b, b.getZeroAttr(type));
     for (auto [i, p] : llvm::enumerate(pieces))
-      v = vector::InsertOp::create(b, p, v, ArrayRef<int64_t>{(int64_t)i});
+      v = vector::InsertOp::create(b, p, v,
+                                   ArrayRef<int64_t>{static_cast<int64_t>(i)});
     return v;
   }
   Value pair(Value x, Value y) {
-    return vector::FromElementsOp::create(b, vec({2}, getElementTypeOrSelf(x.getType())),
-                                          ValueRange{x, y});
+    return vector::FromElementsOp::create(
+        b, vec({2}, getElementTypeOrSelf(x.getType())), ValueRange{x, y});
   }
 
   void kernel() {
-    lane = rem(tid, 32);
-    g = div(lane, 4);
-    t = rem(lane, 4);
-    Value warpRow = add(q0, mul(div(tid, 32), 16));
-    r0 = add(warpRow, g);
-    r1 = add(r0, 8);
-    rd0 = minIdx(r0, Lq - 1);
-    rd1 = minIdx(r1, Lq - 1);
+    lane = f.rem(tid, 32);
+    g = f.div(lane, 4);
+    t2 = f.mul(f.rem(lane, 4), 2);
+    Value warpRow = f.add(f.firstQuery, f.mul(f.div(tid, 32), 16));
+    rows = {f.add(warpRow, g), f.add(f.add(warpRow, g), 8)};
+    rowsRead = {f.minIdx(rows[0], f.queryLen - 1),
+                f.minIdx(rows[1], f.queryLen - 1)};
 
     // Q fragments, one per 16 of D, loaded once.
     SmallVector<Value> qa;
-    Value t2 = mul(t, 2);
-    for (int64_t ks = 0; ks < D / 16; ++ks) {
+    for (int64_t ks = 0; ks < f.headDim / 16; ++ks) {
       auto piece = [&](Value r, int64_t off) {
-        return vload(vec({2}, elem), qM,
-                     ValueRange{bIdx, h, r, add(t2, 16 * ks + off)},
-                     alignmentOf(elem, 2, D));
+        return f.vectorLoad(vec({2}, elem), f.queryBuf,
+                            ValueRange{f.batch, f.head, r,
+                                       f.add(t2, 16 * ks + off)},
+                            f.headDim);
       };
-      qa.push_back(
-          stack({piece(rd0, 0), piece(rd1, 0), piece(rd0, 8), piece(rd1, 8)}));
+      qa.push_back(stack({piece(rowsRead[0], 0), piece(rowsRead[1], 0),
+                          piece(rowsRead[0], 8), piece(rowsRead[1], 8)}));
     }
 
     // State: m0 m1 l0 l1 (softmax), then the Dv/8 output accumulators.
     SmallVector<Value> state;
     if (spec.softmax)
-      state = {fc(kNegInf), fc(kNegInf), fc(0.0), fc(0.0)};
-    for (int64_t e = 0; e < Dv / 8; ++e)
+      state = {f.f32Const(kNegInf), f.f32Const(kNegInf), f.f32Const(0.0),
+               f.f32Const(0.0)};
+    for (int64_t e = 0; e < f.valueDim / 8; ++e)
       state.push_back(zeroAcc());
-    store(visitTile(state, [&](Value k0, bool masked, ValueRange st) {
+    store(f.visitTile(state, [&](Value k0, bool masked, ValueRange st) {
       return block(qa, k0, masked, st);
     }));
   }
 
   SmallVector<Value> block(ArrayRef<Value> qa, Value k0, bool masked,
                            ValueRange st) {
-    loadBlock(kM, kS, D, KP, k0);
-    loadBlock(vM, vS, Dv, VP, k0);
+    loadBlock(f.keyBuf, kShared, f.headDim, kRow, k0);
+    loadBlock(f.valueBuf, vShared, f.valueDim, vRow, k0);
     gpu::BarrierOp::create(b);
-    Value t2 = mul(t, 2);
-    int64_t nTiles = Nb / 8;
+    int64_t nTiles = f.blockK / 8;
 
-    // S = Q K^T, n8 tiles of keys; s[n][i][j]: row r_i, key n*8 + 2t + j.
-    SmallVector<std::array<std::array<Value, 2>, 2>> s(nTiles);
-    SmallVector<std::array<std::array<Value, 2>, 2>> ok(nTiles);
-    Value rows[2] = {r0, r1}, rowsRead[2] = {rd0, rd1};
+    // S = Q K^T, n8 tiles of keys; s[n][i][j]: row i, key n*8 + 2t + j.
+    using Quad = std::array<std::array<Value, 2>, 2>;
+    SmallVector<Quad> s(nTiles), ok(nTiles);
     for (int64_t n = 0; n < nTiles; ++n) {
       Value c = zeroAcc();
-      Value kr = add(g, n * 8);
-      for (int64_t ks = 0; ks < D / 16; ++ks) {
-        Value b0 = vload(vec({2}, elem), kS, ValueRange{kr, add(t2, 16 * ks)},
-                         4);
-        Value b1 = vload(vec({2}, elem), kS,
-                         ValueRange{kr, add(t2, 16 * ks + 8)}, 4);
+      Value kr = f.add(g, n * 8);
+      for (int64_t ks = 0; ks < f.headDim / 16; ++ks) {
+        Value b0 = f.vectorLoad(vec({2}, elem), kShared,
+                                ValueRange{kr, f.add(t2, 16 * ks)}, kRow);
+        Value b1 = f.vectorLoad(vec({2}, elem), kShared,
+                                ValueRange{kr, f.add(t2, 16 * ks + 8)}, kRow);
         c = mma(qa[ks], stack({b0, b1}), c);
       }
       for (int64_t i = 0; i < 2; ++i)
         for (int64_t j = 0; j < 2; ++j) {
           Value x = vector::ExtractOp::create(b, c, ArrayRef<int64_t>{i, j});
-          x = fmul(x, fc(spec.scale));
-          Value key = add(k0, add(t2, n * 8 + j));
-          if (biasM)
-            x = fadd(x, biasAt(rowsRead[i], minIdx(key, Lk - 1)));
+          x = arith::MulFOp::create(b, x, f.f32Const(spec.scale));
+          Value key = f.add(k0, f.add(t2, n * 8 + j));
+          if (f.biasBuf)
+            x = arith::AddFOp::create(
+                b, x, f.loadBias({rowsRead[i]}, f.minIdx(key, f.keyLen - 1)));
           s[n][i][j] = x;
           if (masked)
-            ok[n][i][j] = allowed(rows[i], key);
+            ok[n][i][j] = f.allowed({rows[i]}, key);
         }
     }
 
     // P in place of S; rescale the accumulators (softmax).
     SmallVector<Value> next;
-    SmallVector<Value> accs(st.take_back(Dv / 8));
+    SmallVector<Value> accs(st.take_back(f.valueDim / 8));
     if (spec.softmax) {
-      Value alpha[2], sum[2];
+      std::array<Value, 2> alpha, sum;
       for (int64_t i = 0; i < 2; ++i) {
-        Value mx = fc(kNegInf);
+        Value mx = f.f32Const(kNegInf);
         for (int64_t n = 0; n < nTiles; ++n)
           for (int64_t j = 0; j < 2; ++j)
-            mx = fmax(mx, masked ? select(ok[n][i][j], s[n][i][j], fc(kNegInf))
-                                 : s[n][i][j]);
-        mx = butterflyMax(mx, 4); // the quad shares the row
-        Value m = st[i];
-        Value mNew = fmax(m, mx);
-        Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mNew,
-                                           fc(kNegInf));
-        Value mSafe = select(none, fc(0.0), mNew);
-        alpha[i] = exp(arith::SubFOp::create(b, m, mSafe));
-        sum[i] = fc(0.0);
+            mx = arith::MaximumFOp::create(
+                b, mx, f.maskedScore(s[n][i][j], ok[n][i][j]));
+        // The quad shares the row: the frame combines its maxima.
+        SoftmaxStep step = f.softmaxStep(st[i], mx);
+        alpha[i] = step.alpha;
+        sum[i] = f.f32Const(0.0);
         for (int64_t n = 0; n < nTiles; ++n)
           for (int64_t j = 0; j < 2; ++j) {
-            Value p = exp(arith::SubFOp::create(b, s[n][i][j], mSafe));
-            if (masked)
-              p = select(ok[n][i][j], p, fc(0.0));
-            s[n][i][j] = p;
-            sum[i] = fadd(sum[i], p);
+            s[n][i][j] = f.softmaxWeight(s[n][i][j], step.shift, ok[n][i][j]);
+            sum[i] = arith::AddFOp::create(b, sum[i], s[n][i][j]);
           }
-        next.push_back(mNew);
+        next.push_back(step.max);
       }
       // l stays a per-lane partial sum (alpha is uniform in the quad); the
-      // quad's partials are added once, at the end.
-      next.push_back(fadd(fmul(st[2], alpha[0]), sum[0]));
-      next.push_back(fadd(fmul(st[3], alpha[1]), sum[1]));
-      Value scaleRows = stack({pair(alpha[0], alpha[0]), pair(alpha[1], alpha[1])});
+      // quad's partials are combined once, in the epilogue.
+      for (int64_t i = 0; i < 2; ++i)
+        next.push_back(f.softmaxSum(st[2 + i], alpha[i], sum[i]));
+      Value scaleRows =
+          stack({pair(alpha[0], alpha[0]), pair(alpha[1], alpha[1])});
       for (Value &a : accs)
-        a = fmul(a, scaleRows);
+        a = arith::MulFOp::create(b, a, scaleRows);
     } else {
       for (int64_t n = 0; n < nTiles; ++n)
         for (int64_t i = 0; i < 2; ++i)
-          for (int64_t j = 0; j < 2; ++j) {
-            Value p = fmul(applyPointwiseFn(b, spec.fn, s[n][i][j]),
-                           fc(spec.lengthFactor));
-            if (masked)
-              p = select(ok[n][i][j], p, fc(0.0));
-            s[n][i][j] = p;
-          }
+          for (int64_t j = 0; j < 2; ++j)
+            s[n][i][j] = f.pointwiseWeight(s[n][i][j], ok[n][i][j]);
     }
 
     // O += P V: the C fragments of key tiles 2kk and 2kk+1 are the A
     // fragment of the k16 step kk.
     SmallVector<Value> pa;
-    for (int64_t kk = 0; kk < Nb / 16; ++kk) {
+    for (int64_t kk = 0; kk < f.blockK / 16; ++kk) {
       auto half = [&](int64_t n, int64_t i) {
-        return fromF32(pair(s[n][i][0], s[n][i][1]), elem);
+        return f.fromF32(pair(s[n][i][0], s[n][i][1]), elem);
       };
       pa.push_back(stack({half(2 * kk, 0), half(2 * kk, 1),
                           half(2 * kk + 1, 0), half(2 * kk + 1, 1)}));
     }
-    for (int64_t e = 0; e < Dv / 8; ++e) {
-      Value col = add(g, e * 8);
-      for (int64_t kk = 0; kk < Nb / 16; ++kk) {
+    for (int64_t e = 0; e < f.valueDim / 8; ++e) {
+      Value col = f.add(g, e * 8);
+      for (int64_t kk = 0; kk < f.blockK / 16; ++kk) {
         auto at = [&](int64_t off) {
           return memref::LoadOp::create(
-              b, vS, ValueRange{add(t2, 16 * kk + off), col});
+              b, vShared, ValueRange{f.add(t2, 16 * kk + off), col});
         };
         Value bv = stack({pair(at(0), at(1)), pair(at(8), at(9))});
         accs[e] = mma(pa[kk], bv, accs[e]);
@@ -824,49 +542,36 @@ struct MmaGen : GpuGen {
   }
 
   void store(ValueRange st) {
-    Value inv[2] = {fc(1.0), fc(1.0)};
-    if (spec.softmax)
-      for (int64_t i = 0; i < 2; ++i) {
-        Value l = butterflySum(st[2 + i], 4);
-        Value positive =
-            arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l, fc(0.0));
-        inv[i] = select(positive, arith::DivFOp::create(b, fc(1.0), l),
-                        fc(0.0));
-      }
-    ValueRange accs = st.take_back(Dv / 8);
-    Type oElem = elementOf(outM);
-    Value rows[2] = {r0, r1}, rowsRead[2] = {rd0, rd1};
-    Value t2 = mul(t, 2);
-    for (int64_t i = 0; i < 2; ++i)
-      for (int64_t e = 0; e < Dv / 8; ++e) {
+    ValueRange accs = st.take_back(f.valueDim / 8);
+    for (int64_t i = 0; i < 2; ++i) {
+      Value inv = f.rowFactor(spec.softmax ? st[2 + i] : Value());
+      Value invPair = vector::BroadcastOp::create(b, vec({2}, f.f32), inv);
+      for (int64_t e = 0; e < f.valueDim / 8; ++e) {
         Value o = vector::ExtractOp::create(b, accs[e], ArrayRef<int64_t>{i});
-        o = fmul(o, vector::BroadcastOp::create(b, vec({2}, f32), inv[i]));
-        Value col = add(t2, e * 8);
-        if (gateM) {
-          Type ge = elementOf(gateM);
-          o = fmul(o, toF32(vload(vec({2}, ge), gateM,
-                                  ValueRange{bIdx, h, rowsRead[i], col},
-                                  alignmentOf(ge, 2, Dv))));
-        }
-        Value out = fromF32(o, oElem);
-        ifThen(lt(rows[i], Lq), [&] {
-          vstore(out, outM, ValueRange{bIdx, h, rows[i], col},
-                 alignmentOf(oElem, 2, Dv));
-        });
+        o = arith::MulFOp::create(b, o, invPair);
+        Value col = f.add(t2, e * 8);
+        o = f.applyGate(o, rowsRead[i], col);
+        f.ifThen(f.lt(rows[i], f.queryLen),
+                 [&] { f.storeOutput(o, rows[i], col); });
       }
+    }
   }
 };
 
 } // namespace
 
 Value mlir::attn::buildGpuKernel(ImplicitLocOpBuilder &b,
-                                 const TileKernelSpec &spec,
+                                 const KernelSpec &spec,
                                  const GpuKernelPlan &plan,
                                  const BlockLayout &layout) {
   if (plan.kind == GpuKernelPlan::Kind::Mma) {
-    MmaGen gen(b, spec, plan, layout);
-    return gen.build();
+    GpuTarget quad(/*keyPartitions=*/4);
+    KernelFrame frame(b, spec, layout, quad);
+    return MmaGen(frame, plan).build();
   }
-  SimtGen gen(b, spec, plan, layout);
-  return gen.build();
+  // The threads of a SIMT row split D, not the keys: each holds whole
+  // scores.
+  GpuTarget row(/*keyPartitions=*/1);
+  KernelFrame frame(b, spec, layout, row);
+  return SimtGen(frame, plan).build();
 }

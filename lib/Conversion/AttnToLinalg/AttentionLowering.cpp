@@ -29,68 +29,17 @@ Value mlir::attn::mergeHeads(TensorBuilder &tb, Value v) {
       tb.b, v, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
 }
 
-Value mlir::attn::toF32Tensor(TensorBuilder &tb, Value v) {
-  if (cast<RankedTensorType>(v.getType()).getElementType() == tb.f32)
-    return v;
-  return tb.elementwise(shapeOf(v), {v},
-                        [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                          return tb.toF32(bb, a[0]);
-                        });
-}
-
-Value mlir::attn::fromF32Tensor(TensorBuilder &tb, Value v, Type elementType) {
-  if (elementType == tb.f32)
-    return v;
-  return tb.elementwise(
-      shapeOf(v), {v},
-      [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-        return arith::TruncFOp::create(bb, elementType, a[0]);
-      },
-      elementType);
-}
-
-/// Maps of a reduction over the last dimension of a rank-`rank` tensor
-/// broadcast back over it: identity and "all but last".
-static std::pair<AffineMap, AffineMap> rowMaps(TensorBuilder &tb,
-                                               int64_t rank) {
-  SmallVector<int64_t> all, outer;
-  for (int64_t d = 0; d < rank; ++d) {
-    all.push_back(d);
-    if (d + 1 < rank)
-      outer.push_back(d);
-  }
-  return {tb.map(rank, all), tb.map(rank, outer)};
-}
-
-Value mlir::attn::layerNorm(TensorBuilder &tb, Value x, double eps) {
-  ArrayRef<int64_t> shape = shapeOf(x);
-  int64_t rank = shape.size();
-  double n = static_cast<double>(shape.back());
-  auto [id, outer] = rowMaps(tb, rank);
-  std::string iters(rank - 1, 'p');
-  Value sum = tb.reduceLast(x, 0.0, [&](ImplicitLocOpBuilder &bb,
-                                         ValueRange a) {
-    return tb.add(bb, a[1], tb.toF32(bb, a[0]));
-  });
-  Value mean = tb.elementwise(shape.drop_back(), {sum},
-                              [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                                return tb.mul(bb, a[0], tb.f32Const(1.0 / n));
-                              });
-  Value sq = tb.generic(
-      {x, mean}, {id, outer}, tb.filled(shape.drop_back(), 0.0), outer,
-      iters + "r", [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-        Value c = arith::SubFOp::create(bb, tb.toF32(bb, a[0]), a[1]);
-        return tb.fma(bb, c, c, a[2]);
-      });
-  return tb.generic(
-      {x, mean, sq}, {id, outer, outer}, tb.empty(shape), id, iters + "p",
-      [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-        Value c = arith::SubFOp::create(bb, tb.toF32(bb, a[0]), a[1]);
-        Value var = arith::MulFOp::create(bb, a[2], tb.f32Const(1.0 / n));
-        Value inv = math::RsqrtOp::create(
-            bb, arith::AddFOp::create(bb, var, tb.f32Const(eps)));
-        return arith::MulFOp::create(bb, c, inv);
-      });
+Value mlir::attn::biasAt5(ImplicitLocOpBuilder &b, Value bias, int64_t group,
+                          ValueRange idx) {
+  Value head = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, idx[1], arith::ConstantIndexOp::create(b, group)),
+      idx[2]);
+  Value v = tensor::ExtractOp::create(
+      b, bias,
+      biasIndices(shapeOf(bias), arith::ConstantIndexOp::create(b, 0), idx[0],
+                  head, idx[3], idx[4]));
+  Type f32 = b.getF32Type();
+  return v.getType() == f32 ? v : arith::ExtFOp::create(b, f32, v);
 }
 
 Value mlir::attn::featureMap(TensorBuilder &tb, Value x, KernelAttr kernel,
@@ -164,7 +113,7 @@ Value mlir::attn::featureMap(TensorBuilder &tb, Value x, KernelAttr kernel,
         return tb.fma(bb, v, arith::MulFOp::create(bb, v, tb.f32Const(0.5)),
                       a[1]);
       });
-  auto [id, outer] = rowMaps(tb, rank);
+  auto [id, outer] = tb.rowMaps(rank);
   Value invSqrtM = tb.f32Const(1.0 / std::sqrt(static_cast<double>(m)));
   return tb.generic({proj, halfSq}, {id, outer}, tb.empty(outShape), id,
                     std::string(rank, 'p'),
@@ -193,51 +142,6 @@ Value mlir::attn::applyValues5(TensorBuilder &tb, Value p, Value value) {
                      tb.map(6, {0, 1, 4, 5}),
                      {ps[0], ps[1], ps[2], ps[3], vs[3]},
                      tb.map(6, {0, 1, 2, 3, 5}), "pppprp");
-}
-
-/// A float constant shaped like `like` (a splat for vectors).
-static Value floatLike(ImplicitLocOpBuilder &b, Value like, double v) {
-  Type t = like.getType();
-  if (auto vec = dyn_cast<VectorType>(t))
-    return arith::ConstantOp::create(
-        b, DenseElementsAttr::get(vec, b.getFloatAttr(vec.getElementType(), v)));
-  return arith::ConstantOp::create(b, b.getFloatAttr(t, v));
-}
-
-Value mlir::attn::applyPointwiseFn(ImplicitLocOpBuilder &b, PointwiseFn fn,
-                                   Value x) {
-  auto cst = [&](double v) { return floatLike(b, x, v); };
-  Value zero = cst(0.0), one = cst(1.0);
-  switch (fn) {
-  case PointwiseFn::relu:
-    return arith::MaximumFOp::create(b, x, zero);
-  case PointwiseFn::relu2: {
-    Value r = arith::MaximumFOp::create(b, x, zero);
-    return arith::MulFOp::create(b, r, r);
-  }
-  case PointwiseFn::gelu: {
-    Value t = math::ErfOp::create(b, arith::MulFOp::create(b, x, cst(M_SQRT1_2)));
-    Value half = arith::MulFOp::create(b, x, cst(0.5));
-    return arith::MulFOp::create(b, half, arith::AddFOp::create(b, t, one));
-  }
-  case PointwiseFn::softplus: {
-    // max(x, 0) + log1p(exp(-|x|)), stable for large |x|.
-    Value negAbs = arith::NegFOp::create(b, math::AbsFOp::create(b, x));
-    Value tail = math::Log1pOp::create(b, math::ExpOp::create(b, negAbs));
-    return arith::AddFOp::create(b, arith::MaximumFOp::create(b, x, zero),
-                                 tail);
-  }
-  case PointwiseFn::identity:
-    return x;
-  case PointwiseFn::relu6:
-    return arith::MinimumFOp::create(b, arith::MaximumFOp::create(b, x, zero),
-                                     cst(6.0));
-  case PointwiseFn::sigmoid: {
-    Value e = math::ExpOp::create(b, arith::NegFOp::create(b, x));
-    return arith::DivFOp::create(b, one, arith::AddFOp::create(b, one, e));
-  }
-  }
-  llvm_unreachable("unknown pointwise function");
 }
 
 namespace {
@@ -319,7 +223,7 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec) {
   if (pointwise)
     return masked;
 
-  auto [id, outer] = rowMaps(tb, 5);
+  auto [id, outer] = tb.rowMaps(5);
   if (kernel)
     return divideRows(tb, masked, tb.rowSum(masked),
                       kernel.getEps().convertToDouble());
@@ -350,7 +254,7 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec) {
 Value mlir::attn::divideRows(TensorBuilder &tb, Value num, Value den,
                              double eps) {
   int64_t rank = shapeOf(num).size();
-  auto [id, outer] = rowMaps(tb, rank);
+  auto [id, outer] = tb.rowMaps(rank);
   return tb.generic({num, den}, {id, outer}, tb.empty(shapeOf(num)), id,
                     std::string(rank, 'p'),
                     [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {

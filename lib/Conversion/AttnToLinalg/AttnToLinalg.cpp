@@ -54,22 +54,10 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
       spec.keySegments = op.getEffectiveKeySegments();
     }
     if (Value bias = op.getBias()) {
-      ArrayRef<int64_t> bs = shapeOf(bias);
-      bool bcastBatch = bs[0] != d.batch, bcastHead = bs[1] != d.queryHeads;
       int64_t group = d.groupSize();
-      spec.bias = [bias, bcastBatch, bcastHead, group,
-                   &tb](ImplicitLocOpBuilder &bb, ValueRange idx) -> Value {
-        Value zero = arith::ConstantIndexOp::create(bb, 0);
-        Value head = arith::AddIOp::create(
-            bb,
-            arith::MulIOp::create(bb, idx[1],
-                                  arith::ConstantIndexOp::create(bb, group)),
-            idx[2]);
-        Value v = tensor::ExtractOp::create(
-            bb, bias,
-            ValueRange{bcastBatch ? zero : idx[0], bcastHead ? zero : head,
-                       idx[3], idx[4]});
-        return tb.toF32(bb, v);
+      spec.bias = [bias, group](ImplicitLocOpBuilder &bb,
+                                ValueRange idx) -> Value {
+        return biasAt5(bb, bias, group, idx);
       };
     }
 

@@ -82,19 +82,11 @@ struct ScoresLowering : InternalLowering<ScoresOp> {
             Value x = arith::MulFOp::create(bb, a[0], tb.f32Const(scale));
             if (!bias)
               return x;
-            ArrayRef<int64_t> bs = shapeOf(bias);
-            Value zero = tb.index(0);
             SmallVector<Value> idx;
             for (int64_t d = 0; d < 5; ++d)
               idx.push_back(linalg::IndexOp::create(bb, d));
-            Value head = arith::AddIOp::create(
-                bb, arith::MulIOp::create(bb, idx[1], tb.index(group)),
-                idx[2]);
-            Value v = tensor::ExtractOp::create(
-                bb, bias,
-                ValueRange{bs[0] == 1 ? zero : idx[0],
-                           bs[1] == 1 ? zero : head, idx[3], idx[4]});
-            return arith::AddFOp::create(bb, x, tb.toF32(bb, v)).getResult();
+            Value v = biasAt5(bb, bias, group, idx);
+            return arith::AddFOp::create(bb, x, v).getResult();
           });
     }
     return {mergeHeads(tb, s)};

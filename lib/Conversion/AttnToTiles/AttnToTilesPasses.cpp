@@ -1,4 +1,9 @@
-//===- AttnToTilesPasses.cpp - attn-lower-pointwise and attn-flash --------===//
+//===- AttnToTilesPasses.cpp - attn-flash, attn-lower-pointwise, sparse ---===//
+//
+// The pass drivers of the CPU tile kernel: which ops each pass takes, the
+// tile sizes (target model and options), the block layout, the remark.
+//
+//===----------------------------------------------------------------------===//
 
 #include "attn-opt/Conversion/AttnToTiles/TileKernel.h"
 #include "attn-opt/Conversion/Passes.h"
@@ -12,8 +17,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 
-#include <cmath>
-
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNLOWERPOINTWISE
 #define GEN_PASS_DEF_ATTNFLASH
@@ -23,6 +26,19 @@ namespace mlir::attn {
 
 using namespace mlir;
 using namespace mlir::attn;
+
+/// The target of the pass's `vector-width` and `vector-registers` options;
+/// reports on `root` and fails for widths the kernels do not support.
+static FailureOr<TargetModel> targetOf(Operation *root, StringRef pass,
+                                       int64_t lanes, int64_t registers) {
+  std::optional<TargetModel> target = TargetModel::get(lanes, registers);
+  if (!target)
+    return root->emitError()
+           << pass << ": vector-width (" << lanes
+           << ") must be 4, 8, 16 or 32 and vector-registers (" << registers
+           << ") 0 or at least 8";
+  return *target;
+}
 
 /// Tile sizes from the model, with the pass's overrides checked.
 static FailureOr<TileSizes> chooseTiles(Operation *op, const TargetModel &t,
@@ -56,18 +72,6 @@ static FailureOr<TileSizes> chooseTiles(Operation *op, const TargetModel &t,
   return s;
 }
 
-/// Replaces `op` by the tile kernel with `layout` (whose blocks are the
-/// kernel's tiles).
-static void emitKernel(Operation *op, const TileKernelSpec &spec,
-                       const TargetModel &target, const TileSizes &tiles,
-                       const BlockLayout &layout) {
-  IRRewriter rewriter(op->getContext());
-  rewriter.setInsertionPoint(op);
-  ImplicitLocOpBuilder b(op->getLoc(), rewriter);
-  Value result = buildTileKernel(b, spec, target, tiles, layout);
-  rewriter.replaceOp(op, result);
-}
-
 static InFlightDiagnostic &describeLayout(InFlightDiagnostic &&diag,
                                           const BlockLayout &layout,
                                           int64_t lanes) {
@@ -78,67 +82,58 @@ static InFlightDiagnostic &describeLayout(InFlightDiagnostic &&diag,
               << " full)";
 }
 
-/// Lowers attn.attention or attn.block_sparse_attention to the tile kernel.
-template <typename OpTy>
-static LogicalResult lowerToTiles(OpTy op, int64_t vectorWidth,
+/// Replaces `op` by the tile kernel. With a `layout` attribute, its blocks
+/// are the kernel's tiles; otherwise the options' (or the model's).
+static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
                                   int64_t queryTile, int64_t keyBlock,
                                   StringRef pass) {
-  TargetModel target = TargetModel::forLanes(vectorWidth);
-  TileKernelSpec spec = kernelSpecOf(op);
-  std::optional<BlockLayout> given;
-  if constexpr (std::is_same_v<OpTy, BlockSparseAttentionOp>) {
-    given = op.getLayout().getLayout();
-    queryTile = given->getBlockQ();
-    keyBlock = given->getBlockK();
+  KernelSpec spec = KernelSpec::get(op);
+  if (BlockLayoutAttr given = op.getLayoutAttr()) {
+    queryTile = given.getBlockQ();
+    keyBlock = given.getBlockK();
   }
   FailureOr<TileSizes> tiles = chooseTiles(op, target, spec.dims.valueDim,
                                            queryTile, keyBlock, pass);
   if (failed(tiles))
     return failure();
   BlockLayout layout =
-      given ? *given
-            : BlockLayout::compute(spec.mask, tiles->queryTile(target),
-                                   tiles->keyBlock);
+      op.getBlockLayout(tiles->queryTile(target), tiles->keyBlock);
   describeLayout(op.emitRemark() << pass << ": ", layout, target.lanes);
-  emitKernel(op, spec, target, *tiles, layout);
+  IRRewriter rewriter(op->getContext());
+  rewriter.setInsertionPoint(op);
+  ImplicitLocOpBuilder b(op->getLoc(), rewriter);
+  Value result = buildTileKernel(b, spec, target, *tiles, layout);
+  rewriter.replaceOp(op, result);
+  return success();
+}
+
+/// Lowers every attn.attention whose normalizer is `NormalizerT`.
+template <typename NormalizerT>
+static LogicalResult lowerAll(Operation *root, int64_t lanes,
+                              int64_t registers, int64_t queryTile,
+                              int64_t keyBlock, StringRef pass) {
+  FailureOr<TargetModel> target = targetOf(root, pass, lanes, registers);
+  if (failed(target))
+    return failure();
+  SmallVector<AttentionOp> ops;
+  root->walk([&](AttentionOp op) {
+    if (isa<NormalizerT>(op.getNormalizer()))
+      ops.push_back(op);
+  });
+  for (AttentionOp op : ops)
+    if (failed(lowerToTiles(op, *target, queryTile, keyBlock, pass)))
+      return failure();
   return success();
 }
 
 namespace {
-/// Lowers every attention-like op whose normalizer is `NormalizerT`.
-template <typename NormalizerT>
-static LogicalResult lowerAll(Operation *root, int64_t vectorWidth,
-                              int64_t queryTile, int64_t keyBlock,
-                              StringRef pass) {
-  SmallVector<Operation *> ops;
-  root->walk([&](Operation *op) {
-    if (auto a = dyn_cast<AttentionOp>(op)) {
-      if (isa<NormalizerT>(a.getNormalizer()))
-        ops.push_back(op);
-    } else if (auto s = dyn_cast<BlockSparseAttentionOp>(op)) {
-      if (isa<NormalizerT>(s.getNormalizer()))
-        ops.push_back(op);
-    }
-  });
-  for (Operation *op : ops) {
-    LogicalResult r =
-        isa<AttentionOp>(op)
-            ? lowerToTiles(cast<AttentionOp>(op), vectorWidth, queryTile,
-                           keyBlock, pass)
-            : lowerToTiles(cast<BlockSparseAttentionOp>(op), vectorWidth,
-                           queryTile, keyBlock, pass);
-    if (failed(r))
-      return failure();
-  }
-  return success();
-}
-
 struct LowerPointwisePass
     : public attn::impl::AttnLowerPointwiseBase<LowerPointwisePass> {
   using Base::Base;
   void runOnOperation() override {
-    if (failed(lowerAll<PointwiseAttr>(getOperation(), vectorWidth, queryTile,
-                                       keyBlock, getArgument())))
+    if (failed(lowerAll<PointwiseAttr>(getOperation(), vectorWidth,
+                                       vectorRegisters, queryTile, keyBlock,
+                                       getArgument())))
       signalPassFailure();
   }
 };
@@ -146,8 +141,9 @@ struct LowerPointwisePass
 struct FlashPass : public attn::impl::AttnFlashBase<FlashPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (failed(lowerAll<SoftmaxAttr>(getOperation(), vectorWidth, queryTile,
-                                     keyBlock, getArgument())))
+    if (failed(lowerAll<SoftmaxAttr>(getOperation(), vectorWidth,
+                                     vectorRegisters, queryTile, keyBlock,
+                                     getArgument())))
       signalPassFailure();
   }
 };
@@ -156,39 +152,40 @@ struct BlockSparsePass
     : public attn::impl::AttnBlockSparseBase<BlockSparsePass> {
   using Base::Base;
   void runOnOperation() override {
+    FailureOr<TargetModel> target =
+        targetOf(getOperation(), getArgument(), vectorWidth, vectorRegisters);
+    if (failed(target))
+      return signalPassFailure();
     SmallVector<AttentionOp> ops;
     getOperation()->walk([&](AttentionOp op) {
-      if (op.getPatternAttr() && !isa<KernelAttr>(op.getNormalizer()))
+      if (op.getPatternAttr() && KernelSpec::applies(op))
         ops.push_back(op);
     });
-    TargetModel target = TargetModel::forLanes(vectorWidth);
     for (AttentionOp op : ops) {
-      TileKernelSpec spec = kernelSpecOf(op);
-      FailureOr<TileSizes> tiles = chooseTiles(
-          op, target, spec.dims.valueDim, blockQ, blockK, getArgument());
+      FailureOr<TileSizes> tiles =
+          chooseTiles(op, *target, op.getDims().valueDim, blockQ, blockK,
+                      getArgument());
       if (failed(tiles))
         return signalPassFailure();
-      BlockLayout layout = BlockLayout::compute(
-          spec.mask, tiles->queryTile(target), tiles->keyBlock);
+      BlockLayout layout =
+          op.getBlockLayout(tiles->queryTile(*target), tiles->keyBlock);
       if (layout.countVisited() == layout.countBlocks() &&
-          !spec.segmentsBound) {
+          !op.isSegmentBound()) {
         op.emitRemark() << getArgument()
                         << ": no empty blocks; left for the dense kernels";
         continue;
       }
       describeLayout(op.emitRemark() << getArgument() << ": ", layout,
-                     target.lanes);
+                     target->lanes);
+      op.setLayoutAttr(BlockLayoutAttr::get(&getContext(), layout));
+      if (!kernels)
+        continue;
       IRRewriter rewriter(&getContext());
       rewriter.setInsertionPoint(op);
-      auto sparse = BlockSparseAttentionOp::create(
-          rewriter, op.getLoc(), op.getType(), op.getQuery(), op.getKey(),
-          op.getValue(), op.getBias(), op.getGate(), op.getQuerySegments(),
-          op.getKeySegments(), op.getProjection(), op.getNormalizer(),
-          op.getPatternAttr(), op.getScaleAttr(), op.getQkNormEpsAttr(),
-          BlockLayoutAttr::get(&getContext(), layout));
-      rewriter.replaceOp(op, sparse.getResult());
-      if (kernels)
-        emitKernel(sparse, kernelSpecOf(sparse), target, *tiles, layout);
+      ImplicitLocOpBuilder b(op->getLoc(), rewriter);
+      Value result =
+          buildTileKernel(b, KernelSpec::get(op), *target, *tiles, layout);
+      rewriter.replaceOp(op, result);
     }
   }
 };

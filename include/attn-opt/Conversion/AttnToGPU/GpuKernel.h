@@ -1,8 +1,9 @@
 //===- GpuKernel.h - Fused attention kernels for NVIDIA GPUs ----*- C++ -*-===//
 //
-// The code generator behind convert-attn-to-gpu. For one softmax or
-// pointwise attention (any mask pattern, GQA/MQA, bias, gate, segments) it
-// emits one `gpu.launch`:
+// The GPU targets of the fused-kernel frame (attn-opt/Conversion/AttnKernel/
+// KernelFrame.h), behind convert-attn-to-gpu. For one softmax or pointwise
+// attention (any mask pattern, GQA/MQA, bias, gate, segments) they emit one
+// `gpu.launch`:
 //
 //   grid    (query tiles, query heads, batch), heaviest (last) tiles first
 //   block   `threads` threads; K/V blocks of `blockK` keys staged in shared
@@ -12,7 +13,8 @@
 //           through the mask library's IR emitter, empty blocks never
 //           visited; segment-bound masks skip blocks at run time
 //
-// Two kernels share that frame:
+// The walk over the layout, masks, bias, the online softmax, pointwise
+// weights and the epilogue are the frame's. Two kernels fill it:
 //
 //   SIMT   every element type, f32 arithmetic. `rowThreads` adjacent threads
 //          own one query row (each a slice of D and Dv in registers); a
@@ -22,7 +24,8 @@
 //          S = Q K^T and O += P V are nvgpu.mma.sync m16n8k16 with f32
 //          accumulators; P is rebuilt from the S accumulators in registers
 //          (the C layout of two n8 tiles is the A layout of one k16 step);
-//          row statistics are reduced across the four lanes of a quad.
+//          row statistics are reduced across the four lanes of a quad (the
+//          frame's row combination).
 //
 // The same IR runs on the CPU through attn-emulate-gpu (one OS thread per
 // GPU thread), which is how the kernels are checked numerically on machines
@@ -33,10 +36,7 @@
 #ifndef ATTN_CONVERSION_ATTNTOGPU_GPUKERNEL_H
 #define ATTN_CONVERSION_ATTNTOGPU_GPUKERNEL_H
 
-#include "attn-opt/Analysis/BlockLayout.h"
-#include "attn-opt/Conversion/AttnToTiles/TileKernel.h"
-
-#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "attn-opt/Conversion/AttnKernel/KernelSpec.h"
 
 #include <string>
 
@@ -56,7 +56,7 @@ struct GpuKernelPlan {
 };
 
 /// Static shared memory a kernel with `plan` needs (K and V blocks).
-int64_t gpuKernelSharedBytes(const TileKernelSpec &spec,
+int64_t gpuKernelSharedBytes(const KernelSpec &spec,
                              const GpuKernelPlan &plan);
 
 /// Static shared memory per block without opting in (48 KiB on every chip).
@@ -64,12 +64,12 @@ constexpr int64_t kGpuStaticSharedLimit = 48 * 1024;
 
 /// Chooses the kernel and its sizes. `tensorCores` allows the MMA kernel;
 /// `blockK` > 0 forces the key block (a multiple of 16).
-GpuKernelPlan planGpuKernel(const TileKernelSpec &spec, bool tensorCores,
+GpuKernelPlan planGpuKernel(const KernelSpec &spec, bool tensorCores,
                             int64_t blockK);
 
 /// Emits the kernel at `b` and returns the result tensor. `layout` must have
 /// blocks of (plan.blockQ, plan.blockK).
-Value buildGpuKernel(ImplicitLocOpBuilder &b, const TileKernelSpec &spec,
+Value buildGpuKernel(ImplicitLocOpBuilder &b, const KernelSpec &spec,
                      const GpuKernelPlan &plan, const BlockLayout &layout);
 
 } // namespace mlir::attn

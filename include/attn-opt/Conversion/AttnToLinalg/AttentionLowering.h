@@ -13,7 +13,7 @@
 #ifndef ATTN_CONVERSION_ATTNTOLINALG_ATTENTIONLOWERING_H
 #define ATTN_CONVERSION_ATTNTOLINALG_ATTENTIONLOWERING_H
 
-#include "attn-opt/Conversion/AttnToLinalg/TensorBuilder.h"
+#include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
 
 #include "attn-opt/Analysis/MaskPattern.h"
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
@@ -27,9 +27,6 @@ Value splitHeads(TensorBuilder &tb, Value v, int64_t kvHeads);
 /// `B x Hkv x G x L x X` to `B x Hq x L x X`.
 Value mergeHeads(TensorBuilder &tb, Value v);
 
-/// Layer normalization of the last dimension, `(x - mean) / sqrt(var +
-/// eps)`, to f32.
-Value layerNorm(TensorBuilder &tb, Value x, double eps);
 
 /// The feature map of `kernel` applied to the rows of `x` (last dimension D)
 /// after multiplying them by `inputScale`; the FAVOR+ projection comes from
@@ -42,6 +39,11 @@ Value scores5(TensorBuilder &tb, Value q5, Value key);
 
 /// `O[b,k,g,i,e] = sum_j p[b,k,g,i,j] * value[b,k,j,e]` in f32.
 Value applyValues5(TensorBuilder &tb, Value p, Value value);
+
+/// The bias element (as f32) of the 5-D score indices `(b, kvHead, g, i, j)`
+/// of attention with `group` query heads per key/value head.
+Value biasAt5(ImplicitLocOpBuilder &b, Value bias, int64_t group,
+              ValueRange idx);
 
 /// What turns raw scores into weights.
 struct WeightSpec {
@@ -82,13 +84,7 @@ Value finishHeads(TensorBuilder &tb, Value o, Type elementType);
 Value attend(TensorBuilder &tb, Value s, const WeightSpec &spec, Value value,
              Type elementType);
 
-/// h(x) of pointwise attention on an f32 scalar or vector.
-Value applyPointwiseFn(ImplicitLocOpBuilder &b, PointwiseFn fn, Value x);
 
-/// Extends a float tensor to f32 (a no-op for f32).
-Value toF32Tensor(TensorBuilder &tb, Value v);
-/// Truncates an f32 tensor to `elementType` (a no-op for f32).
-Value fromF32Tensor(TensorBuilder &tb, Value v, Type elementType);
 
 /// Lowers attn.lsh_attention (LshLowering.cpp).
 FailureOr<Value> lowerLshAttention(ImplicitLocOpBuilder &b, LshAttentionOp op);

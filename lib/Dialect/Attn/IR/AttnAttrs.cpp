@@ -4,7 +4,7 @@
 #include "attn-opt/Dialect/Attn/IR/AttnDialect.h"
 
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/TypeSwitch.h" // the generated attribute printer
 #include "llvm/Support/Format.h"
 
 #include <cmath>
@@ -230,32 +230,6 @@ LogicalResult PerHeadAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 LogicalResult
-CausalAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
-                          const PatternShape &shape) const {
-  return success();
-}
-LogicalResult
-WindowAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
-                          const PatternShape &shape) const {
-  return success();
-}
-LogicalResult
-DilatedAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
-                           const PatternShape &shape) const {
-  return success();
-}
-LogicalResult
-StridedAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
-                           const PatternShape &shape) const {
-  return success();
-}
-LogicalResult
-FixedAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
-                         const PatternShape &shape) const {
-  return success();
-}
-
-LogicalResult
 GlobalAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
                           const PatternShape &shape) const {
   for (int64_t t : getTokens())
@@ -301,39 +275,6 @@ SegmentsAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
                           "(segments(...))";
   return success();
 }
-bool SegmentsAttr::usesSegments() const { return true; }
-
-static LogicalResult
-verifyEach(ArrayRef<MaskPatternAttrInterface> patterns,
-           function_ref<InFlightDiagnostic()> emitError,
-           const PatternShape &shape) {
-  for (MaskPatternAttrInterface p : patterns)
-    if (failed(p.verifyPattern(emitError, shape)))
-      return failure();
-  return success();
-}
-
-static bool anyUsesSegments(ArrayRef<MaskPatternAttrInterface> patterns) {
-  return llvm::any_of(patterns, [](MaskPatternAttrInterface p) {
-    return p.usesSegments();
-  });
-}
-
-LogicalResult
-UnionAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
-                         const PatternShape &shape) const {
-  return verifyEach(getPatterns(), emitError, shape);
-}
-bool UnionAttr::usesSegments() const { return anyUsesSegments(getPatterns()); }
-
-LogicalResult
-IntersectAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
-                             const PatternShape &shape) const {
-  return verifyEach(getPatterns(), emitError, shape);
-}
-bool IntersectAttr::usesSegments() const {
-  return anyUsesSegments(getPatterns());
-}
 
 LogicalResult
 PerHeadAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
@@ -342,14 +283,56 @@ PerHeadAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "per_head has " << getPatterns().size()
                        << " patterns but there are " << shape.numHeads
                        << " query heads";
-  return verifyEach(getPatterns(), emitError, shape);
-}
-bool PerHeadAttr::usesSegments() const {
-  return anyUsesSegments(getPatterns());
+  for (MaskPatternAttrInterface p : getPatterns())
+    if (failed(p.verifyPattern(emitError, shape)))
+      return failure();
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
-// Bridge to the mask library
+// Mask patterns: what passes ask of them
+//===----------------------------------------------------------------------===//
+
+bool SegmentsAttr::usesSegments() const { return true; }
+bool SegmentsAttr::isSegmentBound() const { return true; }
+
+bool IntersectAttr::isSegmentBound() const {
+  // Every key of the intersection is allowed by each part.
+  return llvm::any_of(getPatterns(), [](MaskPatternAttrInterface p) {
+    return p.isSegmentBound();
+  });
+}
+
+std::optional<LinearMaskForm> CausalAttr::getLinearForm() const {
+  return LinearMaskForm{/*causal=*/true, /*segments=*/false};
+}
+std::optional<LinearMaskForm> SegmentsAttr::getLinearForm() const {
+  return LinearMaskForm{/*causal=*/false, /*segments=*/true};
+}
+std::optional<LinearMaskForm> IntersectAttr::getLinearForm() const {
+  LinearMaskForm form;
+  for (MaskPatternAttrInterface p : getPatterns()) {
+    std::optional<LinearMaskForm> part = p.getLinearForm();
+    if (!part)
+      return std::nullopt;
+    form.causal |= part->causal;
+    form.segments |= part->segments;
+  }
+  return form;
+}
+
+ArrayRef<MaskPatternAttrInterface> UnionAttr::getSubPatterns() const {
+  return getPatterns();
+}
+ArrayRef<MaskPatternAttrInterface> IntersectAttr::getSubPatterns() const {
+  return getPatterns();
+}
+ArrayRef<MaskPatternAttrInterface> PerHeadAttr::getSubPatterns() const {
+  return getPatterns();
+}
+
+//===----------------------------------------------------------------------===//
+// Mask patterns: nodes of the mask library
 //===----------------------------------------------------------------------===//
 
 static std::vector<mask::Node>
@@ -357,60 +340,60 @@ buildChildren(ArrayRef<MaskPatternAttrInterface> patterns,
               const PatternShape &shape) {
   std::vector<mask::Node> children;
   for (MaskPatternAttrInterface p : patterns)
-    children.push_back(buildMaskNode(p, shape));
+    children.push_back(p.buildMaskNode(shape));
   return children;
 }
 
-mask::Node mlir::attn::buildMaskNode(MaskPatternAttrInterface pattern,
-                                     const PatternShape &shape) {
-  using mask::Node;
-  return llvm::TypeSwitch<Attribute, Node>(pattern)
-      .Case([](CausalAttr) { return Node::causal(); })
-      .Case([](WindowAttr a) {
-        return Node::window(a.getBefore(), a.getAfter());
-      })
-      .Case([](DilatedAttr a) {
-        return Node::dilated(a.getBefore(), a.getAfter(), a.getDilation());
-      })
-      .Case([](GlobalAttr a) {
-        return Node::global(
-            std::vector<int64_t>(a.getTokens().begin(), a.getTokens().end()));
-      })
-      .Case([](StridedAttr a) { return Node::strided(a.getStride()); })
-      .Case([](FixedAttr a) { return Node::fixed(a.getStride(), a.getC()); })
-      .Case([&](RandomAttr a) {
-        return Node::random(a.getBlocks(), a.getBlockSize(), a.getSeed(),
-                            ceilDiv(shape.queryLen, a.getBlockSize()),
-                            ceilDiv(shape.keyLen, a.getBlockSize()));
-      })
-      .Case([](BlockAttr a) {
-        int64_t rows = a.getLayout().size();
-        int64_t cols = a.getLayout().front().size();
-        std::vector<uint8_t> table;
-        table.reserve(rows * cols);
-        for (StringAttr row : a.getLayout())
-          for (char ch : row.getValue())
-            table.push_back(ch == '1');
-        return Node::blockTable(a.getSize(), rows, cols, std::move(table));
-      })
-      .Case([](SegmentsAttr) { return Node::segments(); })
-      .Case([&](UnionAttr a) {
-        return Node::unite(buildChildren(a.getPatterns(), shape));
-      })
-      .Case([&](IntersectAttr a) {
-        return Node::intersect(buildChildren(a.getPatterns(), shape));
-      })
-      .Case([&](PerHeadAttr a) {
-        return Node::perHead(buildChildren(a.getPatterns(), shape));
-      })
-      .Default([](Attribute) -> Node {
-        llvm_unreachable("unknown mask pattern attribute");
-      });
+mask::Node CausalAttr::buildMaskNode(const PatternShape &) const {
+  return mask::Node::causal();
+}
+mask::Node WindowAttr::buildMaskNode(const PatternShape &) const {
+  return mask::Node::window(getBefore(), getAfter());
+}
+mask::Node DilatedAttr::buildMaskNode(const PatternShape &) const {
+  return mask::Node::dilated(getBefore(), getAfter(), getDilation());
+}
+mask::Node GlobalAttr::buildMaskNode(const PatternShape &) const {
+  return mask::Node::global(
+      std::vector<int64_t>(getTokens().begin(), getTokens().end()));
+}
+mask::Node StridedAttr::buildMaskNode(const PatternShape &) const {
+  return mask::Node::strided(getStride());
+}
+mask::Node FixedAttr::buildMaskNode(const PatternShape &) const {
+  return mask::Node::fixed(getStride(), getC());
+}
+mask::Node RandomAttr::buildMaskNode(const PatternShape &shape) const {
+  return mask::Node::random(getBlocks(), getBlockSize(), getSeed(),
+                            ceilDiv(shape.queryLen, getBlockSize()),
+                            ceilDiv(shape.keyLen, getBlockSize()));
+}
+mask::Node BlockAttr::buildMaskNode(const PatternShape &) const {
+  int64_t rows = getLayout().size();
+  int64_t cols = getLayout().front().size();
+  std::vector<uint8_t> table;
+  table.reserve(rows * cols);
+  for (StringAttr row : getLayout())
+    for (char ch : row.getValue())
+      table.push_back(ch == '1');
+  return mask::Node::blockTable(getSize(), rows, cols, std::move(table));
+}
+mask::Node SegmentsAttr::buildMaskNode(const PatternShape &) const {
+  return mask::Node::segments();
+}
+mask::Node UnionAttr::buildMaskNode(const PatternShape &shape) const {
+  return mask::Node::unite(buildChildren(getPatterns(), shape));
+}
+mask::Node IntersectAttr::buildMaskNode(const PatternShape &shape) const {
+  return mask::Node::intersect(buildChildren(getPatterns(), shape));
+}
+mask::Node PerHeadAttr::buildMaskNode(const PatternShape &shape) const {
+  return mask::Node::perHead(buildChildren(getPatterns(), shape));
 }
 
 mask::Mask mlir::attn::buildMask(MaskPatternAttrInterface pattern,
                                  const PatternShape &shape) {
-  mask::Node root = pattern ? buildMaskNode(pattern, shape) : mask::Node::all();
+  mask::Node root = pattern ? pattern.buildMaskNode(shape) : mask::Node::all();
   return mask::Mask(std::move(root), shape.numHeads, shape.queryLen,
                     shape.keyLen);
 }

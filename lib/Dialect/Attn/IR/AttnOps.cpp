@@ -73,21 +73,53 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
   build(builder, state, resultType, query, key, value, /*bias=*/Value(),
         /*gate=*/Value(), /*query_segments=*/Value(),
         /*key_segments=*/Value(), /*projection=*/Value(), normalizer, pattern,
-        /*scale=*/FloatAttr(), /*qk_norm_eps=*/FloatAttr());
+        /*scale=*/FloatAttr(), /*qk_norm_eps=*/FloatAttr(),
+        /*layout=*/BlockLayoutAttr());
 }
 
-template <typename OpTy>
-static LogicalResult verifyAttention(OpTy op) {
-  ShapeChecker check(op);
-  Named q{"query", typeOf(op.getQuery())}, k{"key", typeOf(op.getKey())},
-      v{"value", typeOf(op.getValue())}, res{"result", typeOf(op.getResult())},
-      bias{"bias", typeOf(op.getBias())}, gate{"gate", typeOf(op.getGate())},
-      segQ{"segments", typeOf(op.getQuerySegments())},
-      segK{"key_segments", typeOf(op.getKeySegments())},
-      proj{"projection", typeOf(op.getProjection())};
+/// Checks the `layout` attribute: a softmax or pointwise normalizer, blocks
+/// that cover the scores of every query head, and the very layout the
+/// pattern gives.
+static LogicalResult verifyLayout(AttentionOp op, const AttentionDims &d) {
+  BlockLayoutAttr layout = op.getLayoutAttr();
+  if (!layout)
+    return success();
+  if (isa<KernelAttr>(op.getNormalizer()))
+    return op.emitOpError() << "has a block layout, which applies only to "
+                               "softmax and pointwise attention";
+  int64_t rows = (d.queryLen + layout.getBlockQ() - 1) / layout.getBlockQ();
+  int64_t cols = (d.keyLen + layout.getBlockK() - 1) / layout.getBlockK();
+  if (layout.getQueryBlocks() != rows || layout.getKeyBlocks() != cols)
+    return op.emitOpError()
+           << "expects a layout of " << rows << "x" << cols << " blocks for "
+           << d.queryLen << " queries and " << d.keyLen
+           << " keys in blocks of " << layout.getBlockQ() << "x"
+           << layout.getBlockK() << ", got " << layout.getQueryBlocks() << "x"
+           << layout.getKeyBlocks();
+  if (static_cast<int64_t>(layout.getHeads().size()) != d.queryHeads)
+    return op.emitOpError() << "expects a layout entry for each of the "
+                            << d.queryHeads << " query heads, got "
+                            << layout.getHeads().size();
+  BlockLayout expected = BlockLayout::compute(
+      op.getMask(), layout.getBlockQ(), layout.getBlockK());
+  std::string diff = layout.getLayout().firstDifference(expected);
+  if (!diff.empty())
+    return op.emitOpError()
+           << "has a layout that does not match its pattern: " << diff;
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  ShapeChecker check(*this);
+  Named q{"query", typeOf(getQuery())}, k{"key", typeOf(getKey())},
+      v{"value", typeOf(getValue())}, res{"result", typeOf(getResult())},
+      bias{"bias", typeOf(getBias())}, gate{"gate", typeOf(getGate())},
+      segQ{"segments", typeOf(getQuerySegments())},
+      segK{"key_segments", typeOf(getKeySegments())},
+      proj{"projection", typeOf(getProjection())};
   if (failed(check.requireStatic({q, k, v, res, bias, gate, segQ, segK, proj})))
     return failure();
-  FailureOr<AttentionDims> dims = verifyQKV(check, op, q, k, v, res);
+  FailureOr<AttentionDims> dims = verifyQKV(check, *this, q, k, v, res);
   if (failed(dims))
     return failure();
   const AttentionDims &d = *dims;
@@ -95,14 +127,14 @@ static LogicalResult verifyAttention(OpTy op) {
     return failure();
 
   if (failed(check.requireBias(bias, d.batch, d.queryHeads, d.queryLen,
-                                d.keyLen)))
+                               d.keyLen)))
     return failure();
   if (gate.type && failed(check.requireShape(gate, res.type.getShape(),
                                              "the shape of the result")))
     return failure();
 
   if (segK.type && !segQ.type)
-    return op.emitOpError() << "key_segments requires segments";
+    return emitOpError() << "key_segments requires segments";
   if (segQ.type) {
     if (failed(check.requireShape(segQ, {d.batch, d.queryLen},
                                   "batch x query length")))
@@ -112,66 +144,68 @@ static LogicalResult verifyAttention(OpTy op) {
                                     "batch x key length")))
         return failure();
     } else if (d.queryLen != d.keyLen) {
-      return op.emitOpError() << "needs key_segments when the query length ("
+      return emitOpError() << "needs key_segments when the query length ("
                            << d.queryLen << ") differs from the key length ("
                            << d.keyLen << ")";
     }
   }
 
-  auto kernel = dyn_cast<KernelAttr>(op.getNormalizer());
+  auto kernel = dyn_cast<KernelAttr>(getNormalizer());
   if (kernel && bias.type)
-    return op.emitOpError() << "a bias does not apply to kernel attention (it "
+    return emitOpError() << "a bias does not apply to kernel attention (it "
                             "has no scores to add it to)";
-  if (kernel && op.getScale() && !(op.getScale()->convertToDouble() > 0))
-    return op.emitOpError() << "kernel attention scales q and k by sqrt(scale), "
+  if (kernel && getScale() && !(getScale()->convertToDouble() > 0))
+    return emitOpError() << "kernel attention scales q and k by sqrt(scale), "
                             "so scale must be positive";
   if (proj.type) {
     if (!kernel || kernel.getFeatureMap() != FeatureMap::favor)
-      return op.emitOpError()
+      return emitOpError()
              << "projection applies only to #attn.kernel<favor, ...>";
     if (failed(check.requireShape(proj, {kernel.getFeatures(), d.headDim},
                                   "features x head dim")))
       return failure();
   }
 
-  if (failed(check.requireFinite(op.getScale(), "scale", /*positive=*/false)) ||
-      failed(check.requireFinite(op.getQkNormEps(), "qk_norm_eps",
+  if (failed(check.requireFinite(getScale(), "scale", /*positive=*/false)) ||
+      failed(check.requireFinite(getQkNormEps(), "qk_norm_eps",
                                  /*positive=*/true)))
     return failure();
 
-  MaskPatternAttrInterface pattern = op.getPatternAttr();
-  bool hasSegments = static_cast<bool>(op.getQuerySegments());
-  if (pattern) {
-    PatternShape shape{d.queryHeads, d.queryLen, d.keyLen, hasSegments};
-    if (failed(pattern.verifyPattern([&] { return op.emitOpError(); }, shape)))
-      return failure();
-  }
-  if (hasSegments && !(pattern && pattern.usesSegments()))
-    return op.emitOpError() << "has segment ids but its pattern does not use "
+  MaskPatternAttrInterface pattern = getPatternAttr();
+  if (pattern && failed(pattern.verifyPattern(
+                     [&] { return emitOpError(); }, getPatternShape())))
+    return failure();
+  if (getQuerySegments() && !(pattern && pattern.usesSegments()))
+    return emitOpError() << "has segment ids but its pattern does not use "
                             "them (add #attn.segments)";
-  return success();
+  return verifyLayout(*this, d);
 }
 
-template <typename OpTy>
-static double effectiveScale(OpTy op) {
-  if (std::optional<APFloat> s = op.getScale())
-    return s->convertToDouble();
-  if (isa<KernelAttr>(op.getNormalizer()))
+double AttentionOp::getDefaultScale() {
+  if (isa<KernelAttr>(getNormalizer()))
     return 1.0;
-  return defaultScale(op.getDims().headDim);
+  return defaultScale(getDims().headDim);
 }
 
-template <typename OpTy>
-static AttentionDims attentionDims(OpTy op) {
-  return dimsOf(op.getQuery(), op.getKey(), op.getValue());
+AttentionDims AttentionOp::getDims() {
+  return dimsOf(getQuery(), getKey(), getValue());
 }
 
-template <typename OpTy>
-static mask::Mask attentionMask(OpTy op) {
-  AttentionDims d = op.getDims();
-  return buildMask(op.getPatternAttr(),
-                   {d.queryHeads, d.queryLen, d.keyLen,
-                    static_cast<bool>(op.getQuerySegments())});
+PatternShape AttentionOp::getPatternShape() {
+  AttentionDims d = getDims();
+  return {d.queryHeads, d.queryLen, d.keyLen,
+          static_cast<bool>(getQuerySegments())};
+}
+
+mask::Mask AttentionOp::getMask() {
+  return buildMask(getPatternAttr(), getPatternShape());
+}
+
+BlockLayout AttentionOp::getBlockLayout(int64_t blockQ, int64_t blockK) {
+  if (BlockLayoutAttr layout = getLayoutAttr())
+    if (layout.getBlockQ() == blockQ && layout.getBlockK() == blockK)
+      return layout.getLayout();
+  return BlockLayout::compute(getMask(), blockQ, blockK);
 }
 
 /// Allowed (query, key) pairs summed over the query heads of one batch.
@@ -187,87 +221,25 @@ double mlir::attn::detail::countAllowedPairs(const mask::Mask &m) {
   return total;
 }
 
-/// True if the pattern keeps kernel attention exactly linearizable: none,
-/// causal, segments, or an intersection of those.
-bool mlir::attn::isLinearizablePattern(MaskPatternAttrInterface pattern) {
-  if (!pattern)
-    return true;
-  if (isa<CausalAttr, SegmentsAttr>(pattern))
-    return true;
-  if (auto inter = dyn_cast<IntersectAttr>(pattern))
-    return llvm::all_of(inter.getPatterns(), [](MaskPatternAttrInterface p) {
-      return isa<CausalAttr, SegmentsAttr>(p);
-    });
-  return false;
-}
-
-template <typename OpTy>
-static double attentionFlops(OpTy op) {
-  AttentionDims d = op.getDims();
-  if (auto kernel = dyn_cast<KernelAttr>(op.getNormalizer())) {
+double AttentionOp::getFlopCount() {
+  AttentionDims d = getDims();
+  if (auto kernel = dyn_cast<KernelAttr>(getNormalizer())) {
     double features = kernel.getNumFeatures(d.headDim);
     double projection = kernel.getFeatureMap() == FeatureMap::favor
                             ? 2.0 * (d.queryLen + d.keyLen) * features *
                                   d.headDim * d.queryHeads
                             : 0.0;
     double body;
-    if (isLinearizablePattern(op.getPatternAttr()))
+    if (getLinearForm())
       body = 2.0 * (d.queryLen + d.keyLen) * features * d.valueDim *
              d.queryHeads;
     else
-      body = 2.0 * countAllowedPairs(op.getMask()) * (features + d.valueDim);
+      body = 2.0 * countAllowedPairs(getMask()) * (features + d.valueDim);
     return d.batch * (projection + body);
   }
-  return d.batch * 2.0 * countAllowedPairs(op.getMask()) *
+  return d.batch * 2.0 * countAllowedPairs(getMask()) *
          (d.headDim + d.valueDim);
 }
-
-
-LogicalResult AttentionOp::verify() { return verifyAttention(*this); }
-
-//===----------------------------------------------------------------------===//
-// BlockSparseAttentionOp
-//===----------------------------------------------------------------------===//
-
-LogicalResult BlockSparseAttentionOp::verify() {
-  if (failed(verifyAttention(*this)))
-    return failure();
-  if (isa<KernelAttr>(getNormalizer()))
-    return emitOpError() << "takes a softmax or pointwise normalizer";
-  AttentionDims d = getDims();
-  BlockLayoutAttr layout = getLayout();
-  int64_t rows = (d.queryLen + layout.getBlockQ() - 1) / layout.getBlockQ();
-  int64_t cols = (d.keyLen + layout.getBlockK() - 1) / layout.getBlockK();
-  if (layout.getQueryBlocks() != rows || layout.getKeyBlocks() != cols)
-    return emitOpError() << "expects a layout of " << rows << "x" << cols
-                         << " blocks for " << d.queryLen << " queries and "
-                         << d.keyLen << " keys in blocks of "
-                         << layout.getBlockQ() << "x" << layout.getBlockK()
-                         << ", got " << layout.getQueryBlocks() << "x"
-                         << layout.getKeyBlocks();
-  if (static_cast<int64_t>(layout.getHeads().size()) != d.queryHeads)
-    return emitOpError() << "expects a layout entry for each of the "
-                         << d.queryHeads << " query heads, got "
-                         << layout.getHeads().size();
-  BlockLayout expected = BlockLayout::compute(
-      getMask(), layout.getBlockQ(), layout.getBlockK());
-  std::string diff = layout.getLayout().firstDifference(expected);
-  if (!diff.empty())
-    return emitOpError() << "has a layout that does not match its pattern: "
-                         << diff;
-  return success();
-}
-
-double BlockSparseAttentionOp::getEffectiveScale() {
-  return effectiveScale(*this);
-}
-AttentionDims BlockSparseAttentionOp::getDims() { return attentionDims(*this); }
-mask::Mask BlockSparseAttentionOp::getMask() { return attentionMask(*this); }
-double BlockSparseAttentionOp::getFlopCount() { return attentionFlops(*this); }
-double AttentionOp::getEffectiveScale() { return effectiveScale(*this); }
-AttentionDims AttentionOp::getDims() { return attentionDims(*this); }
-mask::Mask AttentionOp::getMask() { return attentionMask(*this); }
-double AttentionOp::getFlopCount() { return attentionFlops(*this); }
 
 //===----------------------------------------------------------------------===//
 // LowRankAttentionOp
@@ -298,14 +270,12 @@ LogicalResult LowRankAttentionOp::verify() {
   return check.requireFinite(getScale(), "scale", /*positive=*/false);
 }
 
-double LowRankAttentionOp::getEffectiveScale() {
-  if (std::optional<APFloat> s = getScale())
-    return s->convertToDouble();
-  return defaultScale(typeOf(getQuery()).getDimSize(3));
+AttentionDims LowRankAttentionOp::getDims() {
+  return dimsOf(getQuery(), getKey(), getValue());
 }
 
 double LowRankAttentionOp::getFlopCount() {
-  AttentionDims d = dimsOf(getQuery(), getKey(), getValue());
+  AttentionDims d = getDims();
   double p = typeOf(getKeyProj()).getDimSize(0);
   double projections = 2.0 * p * d.keyLen * (d.headDim + d.valueDim) *
                        d.kvHeads;
@@ -341,14 +311,12 @@ LogicalResult LshAttentionOp::verify() {
   return check.requireFinite(getScale(), "scale", /*positive=*/false);
 }
 
-double LshAttentionOp::getEffectiveScale() {
-  if (std::optional<APFloat> s = getScale())
-    return s->convertToDouble();
-  return defaultScale(typeOf(getQk()).getDimSize(3));
+AttentionDims LshAttentionOp::getDims() {
+  return dimsOf(getQk(), getQk(), getValue());
 }
 
 double LshAttentionOp::getFlopCount() {
-  AttentionDims d = dimsOf(getQk(), getQk(), getValue());
+  AttentionDims d = getDims();
   double keysPerQuery =
       d.keyLen == static_cast<int64_t>(getChunkSize())
           ? static_cast<double>(getChunkSize())
@@ -409,10 +377,8 @@ LogicalResult RelativeAttentionOp::verify() {
   return check.requireFinite(getScale(), "scale", /*positive=*/false);
 }
 
-double RelativeAttentionOp::getEffectiveScale() {
-  if (std::optional<APFloat> s = getScale())
-    return s->convertToDouble();
-  return defaultScale(typeOf(getQuery()).getDimSize(3));
+AttentionDims RelativeAttentionOp::getDims() {
+  return dimsOf(getQuery(), getKey(), getValue());
 }
 
 int64_t RelativeAttentionOp::getMemoryLength() {
@@ -420,7 +386,7 @@ int64_t RelativeAttentionOp::getMemoryLength() {
 }
 
 double RelativeAttentionOp::getFlopCount() {
-  AttentionDims d = dimsOf(getQuery(), getKey(), getValue());
+  AttentionDims d = getDims();
   double m = getMemoryLength();
   // Query i sees M + i + 1 keys.
   double pairs = d.queryLen * (m + 1) + d.queryLen * (d.queryLen - 1) / 2.0;

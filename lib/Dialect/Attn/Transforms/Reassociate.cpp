@@ -76,26 +76,20 @@ struct Candidate {
   Value querySegments, keySegments;
 };
 
-/// Splits a linearizable pattern into its causal and segment parts.
-void maskParts(MaskPatternAttrInterface pattern, bool &causal,
-               bool &segments) {
-  causal = segments = false;
+/// The restriction the linear form keeps (none without a pattern), or
+/// std::nullopt if the pattern has no linear form.
+std::optional<LinearMaskForm> linearForm(MaskPatternAttrInterface pattern) {
   if (!pattern)
-    return;
-  SmallVector<MaskPatternAttrInterface> parts = {pattern};
-  if (auto inter = dyn_cast<IntersectAttr>(pattern))
-    parts.assign(inter.getPatterns().begin(), inter.getPatterns().end());
-  for (MaskPatternAttrInterface p : parts) {
-    causal |= isa<CausalAttr>(p);
-    segments |= isa<SegmentsAttr>(p);
-  }
+    return LinearMaskForm{};
+  return pattern.getLinearForm();
 }
 
 /// The reason the candidate must stay quadratic, or an empty string.
 std::string blocker(const Candidate &c) {
   if (c.hasBias)
     return "it has a bias";
-  if (!isLinearizablePattern(c.pattern)) {
+  std::optional<LinearMaskForm> form = linearForm(c.pattern);
+  if (!form) {
     std::string s;
     llvm::raw_string_ostream os(s);
     os << "its pattern " << c.pattern
@@ -103,11 +97,9 @@ std::string blocker(const Candidate &c) {
           "a prefix state";
     return s;
   }
-  bool causal, segments;
-  maskParts(c.pattern, causal, segments);
-  if ((causal || segments) && c.dims.queryLen != c.dims.keyLen)
+  if ((form->causal || form->segments) && c.dims.queryLen != c.dims.keyLen)
     return "the chunked prefix form needs as many queries as keys";
-  if (segments && c.keySegments && c.keySegments != c.querySegments)
+  if (form->segments && c.keySegments && c.keySegments != c.querySegments)
     return "the chunked prefix form needs one segment-id operand for "
            "queries and keys";
   return "";
@@ -214,8 +206,8 @@ struct ReassociatePass
       op->emitRemark() << "attn-reassociate: kept the quadratic form: " << why;
       return;
     }
-    bool causal, segments;
-    maskParts(c.pattern, causal, segments);
+    LinearMaskForm maskForm = *linearForm(c.pattern);
+    bool causal = maskForm.causal, segments = maskForm.segments;
     bool masked = causal || segments;
     int64_t chunk = chunkSize > 0
                         ? std::min<int64_t>(chunkSize, c.dims.keyLen)

@@ -90,28 +90,29 @@ Value MaskEmitter::emitNode(ImplicitLocOpBuilder &b, const Node &node,
   case Node::Kind::Causal:
     return ops.cmp(P::sle, k, i);
   case Node::Kind::Window:
-    return ops.both(ops.cmp(P::sge, k, ops.add(i, -node.a)),
-                    ops.cmp(P::sle, k, ops.add(i, node.b)));
+    return ops.both(ops.cmp(P::sge, k, ops.add(i, -node.before)),
+                    ops.cmp(P::sle, k, ops.add(i, node.after)));
   case Node::Kind::Dilated: {
     Value delta = ops.sub(k, i);
-    return ops.both(ops.inRange(delta, -node.a, node.b),
-                    ops.isMultiple(delta, node.c));
+    return ops.both(ops.inRange(delta, -node.before, node.after),
+                    ops.isMultiple(delta, node.dilation));
   }
   case Node::Kind::Global:
     return ops.either(inTokens(ops, i, node.tokens),
                       inTokens(ops, k, node.tokens));
   case Node::Kind::Strided:
-    return ops.isMultiple(ops.sub(i, k), node.a);
+    return ops.isMultiple(ops.sub(i, k), node.stride);
   case Node::Kind::Fixed: {
-    Value sameBlock = ops.cmp(P::eq, ops.floorDiv(k, node.a),
-                              ops.floorDiv(i, node.a));
+    Value sameBlock = ops.cmp(P::eq, ops.floorDiv(k, node.stride),
+                              ops.floorDiv(i, node.stride));
     Value summary =
-        ops.cmp(P::sge, arith::RemSIOp::create(b, k, ops.cst(node.a)),
-                node.a - node.b);
+        ops.cmp(P::sge, arith::RemSIOp::create(b, k, ops.cst(node.stride)),
+                node.stride - node.summary);
     return ops.either(sameBlock, summary);
   }
   case Node::Kind::Table:
-    return table(b, node, ops.floorDiv(q, node.a), ops.floorDiv(k, node.a));
+    return table(b, node, ops.floorDiv(q, node.blockSize),
+                 ops.floorDiv(k, node.blockSize));
   case Node::Kind::Segments:
     return segments(b, q, k);
   case Node::Kind::Union:

@@ -27,10 +27,6 @@ FailureOr<bool> parseBoolParameter(AsmParser &parser);
 #include "attn-opt/Dialect/Attn/IR/AttnAttrs.h.inc"
 
 namespace mlir::attn {
-/// Builds the mask-library node of a pattern attribute for an attention of
-/// the given shape. The attribute must have been verified against `shape`.
-mask::Node buildMaskNode(MaskPatternAttrInterface pattern,
-                         const PatternShape &shape);
 /// Builds the mask of `pattern` (null: no pattern) over `shape`.
 mask::Mask buildMask(MaskPatternAttrInterface pattern,
                      const PatternShape &shape);

@@ -32,14 +32,14 @@ class Attn_BoolParameter<string desc>
   let printer = [{ $_printer << ($_self ? "true" : "false") }];
 }
 
-/// A mask pattern; `overrides` lists the interface methods with a default
-/// implementation that the pattern defines itself.
 /// A bracketed, possibly empty list of integers: `[0, 1]`.
 class Attn_IntListParameter<string desc> : ArrayRefParameter<"int64_t", desc> {
   let parser = [{ ::mlir::attn::parseIntListParameter($_parser) }];
   let printer = [{ $_printer << '[' << $_self << ']' }];
 }
 
+/// A mask pattern; `overrides` lists the interface methods with a default
+/// implementation that the pattern defines itself.
 class Attn_MaskPattern<string name, string mnemonic,
                        list<string> overrides = []>
     : Attn_Attr<name, mnemonic, [DeclareAttrInterfaceMethods<
@@ -132,7 +132,7 @@ def Attn_KernelAttr : Attn_Normalizer<"Kernel", "kernel"> {
 // Mask patterns
 //===----------------------------------------------------------------------===//
 
-def Attn_CausalAttr : Attn_MaskPattern<"Causal", "causal"> {
+def Attn_CausalAttr : Attn_MaskPattern<"Causal", "causal", ["getLinearForm"]> {
   let summary = "causal mask: `j <= i`";
   let description = [{
     Query position `i` sees keys `j <= i`. With `Lq != Lk` the queries are
@@ -176,7 +176,7 @@ def Attn_DilatedAttr : Attn_MaskPattern<"Dilated", "dilated"> {
   let genVerifyDecl = 1;
 }
 
-def Attn_GlobalAttr : Attn_MaskPattern<"Global", "global"> {
+def Attn_GlobalAttr : Attn_MaskPattern<"Global", "global", ["verifyPattern"]> {
   let summary = "global tokens: `i in G` or `j in G`";
   let description = [{
     Longformer / BigBird-ITC global attention. The query at a global position
@@ -224,7 +224,7 @@ def Attn_FixedAttr : Attn_MaskPattern<"Fixed", "fixed"> {
   let genVerifyDecl = 1;
 }
 
-def Attn_RandomAttr : Attn_MaskPattern<"Random", "random"> {
+def Attn_RandomAttr : Attn_MaskPattern<"Random", "random", ["verifyPattern"]> {
   let summary = "BigBird random blocks";
   let description = [{
     Query block `r` (queries `[r*block_size, (r+1)*block_size)`) sees
@@ -245,7 +245,7 @@ def Attn_RandomAttr : Attn_MaskPattern<"Random", "random"> {
   let genVerifyDecl = 1;
 }
 
-def Attn_BlockAttr : Attn_MaskPattern<"Block", "block"> {
+def Attn_BlockAttr : Attn_MaskPattern<"Block", "block", ["verifyPattern"]> {
   let summary = "explicit block-sparse layout";
   let description = [{
     A 0/1 matrix of blocks of `size x size` scores, one string per query
@@ -263,7 +263,8 @@ def Attn_BlockAttr : Attn_MaskPattern<"Block", "block"> {
   let genVerifyDecl = 1;
 }
 
-def Attn_SegmentsAttr : Attn_MaskPattern<"Segments", "segments", ["usesSegments"]> {
+def Attn_SegmentsAttr : Attn_MaskPattern<"Segments", "segments",
+    ["verifyPattern", "usesSegments", "isSegmentBound", "getLinearForm"]> {
   let summary = "document mask from runtime segment ids";
   let description = [{
     Query `q` sees key `k` only when `query_segments[b, q] ==
@@ -277,7 +278,7 @@ def Attn_SegmentsAttr : Attn_MaskPattern<"Segments", "segments", ["usesSegments"
   }];
 }
 
-def Attn_UnionAttr : Attn_MaskPattern<"Union", "union", ["usesSegments"]> {
+def Attn_UnionAttr : Attn_MaskPattern<"Union", "union", ["getSubPatterns"]> {
   let summary = "union of patterns";
   let description = [{
     A key is allowed if any of the (at least two) patterns allows it.
@@ -293,7 +294,8 @@ def Attn_UnionAttr : Attn_MaskPattern<"Union", "union", ["usesSegments"]> {
   let genVerifyDecl = 1;
 }
 
-def Attn_IntersectAttr : Attn_MaskPattern<"Intersect", "intersect", ["usesSegments"]> {
+def Attn_IntersectAttr : Attn_MaskPattern<"Intersect", "intersect",
+    ["getSubPatterns", "isSegmentBound", "getLinearForm"]> {
   let summary = "intersection of patterns";
   let description = [{
     A key is allowed if every one of the (at least two) patterns allows it;
@@ -309,7 +311,8 @@ def Attn_IntersectAttr : Attn_MaskPattern<"Intersect", "intersect", ["usesSegmen
   let genVerifyDecl = 1;
 }
 
-def Attn_PerHeadAttr : Attn_MaskPattern<"PerHead", "per_head", ["usesSegments"]> {
+def Attn_PerHeadAttr : Attn_MaskPattern<"PerHead", "per_head",
+    ["getSubPatterns", "verifyPattern"]> {
   let summary = "one pattern per query head";
   let description = [{
     Query head `h` uses pattern `h` of the list, which has exactly one entry

@@ -3,11 +3,15 @@
 #ifndef ATTN_DIALECT_ATTN_IR_ATTNINTERFACES_H
 #define ATTN_DIALECT_ATTN_IR_ATTNINTERFACES_H
 
+#include "attn-opt/Analysis/MaskPattern.h"
+
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpDefinition.h"
 
+#include <cmath>
 #include <cstdint>
+#include <optional>
 
 namespace mlir::attn {
 
@@ -17,6 +21,13 @@ struct PatternShape {
   int64_t queryLen = 0;
   int64_t keyLen = 0;
   bool hasSegments = false; ///< Whether segment-id operands are present.
+};
+
+/// The restriction kernelized attention keeps in its linear or chunked
+/// prefix form: causal (`j <= i`), same segment, or both.
+struct LinearMaskForm {
+  bool causal = false;
+  bool segments = false;
 };
 
 /// The dimensions of an attention: query `B x Hq x Lq x D`, key

@@ -15,11 +15,4 @@
 #define GET_OP_CLASSES
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h.inc"
 
-namespace mlir::attn {
-/// True if kernel attention under `pattern` can be computed exactly in the
-/// linear (reassociated) form: no pattern, causal, segments, or an
-/// intersection of those.
-bool isLinearizablePattern(MaskPatternAttrInterface pattern);
-} // namespace mlir::attn
-
 #endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_H

@@ -13,9 +13,14 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def Attn_IdTensor : RankedTensorOf<[I32, I64]>;
 
-class Attn_AttentionLikeOp<string mnemonic, list<Trait> traits = []>
+/// A user-level attention op; `interfaceOverrides` names the
+/// AttentionOpInterface methods with a default the op defines itself.
+class Attn_AttentionLikeOp<string mnemonic, list<Trait> traits = [],
+                           list<string> interfaceOverrides = []>
     : Attn_Op<mnemonic, !listconcat([Pure,
-        DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>], traits)> {
+        DeclareOpInterfaceMethods<Attn_FlopCountOpInterface>,
+        DeclareOpInterfaceMethods<Attn_AttentionOpInterface,
+                                  interfaceOverrides>], traits)> {
   let hasVerifier = 1;
 }
 
@@ -24,7 +29,7 @@ class Attn_AttentionLikeOp<string mnemonic, list<Trait> traits = []>
 //===----------------------------------------------------------------------===//
 
 def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
-                                            [AttrSizedOperandSegments]> {
+    [AttrSizedOperandSegments], ["getDefaultScale"]> {
   let summary = "multi-head attention: scores, normalizer, mask, weighted sum";
   let description = [{
     Computes `O = P V` per batch and query head, where
@@ -52,10 +57,21 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     - `projection(%w)`: the `features x D` FAVOR+ projection, replacing the
       seeded one of `#attn.kernel<favor, ...>`.
 
-    Attributes: `normalizer` (required), `pattern`, `scale` (f32), and
+    Attributes: `normalizer` (required), `pattern`, `scale` (f32),
     `qk_norm_eps` (f32 > 0): when present, each query and key vector is
     layer-normalized over D (`(x - mean) / sqrt(var + eps)`, no affine
-    parameters) before the scores.
+    parameters) before the scores, and `layout`.
+
+    `layout` (`#attn.block_layout`, softmax and pointwise normalizers only)
+    is the compile-time block layout of the mask, as attn-block-sparse
+    computes it: which key blocks of each query block are full (computed
+    without evaluating the mask), partial (masked per element) or empty
+    (never visited). It does not change the semantics: the verifier checks
+    that it is the layout the pattern gives (no pattern: every block full),
+    so a hand-written layout cannot change the results. The fused kernels
+    (attn-flash, attn-lower-pointwise) take their tiles from it. Segment
+    masks are runtime data: their blocks are partial in the layout, and the
+    kernels refine them from the segment ids.
 
     Element types: query, key, value, bias, gate and result share one of
     f32, f16, bf16; arithmetic accumulates in f32.
@@ -91,7 +107,8 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
                        Attn_NormalizerAttrInterface:$normalizer,
                        OptionalAttr<Attn_MaskPatternAttrInterface>:$pattern,
                        OptionalAttr<F32Attr>:$scale,
-                       OptionalAttr<F32Attr>:$qk_norm_eps);
+                       OptionalAttr<F32Attr>:$qk_norm_eps,
+                       OptionalAttr<Attn_BlockLayoutAttr>:$layout);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value
@@ -110,18 +127,29 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
                    CArg<"::mlir::attn::MaskPatternAttrInterface", "{}">:$pattern)>
   ];
   let extraClassDeclaration = [{
-    /// The scale applied to the scores: the `scale` attribute, else
-    /// `1/sqrt(D)` for softmax and pointwise attention and 1 for kernel
-    /// attention.
-    double getEffectiveScale();
     /// The segment ids of the keys (`key_segments`, else `segments`).
     ::mlir::Value getEffectiveKeySegments() {
       return getKeySegments() ? getKeySegments() : getQuerySegments();
     }
+    /// The shape the pattern is checked against and evaluated over.
+    ::mlir::attn::PatternShape getPatternShape();
     /// The mask of this op, built by the mask library.
     ::mlir::attn::mask::Mask getMask();
-    /// The attention dimensions of this op.
-    ::mlir::attn::AttentionDims getDims();
+    /// The block layout of the mask in blocks of `blockQ x blockK`: the
+    /// `layout` attribute's when its blocks are those, else computed.
+    ::mlir::attn::BlockLayout getBlockLayout(int64_t blockQ, int64_t blockK);
+    /// True if only keys of the query's segment are allowed (see
+    /// MaskPatternAttrInterface::isSegmentBound).
+    bool isSegmentBound() {
+      return getPatternAttr() && getPatternAttr().isSegmentBound();
+    }
+    /// The restriction kernelized attention keeps in its linear form (none
+    /// without a pattern), or std::nullopt if the pattern has none.
+    std::optional<::mlir::attn::LinearMaskForm> getLinearForm() {
+      if (!getPatternAttr())
+        return ::mlir::attn::LinearMaskForm{};
+      return getPatternAttr().getLinearForm();
+    }
   }];
 }
 
@@ -161,10 +189,6 @@ def Attn_LowRankAttentionOp : Attn_AttentionLikeOp<"lowrank_attention"> {
     $query `,` $key `,` $value `,` $key_proj `,` $value_proj attr-dict `:`
     type($query) `,` type($key) `,` type($value) `,` type($key_proj) `,`
     type($value_proj) `->` type($result)
-  }];
-  let extraClassDeclaration = [{
-    /// The `scale` attribute, else `1/sqrt(D)`.
-    double getEffectiveScale();
   }];
 }
 
@@ -223,10 +247,6 @@ def Attn_LshAttentionOp : Attn_AttentionLikeOp<"lsh_attention"> {
   let assemblyFormat = [{
     $qk `,` $value attr-dict `:` type($qk) `,` type($value) `->` type($result)
   }];
-  let extraClassDeclaration = [{
-    /// The `scale` attribute, else `1/sqrt(D)`.
-    double getEffectiveScale();
-  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -277,8 +297,6 @@ def Attn_RelativeAttentionOp : Attn_AttentionLikeOp<"relative_attention",
     type($result)
   }];
   let extraClassDeclaration = [{
-    /// The `scale` attribute, else `1/sqrt(D)`.
-    double getEffectiveScale();
     /// The memory length M (0 without memory).
     int64_t getMemoryLength();
   }];
@@ -534,68 +552,6 @@ def Attn_ChunkedLinearOp : Attn_InternalOp<"chunked_linear",
     (`gate` `(` $gate^ `:` type($gate) `)`)? attr-dict `:`
     type($query_features) `,` type($key_features) `,` type($value) `->`
     type($result)
-  }];
-}
-
-def Attn_BlockSparseAttentionOp
-    : Attn_InternalOp<"block_sparse_attention", [AttrSizedOperandSegments]> {
-  let summary = "masked attention with its compile-time block layout";
-  let description = [{
-    `attn.attention` (softmax or pointwise normalizer, same operands and
-    attributes, same semantics) together with the block layout of its mask
-    (`#attn.block_layout`): which key blocks of each query block are full
-    (computed without evaluating the mask), partial (masked per element)
-    and empty (never visited). Produced by attn-block-sparse; the verifier
-    checks that the layout is the one the pattern gives, so a hand-written
-    layout cannot change the results.
-
-    Segment masks (`#attn.segments`) are runtime data: their blocks are
-    partial in the layout, and the kernel refines them from the segment ids
-    (skipping blocks whose query and key ids cannot match).
-
-    FLOP count: as `attn.attention`.
-
-    ```mlir
-    %o = attn.block_sparse_attention %q, %k, %v {normalizer = #attn.softmax,
-        pattern = #attn.causal,
-        layout = #attn.block_layout<block_q = 32, block_k = 32, query_blocks = 2,
-            key_blocks = 2, full_offsets = [0, 0, 1], full_blocks = [0],
-            partial_offsets = [0, 1, 2], partial_blocks = [0, 1], heads = [0]>}
-        : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>
-        -> tensor<1x1x64x16xf32>
-    ```
-  }];
-  let arguments = (ins Attn_FloatTensor:$query,
-                       Attn_FloatTensor:$key,
-                       Attn_FloatTensor:$value,
-                       Optional<Attn_FloatTensor>:$bias,
-                       Optional<Attn_FloatTensor>:$gate,
-                       Optional<Attn_IdTensor>:$query_segments,
-                       Optional<Attn_IdTensor>:$key_segments,
-                       Optional<Attn_FloatTensor>:$projection,
-                       Attn_NormalizerAttrInterface:$normalizer,
-                       OptionalAttr<Attn_MaskPatternAttrInterface>:$pattern,
-                       OptionalAttr<F32Attr>:$scale,
-                       OptionalAttr<F32Attr>:$qk_norm_eps,
-                       Attn_BlockLayoutAttr:$layout);
-  let results = (outs Attn_FloatTensor:$result);
-  let assemblyFormat = [{
-    $query `,` $key `,` $value
-    (`bias` `(` $bias^ `:` type($bias) `)`)?
-    (`gate` `(` $gate^ `:` type($gate) `)`)?
-    (`segments` `(` $query_segments^ `:` type($query_segments) `)`)?
-    (`key_segments` `(` $key_segments^ `:` type($key_segments) `)`)?
-    (`projection` `(` $projection^ `:` type($projection) `)`)?
-    attr-dict `:` type($query) `,` type($key) `,` type($value) `->`
-    type($result)
-  }];
-  let extraClassDeclaration = [{
-    double getEffectiveScale();
-    ::mlir::Value getEffectiveKeySegments() {
-      return getKeySegments() ? getKeySegments() : getQuerySegments();
-    }
-    ::mlir::attn::mask::Mask getMask();
-    ::mlir::attn::AttentionDims getDims();
   }];
 }
 

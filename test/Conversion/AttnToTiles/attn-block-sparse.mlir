@@ -2,10 +2,10 @@
 // RUN: attn-opt %s --attn-block-sparse="vector-width=16 block-q=16 block-k=16" --split-input-file | FileCheck %s --check-prefix=KERNEL
 // RUN: attn-opt %s --attn-block-sparse="kernels=false vector-width=16 block-q=16 block-k=16" --split-input-file | attn-opt --split-input-file | FileCheck %s
 
-/// A causal window leaves blocks empty: the op becomes the block-sparse
-/// form carrying the layout (CSR lists per query block).
+/// A causal window leaves blocks empty: the op gets its layout (CSR lists
+/// per query block) as an attribute.
 // CHECK-LABEL: func @window
-// CHECK: attn.block_sparse_attention %{{.*}}, %{{.*}}, %{{.*}} {layout = #attn.block_layout<block_q = 16, block_k = 16, query_blocks = 4, key_blocks = 4, full_offsets = [0, 0, 0, 0, 0], full_blocks = [], partial_offsets = [0, 1, 3, 5, 7], partial_blocks = [0, 0, 1, 1, 2, 2, 3], heads = [0, 0]>, normalizer = #attn.softmax, pattern = #attn.window<before = 8, after = 0>}
+// CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} {layout = #attn.block_layout<block_q = 16, block_k = 16, query_blocks = 4, key_blocks = 4, full_offsets = [0, 0, 0, 0, 0], full_blocks = [], partial_offsets = [0, 1, 3, 5, 7], partial_blocks = [0, 0, 1, 1, 2, 2, 3], heads = [0, 0]>, normalizer = #attn.softmax, pattern = #attn.window<before = 8, after = 0>}
 /// Lowered: the full list and the partial list as constant tables, a loop
 /// over each; only the partial one evaluates the mask.
 // KERNEL-LABEL: func @window
@@ -36,7 +36,7 @@ func.func @window(%q: tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32> {
 /// head pattern.
 // CHECK-LABEL: func @per_head_relu
 // KERNEL-LABEL: func @per_head_relu
-// CHECK: attn.block_sparse_attention {{.*}}heads = [0, 1]>, normalizer = #attn.pointwise<relu>
+// CHECK: attn.attention {{.*}}heads = [0, 1]>, normalizer = #attn.pointwise<relu>
 func.func @per_head_relu(%q: tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32> {
   // expected-remark @+1 {{visiting 14 of 32 key blocks (6 full)}}
   %0 = attn.attention %q, %q, %q {normalizer = #attn.pointwise<relu>,
@@ -51,7 +51,7 @@ func.func @per_head_relu(%q: tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32> {
 /// layout, and the kernel compares the id ranges of the query tile and the
 /// key block to skip the ones that cannot match.
 // CHECK-LABEL: func @documents
-// CHECK: attn.block_sparse_attention {{.*}} segments(%{{.*}} : tensor<1x64xi32>) {layout = #attn.block_layout<{{.*}}partial_offsets = [0, 1, 3, 6, 10]
+// CHECK: attn.attention {{.*}} segments(%{{.*}} : tensor<1x64xi32>) {layout = #attn.block_layout<{{.*}}partial_offsets = [0, 1, 3, 6, 10]
 // KERNEL-LABEL: func @documents
 // KERNEL: scf.for
 // KERNEL:   arith.minsi %{{.*}} : i32
@@ -71,9 +71,25 @@ func.func @documents(%q: tensor<1x1x64x16xf32>, %ids: tensor<1x64xi32>) -> tenso
 // CHECK-LABEL: func @dense_enough
 // KERNEL-LABEL: func @dense_enough
 // CHECK: attn.attention
+// CHECK-NOT: layout =
 func.func @dense_enough(%q: tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32> {
   // expected-remark @+1 {{attn-block-sparse: no empty blocks; left for the dense kernels}}
   %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.fixed<stride = 64, c = 1>}
+      : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32> -> tensor<1x1x64x16xf32>
+  return %0 : tensor<1x1x64x16xf32>
+}
+
+// -----
+
+/// Kernel attention has no block kernels (its sparse forms are the linear
+/// and chunked ones): left alone, without a layout.
+// CHECK-LABEL: func @kernel_left_alone
+// KERNEL-LABEL: func @kernel_left_alone
+// CHECK: attn.attention
+// CHECK-NOT: layout =
+// KERNEL: attn.attention
+func.func @kernel_left_alone(%q: tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32> {
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.kernel<relu>, pattern = #attn.causal}
       : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32> -> tensor<1x1x64x16xf32>
   return %0 : tensor<1x1x64x16xf32>
 }

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_CONVERSION_ATTNTOLINALG_TENSORBUILDER_H
-#define ATTN_CONVERSION_ATTNTOLINALG_TENSORBUILDER_H
+#ifndef ATTN_DIALECT_ATTN_UTILS_TENSORBUILDER_H
+#define ATTN_DIALECT_ATTN_UTILS_TENSORBUILDER_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -40,6 +40,10 @@ public:
   /// The map `(d0..d{rank-1}) -> (d{dims[0]}, d{dims[1]}, ...)`; a negative
   /// entry stands for the constant 0 (a broadcast dimension of size 1).
   AffineMap map(int64_t rank, ArrayRef<int64_t> dims);
+
+  /// Maps of a reduction over the last dimension of a rank-`rank` tensor
+  /// broadcast back over it: identity and "all but last".
+  std::pair<AffineMap, AffineMap> rowMaps(int64_t rank);
 
   /// A linalg.generic with one output. `iterators` is a string of 'p'
   /// (parallel) and 'r' (reduction), one per loop.
@@ -82,4 +86,4 @@ inline ArrayRef<int64_t> shapeOf(Value v) {
 
 } // namespace mlir::attn
 
-#endif // ATTN_CONVERSION_ATTNTOLINALG_TENSORBUILDER_H
+#endif // ATTN_DIALECT_ATTN_UTILS_TENSORBUILDER_H

@@ -1,10 +1,13 @@
 // RUN: attn-opt %s -split-input-file -verify-diagnostics
 
+// The `layout` attribute of attn.attention: the verifier checks it against
+// the shapes and recomputes it from the pattern.
+
 /// A layout that marks a partial block full would change the results: the
 /// verifier recomputes the pattern's layout.
 func.func @wrong_layout(%q: tensor<1x1x32x8xf32>) -> tensor<1x1x32x8xf32> {
   // expected-error @+1 {{has a layout that does not match its pattern: block (0, 0) of head 0 is full here but partial by the pattern}}
-  %0 = attn.block_sparse_attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.causal,
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.causal,
       layout = #attn.block_layout<block_q = 16, block_k = 16, query_blocks = 2, key_blocks = 2,
                full_offsets = [0, 1, 2], full_blocks = [0, 0], partial_offsets = [0, 0, 1], partial_blocks = [1], heads = [0]>}
       : tensor<1x1x32x8xf32>, tensor<1x1x32x8xf32>, tensor<1x1x32x8xf32> -> tensor<1x1x32x8xf32>
@@ -15,7 +18,7 @@ func.func @wrong_layout(%q: tensor<1x1x32x8xf32>) -> tensor<1x1x32x8xf32> {
 
 func.func @wrong_grid(%q: tensor<1x1x32x8xf32>) -> tensor<1x1x32x8xf32> {
   // expected-error @+1 {{expects a layout of 2x2 blocks for 32 queries and 32 keys in blocks of 16x16, got 1x2}}
-  %0 = attn.block_sparse_attention %q, %q, %q {normalizer = #attn.softmax,
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax,
       layout = #attn.block_layout<block_q = 16, block_k = 16, query_blocks = 1, key_blocks = 2,
                full_offsets = [0, 2], full_blocks = [0, 1], partial_offsets = [0, 0], partial_blocks = [], heads = [0]>}
       : tensor<1x1x32x8xf32>, tensor<1x1x32x8xf32>, tensor<1x1x32x8xf32> -> tensor<1x1x32x8xf32>
@@ -26,7 +29,7 @@ func.func @wrong_grid(%q: tensor<1x1x32x8xf32>) -> tensor<1x1x32x8xf32> {
 
 func.func @wrong_heads(%q: tensor<1x2x32x8xf32>) -> tensor<1x2x32x8xf32> {
   // expected-error @+1 {{expects a layout entry for each of the 2 query heads, got 1}}
-  %0 = attn.block_sparse_attention %q, %q, %q {normalizer = #attn.softmax,
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax,
       layout = #attn.block_layout<block_q = 32, block_k = 32, query_blocks = 1, key_blocks = 1,
                full_offsets = [0, 1], full_blocks = [0], partial_offsets = [0, 0], partial_blocks = [], heads = [0]>}
       : tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32> -> tensor<1x2x32x8xf32>
@@ -36,8 +39,8 @@ func.func @wrong_heads(%q: tensor<1x2x32x8xf32>) -> tensor<1x2x32x8xf32> {
 // -----
 
 func.func @kernel_normalizer(%q: tensor<1x1x32x8xf32>) -> tensor<1x1x32x8xf32> {
-  // expected-error @+1 {{takes a softmax or pointwise normalizer}}
-  %0 = attn.block_sparse_attention %q, %q, %q {normalizer = #attn.kernel<relu>,
+  // expected-error @+1 {{has a block layout, which applies only to softmax and pointwise attention}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.kernel<relu>,
       layout = #attn.block_layout<block_q = 32, block_k = 32, query_blocks = 1, key_blocks = 1,
                full_offsets = [0, 1], full_blocks = [0], partial_offsets = [0, 0], partial_blocks = [], heads = [0]>}
       : tensor<1x1x32x8xf32>, tensor<1x1x32x8xf32>, tensor<1x1x32x8xf32> -> tensor<1x1x32x8xf32>
@@ -48,7 +51,7 @@ func.func @kernel_normalizer(%q: tensor<1x1x32x8xf32>) -> tensor<1x1x32x8xf32> {
 
 func.func @both_full_and_partial(%q: tensor<1x1x32x8xf32>) -> tensor<1x1x32x8xf32> {
   // expected-error @+2 {{invalid block layout: block (0, 0) is both full and partial}}
-  %0 = attn.block_sparse_attention %q, %q, %q {normalizer = #attn.softmax,
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax,
       layout = #attn.block_layout<block_q = 32, block_k = 32, query_blocks = 1, key_blocks = 1,
                full_offsets = [0, 1], full_blocks = [0], partial_offsets = [0, 1], partial_blocks = [0], heads = [0]>}
       : tensor<1x1x32x8xf32>, tensor<1x1x32x8xf32>, tensor<1x1x32x8xf32> -> tensor<1x1x32x8xf32>
@@ -59,7 +62,7 @@ func.func @both_full_and_partial(%q: tensor<1x1x32x8xf32>) -> tensor<1x1x32x8xf3
 
 func.func @bad_offsets(%q: tensor<1x1x32x8xf32>) -> tensor<1x1x32x8xf32> {
   // expected-error @+2 {{invalid block layout: expects full and partial offsets of (query_blocks + 1) entries per layout}}
-  %0 = attn.block_sparse_attention %q, %q, %q {normalizer = #attn.softmax,
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax,
       layout = #attn.block_layout<block_q = 32, block_k = 32, query_blocks = 1, key_blocks = 1,
                full_offsets = [0, 1, 1], full_blocks = [0], partial_offsets = [0, 0], partial_blocks = [], heads = [0]>}
       : tensor<1x1x32x8xf32>, tensor<1x1x32x8xf32>, tensor<1x1x32x8xf32> -> tensor<1x1x32x8xf32>

@@ -1,6 +1,6 @@
 //===- TensorBuilder.cpp - Small helpers to build linalg on tensors -------===//
 
-#include "attn-opt/Conversion/AttnToLinalg/TensorBuilder.h"
+#include "attn-opt/Dialect/Attn/Utils/TensorBuilder.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -45,6 +45,16 @@ AffineMap TensorBuilder::map(int64_t rank, ArrayRef<int64_t> dims) {
     exprs.push_back(d < 0 ? b.getAffineConstantExpr(0)
                           : b.getAffineDimExpr(d));
   return AffineMap::get(rank, 0, exprs, b.getContext());
+}
+
+std::pair<AffineMap, AffineMap> TensorBuilder::rowMaps(int64_t rank) {
+  SmallVector<int64_t> all, outer;
+  for (int64_t d = 0; d < rank; ++d) {
+    all.push_back(d);
+    if (d + 1 < rank)
+      outer.push_back(d);
+  }
+  return {map(rank, all), map(rank, outer)};
 }
 
 Value TensorBuilder::generic(ValueRange inputs, ArrayRef<AffineMap> inputMaps,

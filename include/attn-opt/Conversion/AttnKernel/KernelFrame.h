@@ -1,0 +1,238 @@
+//===- KernelFrame.h - The frame of the fused attention kernels -*- C++ -*-===//
+//
+// Every fused attention kernel (the CPU tile kernel of attn-flash,
+// attn-lower-pointwise and attn-block-sparse; the GPU SIMT and mma.sync
+// kernels of convert-attn-to-gpu) has the same frame:
+//
+//   buffers and tables         the operands as read-only buffers, the
+//                              output buffer, the block layout and mask
+//                              tables (prepare / finish)
+//   for each query tile:       (batch, query head, tile), its key/value head
+//     for each key block of the tile's row of the layout: full blocks,
+//     then partial ones, segment-bound masks skipping blocks whose ids
+//     cannot meet the tile's                                  (visitTile)
+//       S = scale Q K^T (+ bias)                 (loadBias; target code)
+//       masked in partial blocks                               (allowed)
+//       softmax: online max / sum, rescale the accumulator
+//                     (maskedScore, softmaxStep, softmaxWeight, softmaxSum)
+//       pointwise: P = L^-alpha h(S)                   (pointwiseWeight)
+//       O += P V                                           (target code)
+//     O = O / l (* gate), stored              (rowFactor, applyGate,
+//                                              storeOutput)
+//
+// This class writes every step of the frame once. What a target decides is
+// where a query row lives and how its partial values meet (KernelTarget):
+// one vector lane of the CPU's register tile, `rowThreads` adjacent GPU
+// threads (SIMT), or the four lanes of an mma.sync quad. The target's
+// generator emits the loops around the frame's steps (register blocking on
+// the CPU; launch, shared memory and mma fragments on the GPU) and calls
+// the frame for everything else, the way Triton's TargetInfoBase serves its
+// NVIDIA and AMD backends.
+//
+// Values a step takes and returns are f32 scalars or vectors of f32 (one
+// lane per query row); constants take the shape of the value they meet.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_ATTNKERNEL_KERNELFRAME_H
+#define ATTN_CONVERSION_ATTNKERNEL_KERNELFRAME_H
+
+#include "attn-opt/Conversion/AttnKernel/KernelSpec.h"
+
+namespace mlir::attn {
+
+/// How the partial values of one query row combine.
+enum class RowCombine { Max, Sum };
+
+/// What the frame asks of a target.
+class KernelTarget {
+public:
+  virtual ~KernelTarget();
+
+  /// True if the kernel reads Q, K, V, bias and gate converted to f32 once,
+  /// before the kernel, and writes an f32 output converted after it (the
+  /// CPU); false if it reads the operands' own element types, extending on
+  /// load, and writes the result type (the GPU).
+  virtual bool readsF32Operands() const = 0;
+
+  /// Combines a value of which each thread holding part of a query row has
+  /// a partial (the row maximum of its keys, its part of the row sum). The
+  /// identity where one thread holds the whole row.
+  virtual Value combineRow(ImplicitLocOpBuilder &b, Value partial,
+                           RowCombine kind) const = 0;
+};
+
+/// Query rows a value speaks of: row `start` alone (`lanes` = 0), or the
+/// `lanes` rows from `start`, one per lane of a vector.
+struct QueryRows {
+  Value start;
+  int64_t lanes = 0;
+};
+
+/// One online-softmax step for a row: the new running maximum, the value
+/// scores are shifted by before `exp` (the maximum, or 0 while no key is
+/// allowed) and the factor `alpha` that rescales the previous sum and
+/// output accumulator.
+struct SoftmaxStep {
+  Value max, shift, alpha;
+};
+
+class KernelFrame {
+public:
+  /// Generates at `b` the kernel of `spec` over `layout` (whose blocks are
+  /// the kernel's query tiles and key blocks) for `target`.
+  KernelFrame(ImplicitLocOpBuilder &b, const KernelSpec &spec,
+              const BlockLayout &layout, const KernelTarget &target);
+
+  ImplicitLocOpBuilder &b;
+  const KernelSpec &spec;
+  const BlockLayout &layout;
+  const KernelTarget &target;
+
+  /// Sizes: batch, query heads, query heads per key/value head, query and
+  /// key lengths, head and value dims, query tiles and keys per block.
+  int64_t batchSize, queryHeads, group, queryLen, keyLen, headDim, valueDim;
+  int64_t numTiles, blockQ, blockK;
+  Type f32;
+
+  /// Read-only buffers of the operands (null when absent; the key
+  /// layer-normalized with qk-layernorm), the output buffer, the tables.
+  Value queryBuf, keyBuf, valueBuf, biasBuf, gateBuf, querySegmentBuf,
+      keySegmentBuf, outputBuf;
+  KernelTables tables;
+
+  /// The current tile: batch, query head, its key/value head, tile index
+  /// and first query row.
+  Value batch, head, kvHead, tile, firstQuery;
+
+  //===--------------------------------------------------------------------===//
+  // Host side
+  //===--------------------------------------------------------------------===//
+
+  /// Builds the buffers and tables at the insertion point.
+  void prepare();
+  /// The result tensor from the output buffer, in the result type.
+  Value finish();
+
+  //===--------------------------------------------------------------------===//
+  // The walk over the layout
+  //===--------------------------------------------------------------------===//
+
+  /// Sets the current tile.
+  void enterTile(Value batchIdx, Value headIdx, Value tileIdx);
+
+  /// Processes one key block: its first key, whether it needs masking, and
+  /// the state threaded through the walk; returns the next state.
+  using BlockBody =
+      function_ref<SmallVector<Value>(Value firstKey, bool masked, ValueRange)>;
+
+  /// Visits the current tile's full key blocks, then its partial ones,
+  /// threading `state` through `body`. With a segment-bound mask, blocks
+  /// whose key ids cannot meet the tile's query ids are skipped.
+  SmallVector<Value> visitTile(ValueRange state, BlockBody body);
+
+  //===--------------------------------------------------------------------===//
+  // Scores
+  //===--------------------------------------------------------------------===//
+
+  /// i1 (a vector with `rows.lanes`): may `rows` of the current head see
+  /// key `key`? Keys past the end (a ragged last block) are not allowed;
+  /// rows past the queries read clamped data (their results are dropped).
+  Value allowed(QueryRows rows, Value key);
+
+  /// bias[b', h', rows, key] as f32, broadcast over batch and heads as the
+  /// bias's shape says (rows and key within bounds, or read as 0 past the
+  /// queries for vectors).
+  Value loadBias(QueryRows rows, Value key);
+
+  /// The score where `ok` (may be null: everywhere), -inf elsewhere: what
+  /// the row maximum of softmax is taken over.
+  Value maskedScore(Value score, Value ok);
+
+  //===--------------------------------------------------------------------===//
+  // Normalizers
+  //===--------------------------------------------------------------------===//
+
+  /// Folds a block's maximum (this thread's part of the row) into the
+  /// running maximum.
+  SoftmaxStep softmaxStep(Value runningMax, Value blockMax);
+  /// `exp(score - shift)` where `ok` (may be null), 0 elsewhere.
+  Value softmaxWeight(Value score, Value shift, Value ok);
+  /// The running sum after a block: `sum * alpha + blockSum`.
+  Value softmaxSum(Value runningSum, Value alpha, Value blockSum);
+  /// `L^-alpha h(score)` where `ok` (may be null), 0 elsewhere.
+  Value pointwiseWeight(Value score, Value ok);
+
+  //===--------------------------------------------------------------------===//
+  // Query rows and the epilogue
+  //===--------------------------------------------------------------------===//
+
+  /// The mean of a query row from the sum of its elements (qk-layernorm).
+  Value rowMean(Value sum);
+  /// What the (centered) query row is multiplied by: the scale, divided by
+  /// the row's standard deviation under qk-layernorm (`centeredSquares` is
+  /// the sum of the squared centered elements; null without qk-layernorm).
+  Value queryFactor(Value centeredSquares);
+
+  /// The factor of the output row: `1 / l` of the combined softmax sum
+  /// (0 when no key was allowed), or 1 for pointwise attention (`sum`
+  /// null).
+  Value rowFactor(Value sum);
+  /// `out` (a scalar, or a vector along the value dim from `col`) times the
+  /// gate of `row` when there is one.
+  Value applyGate(Value out, Value row, Value col);
+  /// Stores `out` (as above) into the output buffer at (row, col), rounded
+  /// to the buffer's type.
+  void storeOutput(Value out, Value row, Value col);
+
+  //===--------------------------------------------------------------------===//
+  // Small builders
+  //===--------------------------------------------------------------------===//
+
+  Value idx(int64_t v);
+  Value f32Const(double v);
+  /// A float constant shaped like `like`.
+  Value splat(Value like, double v);
+  Value add(Value x, Value y);
+  Value add(Value x, int64_t y);
+  Value mul(Value x, int64_t y);
+  Value div(Value x, int64_t y);
+  Value rem(Value x, int64_t y);
+  Value minIdx(Value x, int64_t bound);
+  Value lt(Value x, int64_t bound);
+  /// An int32 table entry as an index.
+  Value loadIndex(Value mem, Value at);
+  /// f32 (or a vector of f32) from any float type, and back.
+  Value toF32(Value v);
+  Value fromF32(Value v, Type elementType);
+  /// A vector load or store of `type` at `at`, with the alignment that
+  /// vectors of its size at multiples of its size in rows of `rowLen`
+  /// elements have (see alignmentOf).
+  Value vectorLoad(VectorType type, Value mem, ValueRange at, int64_t rowLen);
+  void vectorStore(Value v, Value mem, ValueRange at, int64_t rowLen);
+  /// The alignment of `count` elements of `elem` at element offsets that
+  /// are multiples of `count` in rows of `rowLen` elements (at most 16).
+  static int64_t alignmentOf(Type elem, int64_t count, int64_t rowLen);
+
+  /// An scf.for whose body returns the next iteration values.
+  SmallVector<Value>
+  forLoop(Value lb, Value ub, int64_t step, ValueRange init,
+          function_ref<SmallVector<Value>(Value, ValueRange)> body);
+  void forEach(int64_t lb, int64_t ub, int64_t step,
+               function_ref<void(Value)> body);
+  void ifThen(Value cond, function_ref<void()> body);
+
+private:
+  /// The smallest and largest segment id of `count` positions from `start`
+  /// (positions past `length` read the last one).
+  std::pair<Value, Value> idRange(Value ids, Value start, int64_t count,
+                                  int64_t length);
+  SmallVector<Value> visitBlocks(Value offsets, Value list, Value at,
+                                 bool masked, ValueRange state,
+                                 std::optional<std::pair<Value, Value>> qIds,
+                                 BlockBody body);
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_CONVERSION_ATTNKERNEL_KERNELFRAME_H

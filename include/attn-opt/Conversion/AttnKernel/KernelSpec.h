@@ -1,0 +1,76 @@
+//===- KernelSpec.h - What a fused attention kernel computes ----*- C++ -*-===//
+//
+// The description of one fused attention kernel (its operands, sizes,
+// normalizer and mask) and the constant tables it reads (the block layout,
+// flattened, and the block tables of the mask). Shared by the CPU and GPU
+// kernel generators through the kernel frame (KernelFrame.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_ATTNKERNEL_KERNELSPEC_H
+#define ATTN_CONVERSION_ATTNKERNEL_KERNELSPEC_H
+
+#include "attn-opt/Analysis/BlockLayout.h"
+#include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <map>
+#include <optional>
+
+namespace mlir::attn {
+
+/// One attention with a softmax or pointwise normalizer to generate a fused
+/// kernel for. Tensors are the op's operands (null when absent).
+struct KernelSpec {
+  Value query, key, value, bias, gate, querySegments, keySegments;
+  AttentionDims dims{};
+  double scale = 1.0;
+  std::optional<double> qkNormEps;
+  /// Softmax (online) or pointwise.
+  bool softmax = true;
+  PointwiseFn fn = PointwiseFn::relu;
+  double lengthFactor = 1.0; ///< L^-alpha of pointwise attention
+  /// The mask (all keys when `isAll()`).
+  mask::Mask mask;
+  /// Only keys of the query's segment are allowed: blocks whose query and
+  /// key ids cannot match are skipped at run time.
+  bool segmentBound = false;
+  Type resultType;
+
+  /// The spec of `op`, which has a softmax or pointwise normalizer.
+  static KernelSpec get(AttentionOp op);
+  /// True if `op` can become a fused kernel (softmax or pointwise).
+  static bool applies(AttentionOp op);
+};
+
+/// A block layout flattened into the int32 tables the kernels read: for
+/// layout `l` and query tile `t`, the full key blocks are
+/// `fullBlocks[fullOffsets[l * (tiles + 1) + t] .. fullOffsets[... + 1])`,
+/// likewise the partial ones; `headLayout[h]` is head h's layout. A ragged
+/// last key block (keyLen not a multiple of the block) is listed as partial:
+/// it reads past the keys and must be bounded.
+struct LayoutTables {
+  SmallVector<int32_t> fullOffsets, fullBlocks, partialOffsets, partialBlocks,
+      headLayout;
+};
+LayoutTables flattenLayout(const BlockLayout &layout, int64_t keyLen);
+
+/// `tensor` as a read-only buffer of its own type (null stays null).
+Value readOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor);
+
+/// The constant int32 tables a fused kernel reads, as read-only buffers
+/// built at `b`: the flattened block layout (see LayoutTables) and the block
+/// table of every `Table` node of the mask.
+struct KernelTables {
+  Value fullOffsets, fullBlocks, partialOffsets, partialBlocks, headLayout;
+  std::map<const mask::Node *, Value> mask;
+
+  static KernelTables build(ImplicitLocOpBuilder &b,
+                            const BlockLayout &layout, int64_t keyLen,
+                            const mask::Mask &mask);
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_CONVERSION_ATTNKERNEL_KERNELSPEC_H

@@ -1,0 +1,43 @@
+//===- AttnUtils.h - IR helpers shared by every attn lowering ---*- C++ -*-===//
+//
+// The small pieces of attention that the reference lowering
+// (convert-attn-to-linalg) and the fused kernels (CPU and GPU) all build:
+// element type conversions of tensors, the qk layer norm, the pointwise
+// functions h of ReLU-family attention and the broadcast rule of the bias
+// operand. Each is written once, here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_UTILS_ATTNUTILS_H
+#define ATTN_DIALECT_ATTN_UTILS_ATTNUTILS_H
+
+#include "attn-opt/Dialect/Attn/IR/AttnAttrs.h"
+#include "attn-opt/Dialect/Attn/Utils/TensorBuilder.h"
+
+namespace mlir::attn {
+
+/// Extends a float tensor to f32 (a no-op for f32).
+Value toF32Tensor(TensorBuilder &tb, Value v);
+/// Truncates an f32 tensor to `elementType` (a no-op for f32).
+Value fromF32Tensor(TensorBuilder &tb, Value v, Type elementType);
+
+/// Layer normalization of the last dimension, `(x - mean) / sqrt(var +
+/// eps)` with the population variance and no affine parameters, to f32.
+Value layerNorm(TensorBuilder &tb, Value x, double eps);
+
+/// h(x) of pointwise attention on an f32 scalar or vector.
+Value applyPointwiseFn(ImplicitLocOpBuilder &b, PointwiseFn fn, Value x);
+
+/// A float constant shaped like `like` (a splat for vectors).
+Value floatLike(ImplicitLocOpBuilder &b, Value like, double value);
+
+/// The indices of the bias element of (batch, query head, query, key) in a
+/// bias of shape `biasShape` (`{1 or B} x {1 or Hq} x Lq x Lk`): broadcast
+/// dimensions of size 1 read index `zero`.
+SmallVector<Value, 4> biasIndices(ArrayRef<int64_t> biasShape, Value zero,
+                                  Value batch, Value head, Value query,
+                                  Value key);
+
+} // namespace mlir::attn
+
+#endif // ATTN_DIALECT_ATTN_UTILS_ATTNUTILS_H

@@ -1,0 +1,114 @@
+//===- AttnUtils.cpp - IR helpers shared by every attn lowering -----------===//
+
+#include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+Value mlir::attn::toF32Tensor(TensorBuilder &tb, Value v) {
+  if (cast<RankedTensorType>(v.getType()).getElementType() == tb.f32)
+    return v;
+  return tb.elementwise(shapeOf(v), {v},
+                        [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                          return tb.toF32(bb, a[0]);
+                        });
+}
+
+Value mlir::attn::fromF32Tensor(TensorBuilder &tb, Value v, Type elementType) {
+  if (elementType == tb.f32)
+    return v;
+  return tb.elementwise(
+      shapeOf(v), {v},
+      [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+        return arith::TruncFOp::create(bb, elementType, a[0]);
+      },
+      elementType);
+}
+
+Value mlir::attn::layerNorm(TensorBuilder &tb, Value x, double eps) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  double n = static_cast<double>(shape.back());
+  auto [id, outer] = tb.rowMaps(rank);
+  std::string iters(rank - 1, 'p');
+  Value sum = tb.reduceLast(x, 0.0, [&](ImplicitLocOpBuilder &bb,
+                                         ValueRange a) {
+    return tb.add(bb, a[1], tb.toF32(bb, a[0]));
+  });
+  Value mean = tb.elementwise(shape.drop_back(), {sum},
+                              [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                                return tb.mul(bb, a[0], tb.f32Const(1.0 / n));
+                              });
+  Value sq = tb.generic(
+      {x, mean}, {id, outer}, tb.filled(shape.drop_back(), 0.0), outer,
+      iters + "r", [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+        Value c = arith::SubFOp::create(bb, tb.toF32(bb, a[0]), a[1]);
+        return tb.fma(bb, c, c, a[2]);
+      });
+  return tb.generic(
+      {x, mean, sq}, {id, outer, outer}, tb.empty(shape), id, iters + "p",
+      [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+        Value c = arith::SubFOp::create(bb, tb.toF32(bb, a[0]), a[1]);
+        Value var = arith::MulFOp::create(bb, a[2], tb.f32Const(1.0 / n));
+        Value inv = math::RsqrtOp::create(
+            bb, arith::AddFOp::create(bb, var, tb.f32Const(eps)));
+        return arith::MulFOp::create(bb, c, inv);
+      });
+}
+
+/// A float constant shaped like `like` (a splat for vectors).
+Value mlir::attn::floatLike(ImplicitLocOpBuilder &b, Value like, double v) {
+  Type t = like.getType();
+  if (auto vec = dyn_cast<VectorType>(t))
+    return arith::ConstantOp::create(
+        b, DenseElementsAttr::get(vec, b.getFloatAttr(vec.getElementType(), v)));
+  return arith::ConstantOp::create(b, b.getFloatAttr(t, v));
+}
+
+Value mlir::attn::applyPointwiseFn(ImplicitLocOpBuilder &b, PointwiseFn fn,
+                                   Value x) {
+  auto cst = [&](double v) { return floatLike(b, x, v); };
+  Value zero = cst(0.0), one = cst(1.0);
+  switch (fn) {
+  case PointwiseFn::relu:
+    return arith::MaximumFOp::create(b, x, zero);
+  case PointwiseFn::relu2: {
+    Value r = arith::MaximumFOp::create(b, x, zero);
+    return arith::MulFOp::create(b, r, r);
+  }
+  case PointwiseFn::gelu: {
+    Value t = math::ErfOp::create(b, arith::MulFOp::create(b, x, cst(M_SQRT1_2)));
+    Value half = arith::MulFOp::create(b, x, cst(0.5));
+    return arith::MulFOp::create(b, half, arith::AddFOp::create(b, t, one));
+  }
+  case PointwiseFn::softplus: {
+    // max(x, 0) + log1p(exp(-|x|)), stable for large |x|.
+    Value negAbs = arith::NegFOp::create(b, math::AbsFOp::create(b, x));
+    Value tail = math::Log1pOp::create(b, math::ExpOp::create(b, negAbs));
+    return arith::AddFOp::create(b, arith::MaximumFOp::create(b, x, zero),
+                                 tail);
+  }
+  case PointwiseFn::identity:
+    return x;
+  case PointwiseFn::relu6:
+    return arith::MinimumFOp::create(b, arith::MaximumFOp::create(b, x, zero),
+                                     cst(6.0));
+  case PointwiseFn::sigmoid: {
+    Value e = math::ExpOp::create(b, arith::NegFOp::create(b, x));
+    return arith::DivFOp::create(b, one, arith::AddFOp::create(b, one, e));
+  }
+  }
+  llvm_unreachable("unknown pointwise function");
+}
+
+SmallVector<Value, 4> mlir::attn::biasIndices(ArrayRef<int64_t> biasShape,
+                                              Value zero, Value batch,
+                                              Value head, Value query,
+                                              Value key) {
+  return {biasShape[0] == 1 ? zero : batch, biasShape[1] == 1 ? zero : head,
+          query, key};
+}

@@ -1,0 +1,18 @@
+//===- HostTarget.cpp - The target model of the host CPU ------------------===//
+
+#include "attn-opt/Runtime/HostTarget.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir::attn;
+
+TargetModel mlir::attn::hostTargetModel() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  auto has = [&](llvm::StringRef f) {
+    auto it = features.find(f);
+    return it != features.end() && it->second;
+  };
+  int64_t lanes = has("avx512f") ? 16 : has("avx2") || has("avx") ? 8 : 4;
+  return *TargetModel::get(lanes);
+}
