@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --attn-math-approximation | FileCheck %s
+// RUN: attn-opt %s --attn-math-approximation -split-input-file | FileCheck %s
 
 /// exp, erf and tanh on vectors become polynomials (plain arithmetic LLVM
 /// vectorizes), not calls into libm.
