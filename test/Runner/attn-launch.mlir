@@ -18,4 +18,4 @@
 // CHECK: check: max_abs_err={{.*}} ok
 // BENCH: bench: median_ms={{[0-9.]+}} min_ms={{[0-9.]+}} max_ms={{[0-9.]+}} gflops={{[0-9.]+}}
 // BAD: FAILED
-// SHAPE: attn-launch: error: {{.*}}query.npy: expected dtype <f4
+// SHAPE: attn-launch: error: {{.*}}query.npy: holds 1x4x100x32xf16, expected 2x4x37x16xf32

@@ -16,7 +16,7 @@
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 #include "attn-opt/InitAttn.h"
 #include "attn-opt/Runtime/ModuleLoader.h"
-#include "attn-opt/Runtime/Npy.h"
+#include "attn-opt/Host/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -154,9 +154,10 @@ int main(int argc, char **argv) {
     llvm::SmallString<256> path(inputDir);
     llvm::sys::path::append(path,
                             loaded->argNames[arg.getArgNumber()] + ".npy");
-    auto array = npy::read(path);
+    std::string error;
+    std::optional<npy::Array> array = npy::read(path.str().str(), error);
     if (!array)
-      fail(llvm::toString(array.takeError()));
+      fail(error);
     owned.push_back(std::make_unique<ref::Tensor>(toTensor(*array)));
     return owned.back().get();
   };
@@ -233,9 +234,10 @@ int main(int argc, char **argv) {
                  op->getName().getStringRef());
           });
 
-  auto actual = npy::read(compareFile);
+  std::string readError;
+  std::optional<npy::Array> actual = npy::read(compareFile, readError);
   if (!actual)
-    fail(llvm::toString(actual.takeError()));
+    fail(readError);
   if (actual->shape != expected.shape)
     fail(compareFile + ": holds " + actual->describe() +
          " but the reference result has another shape");

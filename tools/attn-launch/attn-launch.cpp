@@ -10,10 +10,14 @@
 // random data (as attn-run --random-inputs); --expect compares the result
 // with a .npy (e.g. attn-run's CPU reference), --bench times calls.
 //
-// Deliberately free of LLVM: its own small .npy reader and writer.
+// Deliberately free of LLVM: it links only the LLVM-free host library
+// (.npy files, memref descriptors, the CUDA runtime loader).
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn-opt/Host/CudaRuntimeLoader.h"
+#include "attn-opt/Host/MemRefDescriptor.h"
+#include "attn-opt/Host/Npy.h"
 #include "attn-opt/Support/Random.h"
 
 #include <dlfcn.h>
@@ -27,6 +31,8 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -39,7 +45,7 @@ namespace {
   std::exit(1);
 }
 
-enum class DType { F32, F16, BF16, I32, I64 };
+using mlir::attn::npy::DType;
 
 struct Tensor {
   DType type;
@@ -51,49 +57,20 @@ struct Tensor {
     return n;
   }
   int64_t bytes() const {
-    int w = type == DType::F16 || type == DType::BF16 ? 2
-            : type == DType::I64                      ? 8
-                                                      : 4;
-    return elements() * w;
+    return elements() * mlir::attn::npy::byteWidth(type);
   }
 };
-
-DType parseType(const std::string &s) {
-  if (s == "f32")
-    return DType::F32;
-  if (s == "f16")
-    return DType::F16;
-  if (s == "bf16")
-    return DType::BF16;
-  if (s == "i32")
-    return DType::I32;
-  if (s == "i64")
-    return DType::I64;
-  fail("unknown element type '" + s + "' (f32, f16, bf16, i32, i64)");
-}
-
-const char *npyDescr(DType t) {
-  switch (t) {
-  case DType::F32:
-    return "<f4";
-  case DType::F16:
-    return "<f2";
-  case DType::BF16:
-    return "<u2"; // bf16 bits, as attn-run writes them
-  case DType::I32:
-    return "<i4";
-  case DType::I64:
-    return "<i8";
-  }
-  return "";
-}
 
 /// "bf16:1x16x4096x128".
 Tensor parseTensor(const std::string &s) {
   size_t colon = s.find(':');
   if (colon == std::string::npos)
     fail("expected TYPE:SHAPE, got '" + s + "'");
-  Tensor t{parseType(s.substr(0, colon)), {}};
+  std::optional<DType> type = mlir::attn::npy::parseDType(s.substr(0, colon));
+  if (!type)
+    fail("unknown element type '" + s.substr(0, colon) +
+         "' (f32, f16, bf16, i32, i64)");
+  Tensor t{*type, {}};
   std::stringstream dims(s.substr(colon + 1));
   std::string d;
   while (std::getline(dims, d, 'x'))
@@ -101,171 +78,35 @@ Tensor parseTensor(const std::string &s) {
   return t;
 }
 
-float halfToFloat(uint16_t h) {
-  uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 31, man = h & 1023;
-  float v;
-  if (exp == 0)
-    v = std::ldexp(static_cast<float>(man), -24);
-  else if (exp == 31)
-    v = man ? NAN : INFINITY;
-  else
-    v = std::ldexp(static_cast<float>(man | 1024), static_cast<int>(exp) - 25);
-  return sign ? -v : v;
-}
-
-uint16_t floatToHalf(float f) {
-  // Round to nearest even through the float's bits.
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000;
-  int32_t exp = static_cast<int32_t>((x >> 23) & 255) - 127 + 15;
-  uint32_t man = x & 0x7fffff;
-  if (((x >> 23) & 255) == 255)
-    return sign | 0x7c00 | (man ? 0x200 : 0);
-  if (exp >= 31)
-    return sign | 0x7c00;
-  if (exp <= 0) {
-    if (exp < -10)
-      return sign;
-    man |= 0x800000;
-    uint32_t shift = 14 - exp;
-    uint32_t h = man >> shift;
-    uint32_t rest = man & ((1u << shift) - 1), halfway = 1u << (shift - 1);
-    if (rest > halfway || (rest == halfway && (h & 1)))
-      ++h;
-    return sign | h;
-  }
-  uint32_t h = sign | (exp << 10) | (man >> 13);
-  uint32_t rest = man & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
-    ++h;
-  return h;
-}
-
-float bf16ToFloat(uint16_t b) {
-  uint32_t x = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-
-uint16_t floatToBf16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if (std::isnan(f))
-    return 0x7fc0;
-  x += 0x7fff + ((x >> 16) & 1);
-  return x >> 16;
-}
-
 double load(const Tensor &t, const void *data, int64_t i) {
-  switch (t.type) {
-  case DType::F32:
-    return static_cast<const float *>(data)[i];
-  case DType::F16:
-    return halfToFloat(static_cast<const uint16_t *>(data)[i]);
-  case DType::BF16:
-    return bf16ToFloat(static_cast<const uint16_t *>(data)[i]);
-  case DType::I32:
-    return static_cast<const int32_t *>(data)[i];
-  case DType::I64:
-    return static_cast<double>(static_cast<const int64_t *>(data)[i]);
-  }
-  return 0;
+  return mlir::attn::npy::loadElement(t.type, data, i);
 }
 
 void store(const Tensor &t, void *data, int64_t i, double v) {
-  switch (t.type) {
-  case DType::F32:
-    static_cast<float *>(data)[i] = static_cast<float>(v);
-    break;
-  case DType::F16:
-    static_cast<uint16_t *>(data)[i] = floatToHalf(static_cast<float>(v));
-    break;
-  case DType::BF16:
-    static_cast<uint16_t *>(data)[i] = floatToBf16(static_cast<float>(v));
-    break;
-  case DType::I32:
-    static_cast<int32_t *>(data)[i] = static_cast<int32_t>(v);
-    break;
-  case DType::I64:
-    static_cast<int64_t *>(data)[i] = static_cast<int64_t>(v);
-    break;
-  }
+  mlir::attn::npy::storeElement(t.type, data, i, v);
 }
 
-/// Reads a C-order .npy of `expected`'s type and shape into `data`.
+/// Reads a .npy of `expected`'s type and shape into `data`.
 void readNpy(const std::string &path, const Tensor &expected, void *data) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    fail("cannot open " + path);
-  char magic[8];
-  in.read(magic, 8);
-  if (!in || std::memcmp(magic, "\x93NUMPY", 6) != 0)
-    fail(path + ": not a .npy file");
-  uint32_t headerLen = 0;
-  if (magic[6] == 1) {
-    uint16_t n;
-    in.read(reinterpret_cast<char *>(&n), 2);
-    headerLen = n;
-  } else {
-    in.read(reinterpret_cast<char *>(&headerLen), 4);
+  std::string error;
+  std::optional<mlir::attn::npy::Array> a =
+      mlir::attn::npy::read(path, error);
+  if (!a)
+    fail(error);
+  if (a->type != expected.type || a->shape != expected.shape) {
+    mlir::attn::npy::Array want{expected.type, expected.shape, {}};
+    fail(path + ": holds " + a->describe() + ", expected " + want.describe());
   }
-  std::string header(headerLen, ' ');
-  in.read(header.data(), headerLen);
-  if (!in)
-    fail(path + ": truncated header");
-  std::string descr = npyDescr(expected.type);
-  if (header.find("'" + descr + "'") == std::string::npos)
-    fail(path + ": expected dtype " + descr + ", header " + header);
-  if (header.find("'fortran_order': True") != std::string::npos)
-    fail(path + ": Fortran order unsupported");
-  std::string shape = "(";
-  for (size_t i = 0; i < expected.shape.size(); ++i)
-    shape += std::to_string(expected.shape[i]) +
-             (expected.shape.size() == 1 ? "," : i + 1 < expected.shape.size() ? ", " : "");
-  shape += ")";
-  if (header.find(shape) == std::string::npos)
-    fail(path + ": expected shape " + shape + ", header " + header);
-  in.read(static_cast<char *>(data), expected.bytes());
-  if (in.gcount() != expected.bytes())
-    fail(path + ": truncated data");
+  std::memcpy(data, a->data.data(), a->data.size());
 }
 
 void writeNpy(const std::string &path, const Tensor &t, const void *data) {
-  std::string shape = "(";
-  for (size_t i = 0; i < t.shape.size(); ++i)
-    shape += std::to_string(t.shape[i]) +
-             (t.shape.size() == 1 ? "," : i + 1 < t.shape.size() ? ", " : "");
-  shape += ")";
-  std::string header = std::string("{'descr': '") + npyDescr(t.type) +
-                       "', 'fortran_order': False, 'shape': " + shape + ", }";
-  while ((10 + header.size() + 1) % 64 != 0)
-    header += ' ';
-  header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  out.write("\x93NUMPY\x01\x00", 8);
-  uint16_t n = header.size();
-  out.write(reinterpret_cast<const char *>(&n), 2);
-  out.write(header.data(), header.size());
-  out.write(static_cast<const char *>(data), t.bytes());
-  if (!out)
-    fail("cannot write " + path);
-}
-
-/// A rank-R memref descriptor over `data`.
-std::vector<int64_t> descriptor(void *data, const std::vector<int64_t> &shape) {
-  int64_t rank = shape.size();
-  std::vector<int64_t> d(3 + 2 * rank);
-  d[0] = d[1] = reinterpret_cast<int64_t>(data);
-  d[2] = 0;
-  int64_t stride = 1;
-  for (int64_t i = rank - 1; i >= 0; --i) {
-    d[3 + i] = shape[i];
-    d[3 + rank + i] = stride;
-    stride *= shape[i];
-  }
-  return d;
+  const auto *bytes = static_cast<const uint8_t *>(data);
+  mlir::attn::npy::Array a{t.type, t.shape,
+                           std::vector<uint8_t>(bytes, bytes + t.bytes())};
+  std::string error;
+  if (!mlir::attn::npy::write(path, a, error))
+    fail(error);
 }
 
 template <typename T>
@@ -354,22 +195,22 @@ int main(int argc, char **argv) {
   // The runtime first, global: the case's mgpu* calls bind to it. --host
   // runs CPU code (e.g. compiled with attn-lower-to-nvvm-pipeline's
   // emulate option, to test this tool) with plain host memory.
-  void *(*allocManaged)(int64_t) = +[](int64_t n) { return std::malloc(n); };
-  void (*freeManaged)(void *) = +[](void *p) { std::free(p); };
-  void (*synchronize)() = +[] {};
+  std::function<void *(int64_t)> allocManaged = [](int64_t n) {
+    return std::malloc(n);
+  };
+  std::function<void(void *)> freeManaged = [](void *p) { std::free(p); };
+  std::function<void()> synchronize = [] {};
+  std::unique_ptr<mlir::attn::CudaRuntimeLoader> rt;
   if (!host) {
-    void *rt = dlopen(runtime.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    std::string error, message;
+    rt = mlir::attn::CudaRuntimeLoader::open(runtime, error);
     if (!rt)
-      fail(std::string("cannot load ") + runtime + ": " + dlerror());
-    auto probe =
-        symbol<int (*)(char *, int64_t)>(rt, "attnCudaProbe", runtime);
-    char message[512];
-    if (!probe(message, sizeof(message)))
+      fail(error);
+    if (!rt->probe(message))
       fail(message);
-    allocManaged =
-        symbol<void *(*)(int64_t)>(rt, "attnCudaAllocManaged", runtime);
-    freeManaged = symbol<void (*)(void *)>(rt, "attnCudaFree", runtime);
-    synchronize = symbol<void (*)()>(rt, "attnCudaSynchronize", runtime);
+    allocManaged = [&](int64_t n) { return rt->allocManaged(n); };
+    freeManaged = [&](void *p) { rt->free(p); };
+    synchronize = [&] { rt->synchronize(); };
   }
   void *code = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!code)
@@ -410,13 +251,13 @@ int main(int argc, char **argv) {
   void *out = allocManaged(res.bytes());
   buffers.push_back(out);
 
-  std::vector<std::vector<int64_t>> descs;
+  std::vector<mlir::attn::MemRefDescriptor> descs;
   for (size_t i = 0; i < args.size(); ++i)
-    descs.push_back(descriptor(buffers[i], args[i].shape));
-  descs.push_back(descriptor(out, res.shape));
+    descs.emplace_back(buffers[i], args[i].shape);
+  descs.emplace_back(out, res.shape);
   std::vector<void *> p;
   for (auto &d : descs)
-    p.push_back(d.data());
+    p.push_back(d.get());
   using V = void *;
   std::function<void()> call;
   switch (p.size()) {

@@ -15,7 +15,8 @@
 #include "attn-opt/Runtime/HostTarget.h"
 #include "attn-opt/Runtime/Jit.h"
 #include "attn-opt/Runtime/ModuleLoader.h"
-#include "attn-opt/Runtime/Npy.h"
+#include "attn-opt/Host/CudaRuntimeLoader.h"
+#include "attn-opt/Host/Npy.h"
 #include "attn-opt/Support/Random.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -154,6 +155,13 @@ void failOn(llvm::Error error) {
     fail(llvm::toString(std::move(error)));
 }
 
+/// Writes `array` to `path`, or fails.
+void writeNpy(const std::string &path, const npy::Array &array) {
+  std::string error;
+  if (!npy::write(path, array, error))
+    fail(error);
+}
+
 /// One argument or result of the entry function.
 struct Slot {
   std::string name;
@@ -217,46 +225,22 @@ npy::Array randomArray(const Slot &slot, uint64_t seedValue, int64_t index) {
   return a;
 }
 
-/// libAttnCudaRuntime.so, opened for --target=cuda: device probe and
-/// managed memory for the function's buffers.
-struct CudaRuntime {
-  int (*probe)(char *, int64_t) = nullptr;
-  void *(*allocManaged)(int64_t) = nullptr;
-  void (*free)(void *) = nullptr;
-  void (*synchronize)() = nullptr;
-  bool (*capability)(int *, int *) = nullptr;
-
-  /// Opens the runtime and checks for a device; fails with the reason.
-  static CudaRuntime &open() {
-    static CudaRuntime rt;
-    if (rt.probe)
-      return rt;
-    std::string error;
-    auto lib = llvm::sys::DynamicLibrary::getPermanentLibrary(
-        ATTN_CUDA_RUNTIME, &error);
-    if (!lib.isValid())
-      fail("--target=cuda: cannot load " ATTN_CUDA_RUNTIME ": " + error);
-    auto sym = [&](const char *name) {
-      void *p = lib.getAddressOfSymbol(name);
-      if (!p)
-        fail(std::string("--target=cuda: ") + ATTN_CUDA_RUNTIME + " has no " +
-             name);
-      return p;
-    };
-    rt.probe = reinterpret_cast<decltype(rt.probe)>(sym("attnCudaProbe"));
-    rt.allocManaged =
-        reinterpret_cast<decltype(rt.allocManaged)>(sym("attnCudaAllocManaged"));
-    rt.free = reinterpret_cast<decltype(rt.free)>(sym("attnCudaFree"));
-    rt.synchronize =
-        reinterpret_cast<decltype(rt.synchronize)>(sym("attnCudaSynchronize"));
-    rt.capability =
-        reinterpret_cast<decltype(rt.capability)>(sym("attnCudaCapability"));
-    char message[512];
-    if (!rt.probe(message, sizeof(message)))
-      fail(std::string("--target=cuda: ") + message);
-    return rt;
-  }
-};
+/// libAttnCudaRuntime.so, opened once for --target=cuda (fails with the
+/// reason when there is no device): device probe and managed memory for the
+/// function's buffers.
+const CudaRuntimeLoader &cudaRuntime() {
+  static std::unique_ptr<CudaRuntimeLoader> rt = [] {
+    std::string error, message;
+    std::unique_ptr<CudaRuntimeLoader> loaded =
+        CudaRuntimeLoader::open(ATTN_CUDA_RUNTIME, error);
+    if (!loaded)
+      fail("--target=cuda: " + error);
+    if (!loaded->probe(message))
+      fail("--target=cuda: " + message);
+    return loaded;
+  }();
+  return *rt;
+}
 
 /// Managed copies of the arguments and results for --target=cuda, made
 /// once: the kernels and the host both reach them, and repeated calls
@@ -266,7 +250,7 @@ struct DeviceBuffers {
   ~DeviceBuffers() {
     if (args.empty() && outs.empty())
       return;
-    CudaRuntime &rt = CudaRuntime::open();
+    const CudaRuntimeLoader &rt = cudaRuntime();
     for (void *p : args)
       rt.free(p);
     for (void *p : outs)
@@ -344,7 +328,7 @@ std::vector<npy::Array> callOnce(JitFunction &jit,
       outs.push_back(allocate(r));
   }
   if (device && device->args.empty() && device->outs.empty()) {
-    CudaRuntime &rt = CudaRuntime::open();
+    const CudaRuntimeLoader &rt = cudaRuntime();
     for (npy::Array &a : args) {
       void *p = rt.allocManaged(a.data.size());
       std::memcpy(p, a.data.data(), a.data.size());
@@ -364,7 +348,7 @@ std::vector<npy::Array> callOnce(JitFunction &jit,
     ptrs.push_back(&d);
   failOn(jit.call(ptrs));
   if (device) {
-    CudaRuntime::open().synchronize();
+    cudaRuntime().synchronize();
     if (copyBack)
       copyResults(*device, outs);
   }
@@ -436,19 +420,14 @@ void summarize(const Slot &slot, const npy::Array &a) {
 
 int run(MLIRContext &context) {
   if (probeCuda) {
-    std::string error;
-    auto lib = llvm::sys::DynamicLibrary::getPermanentLibrary(
-        ATTN_CUDA_RUNTIME, &error);
-    auto probe = lib.isValid() ? reinterpret_cast<int (*)(char *, int64_t)>(
-                                     lib.getAddressOfSymbol("attnCudaProbe"))
-                               : nullptr;
-    if (!probe) {
-      llvm::outs() << "cuda: unavailable: cannot load " ATTN_CUDA_RUNTIME
-                   << "\n";
+    std::string error, message;
+    std::unique_ptr<CudaRuntimeLoader> rt =
+        CudaRuntimeLoader::open(ATTN_CUDA_RUNTIME, error);
+    if (!rt) {
+      llvm::outs() << "cuda: unavailable: " << error << "\n";
       return 1;
     }
-    char message[512];
-    int ok = probe(message, sizeof(message));
+    bool ok = rt->probe(message);
     llvm::outs() << "cuda: " << (ok ? "" : "unavailable: ") << message
                  << "\n";
     return ok ? 0 : 1;
@@ -460,9 +439,9 @@ int run(MLIRContext &context) {
     fail("--reference runs on the CPU only (use --target=cpu)");
   std::string gpuChip = chip;
   if (target == "cuda") {
-    CudaRuntime &rt = CudaRuntime::open(); // fails here without a device
+    const CudaRuntimeLoader &rt = cudaRuntime(); // fails without a device
     int major = 0, minor = 0;
-    if (gpuChip.empty() && rt.capability(&major, &minor))
+    if (gpuChip.empty() && rt.capability(major, minor))
       gpuChip = "sm_" + std::to_string(major) + std::to_string(minor) +
                 (major == 9 && minor == 0 ? "a" : "");
   }
@@ -543,9 +522,10 @@ int run(MLIRContext &context) {
     if (values[index])
       fail("--input " + spec + ": argument " + args[index].name +
            " is given twice");
-    auto array = npy::read(path);
+    std::string error;
+    std::optional<npy::Array> array = npy::read(path.str(), error);
     if (!array)
-      fail(llvm::toString(array.takeError()));
+      fail(error);
     const Slot &slot = args[index];
     if (array->type != slot.dtype ||
         array->shape != std::vector<int64_t>(slot.type.getShape().begin(),
@@ -659,11 +639,11 @@ int run(MLIRContext &context) {
     for (size_t i = 0; i < args.size(); ++i) {
       llvm::SmallString<256> path(saveInputs);
       llvm::sys::path::append(path, args[i].name + ".npy");
-      failOn(npy::write(path, argArrays[i]));
+      writeNpy(path.str().str(), argArrays[i]);
     }
   }
   for (size_t i = 0; i < outputs.size(); ++i)
-    failOn(npy::write(outputs[i], outArrays[i]));
+    writeNpy(outputs[i], outArrays[i]);
   return 0;
 }
 

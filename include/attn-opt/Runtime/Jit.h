@@ -10,6 +10,8 @@
 #ifndef ATTN_RUNTIME_JIT_H
 #define ATTN_RUNTIME_JIT_H
 
+#include "attn-opt/Host/MemRefDescriptor.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
@@ -22,18 +24,6 @@ namespace mlir {
 class ExecutionEngine;
 
 namespace attn {
-
-/// A ranked memref descriptor `{allocated, aligned, offset, sizes[R],
-/// strides[R]}` over caller-owned, contiguous (row-major) data.
-class MemRefDescriptor {
-public:
-  MemRefDescriptor(void *data, llvm::ArrayRef<int64_t> shape);
-  /// The descriptor's address, as the C interface takes it.
-  void *get() { return storage.data(); }
-
-private:
-  std::vector<int64_t> storage;
-};
 
 class JitFunction {
 public:

@@ -1,7 +1,8 @@
-//===- Npy.h - NumPy .npy files -------------------------------------*- C++ -*-===//
+//===- Npy.h - NumPy .npy files ---------------------------------*- C++ -*-===//
 //
-// Reading and writing the arrays attn-run exchanges with users: NumPy .npy
-// files (format versions 1.0 to 3.0), C order, little endian.
+// Reading and writing the arrays the tools exchange with users: NumPy .npy
+// files (format versions 1.0 to 3.0), C order, little endian. Part of the
+// LLVM-free host library (no LLVM or MLIR needed where it runs).
 //
 // Element types: f32 (`<f4`), f16 (`<f2`), bf16, i32 (`<i4`), i64 (`<i8`).
 // NumPy has no bfloat16, so a bf16 array is stored as its raw 16-bit
@@ -9,13 +10,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_RUNTIME_NPY_H
-#define ATTN_RUNTIME_NPY_H
-
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Error.h"
+#ifndef ATTN_HOST_NPY_H
+#define ATTN_HOST_NPY_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +26,8 @@ enum class DType { F32, F16, BF16, I32, I64 };
 size_t byteWidth(DType type);
 /// "f32", "f16", "bf16", "i32", "i64".
 const char *name(DType type);
+/// The type named `name` ("f32", ...), if any.
+std::optional<DType> parseDType(const std::string &name);
 
 /// An array in C order.
 struct Array {
@@ -39,13 +40,15 @@ struct Array {
   std::string describe() const;
 };
 
-/// Reads `path`. Errors name the file and say what is wrong (not an .npy,
+/// Reads `path`. On failure returns std::nullopt and sets `error` to a
+/// message that names the file and says what is wrong (not an .npy,
 /// unsupported dtype, Fortran order, truncated data, ...).
-llvm::Expected<Array> read(llvm::StringRef path);
+std::optional<Array> read(const std::string &path, std::string &error);
 
 /// Writes `array` to `path` atomically: a temporary file renamed into place,
-/// so a failure never leaves a partial file behind.
-llvm::Error write(llvm::StringRef path, const Array &array);
+/// so a failure never leaves a partial file behind. On failure returns false
+/// and sets `error`.
+bool write(const std::string &path, const Array &array, std::string &error);
 
 /// Element conversions.
 float halfToFloat(uint16_t bits);
@@ -53,11 +56,15 @@ uint16_t floatToHalf(float value);
 float bf16ToFloat(uint16_t bits);
 uint16_t floatToBf16(float value);
 
-/// Element `i` of a float array (f32, f16 or bf16) as a float.
+/// Element `i` of raw data of `type` as a double, and back (rounding to the
+/// type; integers truncate).
+double loadElement(DType type, const void *data, int64_t i);
+void storeElement(DType type, void *data, int64_t i, double value);
+
+/// Element `i` of an array as a float, and back.
 float loadFloat(const Array &array, int64_t i);
-/// Stores `value` into element `i` of a float array, rounding to its type.
 void storeFloat(Array &array, int64_t i, float value);
 
 } // namespace mlir::attn::npy
 
-#endif // ATTN_RUNTIME_NPY_H
+#endif // ATTN_HOST_NPY_H

@@ -1,0 +1,359 @@
+//===- Npy.cpp - NumPy .npy files -----------------------------------------===//
+
+#include "attn-opt/Host/Npy.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+using namespace mlir::attn;
+using namespace mlir::attn::npy;
+
+size_t npy::byteWidth(DType type) {
+  switch (type) {
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::F16:
+  case DType::BF16:
+    return 2;
+  case DType::I64:
+    return 8;
+  }
+  std::abort();
+}
+
+const char *npy::name(DType type) {
+  switch (type) {
+  case DType::F32:
+    return "f32";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
+  }
+  std::abort();
+}
+
+std::optional<DType> npy::parseDType(const std::string &text) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64})
+    if (text == name(t))
+      return t;
+  return std::nullopt;
+}
+
+/// The dtype string of the .npy header.
+static const char *descr(DType type) {
+  switch (type) {
+  case DType::F32:
+    return "<f4";
+  case DType::F16:
+    return "<f2";
+  case DType::BF16:
+    return "<u2";
+  case DType::I32:
+    return "<i4";
+  case DType::I64:
+    return "<i8";
+  }
+  std::abort();
+}
+
+int64_t Array::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::string Array::describe() const {
+  std::string s;
+  for (int64_t d : shape)
+    s += std::to_string(d) + "x";
+  return s + name(type);
+}
+
+//===----------------------------------------------------------------------===//
+// Reading
+//===----------------------------------------------------------------------===//
+
+static std::string trim(const std::string &s, const char *chars = " \t\n") {
+  size_t b = s.find_first_not_of(chars);
+  if (b == std::string::npos)
+    return "";
+  size_t e = s.find_last_not_of(chars);
+  return s.substr(b, e - b + 1);
+}
+
+/// The value of `key` in the header dictionary, up to the next top-level
+/// comma or the closing brace.
+static std::optional<std::string> headerValue(const std::string &header,
+                                              const std::string &key) {
+  size_t k = header.find("'" + key + "'");
+  if (k == std::string::npos)
+    return std::nullopt;
+  size_t colon = header.find(':', k);
+  if (colon == std::string::npos)
+    return std::nullopt;
+  int depth = 0;
+  size_t end = colon + 1;
+  for (; end < header.size(); ++end) {
+    char c = header[end];
+    if (c == '(' || c == '[')
+      ++depth;
+    else if (c == ')' || c == ']')
+      --depth;
+    else if ((c == ',' || c == '}') && depth == 0)
+      break;
+  }
+  return trim(header.substr(colon + 1, end - colon - 1));
+}
+
+/// The whole file, or std::nullopt with the reason in `error`.
+static std::optional<std::string> readFile(const std::string &path,
+                                           std::string &error) {
+  std::FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    error = "cannot open: " + std::string(std::strerror(errno));
+    return std::nullopt;
+  }
+  std::string bytes;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0)
+    bytes.append(buf, n);
+  bool bad = std::ferror(f);
+  std::fclose(f);
+  if (bad) {
+    error = "cannot read: " + std::string(std::strerror(errno));
+    return std::nullopt;
+  }
+  return bytes;
+}
+
+/// Parses the bytes of an .npy file; returns the error or an empty string.
+static std::string parse(const std::string &bytes, Array &a) {
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
+    return "not a NumPy .npy file (bad magic)";
+  uint8_t major = bytes[6];
+  size_t headerLen = 0, headerStart;
+  if (major == 1) {
+    headerLen = static_cast<uint8_t>(bytes[8]) |
+                (static_cast<uint8_t>(bytes[9]) << 8);
+    headerStart = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12)
+      return "truncated header";
+    for (int i = 0; i < 4; ++i)
+      headerLen |= static_cast<size_t>(static_cast<uint8_t>(bytes[8 + i]))
+                   << (8 * i);
+    headerStart = 12;
+  } else {
+    return "unsupported .npy format version " + std::to_string(major);
+  }
+  if (bytes.size() < headerStart + headerLen)
+    return "truncated header";
+  std::string header = bytes.substr(headerStart, headerLen);
+
+  std::optional<std::string> d = headerValue(header, "descr");
+  std::optional<std::string> fortran = headerValue(header, "fortran_order");
+  std::optional<std::string> shapeText = headerValue(header, "shape");
+  if (!d || !fortran || !shapeText)
+    return "malformed header: " + trim(header);
+  std::string dt = trim(*d, "'\"");
+  if (dt == "<f4")
+    a.type = DType::F32;
+  else if (dt == "<f2")
+    a.type = DType::F16;
+  else if (dt == "<u2" || dt == "|V2" || dt == "<V2")
+    a.type = DType::BF16;
+  else if (dt == "<i4")
+    a.type = DType::I32;
+  else if (dt == "<i8")
+    a.type = DType::I64;
+  else
+    return "unsupported dtype '" + dt +
+           "' (supported: <f4, <f2, <u2 or |V2 for bf16, <i4, <i8)";
+  if (*fortran != "False")
+    return "Fortran-order arrays are not supported; save a C-order array "
+           "(numpy.ascontiguousarray)";
+  std::string dims = trim(*shapeText, "() ");
+  size_t pos = 0;
+  while (pos <= dims.size()) {
+    size_t comma = dims.find(',', pos);
+    if (comma == std::string::npos)
+      comma = dims.size();
+    std::string p = trim(dims.substr(pos, comma - pos));
+    pos = comma + 1;
+    if (p.empty())
+      continue;
+    char *end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(p.c_str(), &end, 10);
+    if (*end != '\0' || errno != 0 || v < 0)
+      return "malformed shape " + *shapeText;
+    a.shape.push_back(v);
+  }
+  size_t want = a.numElements() * byteWidth(a.type);
+  size_t have = bytes.size() - headerStart - headerLen;
+  if (have < want)
+    return "truncated data: expected " + std::to_string(want) +
+           " bytes for " + a.describe() + ", found " + std::to_string(have);
+  if (have > want)
+    return "unexpected trailing data: expected " + std::to_string(want) +
+           " bytes for " + a.describe() + ", found " + std::to_string(have);
+  const char *begin = bytes.data() + headerStart + headerLen;
+  a.data.assign(begin, begin + want);
+  return "";
+}
+
+std::optional<Array> npy::read(const std::string &path, std::string &error) {
+  std::optional<std::string> bytes = readFile(path, error);
+  Array a;
+  if (bytes)
+    error = parse(*bytes, a);
+  if (!error.empty()) {
+    error = path + ": " + error;
+    return std::nullopt;
+  }
+  return a;
+}
+
+//===----------------------------------------------------------------------===//
+// Writing
+//===----------------------------------------------------------------------===//
+
+bool npy::write(const std::string &path, const Array &array,
+                std::string &error) {
+  std::string shape;
+  for (size_t i = 0; i < array.shape.size(); ++i)
+    shape += (i ? ", " : "") + std::to_string(array.shape[i]);
+  if (array.shape.size() == 1)
+    shape += ",";
+  std::string dict = "{'descr': '" + std::string(descr(array.type)) +
+                     "', 'fortran_order': False, 'shape': (" + shape +
+                     "), }";
+  // Pad so that the data starts on a 64-byte boundary.
+  size_t total = 10 + dict.size() + 1;
+  dict.append((64 - total % 64) % 64, ' ');
+  dict += '\n';
+  std::string head = "\x93NUMPY";
+  head += static_cast<char>(1);
+  head += static_cast<char>(0);
+  head += static_cast<char>(dict.size() & 0xff);
+  head += static_cast<char>((dict.size() >> 8) & 0xff);
+  head += dict;
+
+  auto failWith = [&](const std::string &what) {
+    error = path + ": " + what;
+    return false;
+  };
+  std::string tmp = path + ".tmp";
+  std::FILE *f = std::fopen(tmp.c_str(), "wb");
+  if (!f)
+    return failWith("cannot write: " + std::string(std::strerror(errno)));
+  bool ok = std::fwrite(head.data(), 1, head.size(), f) == head.size() &&
+            std::fwrite(array.data.data(), 1, array.data.size(), f) ==
+                array.data.size();
+  ok &= std::fclose(f) == 0;
+  if (!ok) {
+    std::remove(tmp.c_str());
+    return failWith("write error");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string reason = std::strerror(errno);
+    std::remove(tmp.c_str());
+    return failWith("cannot write: " + reason);
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Elements
+//===----------------------------------------------------------------------===//
+
+float npy::halfToFloat(uint16_t bits) {
+  _Float16 h;
+  std::memcpy(&h, &bits, 2);
+  return static_cast<float>(h);
+}
+
+uint16_t npy::floatToHalf(float value) {
+  _Float16 h = static_cast<_Float16>(value);
+  uint16_t bits;
+  std::memcpy(&bits, &h, 2);
+  return bits;
+}
+
+float npy::bf16ToFloat(uint16_t bits) {
+  uint32_t u = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+uint16_t npy::floatToBf16(float value) {
+  uint32_t u;
+  std::memcpy(&u, &value, 4);
+  if ((u & 0x7fffffff) > 0x7f800000) // NaN: keep it a (quiet) NaN.
+    return static_cast<uint16_t>((u >> 16) | 0x40);
+  u += 0x7fff + ((u >> 16) & 1); // Round to nearest even.
+  return static_cast<uint16_t>(u >> 16);
+}
+
+/// The element of type T at index i of `data`.
+template <typename T>
+static T loadAs(const void *data, int64_t i) {
+  T v;
+  std::memcpy(&v, static_cast<const uint8_t *>(data) + sizeof(T) * i,
+              sizeof(T));
+  return v;
+}
+template <typename T>
+static void storeAs(void *data, int64_t i, T v) {
+  std::memcpy(static_cast<uint8_t *>(data) + sizeof(T) * i, &v, sizeof(T));
+}
+
+double npy::loadElement(DType type, const void *data, int64_t i) {
+  switch (type) {
+  case DType::F32:
+    return loadAs<float>(data, i);
+  case DType::F16:
+    return halfToFloat(loadAs<uint16_t>(data, i));
+  case DType::BF16:
+    return bf16ToFloat(loadAs<uint16_t>(data, i));
+  case DType::I32:
+    return loadAs<int32_t>(data, i);
+  case DType::I64:
+    return static_cast<double>(loadAs<int64_t>(data, i));
+  }
+  std::abort();
+}
+
+void npy::storeElement(DType type, void *data, int64_t i, double value) {
+  switch (type) {
+  case DType::F32:
+    return storeAs(data, i, static_cast<float>(value));
+  case DType::F16:
+    return storeAs(data, i, floatToHalf(static_cast<float>(value)));
+  case DType::BF16:
+    return storeAs(data, i, floatToBf16(static_cast<float>(value)));
+  case DType::I32:
+    return storeAs(data, i, static_cast<int32_t>(value));
+  case DType::I64:
+    return storeAs(data, i, static_cast<int64_t>(value));
+  }
+}
+
+float npy::loadFloat(const Array &array, int64_t i) {
+  return static_cast<float>(loadElement(array.type, array.data.data(), i));
+}
+
+void npy::storeFloat(Array &array, int64_t i, float value) {
+  storeElement(array.type, array.data.data(), i, value);
+}
