@@ -2,6 +2,7 @@
 
 #include "attn-opt/Pipelines/Pipelines.h"
 #include "attn-opt/Conversion/Passes.h"
+#include "attn-opt/GPU/Passes.h"
 #include "attn-opt/Dialect/Attn/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -44,8 +45,7 @@ static void addDeallocation(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-/// The CPU tail: vector and structured control flow to LLVM.
-static void addCpuToLLVM(OpPassManager &pm) {
+void mlir::attn::addCpuToLLVMPasses(OpPassManager &pm) {
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -98,21 +98,21 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createAttnMathApproximation());
 
-  addCpuToLLVM(pm);
+  addCpuToLLVMPasses(pm);
 }
 
-void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
-                                          const LowerToNVVMOptions &options) {
+void mlir::attn::buildGpuKernelsPipeline(OpPassManager &pm,
+                                          const GpuKernelsConfig &config) {
   // attn rewrites; softmax and pointwise attention to fused GPU kernels; the
   // rest to linalg on tensors.
   AttnReassociateOptions reassociate;
-  reassociate.mode = options.reassociate;
-  reassociate.chunkSize = options.chunkSize;
+  reassociate.mode = config.reassociate;
+  reassociate.chunkSize = config.chunkSize;
   pm.addPass(createAttnReassociate(reassociate));
   pm.addPass(createAttnLowerChunkedLinear());
   ConvertAttnToGPUOptions gpu;
-  gpu.tensorCores = options.tensorCores;
-  gpu.blockK = options.blockK;
+  gpu.tensorCores = config.tensorCores;
+  gpu.blockK = config.blockK;
   pm.addPass(createConvertAttnToGPU(gpu));
   pm.addPass(createConvertAttnToLinalg());
   pm.addPass(createCanonicalizerPass());
@@ -128,14 +128,11 @@ void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
   pm.addPass(createAttnGpuSinkConstants());
   pm.addPass(createGpuKernelOutliningPass());
   addDeallocation(pm);
+}
 
-  if (options.emulate) {
-    pm.addPass(createAttnEmulateGpu());
-    pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-    pm.addPass(createAttnMathApproximation());
-    addCpuToLLVM(pm);
-    return;
-  }
+void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
+                                          const LowerToNVVMOptions &options) {
+  buildGpuKernelsPipeline(pm, options.config());
 
   // Host buffers kernels can reach; kernels lowered to NVVM (this follows
   // MLIR's gpu-lower-to-nvvm-pipeline, with the toolkit set).

@@ -1,10 +1,10 @@
 // The ahead-of-time path of scripts/gpu-check.sh --bundle, on the CPU:
-// GPU kernels compiled through attn-lower-to-nvvm-pipeline (emulate=true
-// makes them CPU code), mlir-translate and clang -shared, run by attn-launch
+// GPU kernels compiled through attn-emulate-gpu-pipeline (the kernels of
+// attn-lower-to-nvvm-pipeline as CPU code), mlir-translate and clang -shared, run by attn-launch
 // (--host: plain memory, no CUDA runtime) on inputs saved by attn-run and
 // compared with attn-run's CPU reference.
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: attn-opt %S/../Integration/GPU/Inputs/kernels.mlir --llvm-request-c-wrappers --attn-lower-to-nvvm-pipeline="emulate=true" -o %t/k.mlir 2>/dev/null
+// RUN: attn-opt %S/../Integration/GPU/Inputs/kernels.mlir --llvm-request-c-wrappers --attn-emulate-gpu-pipeline -o %t/k.mlir 2>/dev/null
 // RUN: %mlir_translate --mlir-to-llvmir %t/k.mlir -o %t/k.ll
 // RUN: %clang -shared -fPIC -O1 -Wno-override-module %t/k.ll -o %t/k.so -rtlib=compiler-rt -L%llvm_lib_dir -lomp -Wl,-rpath,%llvm_lib_dir
 // RUN: attn-run %S/../Integration/GPU/Inputs/kernels.mlir --entry mma_causal_gqa_f16 --reference --random-inputs --seed 3 --save-inputs %t/in1 --output %t/ref1.npy

@@ -1,10 +1,11 @@
 //===- attn-opt.cpp - The attn-opt driver ---------------------------------===//
 //
 // mlir-opt with every upstream dialect, extension and pass, plus the attn
-// dialect, its passes and its test passes.
+// dialect, its passes, and the test aids (the GPU emulator, test passes).
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn-opt/Emulation/Passes.h"
 #include "attn-opt/InitAttn.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -27,6 +28,7 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::attn::registerAttnDialects(registry);
   mlir::attn::registerAttnPasses();
+  mlir::attn::registerAttnEmulation();
   mlir::attn::test::registerTestPasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "attn-opt: an optimizing compiler for attention\n",

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+#include "attn-opt/Emulation/Passes.h"
 #include "attn-opt/InitAttn.h"
 #include "attn-opt/Pipelines/Pipelines.h"
 #include "attn-opt/Runtime/HostTarget.h"
@@ -553,9 +554,14 @@ int run(MLIRContext &context) {
         fail("invalid --pipeline '" + pipelineText + "'");
       return;
     }
-    if (target != "cpu") {
+    if (target == "gpu-emulator") {
+      GpuKernelsOptions options;
+      options.tensorCores = tensorCores;
+      buildEmulateGpuPipeline(pm, options);
+      return;
+    }
+    if (target == "cuda") {
       LowerToNVVMOptions options;
-      options.emulate = target == "gpu-emulator";
       if (!gpuChip.empty())
         options.chip = gpuChip;
       options.format = "bin";
@@ -658,6 +664,7 @@ int main(int argc, char **argv) {
   registerAttnDialects(registry);
   registerAllPasses();
   registerAttnPasses();
+  registerAttnEmulation();
 
   // Take `--threads N` / `--threads=N` out of argv (see `threads`).
   std::vector<char *> args;

@@ -61,8 +61,45 @@ struct LowerToLLVMOptions : public PassPipelineOptions<LowerToLLVMOptions> {
 void buildLowerToLLVMPipeline(OpPassManager &pm,
                               const LowerToLLVMOptions &options);
 
+/// What the GPU pipelines do with attention before the target: the front
+/// shared by attn-lower-to-nvvm-pipeline and the emulator's pipeline.
+struct GpuKernelsConfig {
+  bool tensorCores = true;
+  int64_t blockK = 0;
+  std::string reassociate = "auto";
+  int64_t chunkSize = 0;
+};
+
+/// The options of GpuKernelsConfig, for the GPU pipelines' option structs.
+template <typename Derived>
+struct GpuKernelsOptionsBase : public PassPipelineOptions<Derived> {
+  mlir::detail::PassOptions::Option<bool> tensorCores{
+      *this, "tensor-cores",
+      llvm::cl::desc("Use mma.sync kernels for f16/bf16 attention"),
+      llvm::cl::init(true)};
+  mlir::detail::PassOptions::Option<int64_t> blockK{
+      *this, "block-k",
+      llvm::cl::desc("Keys per shared-memory block (0: by size)"),
+      llvm::cl::init(0)};
+  mlir::detail::PassOptions::Option<std::string> reassociate{
+      *this, "reassociate",
+      llvm::cl::desc("Kernelized attention: auto, linear or quadratic"),
+      llvm::cl::init("auto")};
+  mlir::detail::PassOptions::Option<int64_t> chunkSize{
+      *this, "chunk-size",
+      llvm::cl::desc("Chunk size of the causal linear-attention prefix form"),
+      llvm::cl::init(0)};
+
+  GpuKernelsConfig config() const {
+    return {tensorCores, blockK, reassociate, chunkSize};
+  }
+};
+
+/// Options of the emulator's pipeline (the front only).
+struct GpuKernelsOptions : public GpuKernelsOptionsBase<GpuKernelsOptions> {};
+
 /// Options of `attn-lower-to-nvvm-pipeline`.
-struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
+struct LowerToNVVMOptions : public GpuKernelsOptionsBase<LowerToNVVMOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip",
       llvm::cl::desc("GPU architecture (sm_80, sm_90a, ...)"),
@@ -83,34 +120,21 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
       llvm::cl::desc("CUDA toolkit (ptxas, libdevice); default $CUDA_HOME "
                      "or /usr/local/cuda"),
       llvm::cl::init("")};
-  PassOptions::Option<bool> tensorCores{
-      *this, "tensor-cores",
-      llvm::cl::desc("Use mma.sync kernels for f16/bf16 attention"),
-      llvm::cl::init(true)};
-  PassOptions::Option<int64_t> blockK{
-      *this, "block-k",
-      llvm::cl::desc("Keys per shared-memory block (0: by size)"),
-      llvm::cl::init(0)};
-  PassOptions::Option<std::string> reassociate{
-      *this, "reassociate",
-      llvm::cl::desc("Kernelized attention: auto, linear or quadratic"),
-      llvm::cl::init("auto")};
-  PassOptions::Option<int64_t> chunkSize{
-      *this, "chunk-size",
-      llvm::cl::desc("Chunk size of the causal linear-attention prefix form"),
-      llvm::cl::init(0)};
-  PassOptions::Option<bool> emulate{
-      *this, "emulate",
-      llvm::cl::desc("Run the GPU kernels on the CPU (attn-emulate-gpu) "
-                     "instead of emitting NVVM: checks the kernels without "
-                     "a GPU"),
-      llvm::cl::init(false)};
 };
 
-/// attn to GPU kernels (convert-attn-to-gpu; everything else through the
-/// reference lowering with its parallel loops mapped to blocks and threads),
-/// host buffers in managed memory, kernels to NVVM and a gpu.binary for
-/// `chip`, host code to LLVM calling the mgpu* runtime.
+/// The front of the GPU pipelines: attn rewrites; softmax and pointwise
+/// attention to fused GPU kernels; the rest to linalg, bufferized, its
+/// parallel loops mapped to blocks and threads; kernels outlined; buffers
+/// deallocated.
+void buildGpuKernelsPipeline(OpPassManager &pm,
+                             const GpuKernelsConfig &config);
+
+/// The CPU tail: vector and structured control flow to the LLVM dialect.
+void addCpuToLLVMPasses(OpPassManager &pm);
+
+/// attn to GPU kernels (buildGpuKernelsPipeline), host buffers in managed
+/// memory, kernels to NVVM and a gpu.binary for `chip`, host code to LLVM
+/// calling the mgpu* runtime.
 void buildLowerToNVVMPipeline(OpPassManager &pm,
                               const LowerToNVVMOptions &options);
 

@@ -11,6 +11,7 @@
 #include "attn-opt/Conversion/AttnToGPU/GpuKernel.h"
 
 #include "attn-opt/Conversion/AttnKernel/KernelFrame.h"
+#include "attn-opt/Dialect/Attn/Utils/MmaFragment.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -357,8 +358,12 @@ private:
 // Tensor-core (mma.sync m16n8k16) kernel
 //===----------------------------------------------------------------------===//
 
-/// Fragments per lane of mma.sync m16n8k16 (PTX ISA, "Matrix fragments for
-/// mma.m16n8k16"), with g = lane / 4 and t = lane % 4:
+/// Fragments of mma.sync m16n8k16 come from MLIR's layout (MmaFragment.h):
+/// a lane's slots 2r and 2r + 1 are neighbours along a row (A, C) or a
+/// column (B), so each pair is one 2-element access, and the accumulators
+/// of two n8 tiles of S are the A fragment of one k16 step of P V (both
+/// checked by unittests/MmaFragmentTest.cpp). With g = lane / 4 and
+/// t = lane % 4 (PTX ISA, "Matrix fragments for mma.m16n8k16"):
 ///   A (16x16) vector<4x2>: [0] row g, cols 2t..2t+1;  [1] row g+8, same;
 ///                          [2] row g, cols 2t+8..;    [3] row g+8, same
 ///   B (16x8)  vector<2x2>: [0] rows 2t..2t+1, col g;  [1] rows 2t+8.., col g
@@ -381,8 +386,11 @@ public:
 private:
   int64_t kRow = 0, vRow = 0; ///< padded shared row lengths
   Type elem;                  ///< f16 or bf16
-  Value lane, g, t2;
-  /// The two rows of this lane's fragments, and the rows read (clamped).
+  /// This lane's fragment coordinates, (row, col) per slot.
+  using Coords = SmallVector<std::pair<Value, Value>>;
+  Coords aAt, bAt, cAt;
+  /// The two query rows of this lane's accumulators, and the rows read
+  /// (clamped).
   std::array<Value, 2> rows, rowsRead;
 
   VectorType vec(ArrayRef<int64_t> shape, Type e) {
@@ -411,25 +419,30 @@ private:
   }
 
   void kernel() {
-    lane = f.rem(tid, 32);
-    g = f.div(lane, 4);
-    t2 = f.mul(f.rem(lane, 4), 2);
+    Value lane = f.rem(tid, 32);
+    for (auto [operand, coords] :
+         {std::make_pair(MmaOperand::A, &aAt), std::make_pair(MmaOperand::B, &bAt),
+          std::make_pair(MmaOperand::C, &cAt)})
+      for (int64_t s = 0; s < mmaSlots(operand); ++s)
+        coords->push_back(mmaCoordinate(b, operand, lane, s));
     Value warpRow = f.add(f.firstQuery, f.mul(f.div(tid, 32), 16));
-    rows = {f.add(warpRow, g), f.add(f.add(warpRow, g), 8)};
-    rowsRead = {f.minIdx(rows[0], f.queryLen - 1),
-                f.minIdx(rows[1], f.queryLen - 1)};
+    for (int64_t i = 0; i < 2; ++i) {
+      rows[i] = f.add(warpRow, cAt[2 * i].first);
+      rowsRead[i] = f.minIdx(rows[i], f.queryLen - 1);
+    }
 
-    // Q fragments, one per 16 of D, loaded once.
+    // Q fragments, one per 16 of D, loaded once: slots 2r, 2r + 1 of A.
     SmallVector<Value> qa;
     for (int64_t ks = 0; ks < f.headDim / 16; ++ks) {
-      auto piece = [&](Value r, int64_t off) {
-        return f.vectorLoad(vec({2}, elem), f.queryBuf,
-                            ValueRange{f.batch, f.head, r,
-                                       f.add(t2, 16 * ks + off)},
-                            f.headDim);
-      };
-      qa.push_back(stack({piece(rowsRead[0], 0), piece(rowsRead[1], 0),
-                          piece(rowsRead[0], 8), piece(rowsRead[1], 8)}));
+      SmallVector<Value> pieces;
+      for (int64_t r = 0; r < 4; ++r) {
+        auto [row, col] = aAt[2 * r];
+        Value q = f.minIdx(f.add(warpRow, row), f.queryLen - 1);
+        pieces.push_back(f.vectorLoad(
+            vec({2}, elem), f.queryBuf,
+            ValueRange{f.batch, f.head, q, f.add(col, 16 * ks)}, f.headDim));
+      }
+      qa.push_back(stack(pieces));
     }
 
     // State: m0 m1 l0 l1 (softmax), then the Dv/8 output accumulators.
@@ -455,20 +468,23 @@ private:
     using Quad = std::array<std::array<Value, 2>, 2>;
     SmallVector<Quad> s(nTiles), ok(nTiles);
     for (int64_t n = 0; n < nTiles; ++n) {
+      // B = K^T: element (d, key) is kShared[key][d].
       Value c = zeroAcc();
-      Value kr = f.add(g, n * 8);
       for (int64_t ks = 0; ks < f.headDim / 16; ++ks) {
-        Value b0 = f.vectorLoad(vec({2}, elem), kShared,
-                                ValueRange{kr, f.add(t2, 16 * ks)}, kRow);
-        Value b1 = f.vectorLoad(vec({2}, elem), kShared,
-                                ValueRange{kr, f.add(t2, 16 * ks + 8)}, kRow);
-        c = mma(qa[ks], stack({b0, b1}), c);
+        SmallVector<Value> pieces;
+        for (int64_t r = 0; r < 2; ++r) {
+          auto [d, key] = bAt[2 * r];
+          pieces.push_back(f.vectorLoad(
+              vec({2}, elem), kShared,
+              ValueRange{f.add(key, n * 8), f.add(d, 16 * ks)}, kRow));
+        }
+        c = mma(qa[ks], stack(pieces), c);
       }
       for (int64_t i = 0; i < 2; ++i)
         for (int64_t j = 0; j < 2; ++j) {
           Value x = vector::ExtractOp::create(b, c, ArrayRef<int64_t>{i, j});
           x = arith::MulFOp::create(b, x, f.f32Const(spec.scale));
-          Value key = f.add(k0, f.add(t2, n * 8 + j));
+          Value key = f.add(k0, f.add(cAt[2 * i + j].second, n * 8));
           if (f.biasBuf)
             x = arith::AddFOp::create(
                 b, x, f.loadBias({rowsRead[i]}, f.minIdx(key, f.keyLen - 1)));
@@ -525,14 +541,15 @@ private:
       pa.push_back(stack({half(2 * kk, 0), half(2 * kk, 1),
                           half(2 * kk + 1, 0), half(2 * kk + 1, 1)}));
     }
+    // B = V: element (key, e) is vShared[key][e].
     for (int64_t e = 0; e < f.valueDim / 8; ++e) {
-      Value col = f.add(g, e * 8);
       for (int64_t kk = 0; kk < f.blockK / 16; ++kk) {
-        auto at = [&](int64_t off) {
+        auto at = [&](int64_t slot) {
+          auto [key, col] = bAt[slot];
           return memref::LoadOp::create(
-              b, vShared, ValueRange{f.add(t2, 16 * kk + off), col});
+              b, vShared, ValueRange{f.add(key, 16 * kk), f.add(col, 8 * e)});
         };
-        Value bv = stack({pair(at(0), at(1)), pair(at(8), at(9))});
+        Value bv = stack({pair(at(0), at(1)), pair(at(2), at(3))});
         accs[e] = mma(pa[kk], bv, accs[e]);
       }
     }
@@ -549,7 +566,7 @@ private:
       for (int64_t e = 0; e < f.valueDim / 8; ++e) {
         Value o = vector::ExtractOp::create(b, accs[e], ArrayRef<int64_t>{i});
         o = arith::MulFOp::create(b, o, invPair);
-        Value col = f.add(t2, e * 8);
+        Value col = f.add(cAt[2 * i].second, e * 8);
         o = f.applyGate(o, rowsRead[i], col);
         f.ifThen(f.lt(rows[i], f.queryLen),
                  [&] { f.storeOutput(o, rows[i], col); });

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_CONVERSION_ATTNTOGPU_LAUNCHEFFECTS_H
-#define ATTN_CONVERSION_ATTNTOGPU_LAUNCHEFFECTS_H
+#ifndef ATTN_GPU_LAUNCHEFFECTS_H
+#define ATTN_GPU_LAUNCHEFFECTS_H
 
 namespace mlir {
 class DialectRegistry;
@@ -19,4 +19,4 @@ void registerLaunchFuncEffects(DialectRegistry &registry);
 } // namespace attn
 } // namespace mlir
 
-#endif // ATTN_CONVERSION_ATTNTOGPU_LAUNCHEFFECTS_H
+#endif // ATTN_GPU_LAUNCHEFFECTS_H

@@ -7,8 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn-opt/Conversion/AttnToGPU/MmaLayout.h"
-#include "attn-opt/Conversion/Passes.h"
+#include "attn-opt/Emulation/Passes.h"
+
+#include "attn-opt/Dialect/Attn/Utils/MmaFragment.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -25,7 +26,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNEMULATEGPU
-#include "attn-opt/Conversion/Passes.h.inc"
+#include "attn-opt/Emulation/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;
@@ -33,7 +34,8 @@ using namespace mlir::attn;
 
 namespace {
 
-/// Scratch slots per thread: 8 for an A fragment, 4 for a B fragment.
+/// Scratch slots per thread: a warp's 32 x 12 floats hold a dense A
+/// (16 x 16) and B (16 x 8) of mma.sync.
 constexpr int64_t kSlots = 12;
 
 struct Emulator {
@@ -67,9 +69,6 @@ struct Emulator {
   }
   Value load(Value thread, int64_t slot) {
     return memref::LoadOp::create(b, scratch, ValueRange{thread, idx(slot)});
-  }
-  Value load(Value thread, Value slot) {
-    return memref::LoadOp::create(b, scratch, ValueRange{thread, slot});
   }
   void store(Value v, int64_t slot) {
     memref::StoreOp::create(b, v, scratch, ValueRange{tid, idx(slot)});
@@ -156,30 +155,51 @@ struct Emulator {
         arith::CmpIOp::create(b, arith::CmpIPredicate::sle, warpEnd,
                               nthreads),
         "attn-emulate-gpu: nvgpu.mma.sync in a partial warp");
-    for (int64_t s = 0; s < 8; ++s)
-      store(toSlot(fragmentElement(op.getMatrixA(), s, 2)), s);
-    for (int64_t s = 0; s < 4; ++s)
-      store(toSlot(fragmentElement(op.getMatrixB(), s, 2)), 8 + s);
-    barrier();
+    // Each lane writes its A and B elements into the warp's dense A (16 x
+    // 16) and B (16 x 8, K x N) in the scratch buffer, at the coordinates
+    // of MLIR's fragment layout (the warp's 32 x kSlots floats hold both).
     Value lane = arith::RemUIOp::create(b, tid, idx(32));
     Value warpBase = arith::SubIOp::create(b, tid, lane);
+    auto element = [&](Value offset) {
+      // Flat offset in the warp's share of the scratch buffer.
+      Value flat = add(mul(warpBase, idx(kSlots)), offset);
+      return std::make_pair(arith::DivUIOp::create(b, flat, idx(kSlots)),
+                            arith::RemUIOp::create(b, flat, idx(kSlots)));
+    };
+    auto put = [&](Value v, Value offset) {
+      auto [t, s] = element(offset);
+      memref::StoreOp::create(b, v, scratch, ValueRange{t, s});
+    };
+    auto get = [&](Value offset) {
+      auto [t, s] = element(offset);
+      return memref::LoadOp::create(b, scratch, ValueRange{t, s});
+    };
+    constexpr int64_t kBOffset = 16 * 16;
+    for (int64_t s = 0; s < mmaSlots(MmaOperand::A); ++s) {
+      auto [row, col] = mmaCoordinate(b, MmaOperand::A, lane, s);
+      put(toSlot(fragmentElement(op.getMatrixA(), s, 2)),
+          add(mul(row, idx(16)), col));
+    }
+    for (int64_t s = 0; s < mmaSlots(MmaOperand::B); ++s) {
+      auto [row, col] = mmaCoordinate(b, MmaOperand::B, lane, s);
+      put(toSlot(fragmentElement(op.getMatrixB(), s, 2)),
+          add(idx(kBOffset), add(mul(row, idx(8)), col)));
+    }
+    barrier();
     // This lane's outputs: C fragment slots 0..3.
     SmallVector<Value> acc;
     SmallVector<std::pair<Value, Value>> coords;
-    for (int64_t s = 0; s < 4; ++s) {
+    for (int64_t s = 0; s < mmaSlots(MmaOperand::C); ++s) {
       acc.push_back(fragmentElement(op.getMatrixC(), s, 2));
-      MmaCoord c = mmaCoordinate(MmaOperand::C, lane, s, b);
-      coords.push_back({c.row, c.col});
+      coords.push_back(mmaCoordinate(b, MmaOperand::C, lane, s));
     }
     auto loop = scf::ForOp::create(
         b, idx(0), idx(16), idx(1), acc,
         [&](OpBuilder &, Location, Value k, ValueRange sums) {
           SmallVector<Value> next;
-          for (int64_t s = 0; s < 4; ++s) {
-            MmaSource a = mmaSource(MmaOperand::A, coords[s].first, k, b);
-            MmaSource bb = mmaSource(MmaOperand::B, k, coords[s].second, b);
-            Value x = load(add(warpBase, a.lane), a.slot);
-            Value y = load(add(warpBase, bb.lane), add(bb.slot, idx(8)));
+          for (auto [s, rc] : llvm::enumerate(coords)) {
+            Value x = get(add(mul(rc.first, idx(16)), k));
+            Value y = get(add(idx(kBOffset), add(mul(k, idx(8)), rc.second)));
             next.push_back(math::FmaOp::create(b, x, y, sums[s]));
           }
           scf::YieldOp::create(b, next);

@@ -1,6 +1,6 @@
 //===- LaunchEffects.cpp - Memory effects of gpu.launch_func --------------===//
 
-#include "attn-opt/Conversion/AttnToGPU/LaunchEffects.h"
+#include "attn-opt/GPU/LaunchEffects.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/DialectRegistry.h"

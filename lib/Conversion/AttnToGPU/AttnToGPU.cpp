@@ -1,0 +1,77 @@
+//===- AttnToGPU.cpp - convert-attn-to-gpu ----------------------------------===//
+
+#include "attn-opt/Conversion/Passes.h"
+
+#include "attn-opt/Conversion/AttnToGPU/GpuKernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_CONVERTATTNTOGPU
+#include "attn-opt/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+
+namespace {
+struct ConvertAttnToGPUPass
+    : public attn::impl::ConvertAttnToGPUBase<ConvertAttnToGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (blockK < 0 || blockK % 16 != 0) {
+      getOperation()->emitError()
+          << getArgument() << ": block-k (" << static_cast<int64_t>(blockK)
+          << ") must be a positive multiple of 16 (or 0)";
+      return signalPassFailure();
+    }
+    SmallVector<AttentionOp> ops;
+    getOperation()->walk([&](AttentionOp op) {
+      if (KernelSpec::applies(op))
+        ops.push_back(op);
+    });
+    for (AttentionOp op : ops) {
+      KernelSpec spec = KernelSpec::get(op);
+      GpuKernelPlan plan = planGpuKernel(spec, tensorCores, blockK);
+      if (plan.sharedBytes > kGpuStaticSharedLimit) {
+        op->emitError() << getArgument() << ": K and V blocks of "
+                        << plan.blockK << " keys need " << plan.sharedBytes
+                        << " bytes of shared memory, more than the "
+                        << kGpuStaticSharedLimit
+                        << " a kernel may use statically (use a smaller "
+                           "block-k)";
+        return signalPassFailure();
+      }
+      BlockLayout layout = op.getBlockLayout(plan.blockQ, plan.blockK);
+      InFlightDiagnostic remark = op->emitRemark();
+      remark << getArgument() << ": ";
+      if (plan.kind == GpuKernelPlan::Kind::Mma)
+        remark << "mma.sync kernel";
+      else
+        remark << "SIMT kernel (" << plan.simtReason << "), "
+               << plan.rowThreads << " thread(s) per query row";
+      remark << "; tiles of " << plan.blockQ << " queries x " << plan.blockK
+             << " keys, " << plan.threads << " threads; visiting "
+             << layout.countVisited() << " of " << layout.countBlocks()
+             << " key blocks (" << layout.countFull() << " full)";
+      IRRewriter rewriter(&getContext());
+      rewriter.setInsertionPoint(op);
+      ImplicitLocOpBuilder b(op->getLoc(), rewriter);
+      Value result = buildGpuKernel(b, spec, plan, layout);
+      rewriter.replaceOp(op, result);
+    }
+  }
+};
+} // namespace

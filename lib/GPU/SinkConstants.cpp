@@ -1,0 +1,50 @@
+//===- SinkConstants.cpp - attn-gpu-sink-constants --------------------------===//
+
+#include "attn-opt/GPU/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNGPUSINKCONSTANTS
+#include "attn-opt/GPU/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+
+namespace {
+struct GpuSinkConstantsPass
+    : public attn::impl::AttnGpuSinkConstantsBase<GpuSinkConstantsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    getOperation()->walk([](gpu::LaunchOp launch) {
+      Region &body = launch.getBody();
+      SetVector<Value> above;
+      getUsedValuesDefinedAbove(body, above);
+      OpBuilder b = OpBuilder::atBlockBegin(&body.front());
+      for (Value v : above) {
+        Operation *def = v.getDefiningOp();
+        // Constants, and constant globals (tables): outlining then copies
+        // the global into the kernel module, so kernels read it from device
+        // memory with no per-call copy.
+        auto global = dyn_cast_or_null<memref::GetGlobalOp>(def);
+        bool constantGlobal = false;
+        if (global)
+          if (auto g = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+                  global, global.getNameAttr()))
+            constantGlobal = g.getConstant();
+        if (!def || !(def->hasTrait<OpTrait::ConstantLike>() || constantGlobal))
+          continue;
+        Value copy = b.clone(*def)->getResult(0);
+        v.replaceUsesWithIf(copy, [&](OpOperand &use) {
+          return body.isAncestor(use.getOwner()->getParentRegion());
+        });
+      }
+    });
+  }
+};
+} // namespace
