@@ -4,7 +4,8 @@
 set -euo pipefail
 
 PACKAGES=(cmake ninja-build python3 llvm-22-dev libmlir-22-dev mlir-22-tools
-          llvm-22-tools clang-22 libclang-rt-22-dev libomp-22-dev libgtest-dev)
+          llvm-22-tools clang-22 clang-format-22 libclang-rt-22-dev
+          libomp-22-dev libgtest-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

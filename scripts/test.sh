@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds attn-opt and runs every test: the lit suite (IR, verifier, plugin,
-# integration tests) and the GoogleTest unit tests.
+# Builds attn-opt and runs every test: the format check (clang-format-22),
+# the lit suite (IR, verifier, plugin, integration tests) and the GoogleTest
+# unit tests.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
@@ -9,6 +10,8 @@ build="${BUILD_DIR:-$root/build}"
 "$root/scripts/build.sh"
 
 status=0
+echo "== format"
+"$root/scripts/format.sh" --check || status=1
 echo "== lit"
 /usr/lib/llvm-22/bin/lit ${LIT_OPTS:--sv} "$build/test" || status=1
 echo "== unit tests"

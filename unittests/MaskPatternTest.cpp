@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn-opt/Analysis/BlockLayout.h"
 #include "attn-opt/Analysis/MaskPattern.h"
+#include "attn-opt/Analysis/BlockLayout.h"
 #include "attn-opt/Support/Random.h"
 
 #include "gtest/gtest.h"
@@ -23,8 +23,8 @@ namespace {
 
 /// An independent definition of a pattern: (head, query position i, query
 /// index q, key k) -> allowed.
-using Reference = std::function<bool(int64_t h, int64_t i, int64_t q,
-                                     int64_t k)>;
+using Reference =
+    std::function<bool(int64_t h, int64_t i, int64_t q, int64_t k)>;
 
 struct Case {
   Node node;
@@ -58,9 +58,9 @@ protected:
   Case leaf(int kind, const Shape &s) {
     switch (kind) {
     case 0:
-      return {Node::causal(), [](int64_t, int64_t i, int64_t, int64_t k) {
-                return k <= i;
-              }, "causal"};
+      return {Node::causal(),
+              [](int64_t, int64_t i, int64_t, int64_t k) { return k <= i; },
+              "causal"};
     case 1: {
       int64_t b = uniform(0, 20), a = uniform(0, 20);
       return {Node::window(b, a),
@@ -141,9 +141,8 @@ protected:
               "random"};
     }
     default:
-      return {Node::all(), [](int64_t, int64_t, int64_t, int64_t) {
-                return true;
-              }, "all"};
+      return {Node::all(),
+              [](int64_t, int64_t, int64_t, int64_t) { return true; }, "all"};
     }
   }
 
@@ -207,8 +206,8 @@ protected:
           bool expected = ref(h, q, k);
           count += expected;
           ASSERT_EQ(m.isAllowed(h, q, k, segs), expected)
-              << c.name << " head " << h << " q " << q << " k " << k
-              << " Lq " << s.lq << " Lk " << s.lk;
+              << c.name << " head " << h << " q " << q << " k " << k << " Lq "
+              << s.lq << " Lk " << s.lk;
         }
       if (countable)
         EXPECT_EQ(m.countAllowed(h), count) << c.name;
@@ -226,8 +225,8 @@ protected:
                                   : TileKind::Empty;
         ASSERT_EQ(m.classify(h, t, segs), expected)
             << c.name << " head " << h << " tile q[" << t.qBegin << ","
-            << t.qEnd << ") k[" << t.kBegin << "," << t.kEnd << ") Lq "
-            << s.lq << " Lk " << s.lk;
+            << t.qEnd << ") k[" << t.kBegin << "," << t.kEnd << ") Lq " << s.lq
+            << " Lk " << s.lk;
       };
       for (int trial = 0; trial < 40; ++trial) {
         int64_t q0 = uniform(0, s.lq - 1), k0 = uniform(0, s.lk - 1);
@@ -279,12 +278,12 @@ TEST_F(MaskTest, SegmentsWithRuntimeIds) {
              "segments"};
     check(seg, s, &segs, /*countable=*/false);
     Case other = random(s, 1);
-    Case both{Node::intersect({seg.node, other.node}),
-              [&, ref = other.reference](int64_t h, int64_t i, int64_t q,
-                                         int64_t k) {
-                return qIds[q] == kIds[k] && ref(h, i, q, k);
-              },
-              "segments & " + other.name};
+    Case both{
+        Node::intersect({seg.node, other.node}),
+        [&, ref = other.reference](int64_t h, int64_t i, int64_t q, int64_t k) {
+          return qIds[q] == kIds[k] && ref(h, i, q, k);
+        },
+        "segments & " + other.name};
     check(both, s, &segs, /*countable=*/false);
   }
 }
@@ -342,8 +341,8 @@ TEST_F(MaskTest, BlockLayoutsMatchBruteForce) {
     for (int64_t h = 0; h < s.heads; ++h)
       heads.push_back(layout.getLayoutOfHead(h));
     EXPECT_EQ(BlockLayout::verify(layout.getNumQueryBlocks(),
-                                  layout.getNumKeyBlocks(),
-                                  layout.getLayouts(), heads),
+                                  layout.getNumKeyBlocks(), layout.getLayouts(),
+                                  heads),
               "");
     int64_t offset = s.lk - s.lq, visited = 0, full = 0;
     for (int64_t h = 0; h < s.heads; ++h)
@@ -368,14 +367,14 @@ TEST_F(MaskTest, BlockLayoutsMatchBruteForce) {
         }
     EXPECT_EQ(layout.countVisited(), visited);
     EXPECT_EQ(layout.countFull(), full);
-    EXPECT_EQ(layout.countBlocks(), s.heads * layout.getNumQueryBlocks() *
-                                        layout.getNumKeyBlocks());
+    EXPECT_EQ(layout.countBlocks(),
+              s.heads * layout.getNumQueryBlocks() * layout.getNumKeyBlocks());
   }
 }
 
 TEST(BlockLayoutTest, HeadsWithTheSameLayoutShareIt) {
-  Mask m(Node::perHead({Node::causal(), Node::window(2, 2), Node::causal()}),
-         3, 16, 16);
+  Mask m(Node::perHead({Node::causal(), Node::window(2, 2), Node::causal()}), 3,
+         16, 16);
   BlockLayout l = BlockLayout::compute(m, 4, 4);
   EXPECT_EQ(l.getLayouts().size(), 2u);
   EXPECT_EQ(l.getLayoutOfHead(0), l.getLayoutOfHead(2));

@@ -78,8 +78,7 @@ TEST(RandomTest, OrthogonalFavorRowsAreOrthogonalWithinABlock) {
   for (int64_t block = 0; block * dim < features; ++block)
     for (int64_t a = block * dim; a < std::min(features, (block + 1) * dim);
          ++a)
-      for (int64_t b = a + 1; b < std::min(features, (block + 1) * dim);
-           ++b) {
+      for (int64_t b = a + 1; b < std::min(features, (block + 1) * dim); ++b) {
         double dot = 0;
         for (int64_t c = 0; c < dim; ++c)
           dot += w[a * dim + c] * w[b * dim + c];

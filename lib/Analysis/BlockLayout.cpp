@@ -10,8 +10,7 @@ using mask::TileKind;
 
 bool BlockLayout::Compressed::operator==(const Compressed &o) const {
   return fullOffsets == o.fullOffsets && fullBlocks == o.fullBlocks &&
-         partialOffsets == o.partialOffsets &&
-         partialBlocks == o.partialBlocks;
+         partialOffsets == o.partialOffsets && partialBlocks == o.partialBlocks;
 }
 
 BlockLayout BlockLayout::compute(const mask::Mask &m, int64_t blockQ,
@@ -52,8 +51,7 @@ BlockLayout BlockLayout::compute(const mask::Mask &m, int64_t blockQ,
 }
 
 BlockLayout BlockLayout::fromParts(int64_t blockQ, int64_t blockK,
-                                   int64_t numQueryBlocks,
-                                   int64_t numKeyBlocks,
+                                   int64_t numQueryBlocks, int64_t numKeyBlocks,
                                    std::vector<Compressed> layouts,
                                    std::vector<int64_t> headLayout) {
   BlockLayout l;
@@ -108,8 +106,7 @@ std::string BlockLayout::verify(int64_t numQueryBlocks, int64_t numKeyBlocks,
                                    c.partialOffsets[r + 1],
                                c.fullBlocks[i]))
           return "block (" + std::to_string(r) + ", " +
-                 std::to_string(c.fullBlocks[i]) +
-                 ") is both full and partial";
+                 std::to_string(c.fullBlocks[i]) + ") is both full and partial";
   }
   for (int64_t h : headLayout)
     if (h < 0 || h >= static_cast<int64_t>(layouts.size()))

@@ -82,8 +82,7 @@ Node Node::random(int64_t blocksPerRow, int64_t blockSize, uint64_t seed,
   for (int64_t r = 0; r < numQueryBlocks; ++r)
     for (int64_t kb : randomBlocksForRow(seed, r, numKeyBlocks, count))
       layout[r * numKeyBlocks + kb] = 1;
-  return blockTable(blockSize, numQueryBlocks, numKeyBlocks,
-                    std::move(layout));
+  return blockTable(blockSize, numQueryBlocks, numKeyBlocks, std::move(layout));
 }
 Node Node::segments() { return makeNode(Kind::Segments); }
 Node Node::unite(std::vector<Node> children) {
@@ -210,8 +209,7 @@ TileKind Evaluator::classifyBySplitting(const Node &n, int64_t h,
                                         const Tile &t) const {
   int64_t rows = t.qEnd - t.qBegin, cols = t.kEnd - t.kBegin;
   if (rows == 1 && cols == 1)
-    return allowed(n, h, t.qBegin, t.kBegin) ? TileKind::Full
-                                             : TileKind::Empty;
+    return allowed(n, h, t.qBegin, t.kBegin) ? TileKind::Full : TileKind::Empty;
   Tile parts[2] = {t, t};
   if (rows >= cols) {
     int64_t mid = t.qBegin + rows / 2;
@@ -265,8 +263,7 @@ TileKind Evaluator::classify(const Node &n, int64_t h, const Tile &t) const {
     // (or a single element) can make the whole tile allowed.
     if (single)
       return TileKind::Full;
-    if (step == 1 &&
-        (strided || (k0 - i1 >= -n.before && k1 - i0 <= n.after)))
+    if (step == 1 && (strided || (k0 - i1 >= -n.before && k1 - i0 <= n.after)))
       return TileKind::Full;
     return TileKind::Partial;
   }
@@ -380,9 +377,8 @@ bool Mask::isAllowed(int64_t h, int64_t q, int64_t k,
 
 TileKind Mask::classify(int64_t h, const Tile &tile,
                         const SegmentIds *segments) const {
-  assert(tile.qBegin >= 0 && tile.qBegin < tile.qEnd &&
-         tile.qEnd <= queryLen && tile.kBegin >= 0 &&
-         tile.kBegin < tile.kEnd && tile.kEnd <= keyLen &&
+  assert(tile.qBegin >= 0 && tile.qBegin < tile.qEnd && tile.qEnd <= queryLen &&
+         tile.kBegin >= 0 && tile.kBegin < tile.kEnd && tile.kEnd <= keyLen &&
          "tile outside the score matrix");
   Evaluator e{keyLen - queryLen, segments, /*segmentsAsAll=*/false};
   return e.classify(*root, h, tile);

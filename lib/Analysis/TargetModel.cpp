@@ -10,8 +10,7 @@ using namespace mlir::attn;
 // Target model and tile sizes
 //===----------------------------------------------------------------------===//
 
-std::optional<TargetModel> TargetModel::get(int64_t lanes,
-                                            int64_t registers) {
+std::optional<TargetModel> TargetModel::get(int64_t lanes, int64_t registers) {
   if (lanes != 4 && lanes != 8 && lanes != 16 && lanes != 32)
     return std::nullopt;
   if (registers == 0)
@@ -47,4 +46,3 @@ TileSizes TileSizes::select(const TargetModel &target, int64_t valueDim) {
     s.keyBlock *= 2;
   return s;
 }
-

@@ -114,8 +114,7 @@ struct Emulator {
             b, cmp(arith::CmpIPredicate::sge, src, idx(0)),
             arith::AndIOp::create(
                 b, cmp(arith::CmpIPredicate::slt, src, width),
-                cmp(arith::CmpIPredicate::slt, add(warpBase, src),
-                    nthreads))));
+                cmp(arith::CmpIPredicate::slt, add(warpBase, src), nthreads))));
     Value srcSafe = arith::SelectOp::create(b, valid, src, lane);
     Value v = fromSlot(load(add(warpBase, srcSafe), 0), t);
     barrier();
@@ -139,7 +138,8 @@ struct Emulator {
     SmallVector<int64_t> shape;
     for (APInt v : op.getMmaShape().getAsValueRange<IntegerAttr>())
       shape.push_back(v.getSExtValue());
-    if (shape != SmallVector<int64_t>{16, 8, 16} || !(in.isF16() || in.isBF16()) ||
+    if (shape != SmallVector<int64_t>{16, 8, 16} ||
+        !(in.isF16() || in.isBF16()) ||
         aType.getShape() != ArrayRef<int64_t>{4, 2} ||
         bType.getShape() != ArrayRef<int64_t>{2, 2} ||
         cType.getShape() != ArrayRef<int64_t>{2, 2} ||
@@ -147,13 +147,12 @@ struct Emulator {
       return op.emitOpError("attn-emulate-gpu: only m16n8k16 with f16/bf16 "
                             "inputs and f32 accumulators");
     // mma.sync needs the whole warp.
-    Value warpEnd = add(arith::SubIOp::create(
-                            b, tid, arith::RemUIOp::create(b, tid, idx(32))),
-                        idx(32));
+    Value warpEnd = add(
+        arith::SubIOp::create(b, tid, arith::RemUIOp::create(b, tid, idx(32))),
+        idx(32));
     cf::AssertOp::create(
         b,
-        arith::CmpIOp::create(b, arith::CmpIPredicate::sle, warpEnd,
-                              nthreads),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sle, warpEnd, nthreads),
         "attn-emulate-gpu: nvgpu.mma.sync in a partial warp");
     // Each lane writes its A and B elements into the warp's dense A (16 x
     // 16) and B (16 x 8, K x N) in the scratch buffer, at the coordinates
@@ -225,8 +224,7 @@ struct LaunchParts {
   std::optional<gpu::KernelDim3> ids, tids, gridArgs, blockArgs;
 };
 
-struct EmulateGpuPass
-    : public attn::impl::AttnEmulateGpuBase<EmulateGpuPass> {
+struct EmulateGpuPass : public attn::impl::AttnEmulateGpuBase<EmulateGpuPass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -278,8 +276,7 @@ struct EmulateGpuPass
   /// The launch forms the emulator does not model.
   template <typename LaunchT>
   static LogicalResult checkSupported(LaunchT op, bool asyncObject) {
-    if (op.getAsyncToken() || !op.getAsyncDependencies().empty() ||
-        asyncObject)
+    if (op.getAsyncToken() || !op.getAsyncDependencies().empty() || asyncObject)
       return op.emitOpError("attn-emulate-gpu: async launches unsupported");
     if (op.hasClusterSize())
       return op.emitOpError("attn-emulate-gpu: clusters unsupported");
@@ -315,8 +312,7 @@ struct EmulateGpuPass
              << op.getKernel() << " not found (or not a gpu.func)";
     LaunchParts parts;
     parts.body = &fn.getBody();
-    for (auto [arg, v] :
-         llvm::zip(fn.getArguments(), op.getKernelOperands()))
+    for (auto [arg, v] : llvm::zip(fn.getArguments(), op.getKernelOperands()))
       parts.map.map(arg, v);
     parts.workgroup = fn.getWorkgroupAttributions();
     parts.privates = fn.getPrivateAttributions();
@@ -370,8 +366,7 @@ struct EmulateGpuPass
     Value team = func::CallOp::create(b, teamSizeDecl(module), ValueRange{})
                      .getResult(0);
     cf::AssertOp::create(
-        b,
-        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, team, teamSize),
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, team, teamSize),
         "attn-emulate-gpu: the OpenMP team is smaller than the GPU block");
     Value tx = arith::RemUIOp::create(b, tnum, block.x);
     Value rest = arith::DivUIOp::create(b, tnum, block.x);

@@ -1,4 +1,4 @@
-//===- HostMemory.cpp - attn-gpu-host-memory --------------------------------===//
+//===- HostMemory.cpp - attn-gpu-host-memory ------------------------------===//
 
 #include "attn-opt/GPU/Passes.h"
 
@@ -14,7 +14,6 @@ namespace mlir::attn {
 
 using namespace mlir;
 using namespace mlir::attn;
-
 
 namespace {
 struct GpuHostMemoryPass
@@ -52,8 +51,8 @@ struct GpuHostMemoryPass
 
   static void freeAt(OpBuilder &b, Location loc, Value memref) {
     auto tokenType = gpu::AsyncTokenType::get(b.getContext());
-    Value t0 = gpu::WaitOp::create(b, loc, tokenType, ValueRange{})
-                   .getAsyncToken();
+    Value t0 =
+        gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
     Value t1 = gpu::DeallocOp::create(b, loc, tokenType, ValueRange{t0}, memref)
                    .getAsyncToken();
     gpu::WaitOp::create(b, loc, Type(), ValueRange{t1});
@@ -109,8 +108,8 @@ struct GpuHostMemoryPass
         auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
             g, g.getNameAttr());
         if (!global || !global.getConstant()) {
-          op->emitOpError() << getArgument()
-                            << ": a GPU kernel reads a mutable host global";
+          op->emitOpError()
+              << getArgument() << ": a GPU kernel reads a mutable host global";
           return signalPassFailure();
         }
       }
@@ -135,10 +134,10 @@ struct GpuHostMemoryPass
       Value v = op->getResult(0);
       auto type = cast<MemRefType>(v.getType());
       b.setInsertionPointAfter(op);
-      Value copy = sharedAlloc(b, op->getLoc(),
-                               MemRefType::get(type.getShape(),
-                                               type.getElementType()),
-                               ValueRange{});
+      Value copy =
+          sharedAlloc(b, op->getLoc(),
+                      MemRefType::get(type.getShape(), type.getElementType()),
+                      ValueRange{});
       if (!isa<memref::AllocaOp>(op))
         memref::CopyOp::create(b, op->getLoc(), v, copy);
       // Only the kernels' uses move to the copy, so nothing that outlives

@@ -12,9 +12,10 @@ namespace {
 struct LaunchFuncEffects
     : public MemoryEffectOpInterface::ExternalModel<LaunchFuncEffects,
                                                     gpu::LaunchFuncOp> {
-  void getEffects(Operation *op,
-                  SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-                      &effects) const {
+  void
+  getEffects(Operation *op,
+             SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                 &effects) const {
     // A kernel may touch any memory it can reach (and, after gpu-to-llvm,
     // its buffers are plain pointers): never dead, never reordered.
     effects.emplace_back(MemoryEffects::Read::get());

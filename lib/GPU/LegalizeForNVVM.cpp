@@ -1,4 +1,4 @@
-//===- LegalizeForNVVM.cpp - attn-legalize-for-nvvm -------------------------===//
+//===- LegalizeForNVVM.cpp - attn-legalize-for-nvvm -----------------------===//
 
 #include "attn-opt/GPU/Passes.h"
 
@@ -18,7 +18,6 @@ namespace mlir::attn {
 
 using namespace mlir;
 using namespace mlir::attn;
-
 
 namespace {
 /// bf16 nvgpu.mma.sync m16n8k16 -> nvvm.mma.sync on i32-packed operands.
@@ -43,8 +42,8 @@ struct Bf16MmaToNVVM : OpRewritePattern<nvgpu::MmaSyncOp> {
       auto t = cast<VectorType>(m.getType());
       for (int64_t i = 0; i < t.getDimSize(0); ++i) {
         Value row = vector::ExtractOp::create(b, m, ArrayRef<int64_t>{i});
-        Value bits = vector::BitCastOp::create(
-            b, VectorType::get({1}, i32), row);
+        Value bits =
+            vector::BitCastOp::create(b, VectorType::get({1}, i32), row);
         regs.push_back(
             vector::ExtractOp::create(b, bits, ArrayRef<int64_t>{0}));
       }
@@ -58,8 +57,8 @@ struct Bf16MmaToNVVM : OpRewritePattern<nvgpu::MmaSyncOp> {
         c.push_back(vector::ExtractOp::create(b, op.getMatrixC(),
                                               ArrayRef<int64_t>{i, j}));
     Type f32 = b.getF32Type();
-    auto resType = LLVM::LLVMStructType::getLiteral(
-        b.getContext(), SmallVector<Type>(4, f32));
+    auto resType = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                    SmallVector<Type>(4, f32));
     Value res = NVVM::MmaOp::create(
         b, resType, a, bb, c, shape, std::nullopt, std::nullopt,
         std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,

@@ -1,4 +1,4 @@
-//===- MapLoops.cpp - attn-gpu-map-loops ------------------------------------===//
+//===- MapLoops.cpp - attn-gpu-map-loops ----------------------------------===//
 
 #include "attn-opt/GPU/Passes.h"
 
@@ -15,7 +15,6 @@ namespace mlir::attn {
 
 using namespace mlir;
 using namespace mlir::attn;
-
 
 namespace {
 struct GpuMapLoopsPass
@@ -61,27 +60,27 @@ struct GpuMapLoopsPass
     Value blocks = arith::CeilDivSIOp::create(b, total, idx(threads));
     MLIRContext *ctx = &getContext();
     // No launch for an empty iteration space (a grid of 0 is invalid).
-    Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, total,
-                                      idx(0));
+    Value any =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, total, idx(0));
     auto nonEmpty = scf::IfOp::create(b, any, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&nonEmpty.getThenRegion().front());
     AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
-    auto outer = scf::ParallelOp::create(b, ValueRange{idx(0)},
-                                         ValueRange{blocks}, ValueRange{idx(1)});
+    auto outer = scf::ParallelOp::create(
+        b, ValueRange{idx(0)}, ValueRange{blocks}, ValueRange{idx(1)});
     (void)gpu::setMappingAttr(outer, {gpu::ParallelLoopDimMappingAttr::get(
                                          ctx, gpu::Processor::BlockX, id, id)});
     b.setInsertionPointToStart(outer.getBody());
-    auto inner = scf::ParallelOp::create(b, ValueRange{idx(0)},
-                                         ValueRange{idx(threads)},
-                                         ValueRange{idx(1)});
-    (void)gpu::setMappingAttr(inner, {gpu::ParallelLoopDimMappingAttr::get(
-                                         ctx, gpu::Processor::ThreadX, id, id)});
+    auto inner = scf::ParallelOp::create(
+        b, ValueRange{idx(0)}, ValueRange{idx(threads)}, ValueRange{idx(1)});
+    (void)gpu::setMappingAttr(inner,
+                              {gpu::ParallelLoopDimMappingAttr::get(
+                                  ctx, gpu::Processor::ThreadX, id, id)});
     b.setInsertionPointToStart(inner.getBody());
     Value linear = arith::AddIOp::create(
         b, arith::MulIOp::create(b, outer.getInductionVars()[0], idx(threads)),
         inner.getInductionVars()[0]);
-    Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, linear,
-                                         total);
+    Value inside =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, linear, total);
     auto guard = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&guard.getThenRegion().front());
     // Delinearize, innermost dimension fastest (consecutive threads touch
@@ -94,9 +93,9 @@ struct GpuMapLoopsPass
       Value i = d == 0 ? rest : arith::RemUIOp::create(b, rest, counts[d]);
       if (d > 0)
         rest = arith::DivUIOp::create(b, rest, counts[d]);
-      ivs[d] = arith::AddIOp::create(
-          b, op.getLowerBound()[d],
-          arith::MulIOp::create(b, i, op.getStep()[d]));
+      ivs[d] =
+          arith::AddIOp::create(b, op.getLowerBound()[d],
+                                arith::MulIOp::create(b, i, op.getStep()[d]));
     }
     for (int64_t d = 0; d < rank; ++d)
       mapping.map(op.getInductionVars()[d], ivs[d]);

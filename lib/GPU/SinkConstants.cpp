@@ -1,4 +1,4 @@
-//===- SinkConstants.cpp - attn-gpu-sink-constants --------------------------===//
+//===- SinkConstants.cpp - attn-gpu-sink-constants ------------------------===//
 
 #include "attn-opt/GPU/Passes.h"
 
@@ -14,7 +14,6 @@ namespace mlir::attn {
 
 using namespace mlir;
 using namespace mlir::attn;
-
 
 namespace {
 struct GpuSinkConstantsPass

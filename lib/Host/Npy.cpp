@@ -143,8 +143,8 @@ static std::string parse(const std::string &bytes, Array &a) {
   uint8_t major = bytes[6];
   size_t headerLen = 0, headerStart;
   if (major == 1) {
-    headerLen = static_cast<uint8_t>(bytes[8]) |
-                (static_cast<uint8_t>(bytes[9]) << 8);
+    headerLen =
+        static_cast<uint8_t>(bytes[8]) | (static_cast<uint8_t>(bytes[9]) << 8);
     headerStart = 10;
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12)
@@ -202,8 +202,8 @@ static std::string parse(const std::string &bytes, Array &a) {
   size_t want = a.numElements() * byteWidth(a.type);
   size_t have = bytes.size() - headerStart - headerLen;
   if (have < want)
-    return "truncated data: expected " + std::to_string(want) +
-           " bytes for " + a.describe() + ", found " + std::to_string(have);
+    return "truncated data: expected " + std::to_string(want) + " bytes for " +
+           a.describe() + ", found " + std::to_string(have);
   if (have > want)
     return "unexpected trailing data: expected " + std::to_string(want) +
            " bytes for " + a.describe() + ", found " + std::to_string(have);
@@ -236,8 +236,7 @@ bool npy::write(const std::string &path, const Array &array,
   if (array.shape.size() == 1)
     shape += ",";
   std::string dict = "{'descr': '" + std::string(descr(array.type)) +
-                     "', 'fortran_order': False, 'shape': (" + shape +
-                     "), }";
+                     "', 'fortran_order': False, 'shape': (" + shape + "), }";
   // Pad so that the data starts on a 64-byte boundary.
   size_t total = 10 + dict.size() + 1;
   dict.append((64 - total % 64) % 64, ' ');

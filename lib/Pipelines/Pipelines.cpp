@@ -2,19 +2,19 @@
 
 #include "attn-opt/Pipelines/Pipelines.h"
 #include "attn-opt/Conversion/Passes.h"
-#include "attn-opt/GPU/Passes.h"
 #include "attn-opt/Dialect/Attn/Transforms/Passes.h"
+#include "attn-opt/GPU/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/GPU/Transforms/Passes.h"
-#include "mlir/Dialect/LLVMIR/Transforms/OptimizeForNVVM.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/Transforms/OptimizeForNVVM.h"
 #include "mlir/Dialect/Linalg/Passes.h"
-#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -102,7 +102,7 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
 }
 
 void mlir::attn::buildGpuKernelsPipeline(OpPassManager &pm,
-                                          const GpuKernelsConfig &config) {
+                                         const GpuKernelsConfig &config) {
   // attn rewrites; softmax and pointwise attention to fused GPU kernels; the
   // rest to linalg on tensors.
   AttnReassociateOptions reassociate;

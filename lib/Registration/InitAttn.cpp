@@ -1,10 +1,10 @@
 //===- InitAttn.cpp - Register the attn dialect and passes ----------------===//
 
 #include "attn-opt/InitAttn.h"
-#include "attn-opt/GPU/LaunchEffects.h"
 #include "attn-opt/Conversion/Passes.h"
 #include "attn-opt/Dialect/Attn/IR/AttnDialect.h"
 #include "attn-opt/Dialect/Attn/Transforms/Passes.h"
+#include "attn-opt/GPU/LaunchEffects.h"
 #include "attn-opt/GPU/Passes.h"
 #include "attn-opt/Pipelines/Pipelines.h"
 

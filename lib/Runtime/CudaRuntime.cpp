@@ -70,8 +70,7 @@ struct Driver {
   CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                            unsigned, unsigned, unsigned, CUstream, void **,
                            void **);
-  CUresult (*launchKernelEx)(const void *config, CUfunction, void **,
-                             void **);
+  CUresult (*launchKernelEx)(const void *config, CUfunction, void **, void **);
   CUresult (*streamCreate)(CUstream *, unsigned);
   CUresult (*streamDestroy)(CUstream);
   CUresult (*streamSynchronize)(CUstream);
@@ -92,8 +91,8 @@ struct Driver {
   CUresult (*getErrorName)(CUresult, const char **);
   CUresult (*tensorMapEncodeTiled)(void *, int, unsigned, void *,
                                    const uint64_t *, const uint64_t *,
-                                   const unsigned *, const unsigned *, int,
-                                   int, int, int);
+                                   const unsigned *, const unsigned *, int, int,
+                                   int, int);
 };
 
 struct State {
@@ -273,10 +272,10 @@ struct Descriptor {
 
 extern "C" int attnCudaProbe(char *message, int64_t size) {
   State &s = state();
-  std::string text =
-      s.error.empty() ? s.deviceName + " (sm_" + std::to_string(s.major) +
-                            std::to_string(s.minor) + ")"
-                      : s.error;
+  std::string text = s.error.empty()
+                         ? s.deviceName + " (sm_" + std::to_string(s.major) +
+                               std::to_string(s.minor) + ")"
+                         : s.error;
   if (message && size > 0) {
     std::strncpy(message, text.c_str(), size - 1);
     message[size - 1] = 0;
@@ -360,11 +359,10 @@ static void allowDynamicShared(const ScopedContext &ctx, void *function,
           "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
 }
 
-extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
-                                 intptr_t gridY, intptr_t gridZ,
-                                 intptr_t blockX, intptr_t blockY,
-                                 intptr_t blockZ, int32_t smem, void *stream,
-                                 void **params, void **extra,
+extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                                 intptr_t gridZ, intptr_t blockX,
+                                 intptr_t blockY, intptr_t blockZ, int32_t smem,
+                                 void *stream, void **params, void **extra,
                                  size_t /*paramsCount*/) {
   ScopedContext ctx;
   allowDynamicShared(ctx, function, smem);
@@ -393,11 +391,12 @@ struct LaunchConfig {
 };
 constexpr int kLaunchAttributeClusterDimension = 4;
 
-extern "C" void mgpuLaunchClusterKernel(
-    void *function, intptr_t clusterX, intptr_t clusterY, intptr_t clusterZ,
-    intptr_t gridX, intptr_t gridY, intptr_t gridZ, intptr_t blockX,
-    intptr_t blockY, intptr_t blockZ, int32_t smem, void *stream,
-    void **params, void **extra, size_t /*paramsCount*/) {
+extern "C" void
+mgpuLaunchClusterKernel(void *function, intptr_t clusterX, intptr_t clusterY,
+                        intptr_t clusterZ, intptr_t gridX, intptr_t gridY,
+                        intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                        intptr_t blockZ, int32_t smem, void *stream,
+                        void **params, void **extra, size_t /*paramsCount*/) {
   ScopedContext ctx;
   if (!ctx.d().launchKernelEx) {
     std::fprintf(stderr, "attn-opt CUDA runtime: the driver has no "
@@ -496,16 +495,16 @@ extern "C" void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
 extern "C" void mgpuMemset32(void *dst, unsigned value, size_t count,
                              void *stream) {
   ScopedContext ctx;
-  check(ctx.d().memsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value,
-                               count, stream),
+  check(ctx.d().memsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
+                               stream),
         "cuMemsetD32Async");
 }
 
 extern "C" void mgpuMemset16(void *dst, unsigned short value, size_t count,
                              void *stream) {
   ScopedContext ctx;
-  check(ctx.d().memsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value,
-                               count, stream),
+  check(ctx.d().memsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
+                               stream),
         "cuMemsetD16Async");
 }
 
@@ -566,9 +565,8 @@ extern "C" void *mgpuTensorMapEncodeTiledMemref(
   }
   // Element sizes by CUtensorMapDataType.
   static const int kElementBytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
-  int64_t elementSize = dataType >= 0 && dataType < 13
-                            ? kElementBytes[dataType]
-                            : 4;
+  int64_t elementSize =
+      dataType >= 0 && dataType < 13 ? kElementBytes[dataType] : 4;
   alignas(64) unsigned char map[128] = {0};
   uint64_t dims[5], strides[5];
   unsigned box[5], elementStrides[5];

@@ -16,9 +16,10 @@ static llvm::Error error(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-llvm::Expected<LoadedModule>
-mlir::attn::loadModule(MLIRContext &context, llvm::SourceMgr &sourceMgr,
-                       StringRef path, StringRef entryName) {
+llvm::Expected<LoadedModule> mlir::attn::loadModule(MLIRContext &context,
+                                                    llvm::SourceMgr &sourceMgr,
+                                                    StringRef path,
+                                                    StringRef entryName) {
   std::string message;
   auto file = openInputFile(path, &message);
   if (!file)
@@ -30,8 +31,9 @@ mlir::attn::loadModule(MLIRContext &context, llvm::SourceMgr &sourceMgr,
   if (failed(parseAsmSourceFile(sourceMgr, &parsed, config, &state)))
     return error("cannot parse " + path);
   LoadedModule loaded;
-  loaded.module = mlir::detail::constructContainerOpForParserIfNecessary<
-      ModuleOp>(&parsed, &context, UnknownLoc::get(&context));
+  loaded.module =
+      mlir::detail::constructContainerOpForParserIfNecessary<ModuleOp>(
+          &parsed, &context, UnknownLoc::get(&context));
   if (!loaded.module)
     return error("cannot parse " + path);
   if (failed(verify(*loaded.module)))
@@ -69,8 +71,7 @@ mlir::attn::loadModule(MLIRContext &context, llvm::SourceMgr &sourceMgr,
                  .drop_front() // '%'
                  .str();
     }
-    loaded.argNames.push_back(name.empty() ? "arg" + std::to_string(i)
-                                           : name);
+    loaded.argNames.push_back(name.empty() ? "arg" + std::to_string(i) : name);
   }
   return loaded;
 }

@@ -65,9 +65,8 @@ std::vector<double> mlir::attn::gaussianMatrix(uint64_t seed, uint64_t stream,
   return m;
 }
 
-std::vector<double> mlir::attn::favorProjection(uint64_t seed,
-                                                int64_t features, int64_t dim,
-                                                bool orthogonal) {
+std::vector<double> mlir::attn::favorProjection(uint64_t seed, int64_t features,
+                                                int64_t dim, bool orthogonal) {
   if (!orthogonal)
     return gaussianMatrix(seed, 0, features, dim);
   std::vector<double> w(features * dim);

@@ -26,9 +26,7 @@ struct TestPrintBlockLayoutPass
   TestPrintBlockLayoutPass(const TestPrintBlockLayoutPass &other)
       : PassWrapper(other) {}
 
-  StringRef getArgument() const final {
-    return "test-attn-print-block-layout";
-  }
+  StringRef getArgument() const final { return "test-attn-print-block-layout"; }
   StringRef getDescription() const final {
     return "Print the block layouts of attn ops (the block-layout analysis)";
   }

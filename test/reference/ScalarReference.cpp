@@ -51,8 +51,8 @@ static int64_t floorDiv(int64_t a, int64_t b) {
 
 static int64_t mod(int64_t a, int64_t b) { return ((a % b) + b) % b; }
 
-bool ref::allowed(const Pattern &p, int64_t h, int64_t q, int64_t k,
-                  int64_t lq, int64_t lk, int64_t b, const Tensor *segQ,
+bool ref::allowed(const Pattern &p, int64_t h, int64_t q, int64_t k, int64_t lq,
+                  int64_t lk, int64_t b, const Tensor *segQ,
                   const Tensor *segK) {
   int64_t i = q + lk - lq; // the query's key position
   switch (p.kind) {
@@ -281,9 +281,9 @@ Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
 // attn.lowrank_attention
 //===----------------------------------------------------------------------===//
 
-Tensor ref::lowrankAttention(const Tensor &q, const Tensor &k,
-                             const Tensor &v, const Tensor &e,
-                             const Tensor &f, std::optional<double> scale) {
+Tensor ref::lowrankAttention(const Tensor &q, const Tensor &k, const Tensor &v,
+                             const Tensor &e, const Tensor &f,
+                             std::optional<double> scale) {
   int64_t batch = k.dim(0), hkv = k.dim(1), lk = k.dim(2), d = k.dim(3);
   int64_t dv = v.dim(3), rows = e.dim(0);
   Tensor kp({batch, hkv, rows, d}), vp({batch, hkv, rows, dv});
@@ -315,8 +315,8 @@ Tensor ref::lowrankAttention(const Tensor &q, const Tensor &k,
 
 Tensor ref::lshAttention(const Tensor &qk, const Tensor &v,
                          const LshSpec &spec) {
-  int64_t batch = qk.dim(0), heads = qk.dim(1), len = qk.dim(2),
-          d = qk.dim(3), dv = v.dim(3);
+  int64_t batch = qk.dim(0), heads = qk.dim(1), len = qk.dim(2), d = qk.dim(3),
+          dv = v.dim(3);
   double scale = spec.scale ? *spec.scale : 1.0 / std::sqrt(double(d));
   int64_t numChunks = len / spec.chunk, half = spec.buckets / 2;
   Tensor out({batch, heads, len, dv});
@@ -357,10 +357,9 @@ Tensor ref::lshAttention(const Tensor &qk, const Tensor &v,
         }
         std::vector<int64_t> order(len);
         std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(),
-                         [&](int64_t a, int64_t c) {
-                           return bucket[a] < bucket[c];
-                         });
+        std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t c) {
+          return bucket[a] < bucket[c];
+        });
         for (int64_t pos = 0; pos < len; ++pos) {
           int64_t i = order[pos], c = pos / spec.chunk;
           std::vector<int64_t> cand;
@@ -415,11 +414,10 @@ Tensor ref::lshAttention(const Tensor &qk, const Tensor &v,
 // attn.relative_attention
 //===----------------------------------------------------------------------===//
 
-Tensor ref::relativeAttention(const Tensor &q, const Tensor &k,
-                              const Tensor &v, const Tensor &posEmb,
-                              const Tensor &u, const Tensor &vb,
-                              const Tensor *memK, const Tensor *memV,
-                              std::optional<double> scale) {
+Tensor ref::relativeAttention(const Tensor &q, const Tensor &k, const Tensor &v,
+                              const Tensor &posEmb, const Tensor &u,
+                              const Tensor &vb, const Tensor *memK,
+                              const Tensor *memV, std::optional<double> scale) {
   int64_t batch = q.dim(0), heads = q.dim(1), len = q.dim(2), d = q.dim(3),
           dv = v.dim(3);
   int64_t mem = memK ? memK->dim(2) : 0, lk = mem + len;
@@ -433,8 +431,8 @@ Tensor ref::relativeAttention(const Tensor &q, const Tensor &k,
         for (int64_t j = 0; j <= mem + i; ++j) {
           double content = 0, position = 0;
           for (int64_t c = 0; c < d; ++c) {
-            double key = j < mem ? memK->at({b, h, j, c})
-                                 : k.at({b, h, j - mem, c});
+            double key =
+                j < mem ? memK->at({b, h, j, c}) : k.at({b, h, j - mem, c});
             content += (q.at({b, h, i, c}) + u.at({h, c})) * key;
             position += (q.at({b, h, i, c}) + vb.at({h, c})) *
                         posEmb.at({h, mem + i - j, c});
@@ -450,8 +448,8 @@ Tensor ref::relativeAttention(const Tensor &q, const Tensor &k,
           double acc = 0;
           for (size_t t = 0; t < seen.size(); ++t) {
             int64_t j = seen[t];
-            double val = j < mem ? memV->at({b, h, j, e})
-                                 : v.at({b, h, j - mem, e});
+            double val =
+                j < mem ? memV->at({b, h, j, e}) : v.at({b, h, j - mem, e});
             acc += scores[t] / sum * val;
           }
           out.at({b, h, i, e}) = acc;

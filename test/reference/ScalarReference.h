@@ -1,4 +1,5 @@
-//===- ScalarReference.h - Independent scalar attention reference -*- C++ -*-===//
+//===- ScalarReference.h - Independent scalar attention reference -*- C++
+//-*-===//
 //
 // A plain, loop-by-loop double-precision implementation of every attn op,
 // written from docs/Semantics.md and the op descriptions, sharing no code
@@ -36,8 +37,18 @@ struct Tensor {
 /// A mask pattern, evaluated element by element.
 struct Pattern {
   enum Kind {
-    Causal, Window, Dilated, Global, Strided, Fixed, Random, Block,
-    Segments, Union, Intersect, PerHead
+    Causal,
+    Window,
+    Dilated,
+    Global,
+    Strided,
+    Fixed,
+    Random,
+    Block,
+    Segments,
+    Union,
+    Intersect,
+    PerHead
   } kind;
   int64_t a = 0, b = 0, c = 0;
   uint64_t seed = 0;
@@ -53,9 +64,9 @@ bool allowed(const Pattern &p, int64_t h, int64_t q, int64_t k, int64_t lq,
 
 struct AttentionSpec {
   enum class Normalizer { Softmax, Pointwise, Kernel } normalizer;
-  std::string fn;          // pointwise h
-  double alpha = 1.0;      // pointwise
-  std::string featureMap;  // kernel
+  std::string fn;         // pointwise h
+  double alpha = 1.0;     // pointwise
+  std::string featureMap; // kernel
   int64_t features = 0;
   bool orthogonal = false;
   uint64_t seed = 0;

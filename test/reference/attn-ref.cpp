@@ -14,9 +14,9 @@
 #include "ScalarReference.h"
 
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+#include "attn-opt/Host/Npy.h"
 #include "attn-opt/InitAttn.h"
 #include "attn-opt/Runtime/ModuleLoader.h"
-#include "attn-opt/Host/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -149,8 +149,7 @@ int main(int argc, char **argv) {
       return nullptr;
     auto arg = dyn_cast<BlockArgument>(v);
     if (!arg || arg.getOwner()->getParentOp() != entry)
-      fail("operands of the attn op must be arguments of @" +
-           entry.getName());
+      fail("operands of the attn op must be arguments of @" + entry.getName());
     llvm::SmallString<256> path(inputDir);
     llvm::sys::path::append(path,
                             loaded->argNames[arg.getArgNumber()] + ".npy");
@@ -200,8 +199,8 @@ int main(int argc, char **argv) {
             spec.bias = input(op.getBias());
             spec.gate = input(op.getGate());
             spec.segQ = input(op.getQuerySegments());
-            spec.segK = op.getKeySegments() ? input(op.getKeySegments())
-                                            : spec.segQ;
+            spec.segK =
+                op.getKeySegments() ? input(op.getKeySegments()) : spec.segQ;
             spec.projection = input(op.getProjection());
             return ref::attention(*input(op.getQuery()), *input(op.getKey()),
                                   *input(op.getValue()), spec);
@@ -217,9 +216,10 @@ int main(int argc, char **argv) {
                               static_cast<int64_t>(op.getNumBuckets()),
                               static_cast<int64_t>(op.getChunkSize()),
                               static_cast<uint64_t>(op.getSeed()),
-                              op.getCausal(), optionalScale(op.getScale())};
-            return ref::lshAttention(*input(op.getQk()),
-                                     *input(op.getValue()), spec);
+                              op.getCausal(),
+                              optionalScale(op.getScale())};
+            return ref::lshAttention(*input(op.getQk()), *input(op.getValue()),
+                                     spec);
           })
           .Case([&](RelativeAttentionOp op) {
             return ref::relativeAttention(
@@ -230,8 +230,7 @@ int main(int argc, char **argv) {
                 optionalScale(op.getScale()));
           })
           .Default([](Operation *op) -> ref::Tensor {
-            fail("no scalar reference for " +
-                 op->getName().getStringRef());
+            fail("no scalar reference for " + op->getName().getStringRef());
           });
 
   std::string readError;
@@ -260,8 +259,7 @@ int main(int argc, char **argv) {
   double fro = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
   llvm::outs() << llvm::format("ref-check @%s: max_abs_err=%.3e "
                                "max_rel_err=%.3e fro_rel_err=%.3e ",
-                               entry.getName().str().c_str(), maxAbs, rel,
-                               fro);
+                               entry.getName().str().c_str(), maxAbs, rel, fro);
   bool ok = bad == 0 && (maxRelErr < 0 || rel <= maxRelErr);
   if (ok) {
     llvm::outs() << "ok\n";

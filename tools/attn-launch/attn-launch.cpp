@@ -89,8 +89,7 @@ void store(const Tensor &t, void *data, int64_t i, double v) {
 /// Reads a .npy of `expected`'s type and shape into `data`.
 void readNpy(const std::string &path, const Tensor &expected, void *data) {
   std::string error;
-  std::optional<mlir::attn::npy::Array> a =
-      mlir::attn::npy::read(path, error);
+  std::optional<mlir::attn::npy::Array> a = mlir::attn::npy::read(path, error);
   if (!a)
     fail(error);
   if (a->type != expected.type || a->shape != expected.shape) {
@@ -224,7 +223,8 @@ int main(int argc, char **argv) {
     void *p = allocManaged(t.bytes());
     buffers.push_back(p);
     if (!inputs.empty()) {
-      std::string name = i < names.size() ? names[i] : "arg" + std::to_string(i);
+      std::string name =
+          i < names.size() ? names[i] : "arg" + std::to_string(i);
       readNpy(inputs + "/" + name + ".npy", t, p);
       continue;
     }
@@ -338,9 +338,9 @@ int main(int argc, char **argv) {
                        .count());
     }
     std::sort(ms.begin(), ms.end());
-    double median = ms.size() % 2 ? ms[ms.size() / 2]
-                                  : 0.5 * (ms[ms.size() / 2 - 1] +
-                                           ms[ms.size() / 2]);
+    double median = ms.size() % 2
+                        ? ms[ms.size() / 2]
+                        : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
     std::printf("bench: median_ms=%.3f min_ms=%.3f max_ms=%.3f gflops=%.3f\n",
                 median, ms.front(), ms.back(),
                 median > 0 ? flops / (median * 1e6) : 0.0);

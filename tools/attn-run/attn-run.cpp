@@ -11,13 +11,13 @@
 
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 #include "attn-opt/Emulation/Passes.h"
+#include "attn-opt/Host/CudaRuntimeLoader.h"
+#include "attn-opt/Host/Npy.h"
 #include "attn-opt/InitAttn.h"
 #include "attn-opt/Pipelines/Pipelines.h"
 #include "attn-opt/Runtime/HostTarget.h"
 #include "attn-opt/Runtime/Jit.h"
 #include "attn-opt/Runtime/ModuleLoader.h"
-#include "attn-opt/Host/CudaRuntimeLoader.h"
-#include "attn-opt/Host/Npy.h"
 #include "attn-opt/Support/Random.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,8 +27,8 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Transforms/Passes.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -44,8 +44,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 #include <map>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -57,8 +57,9 @@ static cl::opt<std::string> inputFile(cl::Positional,
                                       cl::desc("<input .mlir file>"),
                                       cl::cat(category));
 static cl::opt<std::string>
-    entryName("entry", cl::desc("Function to run (default: the only public "
-                                "function with a body)"),
+    entryName("entry",
+              cl::desc("Function to run (default: the only public "
+                       "function with a body)"),
               cl::cat(category));
 static cl::opt<std::string> pipelineText(
     "pipeline",
@@ -104,21 +105,21 @@ static cl::opt<bool> randomInputs(
     cl::cat(category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Seed of --random-inputs"),
                               cl::init(0), cl::cat(category));
-static cl::opt<double> inputScale(
-    "input-scale", cl::desc("Multiply random float inputs by this factor"),
-    cl::init(1.0), cl::cat(category));
+static cl::opt<double>
+    inputScale("input-scale",
+               cl::desc("Multiply random float inputs by this factor"),
+               cl::init(1.0), cl::cat(category));
 static cl::opt<std::string>
-    saveInputs("save-inputs",
-               cl::desc("Write the inputs used to DIR/NAME.npy"),
+    saveInputs("save-inputs", cl::desc("Write the inputs used to DIR/NAME.npy"),
                cl::value_desc("DIR"), cl::cat(category));
 static cl::list<std::string>
     outputs("output", cl::desc("Write result N (in order) to FILE.npy"),
             cl::cat(category));
-static cl::opt<bool> check(
-    "check",
-    cl::desc("Also run the reference lowering and compare: fail if any "
-             "|out - ref| > atol + rtol * |ref|"),
-    cl::cat(category));
+static cl::opt<bool>
+    check("check",
+          cl::desc("Also run the reference lowering and compare: fail if any "
+                   "|out - ref| > atol + rtol * |ref|"),
+          cl::cat(category));
 static cl::opt<double>
     rtolOpt("rtol",
             cl::desc("Relative tolerance of --check (default 1e-4 for f32, "
@@ -129,10 +130,11 @@ static cl::opt<double>
             cl::desc("Absolute tolerance of --check (default 1e-5 for f32, "
                      "2e-2 for f16 and bf16)"),
             cl::init(-1), cl::cat(category));
-static cl::opt<bool> printRemarks(
-    "remarks", cl::desc("Print the passes' remarks (decisions such as "
-                        "attn-reassociate's)"),
-    cl::cat(category));
+static cl::opt<bool>
+    printRemarks("remarks",
+                 cl::desc("Print the passes' remarks (decisions such as "
+                          "attn-reassociate's)"),
+                 cl::cat(category));
 static cl::opt<unsigned>
     benchRuns("bench", cl::desc("Time N calls after one warm-up call"),
               cl::init(0), cl::cat(category));
@@ -359,8 +361,8 @@ std::vector<npy::Array> callOnce(JitFunction &jit,
 /// Compares `out` with `ref`; prints the errors, returns true within
 /// tolerance.
 bool compare(const Slot &slot, const npy::Array &out, const npy::Array &ref) {
-  bool lowPrecision = slot.dtype == npy::DType::F16 ||
-                      slot.dtype == npy::DType::BF16;
+  bool lowPrecision =
+      slot.dtype == npy::DType::F16 || slot.dtype == npy::DType::BF16;
   double rtol = rtolOpt >= 0 ? rtolOpt : (lowPrecision ? 2e-2 : 1e-4);
   double atol = atolOpt >= 0 ? atolOpt : (lowPrecision ? 2e-2 : 1e-5);
   double maxAbs = 0, maxRef = 0, worstRatio = 0;
@@ -429,8 +431,7 @@ int run(MLIRContext &context) {
       return 1;
     }
     bool ok = rt->probe(message);
-    llvm::outs() << "cuda: " << (ok ? "" : "unavailable: ") << message
-                 << "\n";
+    llvm::outs() << "cuda: " << (ok ? "" : "unavailable: ") << message << "\n";
     return ok ? 0 : 1;
   }
   if (target != "cpu" && target != "cuda" && target != "gpu-emulator")
@@ -470,9 +471,9 @@ int run(MLIRContext &context) {
     if (!rt || !rt.hasStaticShape())
       fail("argument " + names[i] + " of @" + entry.getName() +
            " must be a statically shaped tensor");
-    args.push_back({names[i], rt,
-                    dtypeOf(rt, "argument " + names[i] + " of @" +
-                                    entry.getName())});
+    args.push_back(
+        {names[i], rt,
+         dtypeOf(rt, "argument " + names[i] + " of @" + entry.getName())});
   }
   for (auto [i, t] : llvm::enumerate(fnType.getResults())) {
     auto rt = dyn_cast<RankedTensorType>(t);
@@ -484,8 +485,7 @@ int run(MLIRContext &context) {
   }
   if (outputs.size() > results.size())
     fail("--output given " + llvm::Twine(outputs.size()) + " times but @" +
-         entry.getName() + " has " + llvm::Twine(results.size()) +
-         " results");
+         entry.getName() + " has " + llvm::Twine(results.size()) + " results");
 
   // The work the function names, for GFLOP/s.
   double flops = 0;
@@ -501,7 +501,8 @@ int run(MLIRContext &context) {
     if (s.contains('=') && !s.ends_with(".npy=")) {
       std::pair<StringRef, StringRef> parts = s.split('=');
       StringRef name = parts.first, p = parts.second;
-      auto it = llvm::find_if(args, [&](const Slot &a) { return a.name == name; });
+      auto it =
+          llvm::find_if(args, [&](const Slot &a) { return a.name == name; });
       if (it == args.end()) {
         std::string known;
         for (const Slot &a : args)
@@ -596,8 +597,8 @@ int run(MLIRContext &context) {
       options.reference = true;
       buildLowerToLLVMPipeline(pm, options);
     };
-    std::unique_ptr<JitFunction> ref = compileVariant(
-        *module, entry.getName(), buildRef, "the reference");
+    std::unique_ptr<JitFunction> ref =
+        compileVariant(*module, entry.getName(), buildRef, "the reference");
     std::vector<npy::Array> refArrays = callOnce(*ref, argArrays, results);
     for (size_t i = 0; i < results.size(); ++i)
       ok &= compare(results[i], outArrays[i], refArrays[i]);
@@ -617,8 +618,8 @@ int run(MLIRContext &context) {
       scratch = callOnce(*jit, argArrays, results, &scratch, dev,
                          /*copyBack=*/false);
       auto end = std::chrono::steady_clock::now();
-      ms.push_back(std::chrono::duration<double, std::milli>(end - start)
-                       .count());
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(end - start).count());
     }
     if (dev)
       copyResults(*dev, scratch);
@@ -626,8 +627,8 @@ int run(MLIRContext &context) {
     std::vector<double> sorted = ms;
     std::sort(sorted.begin(), sorted.end());
     size_t n = sorted.size();
-    double median = n % 2 ? sorted[n / 2]
-                          : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    double median =
+        n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
     double gflops = median > 0 ? flops / (median * 1e6) : 0;
     llvm::outs() << llvm::format(
         "compile: pipeline_ms=%.1f llvm_ms=%.1f total_ms=%.1f\n", pipelineMs,
@@ -681,7 +682,8 @@ int main(int argc, char **argv) {
     }
     if (value.getAsInteger(10, threads) || threads == 0) {
       llvm::errs() << "attn-run: error: --threads takes a positive integer, "
-                      "got '" << value << "'\n";
+                      "got '"
+                   << value << "'\n";
       return 1;
     }
   }

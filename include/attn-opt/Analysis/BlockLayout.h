@@ -1,4 +1,5 @@
-//===- BlockLayout.h - Compile-time block layouts of mask patterns -*- C++ -*-===//
+//===- BlockLayout.h - Compile-time block layouts of mask patterns -*- C++
+//-*-===//
 //
 // The block-layout analysis: for a mask and a block size (bq query rows by
 // bk keys), the class of every (query block, key block) of every query head

@@ -1,4 +1,4 @@
-//===- TargetModel.h - What code generation knows of the CPU -----*- C++ -*-===//
+//===- TargetModel.h - What code generation knows of the CPU ----*- C++ -*-===//
 //
 // A small model of the target CPU (vector lanes, registers, L1 size) and the
 // tile sizes of the fused attention kernels derived from it. Plain C++, so
@@ -51,7 +51,9 @@ struct TileSizes {
   /// registers hold accumulators (QV x NJ and QV x EG); the S^T block
   /// (Nb x Mr floats) takes at most half of L1.
   static TileSizes select(const TargetModel &target, int64_t valueDim);
-  int64_t queryTile(const TargetModel &t) const { return queryVectors * t.lanes; }
+  int64_t queryTile(const TargetModel &t) const {
+    return queryVectors * t.lanes;
+  }
 };
 
 } // namespace mlir::attn

@@ -101,12 +101,10 @@ struct GpuKernelsOptions : public GpuKernelsOptionsBase<GpuKernelsOptions> {};
 /// Options of `attn-lower-to-nvvm-pipeline`.
 struct LowerToNVVMOptions : public GpuKernelsOptionsBase<LowerToNVVMOptions> {
   PassOptions::Option<std::string> chip{
-      *this, "chip",
-      llvm::cl::desc("GPU architecture (sm_80, sm_90a, ...)"),
+      *this, "chip", llvm::cl::desc("GPU architecture (sm_80, sm_90a, ...)"),
       llvm::cl::init("sm_90a")};
   PassOptions::Option<std::string> features{
-      *this, "features",
-      llvm::cl::desc("PTX features (default: +ptx80)"),
+      *this, "features", llvm::cl::desc("PTX features (default: +ptx80)"),
       llvm::cl::init("+ptx80")};
   PassOptions::Option<std::string> format{
       *this, "format",
@@ -126,8 +124,7 @@ struct LowerToNVVMOptions : public GpuKernelsOptionsBase<LowerToNVVMOptions> {
 /// attention to fused GPU kernels; the rest to linalg, bufferized, its
 /// parallel loops mapped to blocks and threads; kernels outlined; buffers
 /// deallocated.
-void buildGpuKernelsPipeline(OpPassManager &pm,
-                             const GpuKernelsConfig &config);
+void buildGpuKernelsPipeline(OpPassManager &pm, const GpuKernelsConfig &config);
 
 /// The CPU tail: vector and structured control flow to the LLVM dialect.
 void addCpuToLLVMPasses(OpPassManager &pm);

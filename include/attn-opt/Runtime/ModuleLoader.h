@@ -1,4 +1,5 @@
-//===- ModuleLoader.h - Load a module and find the function to run -*- C++ -*-===//
+//===- ModuleLoader.h - Load a module and find the function to run -*- C++
+//-*-===//
 //
 // Shared by attn-run and the scalar reference checker: parses a file,
 // picks the entry function (named, or the only public one with a body) and

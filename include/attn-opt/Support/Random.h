@@ -1,4 +1,4 @@
-//===- Random.h - Deterministic, platform-independent random numbers -----===//
+//===- Random.h - Deterministic, platform-independent random numbers ------===//
 //
 // The generators behind every seeded attribute of the attn dialect: BigBird
 // random blocks, FAVOR+ projections and LSH rotations. They are part of the
@@ -53,8 +53,8 @@ std::vector<int64_t> randomBlocksForRow(uint64_t seed, int64_t queryBlock,
 
 /// A `rows x cols` matrix (row-major) of standard normal draws from
 /// `SplitMix64(deriveSeed(seed, stream))`, row after row.
-std::vector<double> gaussianMatrix(uint64_t seed, uint64_t stream,
-                                   int64_t rows, int64_t cols);
+std::vector<double> gaussianMatrix(uint64_t seed, uint64_t stream, int64_t rows,
+                                   int64_t cols);
 
 /// The FAVOR+ projection `W` (`features x dim`, row-major) of
 /// `#attn.kernel<favor, features = m, orthogonal = o, seed = s>`.

@@ -106,11 +106,9 @@ std::pair<Value, Value> KernelFrame::idRange(Value ids, Value start,
   return {range[0], range[1]};
 }
 
-SmallVector<Value>
-KernelFrame::visitBlocks(Value offsets, Value list, Value at, bool masked,
-                         ValueRange state,
-                         std::optional<std::pair<Value, Value>> qIds,
-                         BlockBody body) {
+SmallVector<Value> KernelFrame::visitBlocks(
+    Value offsets, Value list, Value at, bool masked, ValueRange state,
+    std::optional<std::pair<Value, Value>> qIds, BlockBody body) {
   Value begin = loadIndex(offsets, at);
   Value end = loadIndex(offsets, add(at, 1));
   return forLoop(begin, end, 1, state, [&](Value i, ValueRange st) {
@@ -120,10 +118,8 @@ KernelFrame::visitBlocks(Value offsets, Value list, Value at, bool masked,
     auto [kMin, kMax] = idRange(keySegmentBuf, k0, blockK, keyLen);
     Value overlap = arith::AndIOp::create(
         b,
-        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, qIds->second,
-                              kMin),
-        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, kMax,
-                              qIds->first));
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, qIds->second, kMin),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, kMax, qIds->first));
     auto ifOp = scf::IfOp::create(
         b, overlap,
         [&](OpBuilder &, Location) {
@@ -140,9 +136,8 @@ SmallVector<Value> KernelFrame::visitTile(ValueRange state, BlockBody body) {
     qIds = idRange(querySegmentBuf, firstQuery, blockQ, queryLen);
   Value lay = loadIndex(tables.headLayout, head);
   Value at = add(arith::MulIOp::create(b, lay, idx(numTiles + 1)), tile);
-  SmallVector<Value> s =
-      visitBlocks(tables.fullOffsets, tables.fullBlocks, at,
-                  /*masked=*/false, state, qIds, body);
+  SmallVector<Value> s = visitBlocks(tables.fullOffsets, tables.fullBlocks, at,
+                                     /*masked=*/false, state, qIds, body);
   return visitBlocks(tables.partialOffsets, tables.partialBlocks, at,
                      /*masked=*/true, s, qIds, body);
 }
@@ -159,9 +154,9 @@ Value KernelFrame::allowed(QueryRows rows, Value key) {
     lanesI32 = VectorType::get({rows.lanes}, b.getI32Type());
     lanesI1 = VectorType::get({rows.lanes}, b.getI1Type());
     Value iota = arith::ConstantOp::create(
-        b, DenseElementsAttr::get(
-               lanesI32, ArrayRef<int32_t>(llvm::to_vector(
-                             llvm::seq<int32_t>(0, rows.lanes)))));
+        b, DenseElementsAttr::get(lanesI32,
+                                  ArrayRef<int32_t>(llvm::to_vector(
+                                      llvm::seq<int32_t>(0, rows.lanes)))));
     auto asI32 = [&](Value index) {
       return arith::IndexCastOp::create(b, b.getI32Type(), index);
     };
@@ -203,19 +198,20 @@ Value KernelFrame::allowed(QueryRows rows, Value key) {
       [&](ImplicitLocOpBuilder &eb, Value, Value) -> Value {
         // Query rows past the end read -1 (vectors) or the last id; keys
         // past the end read the last id. Both are masked.
-        Type idType = cast<MemRefType>(querySegmentBuf.getType()).getElementType();
+        Type idType =
+            cast<MemRefType>(querySegmentBuf.getType()).getElementType();
         Value kClamped = arith::MinSIOp::create(
             eb, key, arith::ConstantIndexOp::create(eb, keyLen - 1));
-        Value kId =
-            memref::LoadOp::create(eb, keySegmentBuf, ValueRange{batch, kClamped});
+        Value kId = memref::LoadOp::create(eb, keySegmentBuf,
+                                           ValueRange{batch, kClamped});
         Value qIds;
         if (isVector) {
           auto idVector = VectorType::get({rows.lanes}, idType);
           Value pad =
               arith::ConstantOp::create(eb, eb.getIntegerAttr(idType, -1));
-          qIds = vector::TransferReadOp::create(
-              eb, idVector, querySegmentBuf, ValueRange{batch, rows.start},
-              pad, ArrayRef<bool>{false});
+          qIds = vector::TransferReadOp::create(eb, idVector, querySegmentBuf,
+                                                ValueRange{batch, rows.start},
+                                                pad, ArrayRef<bool>{false});
           kId = vector::BroadcastOp::create(eb, idVector, kId);
         } else {
           Value qClamped = arith::MinSIOp::create(
@@ -268,10 +264,9 @@ SoftmaxStep KernelFrame::softmaxStep(Value runningMax, Value blockMax) {
   // that exp(-inf - shift) is 0, not NaN.
   Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, step.max,
                                      splat(step.max, kNegInf));
-  step.shift =
-      arith::SelectOp::create(b, none, splat(step.max, 0.0), step.max);
-  step.alpha = math::ExpOp::create(
-      b, arith::SubFOp::create(b, runningMax, step.shift));
+  step.shift = arith::SelectOp::create(b, none, splat(step.max, 0.0), step.max);
+  step.alpha =
+      math::ExpOp::create(b, arith::SubFOp::create(b, runningMax, step.shift));
   return step;
 }
 
@@ -283,8 +278,8 @@ Value KernelFrame::softmaxWeight(Value score, Value shift, Value ok) {
 }
 
 Value KernelFrame::softmaxSum(Value runningSum, Value alpha, Value blockSum) {
-  return arith::AddFOp::create(
-      b, arith::MulFOp::create(b, runningSum, alpha), blockSum);
+  return arith::AddFOp::create(b, arith::MulFOp::create(b, runningSum, alpha),
+                               blockSum);
 }
 
 Value KernelFrame::pointwiseWeight(Value score, Value ok) {
@@ -317,8 +312,8 @@ Value KernelFrame::rowFactor(Value sum) {
   if (!sum)
     return f32Const(1.0);
   Value l = target.combineRow(b, sum, RowCombine::Sum);
-  Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l,
-                                         splat(l, 0.0));
+  Value positive =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l, splat(l, 0.0));
   return arith::SelectOp::create(
       b, positive, arith::DivFOp::create(b, splat(l, 1.0), l), splat(l, 0.0));
 }
@@ -437,11 +432,11 @@ void KernelFrame::vectorStore(Value v, Value mem, ValueRange at,
 SmallVector<Value>
 KernelFrame::forLoop(Value lb, Value ub, int64_t step, ValueRange init,
                      function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-  auto loop = scf::ForOp::create(
-      b, lb, ub, idx(step), init,
-      [&](OpBuilder &, Location, Value iv, ValueRange args) {
-        scf::YieldOp::create(b, body(iv, args));
-      });
+  auto loop =
+      scf::ForOp::create(b, lb, ub, idx(step), init,
+                         [&](OpBuilder &, Location, Value iv, ValueRange args) {
+                           scf::YieldOp::create(b, body(iv, args));
+                         });
   return SmallVector<Value>(loop.getResults());
 }
 

@@ -86,8 +86,8 @@ KernelTables KernelTables::build(ImplicitLocOpBuilder &b,
     SmallVector<int32_t> v(values.begin(), values.end());
     if (v.empty())
       v.push_back(0);
-    auto type = RankedTensorType::get({static_cast<int64_t>(v.size())},
-                                      b.getI32Type());
+    auto type =
+        RankedTensorType::get({static_cast<int64_t>(v.size())}, b.getI32Type());
     return readOnlyBuffer(
         b, arith::ConstantOp::create(
                b, DenseElementsAttr::get(type, ArrayRef<int32_t>(v))));

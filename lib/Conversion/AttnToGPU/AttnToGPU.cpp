@@ -1,4 +1,4 @@
-//===- AttnToGPU.cpp - convert-attn-to-gpu ----------------------------------===//
+//===- AttnToGPU.cpp - convert-attn-to-gpu --------------------------------===//
 
 #include "attn-opt/Conversion/Passes.h"
 
@@ -23,7 +23,6 @@ namespace mlir::attn {
 
 using namespace mlir;
 using namespace mlir::attn;
-
 
 namespace {
 struct ConvertAttnToGPUPass
@@ -60,8 +59,8 @@ struct ConvertAttnToGPUPass
       if (plan.kind == GpuKernelPlan::Kind::Mma)
         remark << "mma.sync kernel";
       else
-        remark << "SIMT kernel (" << plan.simtReason << "), "
-               << plan.rowThreads << " thread(s) per query row";
+        remark << "SIMT kernel (" << plan.simtReason << "), " << plan.rowThreads
+               << " thread(s) per query row";
       remark << "; tiles of " << plan.blockQ << " queries x " << plan.blockK
              << " keys, " << plan.threads << " threads; visiting "
              << layout.countVisited() << " of " << layout.countBlocks()

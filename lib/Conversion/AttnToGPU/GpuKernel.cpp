@@ -113,9 +113,9 @@ Value butterfly(ImplicitLocOpBuilder &b, Value v, int64_t width,
   for (int64_t o = 1; o < width; o *= 2) {
     Value offset = arith::ConstantOp::create(b, b.getI32IntegerAttr(o));
     Value lanes = arith::ConstantOp::create(b, b.getI32IntegerAttr(32));
-    Value other = gpu::ShuffleOp::create(b, v, offset, lanes,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult();
+    Value other =
+        gpu::ShuffleOp::create(b, v, offset, lanes, gpu::ShuffleMode::XOR)
+            .getShuffleResult();
     v = kind == RowCombine::Sum ? Value(arith::AddFOp::create(b, v, other))
                                 : Value(arith::MaximumFOp::create(b, v, other));
   }
@@ -167,17 +167,17 @@ protected:
   Value launch(ArrayRef<Type> shared, function_ref<void()> body) {
     f.prepare();
     Value one = f.idx(1);
-    auto op = gpu::LaunchOp::create(b, f.idx(f.numTiles), f.idx(f.queryHeads),
-                                    f.idx(f.batchSize), f.idx(threads), one,
-                                    one, Value(), Type(), ValueRange{},
-                                    TypeRange(shared));
+    auto op =
+        gpu::LaunchOp::create(b, f.idx(f.numTiles), f.idx(f.queryHeads),
+                              f.idx(f.batchSize), f.idx(threads), one, one,
+                              Value(), Type(), ValueRange{}, TypeRange(shared));
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&op.getBody().front());
       tid = op.getThreadIds().x;
       // Heaviest (causal: last) tiles first, for a shorter tail.
-      Value tileIdx = arith::SubIOp::create(b, f.idx(f.numTiles - 1),
-                                            op.getBlockIds().x);
+      Value tileIdx =
+          arith::SubIOp::create(b, f.idx(f.numTiles - 1), op.getBlockIds().x);
       f.enterTile(op.getBlockIds().z, op.getBlockIds().y, tileIdx);
       ArrayRef<BlockArgument> attrs = op.getWorkgroupAttributions();
       kShared = attrs[0];
@@ -207,8 +207,8 @@ protected:
         Value j = f.div(c, perRow);
         Value d = f.mul(f.rem(c, perRow), vl);
         Value key = f.minIdx(f.add(k0, j), f.keyLen - 1);
-        Value v = f.vectorLoad(vt, src, ValueRange{f.batch, f.kvHead, key, d},
-                               width);
+        Value v =
+            f.vectorLoad(vt, src, ValueRange{f.batch, f.kvHead, key, d}, width);
         f.vectorStore(v, dst, ValueRange{j, d}, rowLen);
       };
       if (chunks % threads == 0)
@@ -302,14 +302,13 @@ private:
           for (int64_t j = 0; j < kSub; ++j) {
             Value r = f.add(j0, j);
             Value key = f.add(k0, r);
-            Value kv = f.toF32(f.vectorLoad(VectorType::get({dPart}, kElem),
-                                            kShared, ValueRange{r, d0},
-                                            f.headDim));
+            Value kv =
+                f.toF32(f.vectorLoad(VectorType::get({dPart}, kElem), kShared,
+                                     ValueRange{r, d0}, f.headDim));
             Value dot = rowSum(arith::MulFOp::create(b, q, kv));
             if (f.biasBuf)
               dot = arith::AddFOp::create(
-                  b, dot,
-                  f.loadBias({rowRead}, f.minIdx(key, f.keyLen - 1)));
+                  b, dot, f.loadBias({rowRead}, f.minIdx(key, f.keyLen - 1)));
             s.push_back(dot);
             if (masked)
               ok[j] = f.allowed({row}, key);
@@ -333,9 +332,9 @@ private:
               p[j] = f.pointwiseWeight(s[j], ok[j]);
           }
           for (int64_t j = 0; j < kSub; ++j) {
-            Value vv = f.toF32(f.vectorLoad(VectorType::get({dvPart}, vElem),
-                                            vShared, ValueRange{f.add(j0, j), e0},
-                                            f.valueDim));
+            Value vv =
+                f.toF32(f.vectorLoad(VectorType::get({dvPart}, vElem), vShared,
+                                     ValueRange{f.add(j0, j), e0}, f.valueDim));
             acc = vector::FMAOp::create(b, broadcast(p[j], dvPart), vv, acc);
           }
           next.push_back(acc);
@@ -378,9 +377,9 @@ public:
     // hit 32 different banks.
     kRow = f.headDim + 8;
     vRow = f.valueDim + 8;
-    return launch({sharedType(f.blockK, kRow, elem),
-                   sharedType(f.blockK, vRow, elem)},
-                  [&] { kernel(); });
+    return launch(
+        {sharedType(f.blockK, kRow, elem), sharedType(f.blockK, vRow, elem)},
+        [&] { kernel(); });
   }
 
 private:
@@ -420,9 +419,9 @@ private:
 
   void kernel() {
     Value lane = f.rem(tid, 32);
-    for (auto [operand, coords] :
-         {std::make_pair(MmaOperand::A, &aAt), std::make_pair(MmaOperand::B, &bAt),
-          std::make_pair(MmaOperand::C, &cAt)})
+    for (auto [operand, coords] : {std::make_pair(MmaOperand::A, &aAt),
+                                   std::make_pair(MmaOperand::B, &bAt),
+                                   std::make_pair(MmaOperand::C, &cAt)})
       for (int64_t s = 0; s < mmaSlots(operand); ++s)
         coords->push_back(mmaCoordinate(b, operand, lane, s));
     Value warpRow = f.add(f.firstQuery, f.mul(f.div(tid, 32), 16));
@@ -538,8 +537,8 @@ private:
       auto half = [&](int64_t n, int64_t i) {
         return f.fromF32(pair(s[n][i][0], s[n][i][1]), elem);
       };
-      pa.push_back(stack({half(2 * kk, 0), half(2 * kk, 1),
-                          half(2 * kk + 1, 0), half(2 * kk + 1, 1)}));
+      pa.push_back(stack({half(2 * kk, 0), half(2 * kk, 1), half(2 * kk + 1, 0),
+                          half(2 * kk + 1, 1)}));
     }
     // B = V: element (key, e) is vShared[key][e].
     for (int64_t e = 0; e < f.valueDim / 8; ++e) {

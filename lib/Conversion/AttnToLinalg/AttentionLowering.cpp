@@ -32,7 +32,9 @@ Value mlir::attn::mergeHeads(TensorBuilder &tb, Value v) {
 Value mlir::attn::biasAt5(ImplicitLocOpBuilder &b, Value bias, int64_t group,
                           ValueRange idx) {
   Value head = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, idx[1], arith::ConstantIndexOp::create(b, group)),
+      b,
+      arith::MulIOp::create(b, idx[1],
+                            arith::ConstantIndexOp::create(b, group)),
       idx[2]);
   Value v = tensor::ExtractOp::create(
       b, bias,
@@ -54,18 +56,15 @@ Value mlir::attn::featureMap(TensorBuilder &tb, Value x, KernelAttr kernel,
   };
   switch (kernel.getFeatureMap()) {
   case FeatureMap::elu_plus_one:
-    return tb.elementwise(shape, {x},
-                          [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                            Value v = scaled(bb, a[0]);
-                            Value pos = arith::CmpFOp::create(
-                                bb, arith::CmpFPredicate::OGT, v,
-                                tb.f32Const(0.0));
-                            Value plus =
-                                arith::AddFOp::create(bb, v, tb.f32Const(1.0));
-                            Value ex = math::ExpOp::create(bb, v);
-                            return arith::SelectOp::create(bb, pos, plus, ex)
-                                .getResult();
-                          });
+    return tb.elementwise(
+        shape, {x}, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+          Value v = scaled(bb, a[0]);
+          Value pos = arith::CmpFOp::create(bb, arith::CmpFPredicate::OGT, v,
+                                            tb.f32Const(0.0));
+          Value plus = arith::AddFOp::create(bb, v, tb.f32Const(1.0));
+          Value ex = math::ExpOp::create(bb, v);
+          return arith::SelectOp::create(bb, pos, plus, ex).getResult();
+        });
   case FeatureMap::relu:
     return tb.elementwise(shape, {x},
                           [&](ImplicitLocOpBuilder &bb, ValueRange a) {
@@ -107,8 +106,8 @@ Value mlir::attn::featureMap(TensorBuilder &tb, Value x, KernelAttr kernel,
       [&](ImplicitLocOpBuilder &bb, ValueRange a) {
         return tb.fma(bb, scaled(bb, a[0]), tb.toF32(bb, a[1]), a[2]);
       });
-  Value halfSq = tb.reduceLast(
-      x, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+  Value halfSq =
+      tb.reduceLast(x, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
         Value v = scaled(bb, a[0]);
         return tb.fma(bb, v, arith::MulFOp::create(bb, v, tb.f32Const(0.5)),
                       a[1]);
@@ -188,9 +187,11 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec) {
         if (spec.bias)
           x = arith::AddFOp::create(bb, x, spec.bias(bb, idx));
         if (pointwise) {
-          double lengthFactor = std::pow(static_cast<double>(spec.keyLen),
-                                         -pointwise.getAlpha().convertToDouble());
-          x = arith::MulFOp::create(bb, applyPointwiseFn(bb, pointwise.getFn(), x),
+          double lengthFactor =
+              std::pow(static_cast<double>(spec.keyLen),
+                       -pointwise.getAlpha().convertToDouble());
+          x = arith::MulFOp::create(bb,
+                                    applyPointwiseFn(bb, pointwise.getFn(), x),
                                     tb.f32Const(lengthFactor));
         }
         if (!spec.mask)
@@ -255,17 +256,16 @@ Value mlir::attn::divideRows(TensorBuilder &tb, Value num, Value den,
                              double eps) {
   int64_t rank = shapeOf(num).size();
   auto [id, outer] = tb.rowMaps(rank);
-  return tb.generic({num, den}, {id, outer}, tb.empty(shapeOf(num)), id,
-                    std::string(rank, 'p'),
-                    [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-                      Value d = arith::AddFOp::create(bb, a[1],
-                                                      tb.f32Const(eps));
-                      Value nonzero = arith::CmpFOp::create(
-                          bb, arith::CmpFPredicate::ONE, d, tb.f32Const(0));
-                      Value q = arith::DivFOp::create(bb, a[0], d);
-                      return arith::SelectOp::create(bb, nonzero, q,
-                                                     tb.f32Const(0));
-                    });
+  return tb.generic(
+      {num, den}, {id, outer}, tb.empty(shapeOf(num)), id,
+      std::string(rank, 'p'),
+      [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+        Value d = arith::AddFOp::create(bb, a[1], tb.f32Const(eps));
+        Value nonzero = arith::CmpFOp::create(bb, arith::CmpFPredicate::ONE, d,
+                                              tb.f32Const(0));
+        Value q = arith::DivFOp::create(bb, a[0], d);
+        return arith::SelectOp::create(bb, nonzero, q, tb.f32Const(0));
+      });
 }
 
 Value mlir::attn::applyGate(TensorBuilder &tb, Value o, Value gate,

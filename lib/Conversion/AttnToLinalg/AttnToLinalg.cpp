@@ -115,14 +115,13 @@ struct RelativeAttentionOpLowering : OpRewritePattern<RelativeAttentionOp> {
     Value q5 = splitHeads(tb, op.getQuery(), heads); // B H 1 L D
     // q + u and q + v, with u, v per head.
     auto addBias = [&](Value bias) {
-      return tb.generic({q5, bias},
-                        {tb.map(5, {0, 1, 2, 3, 4}), tb.map(5, {1, 4})},
-                        tb.empty(shapeOf(q5)), tb.map(5, {0, 1, 2, 3, 4}),
-                        "ppppp",
-                        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-                          return arith::AddFOp::create(bb, tb.toF32(bb, a[0]),
-                                                       tb.toF32(bb, a[1]));
-                        });
+      return tb.generic(
+          {q5, bias}, {tb.map(5, {0, 1, 2, 3, 4}), tb.map(5, {1, 4})},
+          tb.empty(shapeOf(q5)), tb.map(5, {0, 1, 2, 3, 4}), "ppppp",
+          [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+            return arith::AddFOp::create(bb, tb.toF32(bb, a[0]),
+                                         tb.toF32(bb, a[1]));
+          });
     };
     Value content = scores5(tb, addBias(op.getContentBias()), key);
     // BD[b,h,0,i,r] = (q_i + v) . pos_emb[h, r] over every distance r.

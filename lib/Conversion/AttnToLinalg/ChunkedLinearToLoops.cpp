@@ -110,12 +110,11 @@ struct ChunkedLowering {
   /// `x * [flag]` for an i1 scalar `flag`, in place.
   Value keepIf(Value x, Value flag) {
     auto [id, iters] = identity(x);
-    return tb.generic({}, {}, x, id, iters,
-                      [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                        return arith::SelectOp::create(bb, flag, a[0],
-                                                       tb.f32Const(0))
-                            .getResult();
-                      });
+    return tb.generic(
+        {}, {}, x, id, iters, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+          return arith::SelectOp::create(bb, flag, a[0], tb.f32Const(0))
+              .getResult();
+        });
   }
 
   /// Segment id at position `pos` (index) of the current batch row.
@@ -137,8 +136,7 @@ struct ChunkedLowering {
     Value qc = slice(q, {fold(0), off, fold(0)}, {group, n, features}, {});
     Value kc = slice(k, {off, fold(0)}, {n, features}, {});
     Value vc = slice(v, {off, fold(0)}, {n, valueDim}, {});
-    Value segC =
-        segments ? slice(segRow, {off}, {n}, {}) : Value();
+    Value segC = segments ? slice(segRow, {off}, {n}, {}) : Value();
 
     Value numC = tb.filled({group, n, valueDim}, 0.0);
     Value denC = tb.filled({group, n}, 0.0);
@@ -153,56 +151,51 @@ struct ChunkedLowering {
         ins.append({segC, segC});
         maps.append({tb.map(3, {1}), tb.map(3, {2})});
       }
-      a = tb.generic(ins, maps, tb.empty({group, n, n}), tb.map(3, {0, 1, 2}),
-                     "ppp", [&](ImplicitLocOpBuilder &bb, ValueRange x) {
-                       Value ok;
-                       if (causal)
-                         ok = arith::CmpIOp::create(
-                             bb, arith::CmpIPredicate::ule,
-                             linalg::IndexOp::create(bb, 2),
-                             linalg::IndexOp::create(bb, 1));
-                       if (segments) {
-                         Value same = arith::CmpIOp::create(
-                             bb, arith::CmpIPredicate::eq, x[1], x[2]);
-                         ok = ok ? arith::AndIOp::create(bb, ok, same)
-                                       .getResult()
-                                 : same;
-                       }
-                       return arith::SelectOp::create(bb, ok, x[0],
-                                                      tb.f32Const(0))
-                           .getResult();
-                     });
+      a = tb.generic(
+          ins, maps, tb.empty({group, n, n}), tb.map(3, {0, 1, 2}), "ppp",
+          [&](ImplicitLocOpBuilder &bb, ValueRange x) {
+            Value ok;
+            if (causal)
+              ok = arith::CmpIOp::create(bb, arith::CmpIPredicate::ule,
+                                         linalg::IndexOp::create(bb, 2),
+                                         linalg::IndexOp::create(bb, 1));
+            if (segments) {
+              Value same = arith::CmpIOp::create(bb, arith::CmpIPredicate::eq,
+                                                 x[1], x[2]);
+              ok = ok ? arith::AndIOp::create(bb, ok, same).getResult() : same;
+            }
+            return arith::SelectOp::create(bb, ok, x[0], tb.f32Const(0))
+                .getResult();
+          });
       // num = A V (loops g, i, j, e), den = A 1.
       numC = tb.contract(a, tb.map(4, {0, 1, 2}), vc, tb.map(4, {2, 3}),
                          {group, n, valueDim}, tb.map(4, {0, 1, 3}), "pprp");
-      denC = tb.reduceLast(a, 0.0,
-                           [&](ImplicitLocOpBuilder &bb, ValueRange x) {
-                             return tb.add(bb, x[1], x[0]);
-                           });
+      denC = tb.reduceLast(a, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange x) {
+        return tb.add(bb, x[1], x[0]);
+      });
     }
     // Inter-chunk: q S and q z, for queries in the state's segment.
-    Value interNum = tb.contract(qc, tb.map(4, {0, 1, 2}), c.state,
-                                 tb.map(4, {2, 3}), {group, n, valueDim},
-                                 tb.map(4, {0, 1, 3}), "pprp");
-    Value interDen = tb.contract(qc, tb.map(3, {0, 1, 2}), c.keySum,
-                                 tb.map(3, {2}), {group, n},
-                                 tb.map(3, {0, 1}), "ppr");
+    Value interNum =
+        tb.contract(qc, tb.map(4, {0, 1, 2}), c.state, tb.map(4, {2, 3}),
+                    {group, n, valueDim}, tb.map(4, {0, 1, 3}), "pprp");
+    Value interDen =
+        tb.contract(qc, tb.map(3, {0, 1, 2}), c.keySum, tb.map(3, {2}),
+                    {group, n}, tb.map(3, {0, 1}), "ppr");
     if (segments) {
       auto gateBySegment = [&](Value x) {
         int64_t rank = shapeOf(x).size();
         SmallVector<int64_t> all;
         for (int64_t d = 0; d < rank; ++d)
           all.push_back(d);
-        return tb.generic({x, segC}, {tb.map(rank, all), tb.map(rank, {1})},
-                          tb.empty(shapeOf(x)), tb.map(rank, all),
-                          std::string(rank, 'p'),
-                          [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                            Value same = arith::CmpIOp::create(
-                                bb, arith::CmpIPredicate::eq, a[1], c.id);
-                            return arith::SelectOp::create(bb, same, a[0],
-                                                           tb.f32Const(0))
-                                .getResult();
-                          });
+        return tb.generic(
+            {x, segC}, {tb.map(rank, all), tb.map(rank, {1})},
+            tb.empty(shapeOf(x)), tb.map(rank, all), std::string(rank, 'p'),
+            [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+              Value same = arith::CmpIOp::create(bb, arith::CmpIPredicate::eq,
+                                                 a[1], c.id);
+              return arith::SelectOp::create(bb, same, a[0], tb.f32Const(0))
+                  .getResult();
+            });
       };
       interNum = gateBySegment(interNum);
       interDen = gateBySegment(interDen);
@@ -210,19 +203,18 @@ struct ChunkedLowering {
     numC = add(numC, interNum);
     denC = add(denC, interDen);
     Carry next = c;
-    Value numSlice = slice(c.num, {fold(0), off, fold(0)},
-                           {group, n, valueDim}, {});
+    Value numSlice =
+        slice(c.num, {fold(0), off, fold(0)}, {group, n, valueDim}, {});
     Value denSlice = slice(c.den, {fold(0), off}, {group, n}, {});
     next.num = insert(add(numSlice, numC), c.num, {fold(0), off, fold(0)},
                       {group, n, valueDim});
-    next.den = insert(add(denSlice, denC), c.den, {fold(0), off},
-                      {group, n});
+    next.den = insert(add(denSlice, denC), c.den, {fold(0), off}, {group, n});
 
     // State update with this chunk's keys (of the segment that continues).
     Value kSel = kc;
     if (segments) {
-      Value edge = arith::AddIOp::create(
-          b, offset, tb.index(forward ? n - 1 : 0));
+      Value edge =
+          arith::AddIOp::create(b, offset, tb.index(forward ? n - 1 : 0));
       Value edgeId = idAt(segRow, edge);
       kSel = tb.generic({kc, segC}, {tb.map(2, {0, 1}), tb.map(2, {0})},
                         tb.empty({n, features}), tb.map(2, {0, 1}), "pp",
@@ -241,8 +233,7 @@ struct ChunkedLowering {
     }
     // S += Kc^T Vc (loops j, f, e), z += Kc^T 1 (loops j, f).
     Value dState = tb.contract(kSel, tb.map(3, {0, 1}), vc, tb.map(3, {0, 2}),
-                               {features, valueDim}, tb.map(3, {1, 2}),
-                               "rpp");
+                               {features, valueDim}, tb.map(3, {1, 2}), "rpp");
     Value dSum = tb.generic({kSel}, {tb.map(2, {0, 1})},
                             tb.filled({features}, 0.0), tb.map(2, {1}), "rp",
                             [&](ImplicitLocOpBuilder &bb, ValueRange a) {
@@ -254,8 +245,7 @@ struct ChunkedLowering {
   }
 
   /// One sweep over all chunks, forward or backward.
-  Carry sweep(Value q, Value k, Value v, Value segRow, bool forward,
-              Carry c) {
+  Carry sweep(Value q, Value k, Value v, Value segRow, bool forward, Carry c) {
     int64_t full = len / chunk, rest = len % chunk;
     auto carryValues = [](const Carry &x) {
       SmallVector<Value> vals = {x.num, x.den, x.state, x.keySum};
@@ -324,8 +314,8 @@ struct ChunkedLowering {
     Carry c;
     c.num = slice(numAll, {bi, hi, fold(0), fold(0), fold(0)},
                   {1, 1, group, len, valueDim}, {0, 1});
-    c.den = slice(denAll, {bi, hi, fold(0), fold(0)}, {1, 1, group, len},
-                  {0, 1});
+    c.den =
+        slice(denAll, {bi, hi, fold(0), fold(0)}, {1, 1, group, len}, {0, 1});
     auto freshState = [&](Carry &x) {
       x.state = tb.filled({features, valueDim}, 0.0);
       x.keySum = tb.filled({features}, 0.0);
@@ -349,8 +339,7 @@ struct ChunkedLowering {
                                   fold(valueDim)},
         strides5);
     tensor::ParallelInsertSliceOp::create(
-        b, c.den, denAll,
-        SmallVector<OpFoldResult>{bi, hi, fold(0), fold(0)},
+        b, c.den, denAll, SmallVector<OpFoldResult>{bi, hi, fold(0), fold(0)},
         SmallVector<OpFoldResult>{fold(1), fold(1), fold(group), fold(len)},
         strides4);
     return {forall.getResult(0), forall.getResult(1)};
@@ -370,14 +359,13 @@ struct ChunkedLowering {
       return arith::ConstantOp::create(b, b.getBoolAttr(true));
     Value prev = slice(segments, {fold(0), fold(0)}, {batch, len - 1}, {});
     Value next = slice(segments, {fold(0), fold(1)}, {batch, len - 1}, {});
-    Value ok = tb.generic(
-        {prev, next}, {tb.map(2, {0, 1}), tb.map(2, {0, 1})},
-        tb.filled({}, 1, b.getI1Type()), tb.map(2, {}), "rr",
-        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-          Value le =
-              arith::CmpIOp::create(bb, arith::CmpIPredicate::sle, a[0], a[1]);
-          return arith::AndIOp::create(bb, a[2], le);
-        });
+    Value ok = tb.generic({prev, next}, {tb.map(2, {0, 1}), tb.map(2, {0, 1})},
+                          tb.filled({}, 1, b.getI1Type()), tb.map(2, {}), "rr",
+                          [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+                            Value le = arith::CmpIOp::create(
+                                bb, arith::CmpIPredicate::sle, a[0], a[1]);
+                            return arith::AndIOp::create(bb, a[2], le);
+                          });
     return tensor::ExtractOp::create(b, ok, ValueRange{});
   }
 

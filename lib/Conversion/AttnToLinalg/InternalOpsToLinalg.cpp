@@ -52,8 +52,7 @@ struct InternalLowering : OpRewritePattern<OpTy> {
 struct LayerNormLowering : InternalLowering<LayerNormOp> {
   using InternalLowering::InternalLowering;
   SmallVector<Value> lower(TensorBuilder &tb, LayerNormOp op) const override {
-    return {layerNorm(tb, op.getInput(),
-                      op.getEpsilon().convertToDouble())};
+    return {layerNorm(tb, op.getInput(), op.getEpsilon().convertToDouble())};
   }
 };
 
@@ -103,11 +102,11 @@ struct NormalizeLowering : InternalLowering<NormalizeOp> {
     if (!m.isAll()) {
       spec.mask = &m;
       spec.querySegments = op.getQuerySegments();
-      spec.keySegments = op.getKeySegments() ? op.getKeySegments()
-                                             : op.getQuerySegments();
+      spec.keySegments =
+          op.getKeySegments() ? op.getKeySegments() : op.getQuerySegments();
     }
-    return {mergeHeads(tb, weights5(tb, addGroupDim(tb, op.getScores()),
-                                    spec))};
+    return {
+        mergeHeads(tb, weights5(tb, addGroupDim(tb, op.getScores()), spec))};
   }
 };
 
@@ -128,17 +127,17 @@ struct KVStateLowering : InternalLowering<KVStateOp> {
     ArrayRef<int64_t> ks = shapeOf(op.getKeyFeatures());
     int64_t dv = shapeOf(op.getValue())[3];
     // state[b,h,f,e] = sum_j phik[b,h,j,f] v[b,h,j,e]; loops (b,h,j,f,e).
-    Value state = tb.contract(op.getKeyFeatures(), tb.map(5, {0, 1, 2, 3}),
-                              op.getValue(), tb.map(5, {0, 1, 2, 4}),
-                              {ks[0], ks[1], ks[3], dv},
-                              tb.map(5, {0, 1, 3, 4}), "pprpp");
+    Value state =
+        tb.contract(op.getKeyFeatures(), tb.map(5, {0, 1, 2, 3}), op.getValue(),
+                    tb.map(5, {0, 1, 2, 4}), {ks[0], ks[1], ks[3], dv},
+                    tb.map(5, {0, 1, 3, 4}), "pprpp");
     // key_sum[b,h,f] = sum_j phik[b,h,j,f]; loops (b,h,j,f).
-    Value sum = tb.generic({op.getKeyFeatures()}, {tb.map(4, {0, 1, 2, 3})},
-                           tb.filled({ks[0], ks[1], ks[3]}, 0.0),
-                           tb.map(4, {0, 1, 3}), "pprp",
-                           [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                             return tb.add(bb, a[1], a[0]);
-                           });
+    Value sum =
+        tb.generic({op.getKeyFeatures()}, {tb.map(4, {0, 1, 2, 3})},
+                   tb.filled({ks[0], ks[1], ks[3]}, 0.0), tb.map(4, {0, 1, 3}),
+                   "pprp", [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                     return tb.add(bb, a[1], a[0]);
+                   });
     return {state, sum};
   }
 };
@@ -156,8 +155,7 @@ struct StateApplyLowering : InternalLowering<StateApplyOp> {
                             tb.map(6, {0, 1, 2, 3, 5}), "pppprp");
     // den[b,k,g,i] = sum_f q5[b,k,g,i,f] key_sum[b,k,f].
     Value den = tb.contract(q5, tb.map(5, {0, 1, 2, 3, 4}), op.getKeySum(),
-                            tb.map(5, {0, 1, 4}),
-                            {qs[0], qs[1], qs[2], qs[3]},
+                            tb.map(5, {0, 1, 4}), {qs[0], qs[1], qs[2], qs[3]},
                             tb.map(5, {0, 1, 2, 3}), "ppppr");
     Value o = divideRows(tb, num, den, op.getEps().convertToDouble());
     o = applyGate(tb, o, op.getGate(), ss[1]);
@@ -179,16 +177,15 @@ struct ChunkedLinearLowering : InternalLowering<ChunkedLinearOp> {
       parts.push_back(mask::Node::causal());
     if (op.getSegments())
       parts.push_back(mask::Node::segments());
-    mask::Node root = parts.size() == 1 ? parts.front()
-                                        : mask::Node::intersect(parts);
+    mask::Node root =
+        parts.size() == 1 ? parts.front() : mask::Node::intersect(parts);
     mask::Mask m(root, qs[1], qs[2], ks[2]);
     WeightSpec spec;
     MLIRContext *ctx = op.getContext();
     // Kernel normalization of the feature products (the feature map itself
     // was applied already; only eps matters here).
-    spec.normalizer =
-        KernelAttr::get(ctx, FeatureMap::relu, 0, false, 0,
-                        APFloat(op.getEps().convertToDouble()));
+    spec.normalizer = KernelAttr::get(ctx, FeatureMap::relu, 0, false, 0,
+                                      APFloat(op.getEps().convertToDouble()));
     spec.keyLen = ks[2];
     spec.group = qs[1] / ks[1];
     spec.mask = &m;

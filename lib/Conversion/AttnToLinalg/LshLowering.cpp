@@ -52,21 +52,19 @@ struct LshLowering {
 
   /// Keys normalized to unit length: x * rsqrt(|x|^2 + 1e-6).
   Value normalizeKeys(Value qk) {
-    Value sq = tb.reduceLast(qk, 0.0, [&](ImplicitLocOpBuilder &bb,
-                                          ValueRange a) {
-      Value x = tb.toF32(bb, a[0]);
-      return tb.fma(bb, x, x, a[1]);
-    });
-    return tb.generic({qk, sq}, {tb.map(4, {0, 1, 2, 3}), tb.map(4, {0, 1, 2})},
-                      tb.empty({batch, heads, len, dim}),
-                      tb.map(4, {0, 1, 2, 3}), "pppp",
-                      [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-                        Value inv = math::RsqrtOp::create(
-                            bb, arith::AddFOp::create(bb, a[1],
-                                                      tb.f32Const(1e-6)));
-                        return arith::MulFOp::create(bb, tb.toF32(bb, a[0]),
-                                                     inv);
-                      });
+    Value sq =
+        tb.reduceLast(qk, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+          Value x = tb.toF32(bb, a[0]);
+          return tb.fma(bb, x, x, a[1]);
+        });
+    return tb.generic(
+        {qk, sq}, {tb.map(4, {0, 1, 2, 3}), tb.map(4, {0, 1, 2})},
+        tb.empty({batch, heads, len, dim}), tb.map(4, {0, 1, 2, 3}), "pppp",
+        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+          Value inv = math::RsqrtOp::create(
+              bb, arith::AddFOp::create(bb, a[1], tb.f32Const(1e-6)));
+          return arith::MulFOp::create(bb, tb.toF32(bb, a[0]), inv);
+        });
   }
 
   /// Buckets (i64, B x H x L) of round `round`.
@@ -81,26 +79,25 @@ struct LshLowering {
     Value proj = tb.contract(qk, tb.map(5, {0, 1, 2, 3}), rot,
                              tb.map(5, {3, 4}), {batch, heads, len, half},
                              tb.map(5, {0, 1, 2, 4}), "ppprp");
-    Value maxAbs = tb.reduceLast(proj, 0.0, [&](ImplicitLocOpBuilder &bb,
-                                                ValueRange a) {
-      return arith::MaximumFOp::create(bb, math::AbsFOp::create(bb, a[0]),
-                                       a[1])
-          .getResult();
-    });
+    Value maxAbs =
+        tb.reduceLast(proj, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+          return arith::MaximumFOp::create(bb, math::AbsFOp::create(bb, a[0]),
+                                           a[1])
+              .getResult();
+        });
     // The lowest index among [proj, -proj] reaching the maximum.
     return tb.generic(
         {proj, maxAbs}, {tb.map(4, {0, 1, 2, 3}), tb.map(4, {0, 1, 2})},
-        tb.filled({batch, heads, len}, numBuckets, i64),
-        tb.map(4, {0, 1, 2}), "pppr",
-        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+        tb.filled({batch, heads, len}, numBuckets, i64), tb.map(4, {0, 1, 2}),
+        "pppr", [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
           Value c = arith::IndexCastOp::create(bb, i64,
                                                linalg::IndexOp::create(bb, 3));
           Value none = i64Const(numBuckets);
-          Value isPos = arith::CmpFOp::create(bb, arith::CmpFPredicate::OEQ,
-                                              a[0], a[1]);
-          Value isNeg = arith::CmpFOp::create(
-              bb, arith::CmpFPredicate::OEQ, arith::NegFOp::create(bb, a[0]),
-              a[1]);
+          Value isPos =
+              arith::CmpFOp::create(bb, arith::CmpFPredicate::OEQ, a[0], a[1]);
+          Value isNeg =
+              arith::CmpFOp::create(bb, arith::CmpFPredicate::OEQ,
+                                    arith::NegFOp::create(bb, a[0]), a[1]);
           Value pos = arith::SelectOp::create(bb, isPos, c, none);
           Value neg = arith::SelectOp::create(
               bb, isNeg, arith::AddIOp::create(bb, c, i64Const(half)), none);
@@ -117,16 +114,16 @@ struct LshLowering {
         [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
           Value i = linalg::IndexOp::create(bb, 2);
           Value j = linalg::IndexOp::create(bb, 3);
-          Value less = arith::CmpIOp::create(bb, arith::CmpIPredicate::slt,
-                                             a[1], a[0]);
-          Value same = arith::CmpIOp::create(bb, arith::CmpIPredicate::eq,
-                                             a[1], a[0]);
+          Value less =
+              arith::CmpIOp::create(bb, arith::CmpIPredicate::slt, a[1], a[0]);
+          Value same =
+              arith::CmpIOp::create(bb, arith::CmpIPredicate::eq, a[1], a[0]);
           Value before =
               arith::CmpIOp::create(bb, arith::CmpIPredicate::ult, j, i);
           Value counts = arith::OrIOp::create(
               bb, less, arith::AndIOp::create(bb, same, before));
-          return arith::AddIOp::create(
-              bb, a[2], arith::ExtUIOp::create(bb, i64, counts));
+          return arith::AddIOp::create(bb, a[2],
+                                       arith::ExtUIOp::create(bb, i64, counts));
         });
   }
 
@@ -182,8 +179,8 @@ struct LshLowering {
   /// Chunks `c` of `x` (`B x H x nC x C (x X)`) along dim 2.
   Value chunkSlice(Value x, int64_t first, int64_t count) {
     ArrayRef<int64_t> s = shapeOf(x);
-    SmallVector<OpFoldResult> offsets(s.size(), b.getIndexAttr(0)),
-        sizes, strides(s.size(), b.getIndexAttr(1));
+    SmallVector<OpFoldResult> offsets(s.size(), b.getIndexAttr(0)), sizes,
+        strides(s.size(), b.getIndexAttr(1));
     for (int64_t d : s)
       sizes.push_back(b.getIndexAttr(d));
     offsets[2] = b.getIndexAttr(first);
@@ -196,10 +193,10 @@ struct LshLowering {
   Value withLookBack(Value x) {
     if (numChunks == 1)
       return x;
-    Value prev = tensor::ConcatOp::create(
-        b, 2,
-        ValueRange{chunkSlice(x, numChunks - 1, 1),
-                   chunkSlice(x, 0, numChunks - 1)});
+    Value prev =
+        tensor::ConcatOp::create(b, 2,
+                                 ValueRange{chunkSlice(x, numChunks - 1, 1),
+                                            chunkSlice(x, 0, numChunks - 1)});
     return tensor::ConcatOp::create(b, 3, ValueRange{prev, x});
   }
 
@@ -238,8 +235,8 @@ struct LshLowering {
         tb.filled({batch, heads, numChunks, chunk}, 0.0), qMap, "ppppr",
         [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
           Value ok = rule(bb, a[0], a[1]);
-          Value one = arith::SelectOp::create(bb, ok, tb.f32Const(1),
-                                              tb.f32Const(0));
+          Value one =
+              arith::SelectOp::create(bb, ok, tb.f32Const(1), tb.f32Const(0));
           return arith::MaximumFOp::create(bb, a[2], one);
         });
     double negInf = -std::numeric_limits<double>::infinity();
@@ -259,10 +256,9 @@ struct LshLowering {
         });
     Value rowMax = tb.rowMax(masked);
     Value ex = tb.generic(
-        {masked, rowMax}, {id5, qMap}, tb.empty(shapeOf(masked)), id5,
-        "ppppp", [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-          return math::ExpOp::create(bb,
-                                     arith::SubFOp::create(bb, a[0], a[1]));
+        {masked, rowMax}, {id5, qMap}, tb.empty(shapeOf(masked)), id5, "ppppp",
+        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+          return math::ExpOp::create(bb, arith::SubFOp::create(bb, a[0], a[1]));
         });
     Value rowSum = tb.rowSum(ex);
     // o[b,h,c,t,e] = sum_w ex * vc / rowSum; loops (b, h, c, t, w, e).
@@ -323,23 +319,22 @@ struct LshLowering {
       SmallVector<AffineMap> maps(outs.size(), tb.map(4, {0, 1, 2, 3}));
       maps.append(lses.size(), tb.map(4, {0, 1, 2}));
       int64_t n = outs.size();
-      result = tb.generic(
-          inputs, maps, tb.empty({batch, heads, len, valueDim}),
-          tb.map(4, {0, 1, 2, 3}), "pppp",
-          [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-            Value m = a[n];
-            for (int64_t r = 1; r < n; ++r)
-              m = arith::MaximumFOp::create(bb, m, a[n + r]);
-            Value num = tb.f32Const(0), den = tb.f32Const(0);
-            for (int64_t r = 0; r < n; ++r) {
-              Value w = math::ExpOp::create(
-                  bb, arith::SubFOp::create(bb, a[n + r], m));
-              num = arith::AddFOp::create(
-                  bb, num, arith::MulFOp::create(bb, w, a[r]));
-              den = arith::AddFOp::create(bb, den, w);
-            }
-            return arith::DivFOp::create(bb, num, den);
-          });
+      result = tb.generic(inputs, maps, tb.empty({batch, heads, len, valueDim}),
+                          tb.map(4, {0, 1, 2, 3}), "pppp",
+                          [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+                            Value m = a[n];
+                            for (int64_t r = 1; r < n; ++r)
+                              m = arith::MaximumFOp::create(bb, m, a[n + r]);
+                            Value num = tb.f32Const(0), den = tb.f32Const(0);
+                            for (int64_t r = 0; r < n; ++r) {
+                              Value w = math::ExpOp::create(
+                                  bb, arith::SubFOp::create(bb, a[n + r], m));
+                              num = arith::AddFOp::create(
+                                  bb, num, arith::MulFOp::create(bb, w, a[r]));
+                              den = arith::AddFOp::create(bb, den, w);
+                            }
+                            return arith::DivFOp::create(bb, num, den);
+                          });
     }
     return fromF32Tensor(tb, result,
                          cast<RankedTensorType>(op.getType()).getElementType());

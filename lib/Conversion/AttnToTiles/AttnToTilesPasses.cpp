@@ -47,14 +47,14 @@ static FailureOr<TileSizes> chooseTiles(Operation *op, const TargetModel &t,
   TileSizes s = TileSizes::select(t, valueDim);
   if (queryTile > 0) {
     if (queryTile % t.lanes != 0)
-      return op->emitError() << pass << ": query-tile (" << queryTile
-                             << ") must be a multiple of the vector width ("
-                             << t.lanes << ")";
+      return op->emitError()
+             << pass << ": query-tile (" << queryTile
+             << ") must be a multiple of the vector width (" << t.lanes << ")";
     s.queryVectors = queryTile / t.lanes;
     // Keep QV x NJ accumulators within half the registers.
     s.keysPerStep = std::max<int64_t>(1, t.registers / 2 / s.queryVectors);
-    s.keyBlock = std::max(s.keysPerStep,
-                          s.keyBlock / s.keysPerStep * s.keysPerStep);
+    s.keyBlock =
+        std::max(s.keysPerStep, s.keyBlock / s.keysPerStep * s.keysPerStep);
     s.valueGroup = 1;
     for (int64_t g = s.keysPerStep; g >= 1; --g)
       if (valueDim % g == 0) {
@@ -76,10 +76,9 @@ static InFlightDiagnostic &describeLayout(InFlightDiagnostic &&diag,
                                           const BlockLayout &layout,
                                           int64_t lanes) {
   return diag << "tiles of " << layout.getBlockQ() << " queries x "
-              << layout.getBlockK() << " keys, " << lanes
-              << " lanes; visiting " << layout.countVisited() << " of "
-              << layout.countBlocks() << " key blocks (" << layout.countFull()
-              << " full)";
+              << layout.getBlockK() << " keys, " << lanes << " lanes; visiting "
+              << layout.countVisited() << " of " << layout.countBlocks()
+              << " key blocks (" << layout.countFull() << " full)";
 }
 
 /// Replaces `op` by the tile kernel. With a `layout` attribute, its blocks
@@ -92,8 +91,8 @@ static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
     queryTile = given.getBlockQ();
     keyBlock = given.getBlockK();
   }
-  FailureOr<TileSizes> tiles = chooseTiles(op, target, spec.dims.valueDim,
-                                           queryTile, keyBlock, pass);
+  FailureOr<TileSizes> tiles =
+      chooseTiles(op, target, spec.dims.valueDim, queryTile, keyBlock, pass);
   if (failed(tiles))
     return failure();
   BlockLayout layout =
@@ -109,9 +108,9 @@ static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
 
 /// Lowers every attn.attention whose normalizer is `NormalizerT`.
 template <typename NormalizerT>
-static LogicalResult lowerAll(Operation *root, int64_t lanes,
-                              int64_t registers, int64_t queryTile,
-                              int64_t keyBlock, StringRef pass) {
+static LogicalResult lowerAll(Operation *root, int64_t lanes, int64_t registers,
+                              int64_t queryTile, int64_t keyBlock,
+                              StringRef pass) {
   FailureOr<TargetModel> target = targetOf(root, pass, lanes, registers);
   if (failed(target))
     return failure();
@@ -162,9 +161,8 @@ struct BlockSparsePass
         ops.push_back(op);
     });
     for (AttentionOp op : ops) {
-      FailureOr<TileSizes> tiles =
-          chooseTiles(op, *target, op.getDims().valueDim, blockQ, blockK,
-                      getArgument());
+      FailureOr<TileSizes> tiles = chooseTiles(
+          op, *target, op.getDims().valueDim, blockQ, blockK, getArgument());
       if (failed(tiles))
         return signalPassFailure();
       BlockLayout layout =

@@ -236,15 +236,15 @@ private:
         f.idx(0), f.idx(f.headDim), 1, zeros, [&](Value d, ValueRange acc) {
           SmallVector<Value> qv, next;
           for (int64_t v = 0; v < queryVectors; ++v)
-            qv.push_back(
-                vector::LoadOp::create(b, vf, qt, ValueRange{d, laneOffset(v)}));
+            qv.push_back(vector::LoadOp::create(b, vf, qt,
+                                                ValueRange{d, laneOffset(v)}));
           for (int64_t j = 0; j < keysPerStep; ++j) {
             Value kd = memref::LoadOp::create(
                 b, f.keyBuf, ValueRange{f.batch, f.kvHead, keysRead[j], d});
             Value kb = vector::BroadcastOp::create(b, vf, kd);
             for (int64_t v = 0; v < queryVectors; ++v)
-              next.push_back(vector::FMAOp::create(
-                  b, kb, qv[v], acc[j * queryVectors + v]));
+              next.push_back(vector::FMAOp::create(b, kb, qv[v],
+                                                   acc[j * queryVectors + v]));
           }
           return next;
         });
@@ -305,8 +305,7 @@ private:
   void accumulateValues(Value k0, bool masked, Value st, Value ot,
                         ArrayRef<Value> alpha) {
     f.forLoop(
-        f.idx(0), f.idx(f.valueDim), valueGroup, {},
-        [&](Value e0, ValueRange) {
+        f.idx(0), f.idx(f.valueDim), valueGroup, {}, [&](Value e0, ValueRange) {
           SmallVector<Value> acc;
           for (int64_t e = 0; e < valueGroup; ++e)
             for (int64_t v = 0; v < queryVectors; ++v) {

@@ -66,9 +66,8 @@ struct KernelTables {
   Value fullOffsets, fullBlocks, partialOffsets, partialBlocks, headLayout;
   std::map<const mask::Node *, Value> mask;
 
-  static KernelTables build(ImplicitLocOpBuilder &b,
-                            const BlockLayout &layout, int64_t keyLen,
-                            const mask::Mask &mask);
+  static KernelTables build(ImplicitLocOpBuilder &b, const BlockLayout &layout,
+                            int64_t keyLen, const mask::Mask &mask);
 };
 
 } // namespace mlir::attn

@@ -56,8 +56,7 @@ struct GpuKernelPlan {
 };
 
 /// Static shared memory a kernel with `plan` needs (K and V blocks).
-int64_t gpuKernelSharedBytes(const KernelSpec &spec,
-                             const GpuKernelPlan &plan);
+int64_t gpuKernelSharedBytes(const KernelSpec &spec, const GpuKernelPlan &plan);
 
 /// Static shared memory per block without opting in (48 KiB on every chip).
 constexpr int64_t kGpuStaticSharedLimit = 48 * 1024;

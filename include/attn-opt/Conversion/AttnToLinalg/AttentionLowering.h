@@ -1,4 +1,5 @@
-//===- AttentionLowering.h - Shared pieces of the reference lowering -*- C++ -*-===//
+//===- AttentionLowering.h - Shared pieces of the reference lowering -*- C++
+//-*-===//
 //
 // The building blocks of convert-attn-to-linalg, shared by the lowerings of
 // attn.attention, attn.lowrank_attention, attn.relative_attention and
@@ -26,7 +27,6 @@ namespace mlir::attn {
 Value splitHeads(TensorBuilder &tb, Value v, int64_t kvHeads);
 /// `B x Hkv x G x L x X` to `B x Hq x L x X`.
 Value mergeHeads(TensorBuilder &tb, Value v);
-
 
 /// The feature map of `kernel` applied to the rows of `x` (last dimension D)
 /// after multiplying them by `inputScale`; the FAVOR+ projection comes from
@@ -83,8 +83,6 @@ Value finishHeads(TensorBuilder &tb, Value o, Type elementType);
 /// `spec`, the weighted sum, rounded to `elementType`, heads merged.
 Value attend(TensorBuilder &tb, Value s, const WeightSpec &spec, Value value,
              Type elementType);
-
-
 
 /// Lowers attn.lsh_attention (LshLowering.cpp).
 FailureOr<Value> lowerLshAttention(ImplicitLocOpBuilder &b, LshAttentionOp op);

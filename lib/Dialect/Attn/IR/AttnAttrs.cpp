@@ -130,9 +130,8 @@ LogicalResult DilatedAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                   int64_t before, int64_t after,
                                   int64_t dilation) {
   if (before < 0 || after < 0)
-    return emitError()
-           << "dilated before and after must be non-negative, got " << before
-           << " and " << after;
+    return emitError() << "dilated before and after must be non-negative, got "
+                       << before << " and " << after;
   if (dilation < 1)
     return emitError() << "dilation must be at least 1, got " << dilation;
   return success();
@@ -145,8 +144,7 @@ LogicalResult GlobalAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   llvm::SmallVector<int64_t> sorted(tokens);
   llvm::sort(sorted);
   if (sorted.front() < 0)
-    return emitError() << "global token " << sorted.front()
-                       << " is negative";
+    return emitError() << "global token " << sorted.front() << " is negative";
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
     return emitError() << "global tokens must be unique";
   return success();
@@ -164,8 +162,8 @@ LogicalResult FixedAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (stride < 1)
     return emitError() << "stride must be at least 1, got " << stride;
   if (c < 1 || c > stride)
-    return emitError() << "fixed pattern needs 1 <= c <= stride, got c = "
-                       << c << " with stride " << stride;
+    return emitError() << "fixed pattern needs 1 <= c <= stride, got c = " << c
+                       << " with stride " << stride;
   return success();
 }
 
@@ -188,8 +186,8 @@ LogicalResult BlockAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   size_t cols = layout.front().size();
   for (auto [r, row] : llvm::enumerate(layout)) {
     if (row.size() != cols || cols == 0)
-      return emitError() << "block layout row " << r << " has "
-                         << row.size() << " entries, expected " << cols;
+      return emitError() << "block layout row " << r << " has " << row.size()
+                         << " entries, expected " << cols;
     if (row.getValue().find_first_not_of("01") != StringRef::npos)
       return emitError() << "block layout row " << r
                          << " may only contain '0' and '1'";
@@ -198,9 +196,8 @@ LogicalResult BlockAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 static LogicalResult
-verifyPatternList(function_ref<InFlightDiagnostic()> emitError,
-                  StringRef name, ArrayRef<MaskPatternAttrInterface> list,
-                  size_t minSize) {
+verifyPatternList(function_ref<InFlightDiagnostic()> emitError, StringRef name,
+                  ArrayRef<MaskPatternAttrInterface> list, size_t minSize) {
   if (list.size() < minSize)
     return emitError() << name << " needs at least " << minSize
                        << " patterns, got " << list.size();
@@ -246,9 +243,8 @@ RandomAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
   int64_t keyBlocks = ceilDiv(shape.keyLen, getBlockSize());
   if (getBlocks() > keyBlocks)
     return emitError() << "random pattern asks for " << getBlocks()
-                       << " key blocks per row but there are only "
-                       << keyBlocks << " blocks of " << getBlockSize()
-                       << " keys";
+                       << " key blocks per row but there are only " << keyBlocks
+                       << " blocks of " << getBlockSize() << " keys";
   return success();
 }
 
@@ -438,23 +434,22 @@ splitLayouts(int64_t queryBlocks, ArrayRef<int64_t> fullOffsets,
   return layouts;
 }
 
-LogicalResult
-BlockLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                        int64_t blockQ, int64_t blockK, int64_t queryBlocks,
-                        int64_t keyBlocks, ArrayRef<int64_t> fullOffsets,
-                        ArrayRef<int64_t> fullBlocks,
-                        ArrayRef<int64_t> partialOffsets,
-                        ArrayRef<int64_t> partialBlocks,
-                        ArrayRef<int64_t> heads) {
+LogicalResult BlockLayoutAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t blockQ,
+    int64_t blockK, int64_t queryBlocks, int64_t keyBlocks,
+    ArrayRef<int64_t> fullOffsets, ArrayRef<int64_t> fullBlocks,
+    ArrayRef<int64_t> partialOffsets, ArrayRef<int64_t> partialBlocks,
+    ArrayRef<int64_t> heads) {
   if (blockQ < 1 || blockK < 1 || queryBlocks < 1 || keyBlocks < 1)
     return emitError() << "block layout sizes must be positive";
   std::string error;
-  std::vector<BlockLayout::Compressed> layouts = splitLayouts(
-      queryBlocks, fullOffsets, fullBlocks, partialOffsets, partialBlocks,
-      error);
+  std::vector<BlockLayout::Compressed> layouts =
+      splitLayouts(queryBlocks, fullOffsets, fullBlocks, partialOffsets,
+                   partialBlocks, error);
   if (error.empty())
-    error = BlockLayout::verify(queryBlocks, keyBlocks, layouts,
-                                std::vector<int64_t>(heads.begin(), heads.end()));
+    error =
+        BlockLayout::verify(queryBlocks, keyBlocks, layouts,
+                            std::vector<int64_t>(heads.begin(), heads.end()));
   if (!error.empty())
     return emitError() << "invalid block layout: " << error;
   return success();

@@ -7,8 +7,7 @@ using namespace mlir::attn;
 using namespace mlir::attn::detail;
 
 /// Checks that `v` is a rank-4 `B x H x L x X` tensor with a static shape.
-static LogicalResult requireRank4(ShapeChecker &check,
-                                  ArrayRef<Named> values) {
+static LogicalResult requireRank4(ShapeChecker &check, ArrayRef<Named> values) {
   if (failed(check.requireStatic(values)))
     return failure();
   return check.requireRank(values, 4, "batch x heads x length x dim");
@@ -17,9 +16,9 @@ static LogicalResult requireRank4(ShapeChecker &check,
 /// Checks that query heads `q` are a multiple of key/value heads `kv`.
 static LogicalResult requireGroups(Operation *op, int64_t q, int64_t kv) {
   if (kv == 0 || q % kv != 0)
-    return op->emitOpError() << "expects the query heads (" << q
-                             << ") to be a multiple of the key/value heads ("
-                             << kv << ")";
+    return op->emitOpError()
+           << "expects the query heads (" << q
+           << ") to be a multiple of the key/value heads (" << kv << ")";
   return success();
 }
 
@@ -68,8 +67,8 @@ LogicalResult FeatureMapOp::verify() {
     if (kernel.getFeatureMap() != FeatureMap::favor)
       return emitOpError()
              << "projection applies only to #attn.kernel<favor, ...>";
-    if (failed(check.requireShape(proj, {features, s[3]},
-                                  "features x input dim")))
+    if (failed(
+            check.requireShape(proj, {features, s[3]}, "features x input dim")))
       return failure();
   }
   return check.requireFinite(getInputScale(), "input_scale",
@@ -147,10 +146,9 @@ LogicalResult NormalizeOp::verify() {
   }
   MaskPatternAttrInterface pattern = getPatternAttr();
   bool hasSegments = static_cast<bool>(getQuerySegments());
-  if (pattern &&
-      failed(pattern.verifyPattern([&] { return emitOpError(); },
-                                   {shape[1], shape[2], shape[3],
-                                    hasSegments})))
+  if (pattern && failed(pattern.verifyPattern(
+                     [&] { return emitOpError(); },
+                     {shape[1], shape[2], shape[3], hasSegments})))
     return failure();
   if (hasSegments && !(pattern && pattern.usesSegments()))
     return emitOpError() << "has segment ids but its pattern does not use "
@@ -188,9 +186,8 @@ LogicalResult ApplyOp::verify() {
                                 {ps[0], ps[1], ps[2], v.type.getDimSize(3)},
                                 "batch x query heads x Lq x value dim")))
     return failure();
-  if (gate.type &&
-      failed(check.requireShape(gate, res.type.getShape(),
-                                "the shape of the result")))
+  if (gate.type && failed(check.requireShape(gate, res.type.getShape(),
+                                             "the shape of the result")))
     return failure();
   return check.requireSameElementType({v, res, gate});
 }
@@ -244,8 +241,8 @@ LogicalResult StateApplyOp::verify() {
       failed(check.requireStatic({sum, gate})) ||
       failed(check.requireSameDim(q, 0, state, 0, "the batch size")) ||
       failed(check.requireSameDim(q, 3, state, 2, "the number of features")) ||
-      failed(requireGroups(*this, q.type.getDimSize(1),
-                           state.type.getDimSize(1))))
+      failed(
+          requireGroups(*this, q.type.getDimSize(1), state.type.getDimSize(1))))
     return failure();
   ArrayRef<int64_t> ss = state.type.getShape(), qs = q.type.getShape();
   if (failed(check.requireShape(sum, {ss[0], ss[1], ss[2]},
@@ -253,9 +250,8 @@ LogicalResult StateApplyOp::verify() {
       failed(check.requireShape(res, {qs[0], qs[1], qs[2], ss[3]},
                                 "batch x query heads x Lq x value dim")))
     return failure();
-  if (gate.type &&
-      failed(check.requireShape(gate, res.type.getShape(),
-                                "the shape of the result")))
+  if (gate.type && failed(check.requireShape(gate, res.type.getShape(),
+                                             "the shape of the result")))
     return failure();
   if (failed(check.requireSameElementType({res, gate})))
     return failure();
@@ -293,9 +289,8 @@ LogicalResult ChunkedLinearOp::verify() {
   if (!seg.type && !getCausal())
     return emitOpError() << "needs causal or segments (without a mask, use "
                             "attn.kv_state and attn.state_apply)";
-  if (gate.type &&
-      failed(check.requireShape(gate, res.type.getShape(),
-                                "the shape of the result")))
+  if (gate.type && failed(check.requireShape(gate, res.type.getShape(),
+                                             "the shape of the result")))
     return failure();
   if (failed(check.requireSameElementType({v, res, gate})))
     return failure();

@@ -23,9 +23,10 @@ using namespace mlir::attn::detail;
 
 /// Checks the query/key/value/result dimensions shared by attention-like
 /// ops and returns them.
-FailureOr<AttentionDims> mlir::attn::detail::verifyQKV(ShapeChecker &check, Operation *op,
-                                          Named q, Named k, Named v,
-                                          Named result) {
+FailureOr<AttentionDims> mlir::attn::detail::verifyQKV(ShapeChecker &check,
+                                                       Operation *op, Named q,
+                                                       Named k, Named v,
+                                                       Named result) {
   if (failed(check.requireRank({q, k, v, result}, 4,
                                "batch x heads x length x dim")))
     return failure();
@@ -42,8 +43,7 @@ FailureOr<AttentionDims> mlir::attn::detail::verifyQKV(ShapeChecker &check, Oper
   if (d.kvHeads == 0 || d.queryHeads % d.kvHeads != 0)
     return op->emitOpError()
            << "expects the query heads (" << d.queryHeads
-           << ") to be a multiple of the key/value heads (" << d.kvHeads
-           << ")";
+           << ") to be a multiple of the key/value heads (" << d.kvHeads << ")";
   if (failed(check.requireShape(
           result, {d.batch, d.queryHeads, d.queryLen, d.valueDim},
           "batch x query heads x query length x value dim")))
@@ -51,8 +51,7 @@ FailureOr<AttentionDims> mlir::attn::detail::verifyQKV(ShapeChecker &check, Oper
   return d;
 }
 
-AttentionDims mlir::attn::detail::dimsOf(Value query, Value key,
-                                         Value value) {
+AttentionDims mlir::attn::detail::dimsOf(Value query, Value key, Value value) {
   auto q = typeOf(query), k = typeOf(key), v = typeOf(value);
   return {q.getDimSize(0), q.getDimSize(1), k.getDimSize(1), q.getDimSize(2),
           k.getDimSize(2), q.getDimSize(3), v.getDimSize(3)};
@@ -92,16 +91,15 @@ static LogicalResult verifyLayout(AttentionOp op, const AttentionDims &d) {
   if (layout.getQueryBlocks() != rows || layout.getKeyBlocks() != cols)
     return op.emitOpError()
            << "expects a layout of " << rows << "x" << cols << " blocks for "
-           << d.queryLen << " queries and " << d.keyLen
-           << " keys in blocks of " << layout.getBlockQ() << "x"
-           << layout.getBlockK() << ", got " << layout.getQueryBlocks() << "x"
-           << layout.getKeyBlocks();
+           << d.queryLen << " queries and " << d.keyLen << " keys in blocks of "
+           << layout.getBlockQ() << "x" << layout.getBlockK() << ", got "
+           << layout.getQueryBlocks() << "x" << layout.getKeyBlocks();
   if (static_cast<int64_t>(layout.getHeads().size()) != d.queryHeads)
-    return op.emitOpError() << "expects a layout entry for each of the "
-                            << d.queryHeads << " query heads, got "
-                            << layout.getHeads().size();
-  BlockLayout expected = BlockLayout::compute(
-      op.getMask(), layout.getBlockQ(), layout.getBlockK());
+    return op.emitOpError()
+           << "expects a layout entry for each of the " << d.queryHeads
+           << " query heads, got " << layout.getHeads().size();
+  BlockLayout expected = BlockLayout::compute(op.getMask(), layout.getBlockQ(),
+                                              layout.getBlockK());
   std::string diff = layout.getLayout().firstDifference(expected);
   if (!diff.empty())
     return op.emitOpError()
@@ -126,8 +124,8 @@ LogicalResult AttentionOp::verify() {
   if (failed(check.requireSameElementType({q, k, v, res, bias, gate, proj})))
     return failure();
 
-  if (failed(check.requireBias(bias, d.batch, d.queryHeads, d.queryLen,
-                               d.keyLen)))
+  if (failed(
+          check.requireBias(bias, d.batch, d.queryHeads, d.queryLen, d.keyLen)))
     return failure();
   if (gate.type && failed(check.requireShape(gate, res.type.getShape(),
                                              "the shape of the result")))
@@ -172,8 +170,8 @@ LogicalResult AttentionOp::verify() {
     return failure();
 
   MaskPatternAttrInterface pattern = getPatternAttr();
-  if (pattern && failed(pattern.verifyPattern(
-                     [&] { return emitOpError(); }, getPatternShape())))
+  if (pattern && failed(pattern.verifyPattern([&] { return emitOpError(); },
+                                              getPatternShape())))
     return failure();
   if (getQuerySegments() && !(pattern && pattern.usesSegments()))
     return emitOpError() << "has segment ids but its pattern does not use "
@@ -231,8 +229,8 @@ double AttentionOp::getFlopCount() {
                             : 0.0;
     double body;
     if (getLinearForm())
-      body = 2.0 * (d.queryLen + d.keyLen) * features * d.valueDim *
-             d.queryHeads;
+      body =
+          2.0 * (d.queryLen + d.keyLen) * features * d.valueDim * d.queryHeads;
     else
       body = 2.0 * countAllowedPairs(getMask()) * (features + d.valueDim);
     return d.batch * (projection + body);
@@ -277,10 +275,10 @@ AttentionDims LowRankAttentionOp::getDims() {
 double LowRankAttentionOp::getFlopCount() {
   AttentionDims d = getDims();
   double p = typeOf(getKeyProj()).getDimSize(0);
-  double projections = 2.0 * p * d.keyLen * (d.headDim + d.valueDim) *
-                       d.kvHeads;
-  double attention = 2.0 * d.queryLen * p * (d.headDim + d.valueDim) *
-                     d.queryHeads;
+  double projections =
+      2.0 * p * d.keyLen * (d.headDim + d.valueDim) * d.kvHeads;
+  double attention =
+      2.0 * d.queryLen * p * (d.headDim + d.valueDim) * d.queryHeads;
   return d.batch * (projections + attention);
 }
 
@@ -306,8 +304,8 @@ LogicalResult LshAttentionOp::verify() {
                          << getNumBuckets();
   if (dims->keyLen % static_cast<int64_t>(getChunkSize()) != 0)
     return emitOpError() << "expects chunk_size (" << getChunkSize()
-                         << ") to divide the sequence length ("
-                         << dims->keyLen << ")";
+                         << ") to divide the sequence length (" << dims->keyLen
+                         << ")";
   return check.requireFinite(getScale(), "scale", /*positive=*/false);
 }
 
@@ -317,10 +315,9 @@ AttentionDims LshAttentionOp::getDims() {
 
 double LshAttentionOp::getFlopCount() {
   AttentionDims d = getDims();
-  double keysPerQuery =
-      d.keyLen == static_cast<int64_t>(getChunkSize())
-          ? static_cast<double>(getChunkSize())
-          : 2.0 * getChunkSize();
+  double keysPerQuery = d.keyLen == static_cast<int64_t>(getChunkSize())
+                            ? static_cast<double>(getChunkSize())
+                            : 2.0 * getChunkSize();
   double perRound = 2.0 * d.keyLen * d.headDim * (getNumBuckets() / 2) +
                     2.0 * d.keyLen * keysPerQuery * (d.headDim + d.valueDim);
   return d.batch * d.queryHeads * getNumHashes() * perRound;
@@ -390,6 +387,5 @@ double RelativeAttentionOp::getFlopCount() {
   double m = getMemoryLength();
   // Query i sees M + i + 1 keys.
   double pairs = d.queryLen * (m + 1) + d.queryLen * (d.queryLen - 1) / 2.0;
-  return d.batch * d.queryHeads * 2.0 * pairs *
-         (2.0 * d.headDim + d.valueDim);
+  return d.batch * d.queryHeads * 2.0 * pairs * (2.0 * d.headDim + d.valueDim);
 }

@@ -30,9 +30,8 @@ public:
   LogicalResult requireStatic(ArrayRef<Named> values) {
     for (const Named &v : values)
       if (v.type && !v.type.hasStaticShape())
-        return op->emitOpError()
-               << "requires static shapes, but " << v.name << " has type "
-               << v.type;
+        return op->emitOpError() << "requires static shapes, but " << v.name
+                                 << " has type " << v.type;
     return success();
   }
 
@@ -41,9 +40,8 @@ public:
                             StringRef what) {
     for (const Named &v : values)
       if (v.type && v.type.getRank() != rank)
-        return op->emitOpError()
-               << "expects " << v.name << " of rank " << rank << " (" << what
-               << "), got " << v.type;
+        return op->emitOpError() << "expects " << v.name << " of rank " << rank
+                                 << " (" << what << "), got " << v.type;
     return success();
   }
 
@@ -105,9 +103,9 @@ public:
       return success();
     double value = attr->convertToDouble();
     if (!std::isfinite(value) || (positive && value <= 0))
-      return op->emitOpError() << name << " must be finite"
-                               << (positive ? " and positive" : "")
-                               << ", got " << value;
+      return op->emitOpError()
+             << name << " must be finite" << (positive ? " and positive" : "")
+             << ", got " << value;
     return success();
   }
 
@@ -125,8 +123,8 @@ inline double defaultScale(int64_t headDim) {
 
 /// Checks the query/key/value/result dimensions shared by attention-like
 /// ops and returns them.
-FailureOr<AttentionDims> verifyQKV(ShapeChecker &check, Operation *op,
-                                   Named q, Named k, Named v, Named result);
+FailureOr<AttentionDims> verifyQKV(ShapeChecker &check, Operation *op, Named q,
+                                   Named k, Named v, Named result);
 
 /// The dimensions of query/key/value tensors (already verified).
 AttentionDims dimsOf(Value query, Value key, Value value);

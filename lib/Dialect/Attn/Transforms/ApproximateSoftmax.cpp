@@ -1,7 +1,7 @@
 //===- ApproximateSoftmax.cpp - Softmax attention to FAVOR+ ---------------===//
 
-#include "attn-opt/Dialect/Attn/Transforms/Passes.h"
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+#include "attn-opt/Dialect/Attn/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
 

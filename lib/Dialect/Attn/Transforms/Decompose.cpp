@@ -20,8 +20,7 @@ static RankedTensorType withShape(Value like, ArrayRef<int64_t> shape,
   return RankedTensorType::get(shape, elementType);
 }
 
-ApplyOp mlir::attn::decomposeAttention(RewriterBase &rewriter,
-                                       AttentionOp op) {
+ApplyOp mlir::attn::decomposeAttention(RewriterBase &rewriter, AttentionOp op) {
   Location loc = op.getLoc();
   Type f32 = rewriter.getF32Type();
   auto shape = [](Value v) {
@@ -30,9 +29,8 @@ ApplyOp mlir::attn::decomposeAttention(RewriterBase &rewriter,
   Value query = op.getQuery(), key = op.getKey();
   if (std::optional<APFloat> eps = op.getQkNormEps()) {
     FloatAttr epsAttr = op.getQkNormEpsAttr();
-    query = LayerNormOp::create(rewriter, loc,
-                                withShape(query, shape(query), f32), query,
-                                epsAttr);
+    query = LayerNormOp::create(
+        rewriter, loc, withShape(query, shape(query), f32), query, epsAttr);
     key = LayerNormOp::create(rewriter, loc, withShape(key, shape(key), f32),
                               key, epsAttr);
   }
@@ -77,8 +75,7 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
   }
 };
 
-struct DecomposePass
-    : public attn::impl::AttnDecomposeBase<DecomposePass> {
+struct DecomposePass : public attn::impl::AttnDecomposeBase<DecomposePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateDecomposePatterns(patterns);

@@ -106,10 +106,9 @@ std::string blocker(const Candidate &c) {
 }
 
 /// Builds the linear form and returns its result.
-Value buildLinearForm(RewriterBase &rewriter, Location loc, Value fq,
-                      Value fk, Value value, Value gate, Value segments,
-                      bool causal, double eps, int64_t chunk,
-                      Type resultType) {
+Value buildLinearForm(RewriterBase &rewriter, Location loc, Value fq, Value fk,
+                      Value value, Value gate, Value segments, bool causal,
+                      double eps, int64_t chunk, Type resultType) {
   Type f32 = rewriter.getF32Type();
   FloatAttr epsAttr = rewriter.getF32FloatAttr(eps);
   if (!causal && !segments) {
@@ -209,10 +208,10 @@ struct ReassociatePass
     LinearMaskForm maskForm = *linearForm(c.pattern);
     bool causal = maskForm.causal, segments = maskForm.segments;
     bool masked = causal || segments;
-    int64_t chunk = chunkSize > 0
-                        ? std::min<int64_t>(chunkSize, c.dims.keyLen)
-                        : defaultChunkSize(c.features, c.dims.valueDim,
-                                           c.dims.keyLen);
+    int64_t chunk =
+        chunkSize > 0
+            ? std::min<int64_t>(chunkSize, c.dims.keyLen)
+            : defaultChunkSize(c.features, c.dims.valueDim, c.dims.keyLen);
     ReassociationCost cost =
         estimateReassociation(c.dims, c.features, causal, chunk);
     bool linear = mode == "linear" ||
@@ -262,10 +261,9 @@ struct ReassociatePass
         eps /= s->convertToDouble();
     }
     rewriter.setInsertionPoint(op);
-    Value linearResult = buildLinearForm(
-        rewriter, loc, fq, fk, value, gate,
-        segments ? c.querySegments : Value(), causal, eps, chunk,
-        result.getType());
+    Value linearResult = buildLinearForm(rewriter, loc, fq, fk, value, gate,
+                                         segments ? c.querySegments : Value(),
+                                         causal, eps, chunk, result.getType());
     // The quadratic steps die with their last use.
     Operation *norm = cast<ApplyOp>(op).getWeights().getDefiningOp();
     rewriter.replaceOp(op, linearResult);

@@ -35,10 +35,10 @@ Value mlir::attn::layerNorm(TensorBuilder &tb, Value x, double eps) {
   double n = static_cast<double>(shape.back());
   auto [id, outer] = tb.rowMaps(rank);
   std::string iters(rank - 1, 'p');
-  Value sum = tb.reduceLast(x, 0.0, [&](ImplicitLocOpBuilder &bb,
-                                         ValueRange a) {
-    return tb.add(bb, a[1], tb.toF32(bb, a[0]));
-  });
+  Value sum =
+      tb.reduceLast(x, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+        return tb.add(bb, a[1], tb.toF32(bb, a[0]));
+      });
   Value mean = tb.elementwise(shape.drop_back(), {sum},
                               [&](ImplicitLocOpBuilder &bb, ValueRange a) {
                                 return tb.mul(bb, a[0], tb.f32Const(1.0 / n));
@@ -65,7 +65,8 @@ Value mlir::attn::floatLike(ImplicitLocOpBuilder &b, Value like, double v) {
   Type t = like.getType();
   if (auto vec = dyn_cast<VectorType>(t))
     return arith::ConstantOp::create(
-        b, DenseElementsAttr::get(vec, b.getFloatAttr(vec.getElementType(), v)));
+        b,
+        DenseElementsAttr::get(vec, b.getFloatAttr(vec.getElementType(), v)));
   return arith::ConstantOp::create(b, b.getFloatAttr(t, v));
 }
 
@@ -81,7 +82,8 @@ Value mlir::attn::applyPointwiseFn(ImplicitLocOpBuilder &b, PointwiseFn fn,
     return arith::MulFOp::create(b, r, r);
   }
   case PointwiseFn::gelu: {
-    Value t = math::ErfOp::create(b, arith::MulFOp::create(b, x, cst(M_SQRT1_2)));
+    Value t =
+        math::ErfOp::create(b, arith::MulFOp::create(b, x, cst(M_SQRT1_2)));
     Value half = arith::MulFOp::create(b, x, cst(0.5));
     return arith::MulFOp::create(b, half, arith::AddFOp::create(b, t, one));
   }

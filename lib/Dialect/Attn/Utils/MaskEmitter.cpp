@@ -13,8 +13,8 @@ using mask::Node;
 Value MaskEmitter::constant(ImplicitLocOpBuilder &b, Type type, int64_t v) {
   if (auto vec = dyn_cast<VectorType>(type))
     return arith::ConstantOp::create(
-        b, DenseElementsAttr::get(
-               vec, b.getIntegerAttr(vec.getElementType(), v)));
+        b,
+        DenseElementsAttr::get(vec, b.getIntegerAttr(vec.getElementType(), v)));
   return arith::ConstantOp::create(b, b.getIntegerAttr(type, v));
 }
 

@@ -10,9 +10,9 @@ using namespace mlir;
 using namespace mlir::attn;
 
 static arith::FastMathFlagsAttr reductionFlags(OpBuilder &b) {
-  return arith::FastMathFlagsAttr::get(
-      b.getContext(),
-      arith::FastMathFlags::reassoc | arith::FastMathFlags::contract);
+  return arith::FastMathFlagsAttr::get(b.getContext(),
+                                       arith::FastMathFlags::reassoc |
+                                           arith::FastMathFlags::contract);
 }
 
 Value TensorBuilder::empty(ArrayRef<int64_t> shape, Type elementType) {
@@ -42,8 +42,7 @@ Value TensorBuilder::index(int64_t value) {
 AffineMap TensorBuilder::map(int64_t rank, ArrayRef<int64_t> dims) {
   SmallVector<AffineExpr> exprs;
   for (int64_t d : dims)
-    exprs.push_back(d < 0 ? b.getAffineConstantExpr(0)
-                          : b.getAffineDimExpr(d));
+    exprs.push_back(d < 0 ? b.getAffineConstantExpr(0) : b.getAffineDimExpr(d));
   return AffineMap::get(rank, 0, exprs, b.getContext());
 }
 
@@ -110,11 +109,11 @@ Value TensorBuilder::reduceLast(Value input, double init, Body combine) {
 }
 
 Value TensorBuilder::rowMax(Value input) {
-  return reduceLast(input, -std::numeric_limits<double>::infinity(),
-                    [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                      return arith::MaximumFOp::create(bb, a[0], a[1])
-                          .getResult();
-                    });
+  return reduceLast(
+      input, -std::numeric_limits<double>::infinity(),
+      [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+        return arith::MaximumFOp::create(bb, a[0], a[1]).getResult();
+      });
 }
 
 Value TensorBuilder::rowSum(Value input) {

@@ -29,15 +29,13 @@ class MaskEmitter {
 public:
   /// Returns whether entry (`row`, `col`) of the block table of `node` is set
   /// (i1, shaped like the indices).
-  using TableLookup = std::function<Value(ImplicitLocOpBuilder &,
-                                          const mask::Node &node, Value row,
-                                          Value col)>;
+  using TableLookup = std::function<Value(
+      ImplicitLocOpBuilder &, const mask::Node &node, Value row, Value col)>;
   /// Returns whether query `q` and key `k` have the same segment id.
   using SegmentLookup =
       std::function<Value(ImplicitLocOpBuilder &, Value q, Value k)>;
 
-  MaskEmitter(const mask::Mask &mask, TableLookup table,
-              SegmentLookup segments)
+  MaskEmitter(const mask::Mask &mask, TableLookup table, SegmentLookup segments)
       : mask(mask), table(std::move(table)), segments(std::move(segments)) {}
 
   /// Emits the i1 (or vector of i1) deciding whether query `q` of head

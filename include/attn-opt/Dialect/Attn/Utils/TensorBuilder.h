@@ -1,4 +1,5 @@
-//===- TensorBuilder.h - Small helpers to build linalg on tensors -*- C++ -*-===//
+//===- TensorBuilder.h - Small helpers to build linalg on tensors -*- C++
+//-*-===//
 //
 // Shorthands used by the reference lowering: empty and filled tensors,
 // linalg.generic with a lambda body, contractions and row reductions. Every
@@ -22,8 +23,7 @@ public:
   /// current value) to the value to yield.
   using Body = function_ref<Value(ImplicitLocOpBuilder &, ValueRange)>;
 
-  explicit TensorBuilder(ImplicitLocOpBuilder &b)
-      : b(b), f32(b.getF32Type()) {}
+  explicit TensorBuilder(ImplicitLocOpBuilder &b) : b(b), f32(b.getF32Type()) {}
 
   ImplicitLocOpBuilder &b;
   Type f32;
