@@ -10,7 +10,12 @@ command -v "$format" > /dev/null || {
   echo "format.sh: $format not found (scripts/deps.sh installs it)" >&2
   exit 2
 }
-mapfile -t files < <(git ls-files -- '*.cpp' '*.h')
+if git rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+  mapfile -t files < <(git ls-files -- '*.cpp' '*.h')
+else
+  mapfile -t files < <(find include lib tools test unittests \
+    \( -name '*.cpp' -o -name '*.h' \) | sort)
+fi
 if [ "${1:-}" = "--check" ]; then
   if ! "$format" --dry-run --Werror "${files[@]}"; then
     echo "format.sh: files above differ from clang-format's output;" \
