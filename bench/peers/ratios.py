@@ -38,9 +38,13 @@ def ours(variant):
     return next((r for r in ok if r["variant"] == variant and r["impl"] == "attn-opt"), None)
 
 
+def baseline(variant):
+    return next((r for r in ok if r["variant"] == variant and r["impl"] == "attn-opt-baseline"), None)
+
+
 def fastest_peer(variant):
-    peers = [r for r in ok if r["variant"] == variant and r["impl"] != "attn-opt"
-             and "[" not in r["impl"]]
+    peers = [r for r in ok if r["variant"] == variant
+             and not r["impl"].startswith("attn-opt") and "[" not in r["impl"]]
     return min(peers, key=lambda r: r["median_ms"]) if peers else None
 
 
@@ -61,6 +65,23 @@ for v in ["softmax", "softmax_causal", "relu", "relu_causal", "linear_elu1",
               f"{p['median_ms'] / o['median_ms']:.2f}x |")
     else:
         print(f"| {v} | {o['median_ms']:.1f} | - | - | - |")
+
+if any(baseline(v) for v in ["softmax", "softmax_causal", "relu", "swa_w256_g2"]):
+    print("\nattn-opt against its baseline build (alternating rounds, best median each)\n")
+    print("| variant | attn-opt ms | baseline ms | new / baseline |")
+    print("|---|---|---|---|")
+    for v in ["softmax", "softmax_causal", "relu", "relu_causal", "linear_elu1",
+              "linear_elu1_causal", "swa_w256_g2"]:
+        o, b = ours(v), baseline(v)
+        if o and b:
+            print(f"| {v} | {o['median_ms']:.1f} | {b['median_ms']:.1f} | "
+                  f"{o['median_ms'] / b['median_ms']:.3f} |")
+    mha = [r for r in ok if r["variant"] == "softmax"
+           and "MultiHeadAttention" in r["impl"] and "[" not in r["impl"]]
+    sm = ours("softmax")
+    if sm and mha:
+        m = min(mha, key=lambda r: r["median_ms"])
+        print(f"\nsoftmax against {m['impl']}: {m['median_ms'] / sm['median_ms']:.2f}x")
 
 sgemm = [r for r in recs if r.get("kind") == "limit" and r.get("name") == "sgemm_dnnl"
          and r.get("threads") == a.threads]

@@ -28,7 +28,7 @@ def Attn_MaskPatternAttrInterface : AttrInterface<"MaskPatternAttrInterface"> {
 
     A new pattern defines its attribute with `buildMaskNode` (and a mask
     library node kind if none fits) and overrides the methods whose default
-    does not hold for it (docs/Architecture.md, "Adding a pattern").
+    does not hold for it (docs/Architecture.md, "Adding a mask pattern").
   }];
   let methods = [
     InterfaceMethod<[{
