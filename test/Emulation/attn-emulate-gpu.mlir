@@ -54,3 +54,37 @@ func.func @unsupported(%m: memref<32xf32>) {
   }
   return
 }
+
+// -----
+
+// nvgpu.mma.sync: each lane writes its A (8 slots) and B (4 slots) elements
+// into the warp's dense A and B in the scratch buffer, at the coordinates of
+// MLIR's fragment layout; after a barrier it computes its 4 accumulators as
+// 16-step dot products (math.fma) and waits again before the buffer is
+// reused. A partial warp is a run-time error.
+
+// CHECK-LABEL: func.func @mma
+// CHECK:         %[[SCRATCH:.*]] = memref.alloc(%{{.*}}) : memref<?x12xf32>
+// CHECK:         omp.parallel
+// CHECK:           cf.assert %{{.*}}, "attn-emulate-gpu: nvgpu.mma.sync in a partial warp"
+// CHECK-COUNT-12:  memref.store %{{.*}}, %[[SCRATCH]]
+// CHECK:           omp.barrier
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32)
+// CHECK-COUNT-4:     math.fma
+// CHECK:           omp.barrier
+// CHECK-NOT:     nvgpu.
+func.func @mma(%a: vector<4x2xf16>, %b: vector<2x2xf16>, %out: memref<32x4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %zero = arith.constant dense<0.0> : vector<2x2xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %d = nvgpu.mma.sync (%a, %b, %zero) {mmaShape = [16, 8, 16]}
+        : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+    %e = vector.extract %d[0, 0] : f32 from vector<2x2xf32>
+    %c0 = arith.constant 0 : index
+    memref.store %e, %out[%tx, %c0] : memref<32x4xf32>
+    gpu.terminator
+  }
+  return
+}
