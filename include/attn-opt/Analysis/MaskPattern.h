@@ -113,8 +113,11 @@ public:
   Mask(Node root, int64_t numHeads, int64_t queryLen, int64_t keyLen);
 
   int64_t getNumHeads() const { return numHeads; }
+  /// The lengths; negative (ShapedType::kDynamic) when known only at run
+  /// time. Evaluation and classification need static lengths.
   int64_t getQueryLen() const { return queryLen; }
   int64_t getKeyLen() const { return keyLen; }
+  bool hasStaticLengths() const { return queryLen >= 0 && keyLen >= 0; }
   const Node &getRoot() const { return *root; }
 
   /// True if the pattern restricts nothing.

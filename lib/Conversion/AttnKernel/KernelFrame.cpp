@@ -6,6 +6,7 @@
 #include "attn-opt/Dialect/Attn/Utils/MaskEmitter.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -21,25 +22,31 @@ static constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 KernelTarget::~KernelTarget() = default;
 
 KernelFrame::KernelFrame(ImplicitLocOpBuilder &b, const KernelSpec &spec,
-                         const BlockLayout &layout, const KernelTarget &target)
-    : b(b), spec(spec), layout(layout), target(target) {
+                         const BlockLayout *layout, int64_t blockQ,
+                         int64_t blockK, const KernelTarget &target)
+    : b(b), spec(spec), layout(layout), target(target), blockQ(blockQ),
+      blockK(blockK) {
   const AttentionDims &d = spec.dims;
-  batchSize = d.batch;
   queryHeads = d.queryHeads;
   group = d.groupSize();
-  queryLen = d.queryLen;
-  keyLen = d.keyLen;
   headDim = d.headDim;
   valueDim = d.valueDim;
-  numTiles = layout.getNumQueryBlocks();
-  blockQ = layout.getBlockQ();
-  blockK = layout.getBlockK();
   f32 = b.getF32Type();
+  assert((layout != nullptr) == spec.hasStaticLayout() &&
+         "a compile-time layout exactly when the spec has one");
 }
 
 //===----------------------------------------------------------------------===//
 // Host side
 //===----------------------------------------------------------------------===//
+
+/// Dimension `d` of the ranked tensor or memref `v` as an index value.
+static Value dimOf(ImplicitLocOpBuilder &b, Value v, int64_t d) {
+  auto type = cast<ShapedType>(v.getType());
+  if (!type.isDynamicDim(d))
+    return arith::ConstantIndexOp::create(b, type.getDimSize(d));
+  return memref::DimOp::create(b, v, d);
+}
 
 void KernelFrame::prepare() {
   bool convert = target.readsF32Operands();
@@ -59,14 +66,72 @@ void KernelFrame::prepare() {
   gateBuf = buffer(spec.gate);
   querySegmentBuf = readOnlyBuffer(b, spec.querySegments);
   keySegmentBuf = readOnlyBuffer(b, spec.keySegments);
+  queryLengthBuf = readOnlyBuffer(b, spec.queryLengths);
+  keyLengthBuf = readOnlyBuffer(b, spec.keyLengths);
+  queryOffsetBuf = readOnlyBuffer(b, spec.queryOffsets);
+  keyOffsetBuf = readOnlyBuffer(b, spec.keyOffsets);
+
+  batchSize = dimOf(b, queryBuf, 0);
+  queryLen = dimOf(b, queryBuf, 2);
+  keyLen = dimOf(b, keyBuf, 2);
   Type outElem =
       convert ? f32 : cast<ShapedType>(spec.resultType).getElementType();
-  outputBuf = memref::AllocOp::create(
-      b, MemRefType::get({batchSize, queryHeads, queryLen, valueDim}, outElem));
-  tables = KernelTables::build(b, layout, keyLen, spec.mask);
+  auto outType = MemRefType::get(
+      {spec.dims.batch, queryHeads, spec.dims.queryLen, valueDim}, outElem);
+  SmallVector<Value> dynamicSizes;
+  if (outType.isDynamicDim(0))
+    dynamicSizes.push_back(batchSize);
+  if (outType.isDynamicDim(2))
+    dynamicSizes.push_back(queryLen);
+  outputBuf = memref::AllocOp::create(b, outType, dynamicSizes);
+
+  if (layout) {
+    tables = KernelTables::build(b, *layout, spec.dims.keyLen, spec.mask);
+    numTiles = idx(layout->getNumQueryBlocks());
+    boundKeys = spec.dims.keyLen % blockK != 0;
+    return;
+  }
+  // Sizes known at run time: block tables of the mask only (no layout), and
+  // every key bounded by its sequence's length.
+  tables = KernelTables::build(b, spec.mask);
+  boundKeys = true;
+  if (spec.isVarlen()) {
+    // Rows no sequence covers (padding) are zeros.
+    Value zero = arith::ConstantOp::create(b, b.getZeroAttr(outElem));
+    linalg::FillOp::create(b, ValueRange{zero}, ValueRange{outputBuf});
+  }
+  if (!spec.isPacked()) {
+    numTiles = arith::CeilDivUIOp::create(b, queryLen, idx(blockQ));
+    return;
+  }
+  // A packed batch: the tiles of every sequence, one after the other;
+  // tileStart[s] is the first tile of sequence s, tileStart[N] their count.
+  Value n = memref::DimOp::create(b, queryOffsetBuf, 0);
+  tileStartBuf = memref::AllocOp::create(
+      b, MemRefType::get({ShapedType::kDynamic}, b.getIndexType()),
+      ValueRange{n});
+  memref::StoreOp::create(b, idx(0), tileStartBuf, ValueRange{idx(0)});
+  numTiles = forLoop(idx(1), n, 1, {idx(0)}, [&](Value s, ValueRange acc) {
+    Value len = sub(loadIndex(queryOffsetBuf, s),
+                    loadIndex(queryOffsetBuf, sub(s, idx(1))));
+    Value total = add(acc[0], arith::CeilDivUIOp::create(b, len, idx(blockQ)));
+    memref::StoreOp::create(b, total, tileStartBuf, ValueRange{s});
+    return SmallVector<Value>{total};
+  })[0];
+}
+
+void KernelFrame::guarded(function_ref<void()> body) {
+  if (!spec.runtimeOk) {
+    body();
+    return;
+  }
+  Value ok = spec.runtimeOk;
+  ifThen(ok, body);
 }
 
 Value KernelFrame::finish() {
+  if (tileStartBuf)
+    memref::DeallocOp::create(b, tileStartBuf);
   auto bufType = cast<MemRefType>(outputBuf.getType());
   auto outType =
       RankedTensorType::get(bufType.getShape(), bufType.getElementType());
@@ -84,26 +149,99 @@ Value KernelFrame::finish() {
 // The walk over the layout
 //===----------------------------------------------------------------------===//
 
-void KernelFrame::enterTile(Value batchIdx, Value headIdx, Value tileIdx) {
+Value KernelFrame::sequenceOfTile(Value tileIdx) {
+  // The last s with tileStart[s] <= tileIdx, by bisection over [0, N).
+  Value n = sub(memref::DimOp::create(b, tileStartBuf, 0), idx(1));
+  SmallVector<Value> range =
+      forLoop(idx(0), idx(32), 1, {idx(0), n}, [&](Value, ValueRange lh) {
+        Value mid = div(add(lh[0], lh[1]), 2);
+        Value start = memref::LoadOp::create(b, tileStartBuf, ValueRange{mid});
+        Value below =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ule, start, tileIdx);
+        Value narrow = lt(add(lh[0], 1), lh[1]);
+        Value goUp = arith::AndIOp::create(b, narrow, below);
+        Value goDown = arith::AndIOp::create(
+            b, narrow,
+            arith::XOrIOp::create(
+                b, below, arith::ConstantOp::create(b, b.getBoolAttr(true))));
+        return SmallVector<Value>{
+            arith::SelectOp::create(b, goUp, mid, lh[0]),
+            arith::SelectOp::create(b, goDown, mid, lh[1])};
+      });
+  return range[0];
+}
+
+void KernelFrame::forTile(Value batchIdx, Value headIdx, Value tileIdx,
+                          function_ref<void()> body) {
   batch = batchIdx;
   head = headIdx;
-  tile = tileIdx;
   kvHead = div(headIdx, group);
-  firstQuery = mul(tileIdx, blockQ);
+  queryBase = keyBase = idx(0);
+  seqQueryLen = queryLen;
+  seqKeyLen = keyLen;
+  tile = tileIdx;
+  if (spec.isPacked()) {
+    Value s = sequenceOfTile(tileIdx);
+    tile = sub(tileIdx, memref::LoadOp::create(b, tileStartBuf, ValueRange{s}));
+    Value s1 = add(s, 1);
+    queryBase = loadIndex(queryOffsetBuf, s);
+    keyBase = loadIndex(keyOffsetBuf, s);
+    seqQueryLen = sub(loadIndex(queryOffsetBuf, s1), queryBase);
+    seqKeyLen = sub(loadIndex(keyOffsetBuf, s1), keyBase);
+  } else {
+    if (queryLengthBuf)
+      seqQueryLen = loadIndex(queryLengthBuf, batchIdx);
+    if (keyLengthBuf)
+      seqKeyLen = loadIndex(keyLengthBuf, batchIdx);
+  }
+  firstQuery = mul(tile, blockQ);
+  if (!layout)
+    maskOffset = sub(seqKeyLen, seqQueryLen);
+  if (!spec.softmax && !layout) {
+    // L^-alpha of this sequence's key length.
+    Value len = arith::IndexCastOp::create(b, b.getI64Type(), seqKeyLen);
+    lengthFactor = math::PowFOp::create(b, arith::SIToFPOp::create(b, f32, len),
+                                        f32Const(-spec.alpha));
+  }
+  if (spec.isVarlen() && !spec.isPacked())
+    ifThen(lt(firstQuery, seqQueryLen), body); // padding-only tiles skipped
+  else
+    body();
 }
 
 std::pair<Value, Value> KernelFrame::idRange(Value ids, Value start,
-                                             int64_t count, int64_t length) {
-  Value first = memref::LoadOp::create(
-      b, ids, ValueRange{batch, minIdx(start, length - 1)});
+                                             int64_t count, Value length) {
+  Value last = sub(length, idx(1));
+  Value first =
+      memref::LoadOp::create(b, ids, ValueRange{batch, minIdx(start, last)});
   SmallVector<Value> range = forLoop(
       idx(1), idx(count), 1, {first, first}, [&](Value i, ValueRange r) {
         Value id = memref::LoadOp::create(
-            b, ids, ValueRange{batch, minIdx(add(start, i), length - 1)});
+            b, ids, ValueRange{batch, minIdx(add(start, i), last)});
         return SmallVector<Value>{arith::MinSIOp::create(b, r[0], id),
                                   arith::MaxSIOp::create(b, r[1], id)};
       });
   return {range[0], range[1]};
+}
+
+SmallVector<Value>
+KernelFrame::visitSegmentBound(Value k0, bool masked, ValueRange state,
+                               std::optional<std::pair<Value, Value>> qIds,
+                               BlockBody body) {
+  if (!qIds)
+    return body(k0, masked, state);
+  auto [kMin, kMax] = idRange(keySegmentBuf, k0, blockK, seqKeyLen);
+  Value overlap = arith::AndIOp::create(
+      b,
+      arith::CmpIOp::create(b, arith::CmpIPredicate::sge, qIds->second, kMin),
+      arith::CmpIOp::create(b, arith::CmpIPredicate::sge, kMax, qIds->first));
+  auto ifOp = scf::IfOp::create(
+      b, overlap,
+      [&](OpBuilder &, Location) {
+        scf::YieldOp::create(b, body(k0, masked, state));
+      },
+      [&](OpBuilder &, Location) { scf::YieldOp::create(b, state); });
+  return SmallVector<Value>(ifOp.getResults());
 }
 
 SmallVector<Value> KernelFrame::visitBlocks(
@@ -113,34 +251,88 @@ SmallVector<Value> KernelFrame::visitBlocks(
   Value end = loadIndex(offsets, add(at, 1));
   return forLoop(begin, end, 1, state, [&](Value i, ValueRange st) {
     Value k0 = mul(loadIndex(list, i), blockK);
-    if (!qIds)
-      return body(k0, masked, st);
-    auto [kMin, kMax] = idRange(keySegmentBuf, k0, blockK, keyLen);
-    Value overlap = arith::AndIOp::create(
-        b,
-        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, qIds->second, kMin),
-        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, kMax, qIds->first));
-    auto ifOp = scf::IfOp::create(
-        b, overlap,
+    return visitSegmentBound(k0, masked, st, qIds, body);
+  });
+}
+
+SmallVector<Value>
+KernelFrame::visitRuntimeBlocks(ValueRange state,
+                                std::optional<std::pair<Value, Value>> qIds,
+                                BlockBody body) {
+  MaskEmitter emitter(spec.mask, {}, {});
+  // The tile's real queries (rows past the sequence are dropped).
+  Value q0 = firstQuery;
+  Value q1 = sub(minIdx(add(firstQuery, blockQ), seqQueryLen), idx(1));
+  // Key blocks the pattern can reach, within the sequence.
+  Value kbBegin = idx(0);
+  Value kbEnd = arith::CeilDivUIOp::create(b, seqKeyLen, idx(blockK));
+  if (std::optional<std::pair<Value, Value>> range =
+          emitter.emitKeyRange(b, head, q0, q1, maskOffset)) {
+    Value lo = maxIdx(range->first, idx(0));
+    // (hi + blockK) floordiv blockK: the block after the one holding hi,
+    // which may be negative.
+    Value hiNext =
+        arith::FloorDivSIOp::create(b, add(range->second, blockK), idx(blockK));
+    kbBegin = div(lo, blockK);
+    kbEnd = minIdx(kbEnd, maxIdx(hiNext, kbBegin));
+  }
+  return forLoop(kbBegin, kbEnd, 1, state, [&](Value kb, ValueRange st) {
+    Value k0 = mul(kb, blockK);
+    Value kEnd = minIdx(add(k0, blockK), seqKeyLen);
+    MaskEmitter::TileKind kind = emitter.emitTileKind(
+        b, head, q0, q1, k0, sub(kEnd, idx(1)), maskOffset);
+    // A block reaching past the sequence's keys needs their bound.
+    Value whole = lt(add(k0, blockK - 1), seqKeyLen);
+    Value full = arith::AndIOp::create(b, kind.all, whole);
+    auto ifFull = scf::IfOp::create(
+        b, full,
         [&](OpBuilder &, Location) {
-          scf::YieldOp::create(b, body(k0, masked, st));
+          scf::YieldOp::create(b, visitSegmentBound(k0, false, st, qIds, body));
         },
-        [&](OpBuilder &, Location) { scf::YieldOp::create(b, st); });
-    return SmallVector<Value>(ifOp.getResults());
+        [&](OpBuilder &, Location) {
+          auto ifAny = scf::IfOp::create(
+              b, kind.any,
+              [&](OpBuilder &, Location) {
+                scf::YieldOp::create(
+                    b, visitSegmentBound(k0, true, st, qIds, body));
+              },
+              [&](OpBuilder &, Location) { scf::YieldOp::create(b, st); });
+          scf::YieldOp::create(b, ifAny.getResults());
+        });
+    return SmallVector<Value>(ifFull.getResults());
   });
 }
 
 SmallVector<Value> KernelFrame::visitTile(ValueRange state, BlockBody body) {
   std::optional<std::pair<Value, Value>> qIds;
   if (spec.segmentBound)
-    qIds = idRange(querySegmentBuf, firstQuery, blockQ, queryLen);
+    qIds = idRange(querySegmentBuf, firstQuery, blockQ, seqQueryLen);
+  if (!layout)
+    return visitRuntimeBlocks(state, qIds, body);
   Value lay = loadIndex(tables.headLayout, head);
-  Value at = add(arith::MulIOp::create(b, lay, idx(numTiles + 1)), tile);
+  Value at = add(arith::MulIOp::create(b, lay, add(numTiles, 1)), tile);
   SmallVector<Value> s = visitBlocks(tables.fullOffsets, tables.fullBlocks, at,
                                      /*masked=*/false, state, qIds, body);
   return visitBlocks(tables.partialOffsets, tables.partialBlocks, at,
                      /*masked=*/true, s, qIds, body);
 }
+
+//===----------------------------------------------------------------------===//
+// Rows
+//===----------------------------------------------------------------------===//
+
+Value KernelFrame::queryRow(Value row) {
+  Value last = maxIdx(sub(seqQueryLen, idx(1)), idx(0));
+  return add(queryBase, minIdx(row, last));
+}
+
+Value KernelFrame::keyRow(Value key, bool clamp) {
+  if (clamp)
+    key = minIdx(key, maxIdx(sub(seqKeyLen, idx(1)), idx(0)));
+  return add(keyBase, key);
+}
+
+Value KernelFrame::rowInside(Value row) { return lt(row, seqQueryLen); }
 
 //===----------------------------------------------------------------------===//
 // Scores
@@ -149,7 +341,7 @@ SmallVector<Value> KernelFrame::visitTile(ValueRange state, BlockBody body) {
 Value KernelFrame::allowed(QueryRows rows, Value key) {
   bool isVector = rows.lanes > 0;
   VectorType lanesI32, lanesI1;
-  Value q = rows.start, k = key;
+  Value q = rows.start, k = key, offset = maskOffset;
   if (isVector) {
     lanesI32 = VectorType::get({rows.lanes}, b.getI32Type());
     lanesI1 = VectorType::get({rows.lanes}, b.getI1Type());
@@ -157,12 +349,14 @@ Value KernelFrame::allowed(QueryRows rows, Value key) {
         b, DenseElementsAttr::get(lanesI32,
                                   ArrayRef<int32_t>(llvm::to_vector(
                                       llvm::seq<int32_t>(0, rows.lanes)))));
-    auto asI32 = [&](Value index) {
-      return arith::IndexCastOp::create(b, b.getI32Type(), index);
+    auto splatI32 = [&](Value index) -> Value {
+      return vector::BroadcastOp::create(
+          b, lanesI32, arith::IndexCastOp::create(b, b.getI32Type(), index));
     };
-    q = arith::AddIOp::create(
-        b, vector::BroadcastOp::create(b, lanesI32, asI32(rows.start)), iota);
-    k = vector::BroadcastOp::create(b, lanesI32, asI32(key));
+    q = arith::AddIOp::create(b, splatI32(rows.start), iota);
+    k = splatI32(key);
+    if (offset)
+      offset = splatI32(offset);
   }
   MaskEmitter emitter(
       spec.mask,
@@ -201,7 +395,9 @@ Value KernelFrame::allowed(QueryRows rows, Value key) {
         Type idType =
             cast<MemRefType>(querySegmentBuf.getType()).getElementType();
         Value kClamped = arith::MinSIOp::create(
-            eb, key, arith::ConstantIndexOp::create(eb, keyLen - 1));
+            eb, key,
+            arith::SubIOp::create(eb, seqKeyLen,
+                                  arith::ConstantIndexOp::create(eb, 1)));
         Value kId = memref::LoadOp::create(eb, keySegmentBuf,
                                            ValueRange{batch, kClamped});
         Value qIds;
@@ -215,16 +411,18 @@ Value KernelFrame::allowed(QueryRows rows, Value key) {
           kId = vector::BroadcastOp::create(eb, idVector, kId);
         } else {
           Value qClamped = arith::MinSIOp::create(
-              eb, rows.start, arith::ConstantIndexOp::create(eb, queryLen - 1));
+              eb, rows.start,
+              arith::SubIOp::create(eb, seqQueryLen,
+                                    arith::ConstantIndexOp::create(eb, 1)));
           qIds = memref::LoadOp::create(eb, querySegmentBuf,
                                         ValueRange{batch, qClamped});
         }
         return arith::CmpIOp::create(eb, arith::CmpIPredicate::eq, qIds, kId);
       });
-  Value ok = emitter.emitAllowed(b, head, q, k);
-  // Keys past the end of the key sequence (a ragged last block).
-  if (keyLen % blockK != 0) {
-    Value inRange = lt(key, keyLen);
+  Value ok = emitter.emitAllowed(b, head, q, k, offset);
+  // Keys past the end of the sequence (a ragged last block).
+  if (boundKeys) {
+    Value inRange = lt(key, seqKeyLen);
     if (isVector)
       inRange = vector::BroadcastOp::create(b, lanesI1, inRange);
     ok = arith::AndIOp::create(b, ok, inRange);
@@ -284,7 +482,13 @@ Value KernelFrame::softmaxSum(Value runningSum, Value alpha, Value blockSum) {
 
 Value KernelFrame::pointwiseWeight(Value score, Value ok) {
   Value p = applyPointwiseFn(b, spec.fn, score);
-  p = arith::MulFOp::create(b, p, splat(p, spec.lengthFactor));
+  Value factor = splat(p, spec.lengthFactor);
+  if (lengthFactor)
+    factor =
+        isa<VectorType>(p.getType())
+            ? Value(vector::BroadcastOp::create(b, p.getType(), lengthFactor))
+            : lengthFactor;
+  p = arith::MulFOp::create(b, p, factor);
   if (!ok)
     return p;
   return arith::SelectOp::create(b, ok, p, splat(p, 0.0));
@@ -321,7 +525,7 @@ Value KernelFrame::rowFactor(Value sum) {
 Value KernelFrame::applyGate(Value out, Value row, Value col) {
   if (!gateBuf)
     return out;
-  SmallVector<Value> at = {batch, head, row, col};
+  SmallVector<Value> at = {batch, head, queryRow(row), col};
   Value g;
   if (auto vt = dyn_cast<VectorType>(out.getType())) {
     Type elem = cast<MemRefType>(gateBuf.getType()).getElementType();
@@ -335,7 +539,7 @@ Value KernelFrame::applyGate(Value out, Value row, Value col) {
 void KernelFrame::storeOutput(Value out, Value row, Value col) {
   Type elem = cast<MemRefType>(outputBuf.getType()).getElementType();
   Value v = fromF32(out, elem);
-  SmallVector<Value> at = {batch, head, row, col};
+  SmallVector<Value> at = {batch, head, add(queryBase, row), col};
   if (isa<VectorType>(v.getType()))
     vectorStore(v, outputBuf, at, valueDim);
   else
@@ -359,6 +563,9 @@ Value KernelFrame::add(Value x, Value y) {
 Value KernelFrame::add(Value x, int64_t y) {
   return y == 0 ? x : add(x, idx(y));
 }
+Value KernelFrame::sub(Value x, Value y) {
+  return arith::SubIOp::create(b, x, y);
+}
 Value KernelFrame::mul(Value x, int64_t y) {
   return arith::MulIOp::create(b, x, idx(y));
 }
@@ -371,8 +578,17 @@ Value KernelFrame::rem(Value x, int64_t y) {
 Value KernelFrame::minIdx(Value x, int64_t bound) {
   return arith::MinSIOp::create(b, x, idx(bound));
 }
+Value KernelFrame::minIdx(Value x, Value bound) {
+  return arith::MinSIOp::create(b, x, bound);
+}
+Value KernelFrame::maxIdx(Value x, Value bound) {
+  return arith::MaxSIOp::create(b, x, bound);
+}
 Value KernelFrame::lt(Value x, int64_t bound) {
   return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, idx(bound));
+}
+Value KernelFrame::lt(Value x, Value bound) {
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, bound);
 }
 
 Value KernelFrame::loadIndex(Value mem, Value at) {

@@ -26,6 +26,10 @@ KernelSpec KernelSpec::get(AttentionOp op) {
   spec.gate = op.getGate();
   spec.querySegments = op.getQuerySegments();
   spec.keySegments = op.getEffectiveKeySegments();
+  spec.queryLengths = op.getQueryLengths();
+  spec.keyLengths = op.getKeyLengths();
+  spec.queryOffsets = op.getQueryOffsets();
+  spec.keyOffsets = op.getKeyOffsets();
   spec.dims = d;
   spec.scale = op.getEffectiveScale();
   if (std::optional<APFloat> eps = op.getQkNormEps())
@@ -33,8 +37,9 @@ KernelSpec KernelSpec::get(AttentionOp op) {
   spec.softmax = isa<SoftmaxAttr>(op.getNormalizer());
   if (auto p = dyn_cast<PointwiseAttr>(op.getNormalizer())) {
     spec.fn = p.getFn();
-    spec.lengthFactor = std::pow(static_cast<double>(d.keyLen),
-                                 -p.getAlpha().convertToDouble());
+    spec.alpha = p.getAlpha().convertToDouble();
+    if (!ShapedType::isDynamic(d.keyLen))
+      spec.lengthFactor = std::pow(static_cast<double>(d.keyLen), -spec.alpha);
   }
   spec.mask = op.getMask();
   spec.segmentBound = op.isSegmentBound();
@@ -79,32 +84,42 @@ Value mlir::attn::readOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor) {
       /*read_only=*/true);
 }
 
+/// `values` as a constant int32 buffer (one 0 when empty).
+static Value int32Table(ImplicitLocOpBuilder &b, ArrayRef<int32_t> values) {
+  SmallVector<int32_t> v(values.begin(), values.end());
+  if (v.empty())
+    v.push_back(0);
+  auto type =
+      RankedTensorType::get({static_cast<int64_t>(v.size())}, b.getI32Type());
+  return readOnlyBuffer(
+      b, arith::ConstantOp::create(
+             b, DenseElementsAttr::get(type, ArrayRef<int32_t>(v))));
+}
+
 KernelTables KernelTables::build(ImplicitLocOpBuilder &b,
-                                 const BlockLayout &layout, int64_t keyLen,
                                  const mask::Mask &mask) {
-  auto table = [&](ArrayRef<int32_t> values) {
-    SmallVector<int32_t> v(values.begin(), values.end());
-    if (v.empty())
-      v.push_back(0);
-    auto type =
-        RankedTensorType::get({static_cast<int64_t>(v.size())}, b.getI32Type());
-    return readOnlyBuffer(
-        b, arith::ConstantOp::create(
-               b, DenseElementsAttr::get(type, ArrayRef<int32_t>(v))));
-  };
   KernelTables t;
-  LayoutTables flat = flattenLayout(layout, keyLen);
-  t.fullOffsets = table(flat.fullOffsets);
-  t.fullBlocks = table(flat.fullBlocks);
-  t.partialOffsets = table(flat.partialOffsets);
-  t.partialBlocks = table(flat.partialBlocks);
-  t.headLayout = table(flat.headLayout);
   std::function<void(const mask::Node &)> collect = [&](const mask::Node &n) {
     if (n.kind == mask::Node::Kind::Table)
-      t.mask[&n] = table(SmallVector<int32_t>(n.table.begin(), n.table.end()));
+      t.mask[&n] =
+          int32Table(b, SmallVector<int32_t>(n.table.begin(), n.table.end()));
     for (const mask::Node &c : n.children)
       collect(c);
   };
   collect(mask.getRoot());
+  return t;
+}
+
+KernelTables KernelTables::build(ImplicitLocOpBuilder &b,
+                                 const BlockLayout &layout, int64_t keyLen,
+                                 const mask::Mask &mask) {
+  LayoutTables flat = flattenLayout(layout, keyLen);
+  KernelTables t;
+  t.fullOffsets = int32Table(b, flat.fullOffsets);
+  t.fullBlocks = int32Table(b, flat.fullBlocks);
+  t.partialOffsets = int32Table(b, flat.partialOffsets);
+  t.partialBlocks = int32Table(b, flat.partialBlocks);
+  t.headLayout = int32Table(b, flat.headLayout);
+  t.mask = build(b, mask).mask;
   return t;
 }

@@ -3,6 +3,7 @@
 #include "attn-opt/Conversion/Passes.h"
 
 #include "attn-opt/Conversion/AttnToGPU/GpuKernel.h"
+#include "attn-opt/Dialect/Attn/Utils/RuntimeChecks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -53,7 +54,9 @@ struct ConvertAttnToGPUPass
                            "block-k)";
         return signalPassFailure();
       }
-      BlockLayout layout = op.getBlockLayout(plan.blockQ, plan.blockK);
+      std::optional<BlockLayout> layout;
+      if (spec.hasStaticLayout())
+        layout = op.getBlockLayout(plan.blockQ, plan.blockK);
       InFlightDiagnostic remark = op->emitRemark();
       remark << getArgument() << ": ";
       if (plan.kind == GpuKernelPlan::Kind::Mma)
@@ -62,13 +65,19 @@ struct ConvertAttnToGPUPass
         remark << "SIMT kernel (" << plan.simtReason << "), " << plan.rowThreads
                << " thread(s) per query row";
       remark << "; tiles of " << plan.blockQ << " queries x " << plan.blockK
-             << " keys, " << plan.threads << " threads; visiting "
-             << layout.countVisited() << " of " << layout.countBlocks()
-             << " key blocks (" << layout.countFull() << " full)";
+             << " keys, " << plan.threads << " threads; ";
+      if (layout)
+        remark << "visiting " << layout->countVisited() << " of "
+               << layout->countBlocks() << " key blocks ("
+               << layout->countFull() << " full)";
+      else
+        remark << "key blocks classified at run time (lengths known at run "
+                  "time)";
       IRRewriter rewriter(&getContext());
       rewriter.setInsertionPoint(op);
       ImplicitLocOpBuilder b(op->getLoc(), rewriter);
-      Value result = buildGpuKernel(b, spec, plan, layout);
+      spec.runtimeOk = emitRuntimeChecks(b, op);
+      Value result = buildGpuKernel(b, spec, plan, layout ? &*layout : nullptr);
       rewriter.replaceOp(op, result);
     }
   }

@@ -166,25 +166,22 @@ protected:
   /// `shared` types; `body` emits the per-thread program.
   Value launch(ArrayRef<Type> shared, function_ref<void()> body) {
     f.prepare();
-    Value one = f.idx(1);
-    auto op =
-        gpu::LaunchOp::create(b, f.idx(f.numTiles), f.idx(f.queryHeads),
-                              f.idx(f.batchSize), f.idx(threads), one, one,
-                              Value(), Type(), ValueRange{}, TypeRange(shared));
-    {
+    f.guarded([&] {
+      Value one = f.idx(1);
+      auto op = gpu::LaunchOp::create(
+          b, f.numTiles, f.idx(f.queryHeads), f.batchSize, f.idx(threads), one,
+          one, Value(), Type(), ValueRange{}, TypeRange(shared));
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&op.getBody().front());
       tid = op.getThreadIds().x;
-      // Heaviest (causal: last) tiles first, for a shorter tail.
-      Value tileIdx =
-          arith::SubIOp::create(b, f.idx(f.numTiles - 1), op.getBlockIds().x);
-      f.enterTile(op.getBlockIds().z, op.getBlockIds().y, tileIdx);
       ArrayRef<BlockArgument> attrs = op.getWorkgroupAttributions();
       kShared = attrs[0];
       vShared = attrs[1];
-      body();
+      // Heaviest (causal: last) tiles first, for a shorter tail.
+      Value tileIdx = f.sub(f.sub(f.numTiles, one), op.getBlockIds().x);
+      f.forTile(op.getBlockIds().z, op.getBlockIds().y, tileIdx, body);
       gpu::TerminatorOp::create(b);
-    }
+    });
     return f.finish();
   }
 
@@ -206,7 +203,7 @@ protected:
       auto body = [&] {
         Value j = f.div(c, perRow);
         Value d = f.mul(f.rem(c, perRow), vl);
-        Value key = f.minIdx(f.add(k0, j), f.keyLen - 1);
+        Value key = f.keyRow(f.add(k0, j), /*clamp=*/true);
         Value v =
             f.vectorLoad(vt, src, ValueRange{f.batch, f.kvHead, key, d}, width);
         f.vectorStore(v, dst, ValueRange{j, d}, rowLen);
@@ -259,7 +256,7 @@ private:
   void kernel() {
     part = f.rem(tid, rowThreads);
     row = f.add(f.firstQuery, f.div(tid, rowThreads));
-    rowRead = f.minIdx(row, f.queryLen - 1);
+    rowRead = f.queryRow(row);
     Value q = loadQuery();
     Value acc = arith::ConstantOp::create(
         b, DenseElementsAttr::get(accType(), b.getF32FloatAttr(0.0)));
@@ -308,7 +305,7 @@ private:
             Value dot = rowSum(arith::MulFOp::create(b, q, kv));
             if (f.biasBuf)
               dot = arith::AddFOp::create(
-                  b, dot, f.loadBias({rowRead}, f.minIdx(key, f.keyLen - 1)));
+                  b, dot, f.loadBias({rowRead}, f.keyRow(key, /*clamp=*/true)));
             s.push_back(dot);
             if (masked)
               ok[j] = f.allowed({row}, key);
@@ -348,8 +345,8 @@ private:
     Value inv = f.rowFactor(spec.softmax ? st[1] : Value());
     Value acc = arith::MulFOp::create(b, st.back(), broadcast(inv, dvPart));
     Value e0 = arith::MulIOp::create(b, part, f.idx(dvPart));
-    acc = f.applyGate(acc, rowRead, e0);
-    f.ifThen(f.lt(row, f.queryLen), [&] { f.storeOutput(acc, row, e0); });
+    acc = f.applyGate(acc, row, e0);
+    f.ifThen(f.rowInside(row), [&] { f.storeOutput(acc, row, e0); });
   }
 };
 
@@ -427,7 +424,7 @@ private:
     Value warpRow = f.add(f.firstQuery, f.mul(f.div(tid, 32), 16));
     for (int64_t i = 0; i < 2; ++i) {
       rows[i] = f.add(warpRow, cAt[2 * i].first);
-      rowsRead[i] = f.minIdx(rows[i], f.queryLen - 1);
+      rowsRead[i] = f.queryRow(rows[i]);
     }
 
     // Q fragments, one per 16 of D, loaded once: slots 2r, 2r + 1 of A.
@@ -436,7 +433,7 @@ private:
       SmallVector<Value> pieces;
       for (int64_t r = 0; r < 4; ++r) {
         auto [row, col] = aAt[2 * r];
-        Value q = f.minIdx(f.add(warpRow, row), f.queryLen - 1);
+        Value q = f.queryRow(f.add(warpRow, row));
         pieces.push_back(f.vectorLoad(
             vec({2}, elem), f.queryBuf,
             ValueRange{f.batch, f.head, q, f.add(col, 16 * ks)}, f.headDim));
@@ -486,7 +483,7 @@ private:
           Value key = f.add(k0, f.add(cAt[2 * i + j].second, n * 8));
           if (f.biasBuf)
             x = arith::AddFOp::create(
-                b, x, f.loadBias({rowsRead[i]}, f.minIdx(key, f.keyLen - 1)));
+                b, x, f.loadBias({rowsRead[i]}, f.keyRow(key, /*clamp=*/true)));
           s[n][i][j] = x;
           if (masked)
             ok[n][i][j] = f.allowed({rows[i]}, key);
@@ -566,9 +563,8 @@ private:
         Value o = vector::ExtractOp::create(b, accs[e], ArrayRef<int64_t>{i});
         o = arith::MulFOp::create(b, o, invPair);
         Value col = f.add(cAt[2 * i].second, e * 8);
-        o = f.applyGate(o, rowsRead[i], col);
-        f.ifThen(f.lt(rows[i], f.queryLen),
-                 [&] { f.storeOutput(o, rows[i], col); });
+        o = f.applyGate(o, rows[i], col);
+        f.ifThen(f.rowInside(rows[i]), [&] { f.storeOutput(o, rows[i], col); });
       }
     }
   }
@@ -579,15 +575,15 @@ private:
 Value mlir::attn::buildGpuKernel(ImplicitLocOpBuilder &b,
                                  const KernelSpec &spec,
                                  const GpuKernelPlan &plan,
-                                 const BlockLayout &layout) {
+                                 const BlockLayout *layout) {
   if (plan.kind == GpuKernelPlan::Kind::Mma) {
     GpuTarget quad(/*keyPartitions=*/4);
-    KernelFrame frame(b, spec, layout, quad);
+    KernelFrame frame(b, spec, layout, plan.blockQ, plan.blockK, quad);
     return MmaGen(frame, plan).build();
   }
   // The threads of a SIMT row split D, not the keys: each holds whole
   // scores.
   GpuTarget row(/*keyPartitions=*/1);
-  KernelFrame frame(b, spec, layout, row);
+  KernelFrame frame(b, spec, layout, plan.blockQ, plan.blockK, row);
   return SimtGen(frame, plan).build();
 }

@@ -6,7 +6,9 @@
 #include "attn-opt/Support/Random.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 #include <cmath>
 #include <limits>
@@ -20,8 +22,13 @@ Value mlir::attn::splitHeads(TensorBuilder &tb, Value v, int64_t kvHeads) {
   auto type = RankedTensorType::get(
       {s[0], kvHeads, s[1] / kvHeads, s[2], s[3]},
       cast<RankedTensorType>(v.getType()).getElementType());
+  TensorBuilder::Sizes in = tb.sizes(v);
+  SmallVector<OpFoldResult> out = {in[0], tb.b.getIndexAttr(kvHeads),
+                                   tb.b.getIndexAttr(s[1] / kvHeads), in[2],
+                                   in[3]};
   return tensor::ExpandShapeOp::create(
-      tb.b, type, v, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+      tb.b, type, v, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}},
+      out);
 }
 
 Value mlir::attn::mergeHeads(TensorBuilder &tb, Value v) {
@@ -47,8 +54,8 @@ Value mlir::attn::biasAt5(ImplicitLocOpBuilder &b, Value bias, int64_t group,
 Value mlir::attn::featureMap(TensorBuilder &tb, Value x, KernelAttr kernel,
                              double inputScale, Value projection) {
   ImplicitLocOpBuilder &b = tb.b;
-  ArrayRef<int64_t> shape = shapeOf(x);
-  int64_t rank = shape.size(), dim = shape.back();
+  TensorBuilder::Sizes shape = tb.sizes(x);
+  int64_t rank = shape.size(), dim = shapeOf(x).back();
   Value scaleCst = tb.f32Const(inputScale);
   auto scaled = [&](ImplicitLocOpBuilder &bb, Value v) -> Value {
     v = tb.toF32(bb, v);
@@ -56,22 +63,19 @@ Value mlir::attn::featureMap(TensorBuilder &tb, Value x, KernelAttr kernel,
   };
   switch (kernel.getFeatureMap()) {
   case FeatureMap::elu_plus_one:
-    return tb.elementwise(
-        shape, {x}, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-          Value v = scaled(bb, a[0]);
-          Value pos = arith::CmpFOp::create(bb, arith::CmpFPredicate::OGT, v,
-                                            tb.f32Const(0.0));
-          Value plus = arith::AddFOp::create(bb, v, tb.f32Const(1.0));
-          Value ex = math::ExpOp::create(bb, v);
-          return arith::SelectOp::create(bb, pos, plus, ex).getResult();
-        });
+    return tb.elementwise({x}, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+      Value v = scaled(bb, a[0]);
+      Value pos = arith::CmpFOp::create(bb, arith::CmpFPredicate::OGT, v,
+                                        tb.f32Const(0.0));
+      Value plus = arith::AddFOp::create(bb, v, tb.f32Const(1.0));
+      Value ex = math::ExpOp::create(bb, v);
+      return arith::SelectOp::create(bb, pos, plus, ex).getResult();
+    });
   case FeatureMap::relu:
-    return tb.elementwise(shape, {x},
-                          [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                            return arith::MaximumFOp::create(
-                                       bb, scaled(bb, a[0]), tb.f32Const(0.0))
-                                .getResult();
-                          });
+    return tb.elementwise({x}, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+      return arith::MaximumFOp::create(bb, scaled(bb, a[0]), tb.f32Const(0.0))
+          .getResult();
+    });
   case FeatureMap::favor:
     break;
   }
@@ -96,8 +100,8 @@ Value mlir::attn::featureMap(TensorBuilder &tb, Value x, KernelAttr kernel,
   for (int64_t d = 0; d + 1 < rank; ++d)
     outDims.push_back(d);
   outDims.push_back(rank);
-  SmallVector<int64_t> outShape(shape.drop_back());
-  outShape.push_back(m);
+  TensorBuilder::Sizes outShape(shape.begin(), shape.end() - 1);
+  outShape.push_back(b.getIndexAttr(m));
   std::string iters(rank - 1, 'p');
   iters += "rp";
   Value proj = tb.generic(
@@ -125,17 +129,17 @@ Value mlir::attn::featureMap(TensorBuilder &tb, Value x, KernelAttr kernel,
 
 Value mlir::attn::scores5(TensorBuilder &tb, Value q5, Value key) {
   ArrayRef<int64_t> qs = shapeOf(q5), ks = shapeOf(key);
+  TensorBuilder::Sizes q = tb.sizes(q5), k = tb.sizes(key);
   Value kt = tb.transpose(key, {0, 1, 3, 2}); // B x Hkv x D x Lk
   // Loops (b, k, g, i, d, j); a key batch of 1 broadcasts.
   int64_t kb = ks[0] == 1 && qs[0] != 1 ? -1 : 0;
   return tb.contract(q5, tb.map(6, {0, 1, 2, 3, 4}), kt,
-                     tb.map(6, {kb, 1, 4, 5}),
-                     {qs[0], qs[1], qs[2], qs[3], ks[2]},
+                     tb.map(6, {kb, 1, 4, 5}), {q[0], q[1], q[2], q[3], k[2]},
                      tb.map(6, {0, 1, 2, 3, 5}), "pppprp");
 }
 
 Value mlir::attn::applyValues5(TensorBuilder &tb, Value p, Value value) {
-  ArrayRef<int64_t> ps = shapeOf(p), vs = shapeOf(value);
+  TensorBuilder::Sizes ps = tb.sizes(p), vs = tb.sizes(value);
   // Loops (b, k, g, i, j, e).
   return tb.contract(p, tb.map(6, {0, 1, 2, 3, 4}), value,
                      tb.map(6, {0, 1, 4, 5}),
@@ -162,8 +166,94 @@ struct MaskTables {
 };
 } // namespace
 
+Value mlir::attn::rowSequences(TensorBuilder &tb, Value offsets,
+                               OpFoldResult rows) {
+  ImplicitLocOpBuilder &b = tb.b;
+  Type i32 = b.getI32Type();
+  Value n = arith::SubIOp::create(b, tensor::DimOp::create(b, offsets, 0),
+                                  tb.index(1));
+  return tb.generic(
+      {}, {}, tb.empty({rows}, i32), tb.map(1, {0}), "p",
+      [&](ImplicitLocOpBuilder &bb, ValueRange) -> Value {
+        // The last sequence whose first row is at or before this row, if
+        // the row lies before the last offset.
+        Value row =
+            arith::IndexCastOp::create(bb, i32, linalg::IndexOp::create(bb, 0));
+        Value none = arith::ConstantOp::create(bb, bb.getI32IntegerAttr(-1));
+        auto loop = scf::ForOp::create(
+            bb, arith::ConstantIndexOp::create(bb, 0), n,
+            arith::ConstantIndexOp::create(bb, 1), ValueRange{none},
+            [&](OpBuilder &, Location, Value s, ValueRange found) {
+              Value lo = tensor::ExtractOp::create(bb, offsets, ValueRange{s});
+              Value hi = tensor::ExtractOp::create(
+                  bb, offsets,
+                  ValueRange{arith::AddIOp::create(
+                      bb, s, arith::ConstantIndexOp::create(bb, 1))});
+              Value inside = arith::AndIOp::create(
+                  bb,
+                  arith::CmpIOp::create(bb, arith::CmpIPredicate::sge, row, lo),
+                  arith::CmpIOp::create(bb, arith::CmpIPredicate::slt, row,
+                                        hi));
+              Value s32 = arith::IndexCastOp::create(bb, i32, s);
+              scf::YieldOp::create(bb, ValueRange{arith::SelectOp::create(
+                                           bb, inside, s32, found[0])});
+            });
+        return loop.getResult(0);
+      });
+}
+
+namespace {
+/// Where a score sits in its sequence: whether it exists, the query and key
+/// positions within the sequence, the key position of the sequence's first
+/// query (`Lk - Lq` of the sequence) and its key length, all index values.
+struct SequencePosition {
+  Value valid, query, key, offset, keyLen;
+};
+
+/// The position of score (b, q, k) under `spec`'s varlen operands (or the
+/// whole batch row without them).
+SequencePosition positionOf(ImplicitLocOpBuilder &bb, const WeightSpec &spec,
+                            Value batch, Value q, Value k, Value queryLen,
+                            Value keyLen) {
+  Type idx = bb.getIndexType();
+  auto at = [&](Value t, Value i) -> Value {
+    return arith::IndexCastOp::create(
+        bb, idx, tensor::ExtractOp::create(bb, t, ValueRange{i}));
+  };
+  auto lt = [&](Value x, Value y) -> Value {
+    return arith::CmpIOp::create(bb, arith::CmpIPredicate::slt, x, y);
+  };
+  SequencePosition p;
+  if (spec.querySequence) {
+    Value sq = at(spec.querySequence, q), sk = at(spec.keySequence, k);
+    Value zero = arith::ConstantIndexOp::create(bb, 0);
+    Value one = arith::ConstantIndexOp::create(bb, 1);
+    p.valid = arith::AndIOp::create(
+        bb, arith::CmpIOp::create(bb, arith::CmpIPredicate::eq, sq, sk),
+        arith::CmpIOp::create(bb, arith::CmpIPredicate::sge, sq, zero));
+    Value s = arith::MaxSIOp::create(bb, sq, zero);
+    Value s1 = arith::AddIOp::create(bb, s, one);
+    Value q0 = at(spec.queryOffsets, s), q1 = at(spec.queryOffsets, s1);
+    Value k0 = at(spec.keyOffsets, s), k1 = at(spec.keyOffsets, s1);
+    p.query = arith::SubIOp::create(bb, q, q0);
+    p.key = arith::SubIOp::create(bb, k, k0);
+    p.keyLen = arith::SubIOp::create(bb, k1, k0);
+    p.offset =
+        arith::SubIOp::create(bb, p.keyLen, arith::SubIOp::create(bb, q1, q0));
+    return p;
+  }
+  Value lq = spec.queryLengths ? at(spec.queryLengths, batch) : queryLen;
+  p.keyLen = spec.keyLengths ? at(spec.keyLengths, batch) : keyLen;
+  p.valid = arith::AndIOp::create(bb, lt(q, lq), lt(k, p.keyLen));
+  p.query = q;
+  p.key = k;
+  p.offset = arith::SubIOp::create(bb, p.keyLen, lq);
+  return p;
+}
+} // namespace
+
 Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec) {
-  ArrayRef<int64_t> shape = shapeOf(s);
+  TensorBuilder::Sizes shape = tb.sizes(s);
   MaskTables tables;
   if (spec.mask)
     tables.collect(tb, spec.mask->getRoot());
@@ -171,14 +261,34 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec) {
   bool isSoftmax = isa<SoftmaxAttr>(spec.normalizer);
   auto pointwise = dyn_cast<PointwiseAttr>(spec.normalizer);
   auto kernel = dyn_cast<KernelAttr>(spec.normalizer);
+  bool varlen = spec.queryLengths || spec.keyLengths || spec.querySequence;
+  Value queryLen = tb.indexOf(shape[3]), keyLen = tb.indexOf(shape[4]);
 
   // Masked, scaled scores; the fill value marks what is masked.
   double maskedValue = isSoftmax ? negInf : 0.0;
-  Value masked = tb.elementwise(
-      shape, {s}, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+  // L^-alpha of pointwise attention: a constant for a static key length, a
+  // run-time power otherwise (per sequence for varlen batches).
+  double alpha = pointwise ? pointwise.getAlpha().convertToDouble() : 0.0;
+  auto powerOf = [&](ImplicitLocOpBuilder &bb, Value len) -> Value {
+    Value l = arith::IndexCastOp::create(bb, bb.getI64Type(), len);
+    return math::PowFOp::create(bb, arith::SIToFPOp::create(bb, tb.f32, l),
+                                tb.f32Const(-alpha));
+  };
+  Value lengthFactor;
+  if (pointwise && !varlen) {
+    if (std::optional<int64_t> len = getConstantIntValue(spec.keyLen))
+      lengthFactor = tb.f32Const(std::pow(static_cast<double>(*len), -alpha));
+    else
+      lengthFactor = powerOf(tb.b, tb.indexOf(spec.keyLen));
+  }
+  Value masked =
+      tb.elementwise({s}, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
         SmallVector<Value> idx;
         for (int64_t d = 0; d < 5; ++d)
           idx.push_back(linalg::IndexOp::create(bb, d));
+        std::optional<SequencePosition> pos;
+        if (varlen)
+          pos = positionOf(bb, spec, idx[0], idx[3], idx[4], queryLen, keyLen);
         Value x = a[0];
         if (spec.extraScore)
           x = arith::AddFOp::create(bb, x, spec.extraScore(bb, idx));
@@ -186,38 +296,45 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec) {
           x = arith::MulFOp::create(bb, x, tb.f32Const(spec.scale));
         if (spec.bias)
           x = arith::AddFOp::create(bb, x, spec.bias(bb, idx));
-        if (pointwise) {
-          double lengthFactor =
-              std::pow(static_cast<double>(spec.keyLen),
-                       -pointwise.getAlpha().convertToDouble());
-          x = arith::MulFOp::create(bb,
-                                    applyPointwiseFn(bb, pointwise.getFn(), x),
-                                    tb.f32Const(lengthFactor));
-        }
-        if (!spec.mask)
+        if (pointwise)
+          x = arith::MulFOp::create(
+              bb, applyPointwiseFn(bb, pointwise.getFn(), x),
+              pos ? powerOf(bb, pos->keyLen) : lengthFactor);
+        if (!spec.mask && !pos)
           return x;
-        Value head = arith::AddIOp::create(
-            bb, arith::MulIOp::create(bb, idx[1], tb.index(spec.group)),
-            idx[2]);
-        MaskEmitter emitter(
-            *spec.mask,
-            [&](ImplicitLocOpBuilder &eb, const mask::Node &node, Value row,
-                Value col) -> Value {
-              Value bit = tensor::ExtractOp::create(eb, tables.tables.at(&node),
-                                                    ValueRange{row, col});
-              return arith::CmpIOp::create(
-                  eb, arith::CmpIPredicate::ne, bit,
-                  arith::ConstantOp::create(eb, eb.getI8IntegerAttr(0)));
-            },
-            [&](ImplicitLocOpBuilder &eb, Value q, Value k) -> Value {
-              Value sq = tensor::ExtractOp::create(eb, spec.querySegments,
-                                                   ValueRange{idx[0], q});
-              Value sk = tensor::ExtractOp::create(eb, spec.keySegments,
-                                                   ValueRange{idx[0], k});
-              return arith::CmpIOp::create(eb, arith::CmpIPredicate::eq, sq,
-                                           sk);
-            });
-        Value allowed = emitter.emitAllowed(bb, head, idx[3], idx[4]);
+        Value allowed;
+        if (spec.mask) {
+          Value head = arith::AddIOp::create(
+              bb, arith::MulIOp::create(bb, idx[1], tb.index(spec.group)),
+              idx[2]);
+          MaskEmitter emitter(
+              *spec.mask,
+              [&](ImplicitLocOpBuilder &eb, const mask::Node &node, Value row,
+                  Value col) -> Value {
+                Value bit = tensor::ExtractOp::create(
+                    eb, tables.tables.at(&node), ValueRange{row, col});
+                return arith::CmpIOp::create(
+                    eb, arith::CmpIPredicate::ne, bit,
+                    arith::ConstantOp::create(eb, eb.getI8IntegerAttr(0)));
+              },
+              [&](ImplicitLocOpBuilder &eb, Value q, Value k) -> Value {
+                Value sq = tensor::ExtractOp::create(eb, spec.querySegments,
+                                                     ValueRange{idx[0], q});
+                Value sk = tensor::ExtractOp::create(eb, spec.keySegments,
+                                                     ValueRange{idx[0], k});
+                return arith::CmpIOp::create(eb, arith::CmpIPredicate::eq, sq,
+                                             sk);
+              });
+          allowed = pos ? emitter.emitAllowed(bb, head, pos->query, pos->key,
+                                              pos->offset)
+                        : emitter.emitAllowed(bb, head, idx[3], idx[4],
+                                              spec.maskOffset);
+        }
+        if (pos)
+          allowed =
+              allowed
+                  ? arith::AndIOp::create(bb, allowed, pos->valid).getResult()
+                  : pos->valid;
         return arith::SelectOp::create(bb, allowed, x,
                                        tb.f32Const(maskedValue));
       });
@@ -257,7 +374,7 @@ Value mlir::attn::divideRows(TensorBuilder &tb, Value num, Value den,
   int64_t rank = shapeOf(num).size();
   auto [id, outer] = tb.rowMaps(rank);
   return tb.generic(
-      {num, den}, {id, outer}, tb.empty(shapeOf(num)), id,
+      {num, den}, {id, outer}, tb.empty(tb.sizes(num)), id,
       std::string(rank, 'p'),
       [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
         Value d = arith::AddFOp::create(bb, a[1], tb.f32Const(eps));
@@ -273,11 +390,10 @@ Value mlir::attn::applyGate(TensorBuilder &tb, Value o, Value gate,
   if (!gate)
     return o;
   Value g5 = splitHeads(tb, gate, kvHeads);
-  return tb.elementwise(shapeOf(o), {o, g5},
-                        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-                          return arith::MulFOp::create(bb, a[0],
-                                                       tb.toF32(bb, a[1]));
-                        });
+  return tb.elementwise(
+      {o, g5}, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+        return arith::MulFOp::create(bb, a[0], tb.toF32(bb, a[1]));
+      });
 }
 
 Value mlir::attn::finishHeads(TensorBuilder &tb, Value o, Type elementType) {

@@ -4,6 +4,9 @@
 
 #include "attn-opt/Conversion/AttnToLinalg/AttentionLowering.h"
 
+#include "attn-opt/Dialect/Attn/Utils/RuntimeChecks.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -24,6 +27,39 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    // Dynamic sizes and varlen operands are checked first; the attention is
+    // computed only when they hold.
+    Value ok = emitRuntimeChecks(b, op);
+    if (!ok) {
+      rewriter.replaceOp(op, lower(b, op));
+      return success();
+    }
+    TensorBuilder tb(b);
+    auto guarded = scf::IfOp::create(
+        b, ok,
+        [&](OpBuilder &, Location) {
+          scf::YieldOp::create(b, ValueRange{lower(b, op)});
+        },
+        [&](OpBuilder &, Location) {
+          // The result of a failed check is unspecified (the hook reported
+          // it).
+          scf::YieldOp::create(
+              b, ValueRange{tb.empty(resultSizes(tb, op),
+                                     elementTypeOf(op.getQuery()))});
+        });
+    rewriter.replaceOp(op, guarded.getResult(0));
+    return success();
+  }
+
+  /// The sizes of the result: batch, heads and length of the query, value
+  /// dim of the value.
+  static TensorBuilder::Sizes resultSizes(TensorBuilder &tb, AttentionOp op) {
+    TensorBuilder::Sizes q = tb.sizes(op.getQuery());
+    q[3] = tb.size(op.getValue(), 3);
+    return q;
+  }
+
+  static Value lower(ImplicitLocOpBuilder &b, AttentionOp op) {
     TensorBuilder tb(b);
     AttentionDims d = op.getDims();
     Value q5 = splitHeads(tb, op.getQuery(), d.kvHeads);
@@ -36,7 +72,7 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
     WeightSpec spec;
     spec.normalizer = op.getNormalizer();
     spec.group = d.groupSize();
-    spec.keyLen = d.keyLen;
+    spec.keyLen = tb.size(op.getKey(), 2);
     if (auto kernel = dyn_cast<KernelAttr>(op.getNormalizer())) {
       double inputScale =
           op.getScale() ? std::sqrt(op.getEffectiveScale()) : 1.0;
@@ -52,6 +88,20 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
       spec.mask = &m;
       spec.querySegments = op.getQuerySegments();
       spec.keySegments = op.getEffectiveKeySegments();
+      if (!m.hasStaticLengths())
+        spec.maskOffset =
+            arith::SubIOp::create(b, tb.indexOf(tb.size(op.getKey(), 2)),
+                                  tb.indexOf(tb.size(op.getQuery(), 2)));
+    }
+    spec.queryLengths = op.getQueryLengths();
+    spec.keyLengths = op.getKeyLengths();
+    if (op.isPacked()) {
+      spec.queryOffsets = op.getQueryOffsets();
+      spec.keyOffsets = op.getKeyOffsets();
+      spec.querySequence =
+          rowSequences(tb, spec.queryOffsets, tb.size(op.getQuery(), 2));
+      spec.keySequence =
+          rowSequences(tb, spec.keyOffsets, tb.size(op.getKey(), 2));
     }
     if (Value bias = op.getBias()) {
       int64_t group = d.groupSize();
@@ -63,8 +113,7 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
 
     Value o = applyValues5(tb, weights5(tb, s, spec), op.getValue());
     o = applyGate(tb, o, op.getGate(), d.kvHeads);
-    rewriter.replaceOp(op, finishHeads(tb, o, elementTypeOf(op.getQuery())));
-    return success();
+    return finishHeads(tb, o, elementTypeOf(op.getQuery()));
   }
 };
 
@@ -89,7 +138,7 @@ struct LowRankAttentionOpLowering : OpRewritePattern<LowRankAttentionOp> {
     WeightSpec spec;
     spec.normalizer = SoftmaxAttr::get(op.getContext());
     spec.scale = op.getEffectiveScale();
-    spec.keyLen = rows;
+    spec.keyLen = b.getIndexAttr(rows);
     rewriter.replaceOp(op, attend(tb, scores5(tb, q5, key), spec, value,
                                   elementTypeOf(op.getQuery())));
     return success();
@@ -117,7 +166,7 @@ struct RelativeAttentionOpLowering : OpRewritePattern<RelativeAttentionOp> {
     auto addBias = [&](Value bias) {
       return tb.generic(
           {q5, bias}, {tb.map(5, {0, 1, 2, 3, 4}), tb.map(5, {1, 4})},
-          tb.empty(shapeOf(q5)), tb.map(5, {0, 1, 2, 3, 4}), "ppppp",
+          tb.empty(tb.sizes(q5)), tb.map(5, {0, 1, 2, 3, 4}), "ppppp",
           [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
             return arith::AddFOp::create(bb, tb.toF32(bb, a[0]),
                                          tb.toF32(bb, a[1]));
@@ -136,7 +185,7 @@ struct RelativeAttentionOpLowering : OpRewritePattern<RelativeAttentionOp> {
     WeightSpec spec;
     spec.normalizer = SoftmaxAttr::get(op.getContext());
     spec.scale = op.getEffectiveScale();
-    spec.keyLen = keyLen;
+    spec.keyLen = b.getIndexAttr(keyLen);
     spec.mask = &m;
     // The score of key j adds BD at distance M + i - j (clamped where the
     // causal mask discards it anyway).

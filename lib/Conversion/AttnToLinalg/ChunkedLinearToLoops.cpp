@@ -24,6 +24,7 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::attn {
@@ -44,7 +45,9 @@ struct ChunkedLowering {
   ImplicitLocOpBuilder &b;
   TensorBuilder tb;
   ChunkedLinearOp op;
-  int64_t batch, kvHeads, group, len, features, valueDim, chunk;
+  int64_t kvHeads, group, features, valueDim, chunk;
+  /// Batch and length, static or dynamic.
+  OpFoldResult batch, len;
   bool causal;
   Value segments; // B x L ids, or null
   Type idType;
@@ -53,13 +56,15 @@ struct ChunkedLowering {
       : b(b), tb(b), op(op) {
     ArrayRef<int64_t> qs = shapeOf(op.getQueryFeatures());
     ArrayRef<int64_t> ks = shapeOf(op.getKeyFeatures());
-    batch = qs[0];
+    batch = tb.size(op.getQueryFeatures(), 0);
     kvHeads = ks[1];
     group = qs[1] / ks[1];
-    len = qs[2];
+    len = tb.size(op.getQueryFeatures(), 2);
     features = qs[3];
     valueDim = shapeOf(op.getValue())[3];
-    chunk = std::min<int64_t>(op.getChunkSize(), len);
+    chunk = op.getChunkSize();
+    if (std::optional<int64_t> l = getConstantIntValue(len))
+      chunk = std::max<int64_t>(1, std::min<int64_t>(chunk, *l));
     causal = op.getCausal();
     segments = op.getSegments();
     if (segments)
@@ -71,25 +76,22 @@ struct ChunkedLowering {
   /// A slice of `src` at `offsets` with `sizes`, dropping the unit
   /// dimensions listed in `dropped`.
   Value slice(Value src, ArrayRef<OpFoldResult> offsets,
-              ArrayRef<int64_t> sizes, ArrayRef<int64_t> dropped) {
+              ArrayRef<OpFoldResult> sizes, ArrayRef<int64_t> dropped) {
     SmallVector<int64_t> shape;
     for (auto [i, s] : llvm::enumerate(sizes))
       if (!llvm::is_contained(dropped, static_cast<int64_t>(i)))
-        shape.push_back(s);
+        shape.push_back(getConstantIntValue(s).value_or(ShapedType::kDynamic));
     auto type = RankedTensorType::get(
         shape, cast<RankedTensorType>(src.getType()).getElementType());
-    SmallVector<OpFoldResult> sz, strides(sizes.size(), fold(1));
-    for (int64_t s : sizes)
-      sz.push_back(fold(s));
-    return tensor::ExtractSliceOp::create(b, type, src, offsets, sz, strides);
+    SmallVector<OpFoldResult> strides(sizes.size(), fold(1));
+    return tensor::ExtractSliceOp::create(b, type, src, offsets, sizes,
+                                          strides);
   }
 
   Value insert(Value src, Value dest, ArrayRef<OpFoldResult> offsets,
-               ArrayRef<int64_t> sizes) {
-    SmallVector<OpFoldResult> sz, strides(sizes.size(), fold(1));
-    for (int64_t s : sizes)
-      sz.push_back(fold(s));
-    return tensor::InsertSliceOp::create(b, src, dest, offsets, sz, strides);
+               ArrayRef<OpFoldResult> sizes) {
+    SmallVector<OpFoldResult> strides(sizes.size(), fold(1));
+    return tensor::InsertSliceOp::create(b, src, dest, offsets, sizes, strides);
   }
 
   /// The identity maps and iterators of an elementwise op on `x`.
@@ -127,24 +129,26 @@ struct ChunkedLowering {
     Value num, den, state, keySum, id;
   };
 
-  /// Processes the chunk at `offset` (index) of static size `n`.
-  /// `forward`: the state holds preceding keys and the intra-chunk part is
-  /// added; otherwise the state holds following keys.
-  Carry step(Value q, Value k, Value v, Value segRow, Value offset, int64_t n,
-             bool forward, Carry c) {
+  /// Processes the chunk at `offset` (index) of size `n` (static, or the
+  /// dynamic size of a ragged last chunk). `forward`: the state holds
+  /// preceding keys and the intra-chunk part is added; otherwise the state
+  /// holds following keys.
+  Carry step(Value q, Value k, Value v, Value segRow, Value offset,
+             OpFoldResult n, bool forward, Carry c) {
     OpFoldResult off = offset;
-    Value qc = slice(q, {fold(0), off, fold(0)}, {group, n, features}, {});
-    Value kc = slice(k, {off, fold(0)}, {n, features}, {});
-    Value vc = slice(v, {off, fold(0)}, {n, valueDim}, {});
+    OpFoldResult g = fold(group), f = fold(features), dv = fold(valueDim);
+    Value qc = slice(q, {fold(0), off, fold(0)}, {g, n, f}, {});
+    Value kc = slice(k, {off, fold(0)}, {n, f}, {});
+    Value vc = slice(v, {off, fold(0)}, {n, dv}, {});
     Value segC = segments ? slice(segRow, {off}, {n}, {}) : Value();
 
-    Value numC = tb.filled({group, n, valueDim}, 0.0);
-    Value denC = tb.filled({group, n}, 0.0);
+    Value numC = tb.filled({g, n, dv}, 0.0);
+    Value denC = tb.filled({g, n}, 0.0);
     if (forward) {
       // A[g,i,j] = sum_f q[g,i,f] k[j,f], masked; loops (g, i, f, j).
       Value kcT = tb.transpose(kc, {1, 0});
       Value a = tb.contract(qc, tb.map(4, {0, 1, 2}), kcT, tb.map(4, {2, 3}),
-                            {group, n, n}, tb.map(4, {0, 1, 3}), "pprp");
+                            {g, n, n}, tb.map(4, {0, 1, 3}), "pprp");
       SmallVector<Value> ins = {a};
       SmallVector<AffineMap> maps = {tb.map(3, {0, 1, 2})};
       if (segments) {
@@ -152,7 +156,7 @@ struct ChunkedLowering {
         maps.append({tb.map(3, {1}), tb.map(3, {2})});
       }
       a = tb.generic(
-          ins, maps, tb.empty({group, n, n}), tb.map(3, {0, 1, 2}), "ppp",
+          ins, maps, tb.empty({g, n, n}), tb.map(3, {0, 1, 2}), "ppp",
           [&](ImplicitLocOpBuilder &bb, ValueRange x) {
             Value ok;
             if (causal)
@@ -169,7 +173,7 @@ struct ChunkedLowering {
           });
       // num = A V (loops g, i, j, e), den = A 1.
       numC = tb.contract(a, tb.map(4, {0, 1, 2}), vc, tb.map(4, {2, 3}),
-                         {group, n, valueDim}, tb.map(4, {0, 1, 3}), "pprp");
+                         {g, n, dv}, tb.map(4, {0, 1, 3}), "pprp");
       denC = tb.reduceLast(a, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange x) {
         return tb.add(bb, x[1], x[0]);
       });
@@ -177,10 +181,10 @@ struct ChunkedLowering {
     // Inter-chunk: q S and q z, for queries in the state's segment.
     Value interNum =
         tb.contract(qc, tb.map(4, {0, 1, 2}), c.state, tb.map(4, {2, 3}),
-                    {group, n, valueDim}, tb.map(4, {0, 1, 3}), "pprp");
+                    {g, n, dv}, tb.map(4, {0, 1, 3}), "pprp");
     Value interDen =
-        tb.contract(qc, tb.map(3, {0, 1, 2}), c.keySum, tb.map(3, {2}),
-                    {group, n}, tb.map(3, {0, 1}), "ppr");
+        tb.contract(qc, tb.map(3, {0, 1, 2}), c.keySum, tb.map(3, {2}), {g, n},
+                    tb.map(3, {0, 1}), "ppr");
     if (segments) {
       auto gateBySegment = [&](Value x) {
         int64_t rank = shapeOf(x).size();
@@ -189,7 +193,7 @@ struct ChunkedLowering {
           all.push_back(d);
         return tb.generic(
             {x, segC}, {tb.map(rank, all), tb.map(rank, {1})},
-            tb.empty(shapeOf(x)), tb.map(rank, all), std::string(rank, 'p'),
+            tb.empty(tb.sizes(x)), tb.map(rank, all), std::string(rank, 'p'),
             [&](ImplicitLocOpBuilder &bb, ValueRange a) {
               Value same = arith::CmpIOp::create(bb, arith::CmpIPredicate::eq,
                                                  a[1], c.id);
@@ -203,28 +207,29 @@ struct ChunkedLowering {
     numC = add(numC, interNum);
     denC = add(denC, interDen);
     Carry next = c;
-    Value numSlice =
-        slice(c.num, {fold(0), off, fold(0)}, {group, n, valueDim}, {});
-    Value denSlice = slice(c.den, {fold(0), off}, {group, n}, {});
-    next.num = insert(add(numSlice, numC), c.num, {fold(0), off, fold(0)},
-                      {group, n, valueDim});
-    next.den = insert(add(denSlice, denC), c.den, {fold(0), off}, {group, n});
+    Value numSlice = slice(c.num, {fold(0), off, fold(0)}, {g, n, dv}, {});
+    Value denSlice = slice(c.den, {fold(0), off}, {g, n}, {});
+    next.num =
+        insert(add(numSlice, numC), c.num, {fold(0), off, fold(0)}, {g, n, dv});
+    next.den = insert(add(denSlice, denC), c.den, {fold(0), off}, {g, n});
 
     // State update with this chunk's keys (of the segment that continues).
     Value kSel = kc;
     if (segments) {
-      Value edge =
-          arith::AddIOp::create(b, offset, tb.index(forward ? n - 1 : 0));
+      Value edge = forward
+                       ? arith::SubIOp::create(
+                             b, arith::AddIOp::create(b, offset, tb.indexOf(n)),
+                             tb.index(1))
+                       : offset;
       Value edgeId = idAt(segRow, edge);
-      kSel = tb.generic({kc, segC}, {tb.map(2, {0, 1}), tb.map(2, {0})},
-                        tb.empty({n, features}), tb.map(2, {0, 1}), "pp",
-                        [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                          Value same = arith::CmpIOp::create(
-                              bb, arith::CmpIPredicate::eq, a[1], edgeId);
-                          return arith::SelectOp::create(bb, same, a[0],
-                                                         tb.f32Const(0))
-                              .getResult();
-                        });
+      kSel = tb.generic(
+          {kc, segC}, {tb.map(2, {0, 1}), tb.map(2, {0})}, tb.empty({n, f}),
+          tb.map(2, {0, 1}), "pp", [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+            Value same = arith::CmpIOp::create(bb, arith::CmpIPredicate::eq,
+                                               a[1], edgeId);
+            return arith::SelectOp::create(bb, same, a[0], tb.f32Const(0))
+                .getResult();
+          });
       Value keep =
           arith::CmpIOp::create(b, arith::CmpIPredicate::eq, edgeId, c.id);
       next.state = keepIf(c.state, keep);
@@ -246,7 +251,16 @@ struct ChunkedLowering {
 
   /// One sweep over all chunks, forward or backward.
   Carry sweep(Value q, Value k, Value v, Value segRow, bool forward, Carry c) {
-    int64_t full = len / chunk, rest = len % chunk;
+    Value lenV = tb.indexOf(len);
+    std::optional<int64_t> staticLen = getConstantIntValue(len);
+    OpFoldResult full, rest;
+    if (staticLen) {
+      full = fold(*staticLen / chunk);
+      rest = fold(*staticLen % chunk);
+    } else {
+      full = arith::DivUIOp::create(b, lenV, tb.index(chunk)).getResult();
+      rest = arith::RemUIOp::create(b, lenV, tb.index(chunk)).getResult();
+    }
     auto carryValues = [](const Carry &x) {
       SmallVector<Value> vals = {x.num, x.den, x.state, x.keySum};
       if (x.id)
@@ -259,27 +273,45 @@ struct ChunkedLowering {
         x.id = vals[4];
       return x;
     };
-    // The ragged chunk comes last going forward, first going backward.
+    // The ragged chunk comes last going forward, first going backward; with
+    // a dynamic length it may be empty, and is skipped then.
     auto ragged = [&](Carry x) {
-      if (rest == 0)
-        return x;
-      return step(q, k, v, segRow, tb.index(full * chunk), rest, forward, x);
+      Value at = arith::MulIOp::create(b, tb.indexOf(full), tb.index(chunk));
+      if (std::optional<int64_t> r = getConstantIntValue(rest)) {
+        if (*r == 0)
+          return x;
+        return step(q, k, v, segRow, at, rest, forward, x);
+      }
+      Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ne,
+                                        tb.indexOf(rest), tb.index(0));
+      auto ifOp = scf::IfOp::create(
+          b, any,
+          [&](OpBuilder &, Location) {
+            scf::YieldOp::create(
+                b, carryValues(step(q, k, v, segRow, at, rest, forward, x)));
+          },
+          [&](OpBuilder &, Location) {
+            scf::YieldOp::create(b, carryValues(x));
+          });
+      return fromValues(ifOp.getResults());
     };
     if (!forward)
       c = ragged(c);
-    if (full > 0) {
+    if (getConstantIntValue(full) != 0) {
+      Value fullV = tb.indexOf(full);
       auto loop = scf::ForOp::create(
-          b, tb.index(0), tb.index(full), tb.index(1), carryValues(c),
+          b, tb.index(0), fullV, tb.index(1), carryValues(c),
           [&](OpBuilder &nested, Location loc, Value iv, ValueRange args) {
             ImplicitLocOpBuilder ib(loc, nested);
             ChunkedLowering inner(ib, op);
             Value index = iv;
             if (!forward)
-              index = arith::SubIOp::create(ib, inner.tb.index(full - 1), iv);
+              index = arith::SubIOp::create(
+                  ib, arith::SubIOp::create(ib, fullV, inner.tb.index(1)), iv);
             Value offset =
                 arith::MulIOp::create(ib, index, inner.tb.index(chunk));
-            Carry next = inner.step(q, k, v, segRow, offset, chunk, forward,
-                                    fromValues(args));
+            Carry next = inner.step(q, k, v, segRow, offset, fold(chunk),
+                                    forward, fromValues(args));
             scf::YieldOp::create(ib, carryValues(next));
           });
       c = fromValues(loop.getResults());
@@ -292,9 +324,11 @@ struct ChunkedLowering {
   /// The chunked computation: num (5-D) and den (5-D minus Dv).
   std::pair<Value, Value> chunkedSums() {
     Value q5 = splitHeads(tb, op.getQueryFeatures(), kvHeads);
-    Value numInit = tb.filled({batch, kvHeads, group, len, valueDim}, 0.0);
-    Value denInit = tb.filled({batch, kvHeads, group, len}, 0.0);
-    SmallVector<OpFoldResult> ubs = {fold(batch), fold(kvHeads)};
+    OpFoldResult h = fold(kvHeads), g = fold(group), f = fold(features),
+                 dv = fold(valueDim);
+    Value numInit = tb.filled({batch, h, g, len, dv}, 0.0);
+    Value denInit = tb.filled({batch, h, g, len}, 0.0);
+    SmallVector<OpFoldResult> ubs = {batch, h};
     auto forall = scf::ForallOp::create(b, ubs, ValueRange{numInit, denInit},
                                         std::nullopt);
     Block *body = forall.getBody();
@@ -302,23 +336,24 @@ struct ChunkedLowering {
     Value numAll = body->getArgument(2), denAll = body->getArgument(3);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(body);
+    OpFoldResult one = fold(1);
     Value q = slice(q5, {bi, hi, fold(0), fold(0), fold(0)},
-                    {1, 1, group, len, features}, {0, 1});
+                    {one, one, g, len, f}, {0, 1});
     Value k = slice(op.getKeyFeatures(), {bi, hi, fold(0), fold(0)},
-                    {1, 1, len, features}, {0, 1});
+                    {one, one, len, f}, {0, 1});
     Value v = slice(op.getValue(), {bi, hi, fold(0), fold(0)},
-                    {1, 1, len, valueDim}, {0, 1});
+                    {one, one, len, dv}, {0, 1});
     Value segRow;
     if (segments)
-      segRow = slice(segments, {bi, fold(0)}, {1, len}, {0});
+      segRow = slice(segments, {bi, fold(0)}, {one, len}, {0});
     Carry c;
     c.num = slice(numAll, {bi, hi, fold(0), fold(0), fold(0)},
-                  {1, 1, group, len, valueDim}, {0, 1});
+                  {one, one, g, len, dv}, {0, 1});
     c.den =
-        slice(denAll, {bi, hi, fold(0), fold(0)}, {1, 1, group, len}, {0, 1});
+        slice(denAll, {bi, hi, fold(0), fold(0)}, {one, one, g, len}, {0, 1});
     auto freshState = [&](Carry &x) {
-      x.state = tb.filled({features, valueDim}, 0.0);
-      x.keySum = tb.filled({features}, 0.0);
+      x.state = tb.filled({f, dv}, 0.0);
+      x.keySum = tb.filled({f}, 0.0);
       if (segments)
         x.id = idAt(segRow, tb.index(0));
     };
@@ -327,7 +362,8 @@ struct ChunkedLowering {
     if (!causal) {
       freshState(c);
       if (segments)
-        c.id = idAt(segRow, tb.index(len - 1));
+        c.id = idAt(segRow,
+                    arith::SubIOp::create(b, tb.indexOf(len), tb.index(1)));
       c = sweep(q, k, v, segRow, /*forward=*/false, c);
     }
     b.setInsertionPointToStart(forall.getTerminator().getBody());
@@ -335,13 +371,10 @@ struct ChunkedLowering {
     tensor::ParallelInsertSliceOp::create(
         b, c.num, numAll,
         SmallVector<OpFoldResult>{bi, hi, fold(0), fold(0), fold(0)},
-        SmallVector<OpFoldResult>{fold(1), fold(1), fold(group), fold(len),
-                                  fold(valueDim)},
-        strides5);
+        SmallVector<OpFoldResult>{one, one, g, len, dv}, strides5);
     tensor::ParallelInsertSliceOp::create(
         b, c.den, denAll, SmallVector<OpFoldResult>{bi, hi, fold(0), fold(0)},
-        SmallVector<OpFoldResult>{fold(1), fold(1), fold(group), fold(len)},
-        strides4);
+        SmallVector<OpFoldResult>{one, one, g, len}, strides4);
     return {forall.getResult(0), forall.getResult(1)};
   }
 
@@ -355,17 +388,26 @@ struct ChunkedLowering {
 
   /// i1: every row of segment ids is non-decreasing.
   Value idsSorted() {
-    if (len < 2)
+    if (getConstantIntValue(len).value_or(2) < 2)
       return arith::ConstantOp::create(b, b.getBoolAttr(true));
-    Value prev = slice(segments, {fold(0), fold(0)}, {batch, len - 1}, {});
-    Value next = slice(segments, {fold(0), fold(1)}, {batch, len - 1}, {});
-    Value ok = tb.generic({prev, next}, {tb.map(2, {0, 1}), tb.map(2, {0, 1})},
-                          tb.filled({}, 1, b.getI1Type()), tb.map(2, {}), "rr",
-                          [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-                            Value le = arith::CmpIOp::create(
-                                bb, arith::CmpIPredicate::sle, a[0], a[1]);
-                            return arith::AndIOp::create(bb, a[2], le);
-                          });
+    // An empty slice when the (dynamic) length is below 2: sorted.
+    Value lenV = tb.indexOf(len);
+    OpFoldResult pairs =
+        arith::MaxSIOp::create(b, arith::SubIOp::create(b, lenV, tb.index(1)),
+                               tb.index(0))
+            .getResult();
+    if (std::optional<int64_t> l = getConstantIntValue(len))
+      pairs = fold(*l - 1);
+    Value prev = slice(segments, {fold(0), fold(0)}, {batch, pairs}, {});
+    Value next = slice(segments, {fold(0), fold(1)}, {batch, pairs}, {});
+    Value ok = tb.generic(
+        {prev, next}, {tb.map(2, {0, 1}), tb.map(2, {0, 1})},
+        tb.filled(ArrayRef<OpFoldResult>{}, 1, b.getI1Type()), tb.map(2, {}),
+        "rr", [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+          Value le =
+              arith::CmpIOp::create(bb, arith::CmpIPredicate::sle, a[0], a[1]);
+          return arith::AndIOp::create(bb, a[2], le);
+        });
     return tensor::ExtractOp::create(b, ok, ValueRange{});
   }
 

@@ -76,17 +76,16 @@ struct ScoresLowering : InternalLowering<ScoresOp> {
     if (scale != 1.0 || bias) {
       ArrayRef<int64_t> qs = shapeOf(op.getQuery());
       int64_t group = qs[1] / ks[1];
-      s = tb.elementwise(
-          shapeOf(s), {s}, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-            Value x = arith::MulFOp::create(bb, a[0], tb.f32Const(scale));
-            if (!bias)
-              return x;
-            SmallVector<Value> idx;
-            for (int64_t d = 0; d < 5; ++d)
-              idx.push_back(linalg::IndexOp::create(bb, d));
-            Value v = biasAt5(bb, bias, group, idx);
-            return arith::AddFOp::create(bb, x, v).getResult();
-          });
+      s = tb.elementwise({s}, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+        Value x = arith::MulFOp::create(bb, a[0], tb.f32Const(scale));
+        if (!bias)
+          return x;
+        SmallVector<Value> idx;
+        for (int64_t d = 0; d < 5; ++d)
+          idx.push_back(linalg::IndexOp::create(bb, d));
+        Value v = biasAt5(bb, bias, group, idx);
+        return arith::AddFOp::create(bb, x, v).getResult();
+      });
     }
     return {mergeHeads(tb, s)};
   }
@@ -97,10 +96,14 @@ struct NormalizeLowering : InternalLowering<NormalizeOp> {
   SmallVector<Value> lower(TensorBuilder &tb, NormalizeOp op) const override {
     WeightSpec spec;
     spec.normalizer = op.getNormalizer();
-    spec.keyLen = shapeOf(op.getScores())[3];
+    spec.keyLen = tb.size(op.getScores(), 3);
     mask::Mask m = op.getMask();
     if (!m.isAll()) {
       spec.mask = &m;
+      if (!m.hasStaticLengths())
+        spec.maskOffset =
+            arith::SubIOp::create(tb.b, tb.indexOf(tb.size(op.getScores(), 3)),
+                                  tb.indexOf(tb.size(op.getScores(), 2)));
       spec.querySegments = op.getQuerySegments();
       spec.keySegments =
           op.getKeySegments() ? op.getKeySegments() : op.getQuerySegments();
@@ -124,8 +127,8 @@ struct ApplyLowering : InternalLowering<ApplyOp> {
 struct KVStateLowering : InternalLowering<KVStateOp> {
   using InternalLowering::InternalLowering;
   SmallVector<Value> lower(TensorBuilder &tb, KVStateOp op) const override {
-    ArrayRef<int64_t> ks = shapeOf(op.getKeyFeatures());
-    int64_t dv = shapeOf(op.getValue())[3];
+    TensorBuilder::Sizes ks = tb.sizes(op.getKeyFeatures());
+    OpFoldResult dv = tb.size(op.getValue(), 3);
     // state[b,h,f,e] = sum_j phik[b,h,j,f] v[b,h,j,e]; loops (b,h,j,f,e).
     Value state =
         tb.contract(op.getKeyFeatures(), tb.map(5, {0, 1, 2, 3}), op.getValue(),
@@ -147,12 +150,12 @@ struct StateApplyLowering : InternalLowering<StateApplyOp> {
   SmallVector<Value> lower(TensorBuilder &tb, StateApplyOp op) const override {
     ArrayRef<int64_t> ss = shapeOf(op.getState());
     Value q5 = splitHeads(tb, op.getQueryFeatures(), ss[1]);
-    ArrayRef<int64_t> qs = shapeOf(q5);
+    TensorBuilder::Sizes qs = tb.sizes(q5);
     // num[b,k,g,i,e] = sum_f q5[b,k,g,i,f] state[b,k,f,e].
-    Value num = tb.contract(q5, tb.map(6, {0, 1, 2, 3, 4}), op.getState(),
-                            tb.map(6, {0, 1, 4, 5}),
-                            {qs[0], qs[1], qs[2], qs[3], ss[3]},
-                            tb.map(6, {0, 1, 2, 3, 5}), "pppprp");
+    Value num = tb.contract(
+        q5, tb.map(6, {0, 1, 2, 3, 4}), op.getState(), tb.map(6, {0, 1, 4, 5}),
+        {qs[0], qs[1], qs[2], qs[3], tb.size(op.getState(), 3)},
+        tb.map(6, {0, 1, 2, 3, 5}), "pppprp");
     // den[b,k,g,i] = sum_f q5[b,k,g,i,f] key_sum[b,k,f].
     Value den = tb.contract(q5, tb.map(5, {0, 1, 2, 3, 4}), op.getKeySum(),
                             tb.map(5, {0, 1, 4}), {qs[0], qs[1], qs[2], qs[3]},
@@ -180,15 +183,20 @@ struct ChunkedLinearLowering : InternalLowering<ChunkedLinearOp> {
     mask::Node root =
         parts.size() == 1 ? parts.front() : mask::Node::intersect(parts);
     mask::Mask m(root, qs[1], qs[2], ks[2]);
+    bool staticLengths = m.hasStaticLengths();
     WeightSpec spec;
     MLIRContext *ctx = op.getContext();
     // Kernel normalization of the feature products (the feature map itself
     // was applied already; only eps matters here).
     spec.normalizer = KernelAttr::get(ctx, FeatureMap::relu, 0, false, 0,
                                       APFloat(op.getEps().convertToDouble()));
-    spec.keyLen = ks[2];
+    spec.keyLen = tb.size(op.getKeyFeatures(), 2);
     spec.group = qs[1] / ks[1];
     spec.mask = &m;
+    if (!staticLengths)
+      spec.maskOffset = arith::SubIOp::create(
+          tb.b, tb.indexOf(tb.size(op.getKeyFeatures(), 2)),
+          tb.indexOf(tb.size(op.getQueryFeatures(), 2)));
     spec.querySegments = spec.keySegments = op.getSegments();
     Value o = applyValues5(tb, weights5(tb, s, spec), op.getValue());
     o = applyGate(tb, o, op.getGate(), ks[1]);

@@ -273,8 +273,7 @@ struct LshLowering {
           return arith::DivFOp::create(bb, a[0], a[1]);
         });
     Value lse = tb.elementwise(
-        {batch, heads, numChunks, chunk}, {rowMax, rowSum},
-        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+        {rowMax, rowSum}, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
           return arith::AddFOp::create(bb, a[0], math::LogOp::create(bb, a[1]));
         });
 

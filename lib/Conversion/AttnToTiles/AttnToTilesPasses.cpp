@@ -7,6 +7,7 @@
 
 #include "attn-opt/Conversion/AttnToTiles/TileKernel.h"
 #include "attn-opt/Conversion/Passes.h"
+#include "attn-opt/Dialect/Attn/Utils/RuntimeChecks.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -81,6 +82,28 @@ static InFlightDiagnostic &describeLayout(InFlightDiagnostic &&diag,
               << " key blocks (" << layout.countFull() << " full)";
 }
 
+/// The remark of a kernel whose blocks are classified at run time.
+static InFlightDiagnostic &describeRuntime(InFlightDiagnostic &&diag,
+                                           int64_t blockQ, int64_t blockK,
+                                           int64_t lanes) {
+  return diag << "tiles of " << blockQ << " queries x " << blockK << " keys, "
+              << lanes << " lanes; key blocks classified at run time "
+              << "(lengths known at run time)";
+}
+
+/// Emits the tile kernel of `op` (its run-time checks first) and replaces
+/// the op.
+static void emitKernel(AttentionOp op, const TargetModel &target,
+                       const TileSizes &tiles, const BlockLayout *layout) {
+  IRRewriter rewriter(op->getContext());
+  rewriter.setInsertionPoint(op);
+  ImplicitLocOpBuilder b(op->getLoc(), rewriter);
+  KernelSpec spec = KernelSpec::get(op);
+  spec.runtimeOk = emitRuntimeChecks(b, op);
+  Value result = buildTileKernel(b, spec, target, tiles, layout);
+  rewriter.replaceOp(op, result);
+}
+
 /// Replaces `op` by the tile kernel. With a `layout` attribute, its blocks
 /// are the kernel's tiles; otherwise the options' (or the model's).
 static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
@@ -95,14 +118,16 @@ static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
       chooseTiles(op, target, spec.dims.valueDim, queryTile, keyBlock, pass);
   if (failed(tiles))
     return failure();
+  if (!spec.hasStaticLayout()) {
+    describeRuntime(op.emitRemark() << pass << ": ", tiles->queryTile(target),
+                    tiles->keyBlock, target.lanes);
+    emitKernel(op, target, *tiles, nullptr);
+    return success();
+  }
   BlockLayout layout =
       op.getBlockLayout(tiles->queryTile(target), tiles->keyBlock);
   describeLayout(op.emitRemark() << pass << ": ", layout, target.lanes);
-  IRRewriter rewriter(op->getContext());
-  rewriter.setInsertionPoint(op);
-  ImplicitLocOpBuilder b(op->getLoc(), rewriter);
-  Value result = buildTileKernel(b, spec, target, *tiles, layout);
-  rewriter.replaceOp(op, result);
+  emitKernel(op, target, *tiles, &layout);
   return success();
 }
 
@@ -165,6 +190,12 @@ struct BlockSparsePass
           op, *target, op.getDims().valueDim, blockQ, blockK, getArgument());
       if (failed(tiles))
         return signalPassFailure();
+      if (!KernelSpec::get(op).hasStaticLayout()) {
+        op.emitRemark() << getArgument()
+                        << ": lengths known at run time; left for the "
+                           "kernels, which classify blocks at run time";
+        continue;
+      }
       BlockLayout layout =
           op.getBlockLayout(tiles->queryTile(*target), tiles->keyBlock);
       if (layout.countVisited() == layout.countBlocks() &&
@@ -178,12 +209,7 @@ struct BlockSparsePass
       op.setLayoutAttr(BlockLayoutAttr::get(&getContext(), layout));
       if (!kernels)
         continue;
-      IRRewriter rewriter(&getContext());
-      rewriter.setInsertionPoint(op);
-      ImplicitLocOpBuilder b(op->getLoc(), rewriter);
-      Value result =
-          buildTileKernel(b, KernelSpec::get(op), *target, *tiles, layout);
-      rewriter.replaceOp(op, result);
+      emitKernel(op, *target, *tiles, &layout);
     }
   }
 };

@@ -46,15 +46,16 @@ public:
 
   Value build() {
     f.prepare();
-    SmallVector<Value> lbs = {f.idx(0), f.idx(0), f.idx(0)};
-    SmallVector<Value> ubs = {f.idx(f.batchSize), f.idx(f.queryHeads),
-                              f.idx(f.numTiles)};
-    SmallVector<Value> steps = {f.idx(1), f.idx(1), f.idx(1)};
-    scf::ParallelOp::create(b, lbs, ubs, steps,
-                            [&](OpBuilder &, Location, ValueRange ivs) {
-                              tile(ivs[0], ivs[1], ivs[2]);
-                              scf::ReduceOp::create(b);
-                            });
+    f.guarded([&] {
+      SmallVector<Value> lbs = {f.idx(0), f.idx(0), f.idx(0)};
+      SmallVector<Value> ubs = {f.batchSize, f.idx(f.queryHeads), f.numTiles};
+      SmallVector<Value> steps = {f.idx(1), f.idx(1), f.idx(1)};
+      scf::ParallelOp::create(b, lbs, ubs, steps,
+                              [&](OpBuilder &, Location, ValueRange ivs) {
+                                tile(ivs[0], ivs[1], ivs[2]);
+                                scf::ReduceOp::create(b);
+                              });
+    });
     return f.finish();
   }
 
@@ -102,9 +103,11 @@ private:
     Value odd = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, f.rem(t, 2),
                                       f.idx(0));
     Value tileIdx = arith::SelectOp::create(
-        b, odd, arith::SubIOp::create(b, f.idx(f.numTiles - 1), half), half);
-    f.enterTile(bIdx, h, tileIdx);
+        b, odd, f.sub(f.sub(f.numTiles, f.idx(1)), half), half);
+    f.forTile(bIdx, h, tileIdx, [&] { tileBody(); });
+  }
 
+  void tileBody() {
     // Scratch tiles of this iteration. Heap buffers rather than allocas:
     // allocas inside an OpenMP work-sharing loop need an alloca scope that
     // the later control-flow lowering cannot keep valid. One allocation per
@@ -148,7 +151,7 @@ private:
   /// repeat the last row (their results are never stored).
   void loadQueryTile(Value qt) {
     f.forEach(0, tileRows, 1, [&](Value r) {
-      Value row = f.minIdx(f.add(f.firstQuery, r), f.queryLen - 1);
+      Value row = f.queryRow(f.add(f.firstQuery, r));
       auto readQ = [&](Value d) -> Value {
         return memref::LoadOp::create(b, f.queryBuf,
                                       ValueRange{f.batch, f.head, row, d});
@@ -182,7 +185,7 @@ private:
   void storeOutputTile(Value ot, Value lbuf) {
     f.forEach(0, tileRows, 1, [&](Value r) {
       Value row = f.add(f.firstQuery, r);
-      f.ifThen(f.lt(row, f.queryLen), [&] {
+      f.ifThen(f.rowInside(row), [&] {
         Value l = memref::LoadOp::create(b, lbuf, ValueRange{r});
         Value inv = f.rowFactor(l);
         f.forEach(0, f.valueDim, 1, [&](Value e) {
@@ -225,11 +228,13 @@ private:
   /// NJ keys from k0 + jb: QK^T in registers, then the frame's scores.
   SmallVector<Value> scoreStep(Value k0, Value jb, bool masked, Value qt,
                                Value st, ValueRange mrun) {
+    // Keys in the sequence, and their buffer rows (clamped in partial
+    // blocks, which may reach past the keys).
     SmallVector<Value> keys, keysRead;
     for (int64_t j = 0; j < keysPerStep; ++j) {
       Value k = f.add(f.add(k0, jb), f.idx(j));
       keys.push_back(k);
-      keysRead.push_back(masked ? f.minIdx(k, f.keyLen - 1) : k);
+      keysRead.push_back(f.keyRow(k, masked));
     }
     SmallVector<Value> zeros(keysPerStep * queryVectors, fsplat(0.0));
     SmallVector<Value> dots = f.forLoop(
@@ -317,9 +322,7 @@ private:
             }
           SmallVector<Value> sums = f.forLoop(
               f.idx(0), f.idx(keyBlock), 1, acc, [&](Value j, ValueRange a) {
-                Value k = f.add(k0, j);
-                if (masked)
-                  k = f.minIdx(k, f.keyLen - 1);
+                Value k = f.keyRow(f.add(k0, j), masked);
                 SmallVector<Value> pv, next;
                 for (int64_t v = 0; v < queryVectors; ++v)
                   pv.push_back(vector::LoadOp::create(
@@ -350,9 +353,10 @@ Value mlir::attn::buildTileKernel(ImplicitLocOpBuilder &b,
                                   const KernelSpec &spec,
                                   const TargetModel &target,
                                   const TileSizes &tiles,
-                                  const BlockLayout &layout) {
+                                  const BlockLayout *layout) {
   CpuTarget cpu;
-  KernelFrame frame(b, spec, layout, cpu);
+  KernelFrame frame(b, spec, layout, tiles.queryTile(target), tiles.keyBlock,
+                    cpu);
   TileGen gen(frame, target, tiles);
   return gen.build();
 }

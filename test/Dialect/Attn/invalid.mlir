@@ -245,10 +245,10 @@ func.func @f26(%q: tensor<1x4x64x16xf32>) {
 
 // -----
 
-/// Dynamic shapes.
-func.func @f27(%q: tensor<1x4x64x16xf32>, %k: tensor<1x4x?x16xf32>) {
-  // expected-error @+1 {{requires static shapes, but key has type 'tensor<1x4x?x16xf32>'}}
-  %0 = attn.attention %q, %k, %q {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x?x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+/// Dynamic head counts (batch and lengths may be dynamic).
+func.func @f27(%q: tensor<1x4x64x16xf32>, %k: tensor<1x?x64x16xf32>) {
+  // expected-error @+1 {{requires static head counts and head dims (dimension 1), but key has type 'tensor<1x?x64x16xf32>'}}
+  %0 = attn.attention %q, %k, %q {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x?x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
   return
 }
 
@@ -564,5 +564,106 @@ func.func @kernel_bias(%q: tensor<1x4x64x16xf32>, %b: tensor<1x4x64x64xf32>) {
 func.func @kernel_negative_scale(%q: tensor<1x4x64x16xf32>) {
   // expected-error @+1 {{kernel attention scales q and k by sqrt(scale), so scale must be positive}}
   %0 = attn.attention %q, %q, %q {normalizer = #attn.kernel<relu>, scale = -1.0 : f32} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// A dynamic head dim.
+func.func @dyn_head_dim(%q: tensor<1x4x64x?xf32>) {
+  // expected-error @+1 {{requires static head counts and head dims (dimension 3), but query has type 'tensor<1x4x64x?xf32>'}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax} : tensor<1x4x64x?xf32>, tensor<1x4x64x?xf32>, tensor<1x4x64x?xf32> -> tensor<1x4x64x?xf32>
+  return
+}
+
+// -----
+
+/// The result is dynamic exactly where the query is.
+func.func @dyn_result(%q: tensor<1x4x?x16xf32>) {
+  // expected-error @+1 {{expects result of shape 1x4x?x16 (batch x query heads x query length x value dim), got 'tensor<1x4x64x16xf32>'}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax} : tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Static sizes that must agree still must.
+func.func @dyn_mismatch(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x32x16xf32>, %v: tensor<?x4x48x16xf32>) {
+  // expected-error @+1 {{expects key and value to agree on the key length, got 32 and 48}}
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax} : tensor<?x4x?x16xf32>, tensor<?x4x32x16xf32>, tensor<?x4x48x16xf32> -> tensor<?x4x?x16xf32>
+  return
+}
+
+// -----
+
+/// Patterns with compile-time blocks need static lengths.
+func.func @dyn_random(%q: tensor<1x4x?x16xf32>) {
+  // expected-error @+1 {{#attn.random needs static query and key lengths (its blocks are chosen at compile time); the lengths here are dynamic}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.random<blocks = 1, block_size = 16, seed = 1>} : tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32> -> tensor<1x4x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @dyn_block(%q: tensor<1x4x?x16xf32>) {
+  // expected-error @+1 {{#attn.block needs static query and key lengths}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.union<[#attn.causal, #attn.block<size = 16, layout = ["1"]>]>} : tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32> -> tensor<1x4x?x16xf32>
+  return
+}
+
+// -----
+
+/// Varlen operands.
+func.func @offsets_alone(%q: tensor<1x4x?x16xf32>, %cq: tensor<?xi32>) {
+  // expected-error @+1 {{takes query_offsets and key_offsets together (a packed batch needs the rows of both)}}
+  %0 = attn.attention %q, %q, %q query_offsets(%cq : tensor<?xi32>) {normalizer = #attn.softmax} : tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32> -> tensor<1x4x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @lengths_and_offsets(%q: tensor<1x4x?x16xf32>, %c: tensor<?xi32>) {
+  // expected-error @+1 {{takes lengths (a padded batch) or offsets (a packed batch), not both}}
+  %0 = attn.attention %q, %q, %q query_lengths(%c : tensor<?xi32>) query_offsets(%c : tensor<?xi32>) key_offsets(%c : tensor<?xi32>) {normalizer = #attn.softmax} : tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32> -> tensor<1x4x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @packed_batch(%q: tensor<2x4x?x16xf32>, %c: tensor<?xi32>) {
+  // expected-error @+1 {{holds a packed batch in query and key of batch size 1, got 'tensor<2x4x?x16xf32>' and 'tensor<2x4x?x16xf32>'}}
+  %0 = attn.attention %q, %q, %q query_offsets(%c : tensor<?xi32>) key_offsets(%c : tensor<?xi32>) {normalizer = #attn.softmax} : tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32> -> tensor<2x4x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @lengths_batch(%q: tensor<2x4x?x16xf32>, %l: tensor<3xi32>) {
+  // expected-error @+1 {{expects query_lengths of shape 2 (batch), got 'tensor<3xi32>'}}
+  %0 = attn.attention %q, %q, %q query_lengths(%l : tensor<3xi32>) {normalizer = #attn.softmax} : tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32> -> tensor<2x4x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @varlen_bias(%q: tensor<2x4x8x16xf32>, %b: tensor<1x1x8x8xf32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{does not take a bias with varlen operands}}
+  %0 = attn.attention %q, %q, %q bias(%b : tensor<1x1x8x8xf32>) key_lengths(%l : tensor<2xi32>) {normalizer = #attn.softmax} : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @varlen_random(%q: tensor<2x4x32x16xf32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{has a pattern with compile-time blocks (#attn.random, #attn.block), which varlen batches do not take (each sequence has its own lengths)}}
+  %0 = attn.attention %q, %q, %q key_lengths(%l : tensor<2xi32>) {normalizer = #attn.softmax, pattern = #attn.random<blocks = 1, block_size = 16>} : tensor<2x4x32x16xf32>, tensor<2x4x32x16xf32>, tensor<2x4x32x16xf32> -> tensor<2x4x32x16xf32>
+  return
+}
+
+// -----
+
+func.func @packed_segments(%q: tensor<1x4x?x16xf32>, %c: tensor<?xi32>, %s: tensor<1x?xi32>) {
+  // expected-error @+1 {{does not take segment ids with a packed batch (its sequences are the segments)}}
+  %0 = attn.attention %q, %q, %q segments(%s : tensor<1x?xi32>) query_offsets(%c : tensor<?xi32>) key_offsets(%c : tensor<?xi32>) {normalizer = #attn.softmax, pattern = #attn.segments} : tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32> -> tensor<1x4x?x16xf32>
   return
 }

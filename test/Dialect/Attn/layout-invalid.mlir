@@ -68,3 +68,14 @@ func.func @bad_offsets(%q: tensor<1x1x32x8xf32>) -> tensor<1x1x32x8xf32> {
       : tensor<1x1x32x8xf32>, tensor<1x1x32x8xf32>, tensor<1x1x32x8xf32> -> tensor<1x1x32x8xf32>
   return %0 : tensor<1x1x32x8xf32>
 }
+
+// -----
+
+func.func @dynamic_layout(%q: tensor<1x1x?x8xf32>) -> tensor<1x1x?x8xf32> {
+  // expected-error @+1 {{has a block layout, which needs static query and key lengths (with dynamic lengths the kernels classify blocks at run time)}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax,
+      layout = #attn.block_layout<block_q = 32, block_k = 32, query_blocks = 1, key_blocks = 1,
+               full_offsets = [0, 1], full_blocks = [0], partial_offsets = [0, 0], partial_blocks = [], heads = [0]>}
+      : tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32> -> tensor<1x1x?x8xf32>
+  return %0 : tensor<1x1x?x8xf32>
+}

@@ -32,6 +32,12 @@
 // Values a step takes and returns are f32 scalars or vectors of f32 (one
 // lane per query row); constants take the shape of the value they meet.
 //
+// Sizes may be known only at run time (dynamic batch and lengths, varlen
+// batches): then the frame reads them from the operands, classifies key
+// blocks at run time from the pattern (MaskEmitter::emitTileKind) instead
+// of reading the compile-time layout, and keeps every position relative to
+// the current sequence.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTN_CONVERSION_ATTNKERNEL_KERNELFRAME_H
@@ -79,21 +85,29 @@ struct SoftmaxStep {
 
 class KernelFrame {
 public:
-  /// Generates at `b` the kernel of `spec` over `layout` (whose blocks are
-  /// the kernel's query tiles and key blocks) for `target`.
+  /// Generates at `b` the kernel of `spec` for `target`, in tiles of
+  /// `blockQ` queries by `blockK` keys. `layout` is the compile-time block
+  /// layout in those blocks when the spec has one (hasStaticLayout), else
+  /// null: the blocks are classified at run time.
   KernelFrame(ImplicitLocOpBuilder &b, const KernelSpec &spec,
-              const BlockLayout &layout, const KernelTarget &target);
+              const BlockLayout *layout, int64_t blockQ, int64_t blockK,
+              const KernelTarget &target);
 
   ImplicitLocOpBuilder &b;
   const KernelSpec &spec;
-  const BlockLayout &layout;
+  const BlockLayout *layout;
   const KernelTarget &target;
 
-  /// Sizes: batch, query heads, query heads per key/value head, query and
-  /// key lengths, head and value dims, query tiles and keys per block.
-  int64_t batchSize, queryHeads, group, queryLen, keyLen, headDim, valueDim;
-  int64_t numTiles, blockQ, blockK;
+  /// Static sizes: query heads, query heads per key/value head, head and
+  /// value dims, the tile.
+  int64_t queryHeads, group, headDim, valueDim, blockQ, blockK;
   Type f32;
+
+  /// Sizes of the operands as index values (constants when static), set by
+  /// prepare(): the batch rows, the query and key rows per batch row, and
+  /// the query tiles to launch per batch row (over every sequence for a
+  /// packed batch).
+  Value batchSize, queryLen, keyLen, numTiles;
 
   /// Read-only buffers of the operands (null when absent; the key
   /// layer-normalized with qk-layernorm), the output buffer, the tables.
@@ -101,16 +115,21 @@ public:
       keySegmentBuf, outputBuf;
   KernelTables tables;
 
-  /// The current tile: batch, query head, its key/value head, tile index
-  /// and first query row.
+  /// The current tile: batch row of the buffers, query head, its key/value
+  /// head, tile index and its first query (in its sequence).
   Value batch, head, kvHead, tile, firstQuery;
+  /// The current sequence: its query and key lengths, and the buffer rows
+  /// of its first query and key (0 unless the batch is packed).
+  Value seqQueryLen, seqKeyLen, queryBase, keyBase;
 
   //===--------------------------------------------------------------------===//
   // Host side
   //===--------------------------------------------------------------------===//
 
-  /// Builds the buffers and tables at the insertion point.
+  /// Builds the buffers, sizes and tables at the insertion point.
   void prepare();
+  /// Emits `body` (the launch of the kernel) when the run-time checks pass.
+  void guarded(function_ref<void()> body);
   /// The result tensor from the output buffer, in the result type.
   Value finish();
 
@@ -118,26 +137,45 @@ public:
   // The walk over the layout
   //===--------------------------------------------------------------------===//
 
-  /// Sets the current tile.
-  void enterTile(Value batchIdx, Value headIdx, Value tileIdx);
+  /// Sets the current tile (`tileIdx` counts the tiles of every sequence of
+  /// a packed batch) and emits `body` for it; tiles of a varlen batch with
+  /// no query row are skipped (their rows stay zero).
+  void forTile(Value batchIdx, Value headIdx, Value tileIdx,
+               function_ref<void()> body);
 
   /// Processes one key block: its first key, whether it needs masking, and
   /// the state threaded through the walk; returns the next state.
   using BlockBody =
       function_ref<SmallVector<Value>(Value firstKey, bool masked, ValueRange)>;
 
-  /// Visits the current tile's full key blocks, then its partial ones,
-  /// threading `state` through `body`. With a segment-bound mask, blocks
-  /// whose key ids cannot meet the tile's query ids are skipped.
+  /// Visits the current tile's key blocks that hold an allowed key, threading
+  /// `state` through `body`: from the compile-time layout (full blocks, then
+  /// partial ones), or classified at run time (full, partial or skipped).
+  /// With a segment-bound mask, blocks whose key ids cannot meet the tile's
+  /// query ids are skipped too.
   SmallVector<Value> visitTile(ValueRange state, BlockBody body);
+
+  //===--------------------------------------------------------------------===//
+  // Rows
+  //===--------------------------------------------------------------------===//
+
+  /// The buffer row of query `row` of the current sequence, clamped into it
+  /// (rows past its end read its last row; their results are dropped).
+  Value queryRow(Value row);
+  /// The buffer row of key `key` of the current sequence; clamped into the
+  /// sequence when `clamp` (keys of partial blocks may lie past its end).
+  Value keyRow(Value key, bool clamp);
+  /// i1: query `row` lies in the current sequence (its result is stored).
+  Value rowInside(Value row);
 
   //===--------------------------------------------------------------------===//
   // Scores
   //===--------------------------------------------------------------------===//
 
   /// i1 (a vector with `rows.lanes`): may `rows` of the current head see
-  /// key `key`? Keys past the end (a ragged last block) are not allowed;
-  /// rows past the queries read clamped data (their results are dropped).
+  /// key `key` (positions in the current sequence)? Keys past the end of the
+  /// sequence are not allowed; rows past it read clamped data (their
+  /// results are dropped).
   Value allowed(QueryRows rows, Value key);
 
   /// bias[b', h', rows, key] as f32, broadcast over batch and heads as the
@@ -160,7 +198,8 @@ public:
   Value softmaxWeight(Value score, Value shift, Value ok);
   /// The running sum after a block: `sum * alpha + blockSum`.
   Value softmaxSum(Value runningSum, Value alpha, Value blockSum);
-  /// `L^-alpha h(score)` where `ok` (may be null), 0 elsewhere.
+  /// `L^-alpha h(score)` where `ok` (may be null), 0 elsewhere; L is the key
+  /// length of the current sequence.
   Value pointwiseWeight(Value score, Value ok);
 
   //===--------------------------------------------------------------------===//
@@ -179,10 +218,10 @@ public:
   /// null).
   Value rowFactor(Value sum);
   /// `out` (a scalar, or a vector along the value dim from `col`) times the
-  /// gate of `row` when there is one.
+  /// gate of query `row` when there is one.
   Value applyGate(Value out, Value row, Value col);
-  /// Stores `out` (as above) into the output buffer at (row, col), rounded
-  /// to the buffer's type.
+  /// Stores `out` (as above) into the output buffer at query `row` (of the
+  /// current sequence) and `col`, rounded to the buffer's type.
   void storeOutput(Value out, Value row, Value col);
 
   //===--------------------------------------------------------------------===//
@@ -195,11 +234,15 @@ public:
   Value splat(Value like, double v);
   Value add(Value x, Value y);
   Value add(Value x, int64_t y);
+  Value sub(Value x, Value y);
   Value mul(Value x, int64_t y);
   Value div(Value x, int64_t y);
   Value rem(Value x, int64_t y);
   Value minIdx(Value x, int64_t bound);
+  Value minIdx(Value x, Value bound);
+  Value maxIdx(Value x, Value bound);
   Value lt(Value x, int64_t bound);
+  Value lt(Value x, Value bound);
   /// An int32 table entry as an index.
   Value loadIndex(Value mem, Value at);
   /// f32 (or a vector of f32) from any float type, and back.
@@ -223,14 +266,36 @@ public:
   void ifThen(Value cond, function_ref<void()> body);
 
 private:
+  /// Buffers of the varlen operands and, for packed batches, the first flat
+  /// tile of each sequence (N + 1 entries).
+  Value queryLengthBuf, keyLengthBuf, queryOffsetBuf, keyOffsetBuf,
+      tileStartBuf;
+  /// The key position of the current sequence's first query (`Lk - Lq`),
+  /// and pointwise attention's `L^-alpha`, when known only at run time.
+  Value maskOffset, lengthFactor;
+  /// Whether allowed() bounds keys by the sequence's length.
+  bool boundKeys = false;
+
   /// The smallest and largest segment id of `count` positions from `start`
   /// (positions past `length` read the last one).
   std::pair<Value, Value> idRange(Value ids, Value start, int64_t count,
-                                  int64_t length);
+                                  Value length);
+  /// Runs `body` on a block unless segment ids rule it out.
+  SmallVector<Value>
+  visitSegmentBound(Value k0, bool masked, ValueRange state,
+                    std::optional<std::pair<Value, Value>> qIds,
+                    BlockBody body);
   SmallVector<Value> visitBlocks(Value offsets, Value list, Value at,
                                  bool masked, ValueRange state,
                                  std::optional<std::pair<Value, Value>> qIds,
                                  BlockBody body);
+  SmallVector<Value>
+  visitRuntimeBlocks(ValueRange state,
+                     std::optional<std::pair<Value, Value>> qIds,
+                     BlockBody body);
+  /// The sequence of flat tile `tileIdx` of a packed batch (a bisection of
+  /// the tile starts).
+  Value sequenceOfTile(Value tileIdx);
 };
 
 } // namespace mlir::attn

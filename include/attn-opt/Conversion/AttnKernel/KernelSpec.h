@@ -24,19 +24,34 @@ namespace mlir::attn {
 /// kernel for. Tensors are the op's operands (null when absent).
 struct KernelSpec {
   Value query, key, value, bias, gate, querySegments, keySegments;
+  /// Varlen operands (null when absent): padded lengths or packed offsets.
+  Value queryLengths, keyLengths, queryOffsets, keyOffsets;
+  /// Batch and lengths may be dynamic (ShapedType::kDynamic).
   AttentionDims dims{};
   double scale = 1.0;
   std::optional<double> qkNormEps;
   /// Softmax (online) or pointwise.
   bool softmax = true;
   PointwiseFn fn = PointwiseFn::relu;
-  double lengthFactor = 1.0; ///< L^-alpha of pointwise attention
+  double alpha = 1.0;        ///< pointwise: the length exponent
+  double lengthFactor = 1.0; ///< L^-alpha of pointwise attention (static L)
   /// The mask (all keys when `isAll()`).
   mask::Mask mask;
   /// Only keys of the query's segment are allowed: blocks whose query and
   /// key ids cannot match are skipped at run time.
   bool segmentBound = false;
   Type resultType;
+  /// The verdict of the run-time checks (RuntimeChecks.h), an i1 the kernel
+  /// runs under, or null when there is nothing to check.
+  Value runtimeOk;
+
+  /// True if the batch and the lengths are static and there is no varlen
+  /// operand: the block layout is known at compile time.
+  bool hasStaticLayout() const {
+    return dims.isStatic() && !queryLengths && !keyLengths && !queryOffsets;
+  }
+  bool isPacked() const { return static_cast<bool>(queryOffsets); }
+  bool isVarlen() const { return queryLengths || keyLengths || queryOffsets; }
 
   /// The spec of `op`, which has a softmax or pointwise normalizer.
   static KernelSpec get(AttentionOp op);
@@ -68,6 +83,9 @@ struct KernelTables {
 
   static KernelTables build(ImplicitLocOpBuilder &b, const BlockLayout &layout,
                             int64_t keyLen, const mask::Mask &mask);
+  /// The block tables of the mask only (lengths known at run time: no
+  /// layout).
+  static KernelTables build(ImplicitLocOpBuilder &b, const mask::Mask &mask);
 };
 
 } // namespace mlir::attn

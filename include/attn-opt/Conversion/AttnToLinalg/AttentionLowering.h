@@ -50,20 +50,34 @@ struct WeightSpec {
   NormalizerAttrInterface normalizer;
   /// Multiplies the raw scores (softmax and pointwise).
   double scale = 1.0;
-  /// The key length L of pointwise attention's `L^-alpha`.
-  int64_t keyLen = 0;
+  /// The key length L of pointwise attention's `L^-alpha` (static or an
+  /// index value).
+  OpFoldResult keyLen;
   /// Optional term added to the raw score before scaling:
   /// `(b, kvHead, g, i, j) -> f32`.
   std::function<Value(ImplicitLocOpBuilder &, ValueRange idx)> extraScore;
   /// Optional term added after scaling (the bias operand), same signature.
   std::function<Value(ImplicitLocOpBuilder &, ValueRange idx)> bias;
   /// Optional mask; `segments` are the query and key segment-id tensors
-  /// (`B x Lq`, `B x Lk`) when the mask uses them.
+  /// (`B x Lq`, `B x Lk`) when the mask uses them. `maskOffset` (index) is
+  /// the key position of query 0, `Lk - Lq`, when the lengths are dynamic.
   const mask::Mask *mask = nullptr;
+  Value maskOffset;
+  /// Varlen batches (attn.attention's operands): padded lengths (i32 `B`)
+  /// or packed offsets (i32 `N + 1`) with, for packed batches, the sequence
+  /// of each query and key row (i32, -1 past the last offset; see
+  /// rowSequences). Every position is then relative to its sequence.
+  Value queryLengths, keyLengths, queryOffsets, keyOffsets;
+  Value querySequence, keySequence;
   Value querySegments, keySegments;
   /// Query heads per key/value head.
   int64_t group = 1;
 };
+
+/// The sequence of each of the `rows` rows of a packed batch with `offsets`
+/// (i32 `N + 1`): an i32 tensor of `rows` entries, -1 for rows past the last
+/// offset.
+Value rowSequences(TensorBuilder &tb, Value offsets, OpFoldResult rows);
 
 /// Weights `P` (same shape as the 5-D scores `s`) under `spec`: masked
 /// entries are 0 and fully masked rows are all 0.

@@ -32,10 +32,12 @@
 namespace mlir::attn {
 
 /// Emits the kernel at `b`'s insertion point and returns the result tensor.
-/// `layout` is the block layout of the mask in blocks of (Mr, Nb).
+/// `layout` is the block layout of the mask in blocks of (Mr, Nb) when the
+/// spec has a compile-time layout, else null (blocks classified at run
+/// time).
 Value buildTileKernel(ImplicitLocOpBuilder &b, const KernelSpec &spec,
                       const TargetModel &target, const TileSizes &tiles,
-                      const BlockLayout &layout);
+                      const BlockLayout *layout);
 
 } // namespace mlir::attn
 

@@ -226,9 +226,26 @@ LogicalResult PerHeadAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// Patterns whose definition needs concrete lengths (block tables).
+static LogicalResult
+requireStaticLengths(function_ref<InFlightDiagnostic()> emitError,
+                     StringRef pattern, const PatternShape &shape) {
+  if (ShapedType::isDynamic(shape.queryLen) ||
+      ShapedType::isDynamic(shape.keyLen))
+    return emitError() << pattern
+                       << " needs static query and key lengths (its blocks "
+                          "are chosen at compile time); the lengths here "
+                          "are dynamic";
+  return success();
+}
+
 LogicalResult
 GlobalAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
                           const PatternShape &shape) const {
+  // With a dynamic key length, tokens past a sequence's end are ignored at
+  // run time (docs/Semantics.md).
+  if (ShapedType::isDynamic(shape.keyLen))
+    return success();
   for (int64_t t : getTokens())
     if (t >= shape.keyLen)
       return emitError() << "global token " << t
@@ -240,6 +257,8 @@ GlobalAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 RandomAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
                           const PatternShape &shape) const {
+  if (failed(requireStaticLengths(emitError, "#attn.random", shape)))
+    return failure();
   int64_t keyBlocks = ceilDiv(shape.keyLen, getBlockSize());
   if (getBlocks() > keyBlocks)
     return emitError() << "random pattern asks for " << getBlocks()
@@ -251,6 +270,8 @@ RandomAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 BlockAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
                          const PatternShape &shape) const {
+  if (failed(requireStaticLengths(emitError, "#attn.block", shape)))
+    return failure();
   int64_t rows = ceilDiv(shape.queryLen, getSize());
   int64_t cols = ceilDiv(shape.keyLen, getSize());
   int64_t gotRows = getLayout().size();
@@ -290,6 +311,8 @@ PerHeadAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
 //===----------------------------------------------------------------------===//
 
 bool SegmentsAttr::usesSegments() const { return true; }
+bool RandomAttr::requiresStaticLengths() const { return true; }
+bool BlockAttr::requiresStaticLengths() const { return true; }
 bool SegmentsAttr::isSegmentBound() const { return true; }
 
 bool IntersectAttr::isSegmentBound() const {

@@ -6,11 +6,12 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::detail;
 
-/// Checks that `v` is a rank-4 `B x H x L x X` tensor with a static shape.
+/// Checks that `v` is a rank-4 `B x H x L x X` tensor with static heads and
+/// last dim (batch and length may be dynamic).
 static LogicalResult requireRank4(ShapeChecker &check, ArrayRef<Named> values) {
-  if (failed(check.requireStatic(values)))
+  if (failed(check.requireRank(values, 4, "batch x heads x length x dim")))
     return failure();
-  return check.requireRank(values, 4, "batch x heads x length x dim");
+  return check.requireStaticDims(values, {1, 3});
 }
 
 /// Checks that query heads `q` are a multiple of key/value heads `kv`.
@@ -22,10 +23,15 @@ static LogicalResult requireGroups(Operation *op, int64_t q, int64_t kv) {
   return success();
 }
 
+/// The number of elements of `shape`; 0 when a size is dynamic (FLOP counts
+/// of dynamic shapes are unknown until run time).
 static int64_t product(ArrayRef<int64_t> shape) {
   int64_t n = 1;
-  for (int64_t d : shape)
+  for (int64_t d : shape) {
+    if (ShapedType::isDynamic(d))
+      return 0;
     n *= d;
+  }
   return n;
 }
 
@@ -37,7 +43,8 @@ LogicalResult LayerNormOp::verify() {
   ShapeChecker check(*this);
   Named in{"input", typeOf(getInput())}, res{"result", typeOf(getResult())};
   if (failed(requireRank4(check, {in, res})) ||
-      failed(check.requireShape(res, in.type.getShape(), "the input shape")))
+      failed(
+          check.requireExactShape(res, in.type.getShape(), "the input shape")))
     return failure();
   return check.requireFinite(getEpsilon(), "epsilon", /*positive=*/true);
 }
@@ -60,8 +67,8 @@ LogicalResult FeatureMapOp::verify() {
   ArrayRef<int64_t> s = in.type.getShape();
   KernelAttr kernel = getKernel();
   int64_t features = kernel.getNumFeatures(s[3]);
-  if (failed(check.requireShape(res, {s[0], s[1], s[2], features},
-                                "input rows x features")))
+  if (failed(check.requireExactShape(res, {s[0], s[1], s[2], features},
+                                     "input rows x features")))
     return failure();
   if (proj.type) {
     if (kernel.getFeatureMap() != FeatureMap::favor)
@@ -77,7 +84,7 @@ LogicalResult FeatureMapOp::verify() {
 
 double FeatureMapOp::getFlopCount() {
   ArrayRef<int64_t> s = typeOf(getInput()).getShape();
-  double rows = s[0] * s[1] * s[2];
+  double rows = product(s.drop_back());
   KernelAttr kernel = getKernel();
   if (kernel.getFeatureMap() != FeatureMap::favor)
     return rows * s[3];
@@ -94,15 +101,15 @@ LogicalResult ScoresOp::verify() {
   Named q{"query", typeOf(getQuery())}, k{"key", typeOf(getKey())},
       res{"result", typeOf(getResult())}, bias{"bias", typeOf(getBias())};
   if (failed(requireRank4(check, {q, k, res})) ||
-      failed(check.requireStatic({bias})) ||
+      failed(check.requireStaticDims({bias}, {1})) ||
       failed(check.requireSameDim(q, 0, k, 0, "the batch size")) ||
       failed(check.requireSameDim(q, 3, k, 3, "the head dimension")) ||
       failed(requireGroups(*this, q.type.getDimSize(1), k.type.getDimSize(1))))
     return failure();
   ArrayRef<int64_t> qs = q.type.getShape();
   int64_t lk = k.type.getDimSize(2);
-  if (failed(check.requireShape(res, {qs[0], qs[1], qs[2], lk},
-                                "batch x query heads x Lq x Lk")))
+  if (failed(check.requireExactShape(res, {qs[0], qs[1], qs[2], lk},
+                                     "batch x query heads x Lq x Lk")))
     return failure();
   if (failed(check.requireBias(bias, qs[0], qs[1], qs[2], lk)))
     return failure();
@@ -124,8 +131,8 @@ LogicalResult NormalizeOp::verify() {
       segQ{"segments", typeOf(getQuerySegments())},
       segK{"key_segments", typeOf(getKeySegments())};
   if (failed(requireRank4(check, {s, res})) ||
-      failed(check.requireStatic({segQ, segK})) ||
-      failed(check.requireShape(res, s.type.getShape(), "the scores' shape")))
+      failed(
+          check.requireExactShape(res, s.type.getShape(), "the scores' shape")))
     return failure();
   ArrayRef<int64_t> shape = s.type.getShape();
   if (segK.type && !segQ.type)
@@ -138,7 +145,7 @@ LogicalResult NormalizeOp::verify() {
       if (failed(check.requireShape(segK, {shape[0], shape[3]},
                                     "batch x key length")))
         return failure();
-    } else if (shape[2] != shape[3]) {
+    } else if (!ShapeChecker::compatible(shape[2], shape[3])) {
       return emitOpError() << "needs key_segments when the query length ("
                            << shape[2] << ") differs from the key length ("
                            << shape[3] << ")";
@@ -176,15 +183,15 @@ LogicalResult ApplyOp::verify() {
   Named p{"weights", typeOf(getWeights())}, v{"value", typeOf(getValue())},
       res{"result", typeOf(getResult())}, gate{"gate", typeOf(getGate())};
   if (failed(requireRank4(check, {p, v, res})) ||
-      failed(check.requireStatic({gate})) ||
+      failed(check.requireStaticDims({gate}, {1, 3})) ||
       failed(check.requireSameDim(p, 0, v, 0, "the batch size")) ||
       failed(check.requireSameDim(p, 3, v, 2, "the key length")) ||
       failed(requireGroups(*this, p.type.getDimSize(1), v.type.getDimSize(1))))
     return failure();
   ArrayRef<int64_t> ps = p.type.getShape();
-  if (failed(check.requireShape(res,
-                                {ps[0], ps[1], ps[2], v.type.getDimSize(3)},
-                                "batch x query heads x Lq x value dim")))
+  if (failed(check.requireExactShape(
+          res, {ps[0], ps[1], ps[2], v.type.getDimSize(3)},
+          "batch x query heads x Lq x value dim")))
     return failure();
   if (gate.type && failed(check.requireShape(gate, res.type.getShape(),
                                              "the shape of the result")))
@@ -207,17 +214,17 @@ LogicalResult KVStateOp::verify() {
       v{"value", typeOf(getValue())}, state{"state", typeOf(getState())},
       sum{"key_sum", typeOf(getKeySum())};
   if (failed(requireRank4(check, {k, v, state})) ||
-      failed(check.requireStatic({sum})) ||
+      failed(check.requireStaticDims({sum}, {1, 2})) ||
       failed(check.requireSameDim(k, 0, v, 0, "the batch size")) ||
       failed(check.requireSameDim(k, 1, v, 1, "the number of heads")) ||
       failed(check.requireSameDim(k, 2, v, 2, "the key length")))
     return failure();
   ArrayRef<int64_t> ks = k.type.getShape();
-  if (failed(check.requireShape(state,
-                                {ks[0], ks[1], ks[3], v.type.getDimSize(3)},
-                                "batch x heads x features x value dim")) ||
-      failed(check.requireShape(sum, {ks[0], ks[1], ks[3]},
-                                "batch x heads x features")))
+  if (failed(check.requireExactShape(
+          state, {ks[0], ks[1], ks[3], v.type.getDimSize(3)},
+          "batch x heads x features x value dim")) ||
+      failed(check.requireExactShape(sum, {ks[0], ks[1], ks[3]},
+                                     "batch x heads x features")))
     return failure();
   return success();
 }
@@ -238,7 +245,8 @@ LogicalResult StateApplyOp::verify() {
       state{"state", typeOf(getState())}, sum{"key_sum", typeOf(getKeySum())},
       res{"result", typeOf(getResult())}, gate{"gate", typeOf(getGate())};
   if (failed(requireRank4(check, {q, state, res})) ||
-      failed(check.requireStatic({sum, gate})) ||
+      failed(check.requireStaticDims({sum}, {1, 2})) ||
+      failed(check.requireStaticDims({gate}, {1, 3})) ||
       failed(check.requireSameDim(q, 0, state, 0, "the batch size")) ||
       failed(check.requireSameDim(q, 3, state, 2, "the number of features")) ||
       failed(
@@ -247,8 +255,8 @@ LogicalResult StateApplyOp::verify() {
   ArrayRef<int64_t> ss = state.type.getShape(), qs = q.type.getShape();
   if (failed(check.requireShape(sum, {ss[0], ss[1], ss[2]},
                                 "batch x heads x features")) ||
-      failed(check.requireShape(res, {qs[0], qs[1], qs[2], ss[3]},
-                                "batch x query heads x Lq x value dim")))
+      failed(check.requireExactShape(res, {qs[0], qs[1], qs[2], ss[3]},
+                                     "batch x query heads x Lq x value dim")))
     return failure();
   if (gate.type && failed(check.requireShape(gate, res.type.getShape(),
                                              "the shape of the result")))
@@ -261,7 +269,7 @@ LogicalResult StateApplyOp::verify() {
 double StateApplyOp::getFlopCount() {
   ArrayRef<int64_t> q = typeOf(getQueryFeatures()).getShape();
   double dv = typeOf(getState()).getDimSize(3);
-  return product(q) * 2.0 * (dv + 1.0) + q[0] * q[1] * q[2] * dv;
+  return product(q) * 2.0 * (dv + 1.0) + product(q.drop_back()) * dv;
 }
 
 //===----------------------------------------------------------------------===//
@@ -275,12 +283,12 @@ LogicalResult ChunkedLinearOp::verify() {
       v{"value", typeOf(getValue())}, res{"result", typeOf(getResult())},
       seg{"segments", typeOf(getSegments())}, gate{"gate", typeOf(getGate())};
   if (failed(requireRank4(check, {q, k, v, res})) ||
-      failed(check.requireStatic({seg, gate})))
+      failed(check.requireStaticDims({gate}, {1, 3})))
     return failure();
   FailureOr<AttentionDims> dims = verifyQKV(check, *this, q, k, v, res);
   if (failed(dims))
     return failure();
-  if (dims->queryLen != dims->keyLen)
+  if (!ShapeChecker::compatible(dims->queryLen, dims->keyLen))
     return emitOpError() << "expects as many queries as keys, got "
                          << dims->queryLen << " and " << dims->keyLen;
   if (seg.type && failed(check.requireShape(seg, {dims->batch, dims->keyLen},
@@ -299,6 +307,8 @@ LogicalResult ChunkedLinearOp::verify() {
 
 double ChunkedLinearOp::getFlopCount() {
   AttentionDims d = dimsOf(getQueryFeatures(), getKeyFeatures(), getValue());
+  if (!d.isStatic())
+    return 0.0;
   double c = std::min<int64_t>(getChunkSize(), d.keyLen);
   double f = d.headDim, dv = d.valueDim;
   double inter = (getCausal() ? 3.0 : 6.0) * f * dv;

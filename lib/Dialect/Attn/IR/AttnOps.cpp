@@ -44,7 +44,7 @@ FailureOr<AttentionDims> mlir::attn::detail::verifyQKV(ShapeChecker &check,
     return op->emitOpError()
            << "expects the query heads (" << d.queryHeads
            << ") to be a multiple of the key/value heads (" << d.kvHeads << ")";
-  if (failed(check.requireShape(
+  if (failed(check.requireExactShape(
           result, {d.batch, d.queryHeads, d.queryLen, d.valueDim},
           "batch x query heads x query length x value dim")))
     return failure();
@@ -71,10 +71,15 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
       q.getElementType());
   build(builder, state, resultType, query, key, value, /*bias=*/Value(),
         /*gate=*/Value(), /*query_segments=*/Value(),
-        /*key_segments=*/Value(), /*projection=*/Value(), normalizer, pattern,
+        /*key_segments=*/Value(), /*projection=*/Value(),
+        /*query_lengths=*/Value(), /*key_lengths=*/Value(),
+        /*query_offsets=*/Value(), /*key_offsets=*/Value(), normalizer, pattern,
         /*scale=*/FloatAttr(), /*qk_norm_eps=*/FloatAttr(),
         /*layout=*/BlockLayoutAttr());
 }
+
+static LogicalResult verifyVarlen(AttentionOp op, ShapeChecker &check,
+                                  const AttentionDims &d);
 
 /// Checks the `layout` attribute: a softmax or pointwise normalizer, blocks
 /// that cover the scores of every query head, and the very layout the
@@ -83,6 +88,10 @@ static LogicalResult verifyLayout(AttentionOp op, const AttentionDims &d) {
   BlockLayoutAttr layout = op.getLayoutAttr();
   if (!layout)
     return success();
+  if (ShapedType::isDynamic(d.queryLen) || ShapedType::isDynamic(d.keyLen))
+    return op.emitOpError() << "has a block layout, which needs static query "
+                               "and key lengths (with dynamic lengths the "
+                               "kernels classify blocks at run time)";
   if (isa<KernelAttr>(op.getNormalizer()))
     return op.emitOpError() << "has a block layout, which applies only to "
                                "softmax and pointwise attention";
@@ -115,7 +124,10 @@ LogicalResult AttentionOp::verify() {
       segQ{"segments", typeOf(getQuerySegments())},
       segK{"key_segments", typeOf(getKeySegments())},
       proj{"projection", typeOf(getProjection())};
-  if (failed(check.requireStatic({q, k, v, res, bias, gate, segQ, segK, proj})))
+  // Batch and lengths may be dynamic; head counts and dims may not.
+  if (failed(check.requireStaticDims({q, k, v, res, gate}, {1, 3})) ||
+      failed(check.requireStaticDims({bias}, {1})) ||
+      failed(check.requireStatic({proj})))
     return failure();
   FailureOr<AttentionDims> dims = verifyQKV(check, *this, q, k, v, res);
   if (failed(dims))
@@ -141,7 +153,7 @@ LogicalResult AttentionOp::verify() {
       if (failed(check.requireShape(segK, {d.batch, d.keyLen},
                                     "batch x key length")))
         return failure();
-    } else if (d.queryLen != d.keyLen) {
+    } else if (!ShapeChecker::compatible(d.queryLen, d.keyLen)) {
       return emitOpError() << "needs key_segments when the query length ("
                            << d.queryLen << ") differs from the key length ("
                            << d.keyLen << ")";
@@ -176,7 +188,101 @@ LogicalResult AttentionOp::verify() {
   if (getQuerySegments() && !(pattern && pattern.usesSegments()))
     return emitOpError() << "has segment ids but its pattern does not use "
                             "them (add #attn.segments)";
+  if (failed(verifyVarlen(*this, check, d)))
+    return failure();
   return verifyLayout(*this, d);
+}
+
+/// The varlen operands: one form at a time, offsets together, shapes.
+static LogicalResult verifyVarlen(AttentionOp op, ShapeChecker &check,
+                                  const AttentionDims &d) {
+  Named lq{"query_lengths", typeOf(op.getQueryLengths())},
+      lk{"key_lengths", typeOf(op.getKeyLengths())},
+      cq{"query_offsets", typeOf(op.getQueryOffsets())},
+      ck{"key_offsets", typeOf(op.getKeyOffsets())};
+  if (static_cast<bool>(cq.type) != static_cast<bool>(ck.type))
+    return op.emitOpError()
+           << "takes query_offsets and key_offsets together (a packed batch "
+              "needs the rows of both)";
+  if (cq.type && (lq.type || lk.type))
+    return op.emitOpError() << "takes lengths (a padded batch) or offsets (a "
+                               "packed batch), not both";
+  if (!op.isVarlen())
+    return success();
+  if (op.getBias())
+    return op.emitOpError() << "does not take a bias with varlen operands";
+  if (op.getLayoutAttr())
+    return op.emitOpError()
+           << "has a block layout, which does not apply to varlen batches "
+              "(each sequence has its own lengths)";
+  if (op.getPatternAttr() && op.getPatternAttr().requiresStaticLengths())
+    return op.emitOpError()
+           << "has a pattern with compile-time blocks (#attn.random, "
+              "#attn.block), which varlen batches do not take (each sequence "
+              "has its own lengths)";
+  if (lq.type && failed(check.requireShape(lq, {d.batch}, "batch")))
+    return failure();
+  if (lk.type && failed(check.requireShape(lk, {d.batch}, "batch")))
+    return failure();
+  if (!cq.type)
+    return success();
+  if (op.getQuerySegments())
+    return op.emitOpError() << "does not take segment ids with a packed batch "
+                               "(its sequences are the segments)";
+  int64_t keyBatch = typeOf(op.getKey()).getDimSize(0);
+  if (d.batch != 1 || keyBatch != 1)
+    return op.emitOpError()
+           << "holds a packed batch in query and key of batch size 1, got "
+           << typeOf(op.getQuery()) << " and " << typeOf(op.getKey());
+  return check.requireSameDim(cq, 0, ck, 0, "the number of sequences");
+}
+
+SmallVector<std::pair<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>>>
+AttentionOp::getRuntimeSizeChecks() {
+  SmallVector<
+      std::pair<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>>>
+      checks;
+  // Operands by their ODS index (the order of RuntimeErrors.h).
+  auto present = [&](int64_t operand) {
+    return !getODSOperands(operand).empty();
+  };
+  auto sizeOf = [&](int64_t operand, int64_t dim) {
+    return typeOf(getODSOperands(operand).front()).getDimSize(dim);
+  };
+  // Dimension `dim` of operand `a` equals dimension `bd` of operand `b`
+  // (when both operands are present and not both sizes static).
+  auto require = [&](int64_t a, int64_t ad, int64_t b, int64_t bd) {
+    if (!present(a) || !present(b))
+      return;
+    if (!ShapedType::isDynamic(sizeOf(a, ad)) &&
+        !ShapedType::isDynamic(sizeOf(b, bd)))
+      return;
+    checks.push_back({{a, ad}, {b, bd}});
+  };
+  enum { Q, K, V, Bias, Gate, SegQ, SegK, Proj, LenQ, LenK, OffQ, OffK };
+  require(K, 0, Q, 0);
+  require(V, 0, K, 0);
+  require(V, 2, K, 2);
+  if (present(Bias)) {
+    if (sizeOf(Bias, 0) != 1)
+      require(Bias, 0, Q, 0);
+    require(Bias, 2, Q, 2);
+    require(Bias, 3, K, 2);
+  }
+  require(Gate, 0, Q, 0);
+  require(Gate, 2, Q, 2);
+  require(SegQ, 0, Q, 0);
+  require(SegQ, 1, Q, 2);
+  if (present(SegK)) {
+    require(SegK, 0, Q, 0);
+    require(SegK, 1, K, 2);
+  } else {
+    require(SegQ, 1, K, 2);
+  }
+  require(LenQ, 0, Q, 0);
+  require(LenK, 0, Q, 0);
+  require(OffK, 0, OffQ, 0);
+  return checks;
 }
 
 double AttentionOp::getDefaultScale() {
@@ -221,6 +327,13 @@ double mlir::attn::detail::countAllowedPairs(const mask::Mask &m) {
 
 double AttentionOp::getFlopCount() {
   AttentionDims d = getDims();
+  return d.isStatic() ? getFlopCount(d) : 0.0;
+}
+
+double AttentionOp::getFlopCount(const AttentionDims &d) {
+  mask::Mask m =
+      buildMask(getPatternAttr(), {d.queryHeads, d.queryLen, d.keyLen,
+                                   static_cast<bool>(getQuerySegments())});
   if (auto kernel = dyn_cast<KernelAttr>(getNormalizer())) {
     double features = kernel.getNumFeatures(d.headDim);
     double projection = kernel.getFeatureMap() == FeatureMap::favor
@@ -232,11 +345,10 @@ double AttentionOp::getFlopCount() {
       body =
           2.0 * (d.queryLen + d.keyLen) * features * d.valueDim * d.queryHeads;
     else
-      body = 2.0 * countAllowedPairs(getMask()) * (features + d.valueDim);
+      body = 2.0 * countAllowedPairs(m) * (features + d.valueDim);
     return d.batch * (projection + body);
   }
-  return d.batch * 2.0 * countAllowedPairs(getMask()) *
-         (d.headDim + d.valueDim);
+  return d.batch * 2.0 * countAllowedPairs(m) * (d.headDim + d.valueDim);
 }
 
 //===----------------------------------------------------------------------===//

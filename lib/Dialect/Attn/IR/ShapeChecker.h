@@ -26,6 +26,19 @@ class ShapeChecker {
 public:
   explicit ShapeChecker(Operation *op) : op(op) {}
 
+  /// Dimensions `dims` of every listed tensor are static (the head counts
+  /// and head dims of attention; batch and lengths may be dynamic).
+  LogicalResult requireStaticDims(ArrayRef<Named> values,
+                                  ArrayRef<int64_t> dims) {
+    for (const Named &v : values)
+      for (int64_t d : dims)
+        if (v.type && d < v.type.getRank() && v.type.isDynamicDim(d))
+          return op->emitOpError()
+                 << "requires static head counts and head dims (dimension " << d
+                 << "), but " << v.name << " has type " << v.type;
+    return success();
+  }
+
   /// Every listed tensor has a static shape.
   LogicalResult requireStatic(ArrayRef<Named> values) {
     for (const Named &v : values)
@@ -57,10 +70,11 @@ public:
     return success();
   }
 
-  /// `a[ai] == b[bi]`, describing the dimension as `dim`.
+  /// `a[ai] == b[bi]` where both are static (a dynamic size is checked at
+  /// run time), describing the dimension as `dim`.
   LogicalResult requireSameDim(const Named &a, int64_t ai, const Named &b,
                                int64_t bi, StringRef dim) {
-    if (a.type.getDimSize(ai) != b.type.getDimSize(bi))
+    if (!compatible(a.type.getDimSize(ai), b.type.getDimSize(bi)))
       return op->emitOpError()
              << "expects " << a.name << " and " << b.name << " to agree on "
              << dim << ", got " << a.type.getDimSize(ai) << " and "
@@ -68,16 +82,38 @@ public:
     return success();
   }
 
-  /// The tensor has exactly `shape`.
+  /// The tensor has `shape` where both are static (an operand's dynamic
+  /// size, or a dynamic size in `shape`, is checked at run time).
   LogicalResult requireShape(const Named &v, ArrayRef<int64_t> shape,
                              StringRef what) {
-    if (v.type.getShape() != shape) {
+    bool ok = v.type.getRank() == static_cast<int64_t>(shape.size());
+    for (size_t i = 0; ok && i < shape.size(); ++i)
+      ok = compatible(v.type.getDimSize(i), shape[i]);
+    if (!ok) {
       InFlightDiagnostic diag = op->emitOpError()
                                 << "expects " << v.name << " of shape ";
-      llvm::interleave(shape, diag, "x");
+      printShape(diag, shape);
       return diag << " (" << what << "), got " << v.type;
     }
     return success();
+  }
+
+  /// The result has exactly `shape`: dynamic where the size it comes from
+  /// is dynamic, static and equal elsewhere.
+  LogicalResult requireExactShape(const Named &v, ArrayRef<int64_t> shape,
+                                  StringRef what) {
+    if (v.type.getShape() != shape) {
+      InFlightDiagnostic diag = op->emitOpError()
+                                << "expects " << v.name << " of shape ";
+      printShape(diag, shape);
+      return diag << " (" << what << "), got " << v.type;
+    }
+    return success();
+  }
+
+  /// Sizes that may be equal at run time: equal, or one of them dynamic.
+  static bool compatible(int64_t a, int64_t b) {
+    return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
   }
 
   /// A bias of shape `{1 or batch} x {1 or heads} x queryLen x keyLen`.
@@ -88,11 +124,16 @@ public:
     if (failed(requireRank({bias}, 4, "batch x heads x Lq x Lk")))
       return failure();
     ArrayRef<int64_t> s = bias.type.getShape();
-    if ((s[0] != 1 && s[0] != batch) || (s[1] != 1 && s[1] != heads) ||
-        s[2] != queryLen || s[3] != keyLen)
-      return op->emitOpError()
-             << "expects bias of shape {1 or " << batch << "}x{1 or " << heads
-             << "}x" << queryLen << "x" << keyLen << ", got " << bias.type;
+    if ((s[0] != 1 && !compatible(s[0], batch)) ||
+        (s[1] != 1 && s[1] != heads) || !compatible(s[2], queryLen) ||
+        !compatible(s[3], keyLen)) {
+      InFlightDiagnostic diag = op->emitOpError()
+                                << "expects bias of shape {1 or ";
+      printShape(diag, {batch});
+      diag << "}x{1 or " << heads << "}x";
+      printShape(diag, {queryLen, keyLen});
+      return diag << ", got " << bias.type;
+    }
     return success();
   }
 
@@ -107,6 +148,19 @@ public:
              << name << " must be finite" << (positive ? " and positive" : "")
              << ", got " << value;
     return success();
+  }
+
+  /// Prints `shape` as `2x?x64`.
+  static void printShape(InFlightDiagnostic &diag, ArrayRef<int64_t> shape) {
+    llvm::interleave(
+        shape, diag,
+        [&](int64_t d) {
+          if (ShapedType::isDynamic(d))
+            diag << "?";
+          else
+            diag << d;
+        },
+        "x");
   }
 
 private:

@@ -12,17 +12,16 @@ using namespace mlir::attn;
 Value mlir::attn::toF32Tensor(TensorBuilder &tb, Value v) {
   if (cast<RankedTensorType>(v.getType()).getElementType() == tb.f32)
     return v;
-  return tb.elementwise(shapeOf(v), {v},
-                        [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                          return tb.toF32(bb, a[0]);
-                        });
+  return tb.elementwise({v}, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+    return tb.toF32(bb, a[0]);
+  });
 }
 
 Value mlir::attn::fromF32Tensor(TensorBuilder &tb, Value v, Type elementType) {
   if (elementType == tb.f32)
     return v;
   return tb.elementwise(
-      shapeOf(v), {v},
+      {v},
       [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
         return arith::TruncFOp::create(bb, elementType, a[0]);
       },
@@ -30,25 +29,27 @@ Value mlir::attn::fromF32Tensor(TensorBuilder &tb, Value v, Type elementType) {
 }
 
 Value mlir::attn::layerNorm(TensorBuilder &tb, Value x, double eps) {
-  ArrayRef<int64_t> shape = shapeOf(x);
+  TensorBuilder::Sizes shape = tb.sizes(x);
+  TensorBuilder::Sizes rows(shape.begin(), shape.end() - 1);
   int64_t rank = shape.size();
-  double n = static_cast<double>(shape.back());
+  double n = static_cast<double>(shapeOf(x).back());
   auto [id, outer] = tb.rowMaps(rank);
   std::string iters(rank - 1, 'p');
   Value sum =
       tb.reduceLast(x, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
         return tb.add(bb, a[1], tb.toF32(bb, a[0]));
       });
-  Value mean = tb.elementwise(shape.drop_back(), {sum},
-                              [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                                return tb.mul(bb, a[0], tb.f32Const(1.0 / n));
-                              });
-  Value sq = tb.generic(
-      {x, mean}, {id, outer}, tb.filled(shape.drop_back(), 0.0), outer,
-      iters + "r", [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-        Value c = arith::SubFOp::create(bb, tb.toF32(bb, a[0]), a[1]);
-        return tb.fma(bb, c, c, a[2]);
+  Value mean =
+      tb.elementwise({sum}, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+        return tb.mul(bb, a[0], tb.f32Const(1.0 / n));
       });
+  Value sq =
+      tb.generic({x, mean}, {id, outer}, tb.filled(rows, 0.0), outer,
+                 iters + "r", [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                   Value c =
+                       arith::SubFOp::create(bb, tb.toF32(bb, a[0]), a[1]);
+                   return tb.fma(bb, c, c, a[2]);
+                 });
   return tb.generic(
       {x, mean, sq}, {id, outer, outer}, tb.empty(shape), id, iters + "p",
       [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {

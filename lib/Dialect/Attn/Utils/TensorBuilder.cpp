@@ -15,14 +15,46 @@ static arith::FastMathFlagsAttr reductionFlags(OpBuilder &b) {
                                            arith::FastMathFlags::contract);
 }
 
+TensorBuilder::Sizes TensorBuilder::sizes(Value tensor) {
+  return tensor::getMixedSizes(b, b.getLoc(), tensor);
+}
+
+TensorBuilder::Sizes TensorBuilder::sizes(ArrayRef<int64_t> shape) {
+  Sizes out;
+  for (int64_t d : shape) {
+    assert(!ShapedType::isDynamic(d) && "a dynamic size needs a value");
+    out.push_back(b.getIndexAttr(d));
+  }
+  return out;
+}
+
+OpFoldResult TensorBuilder::size(Value tensor, int64_t d) {
+  return tensor::getMixedSize(b, b.getLoc(), tensor, d);
+}
+
+Value TensorBuilder::indexOf(OpFoldResult size) {
+  if (auto v = dyn_cast<Value>(size))
+    return v;
+  return index(cast<IntegerAttr>(cast<Attribute>(size)).getInt());
+}
+
+Value TensorBuilder::empty(ArrayRef<OpFoldResult> sizes, Type elementType) {
+  return tensor::EmptyOp::create(b, sizes, elementType ? elementType : f32);
+}
+
 Value TensorBuilder::empty(ArrayRef<int64_t> shape, Type elementType) {
-  return tensor::EmptyOp::create(b, shape, elementType ? elementType : f32);
+  return empty(sizes(shape), elementType);
 }
 
 Value TensorBuilder::filled(ArrayRef<int64_t> shape, double value,
                             Type elementType) {
+  return filled(sizes(shape), value, elementType);
+}
+
+Value TensorBuilder::filled(ArrayRef<OpFoldResult> sizes, double value,
+                            Type elementType) {
   Type et = elementType ? elementType : f32;
-  Value init = empty(shape, et);
+  Value init = empty(sizes, et);
   Value cst = isa<FloatType>(et)
                   ? arith::ConstantOp::create(b, b.getFloatAttr(et, value))
                   : arith::ConstantOp::create(
@@ -75,8 +107,9 @@ Value TensorBuilder::generic(ValueRange inputs, ArrayRef<AffineMap> inputMaps,
   return op.getResult(0);
 }
 
-Value TensorBuilder::elementwise(ArrayRef<int64_t> shape, ValueRange inputs,
-                                 Body body, Type resultType) {
+Value TensorBuilder::elementwise(ValueRange inputs, Body body,
+                                 Type resultType) {
+  Sizes shape = sizes(inputs.front());
   int64_t rank = shape.size();
   AffineMap id = b.getMultiDimIdentityMap(rank);
   SmallVector<AffineMap> maps(inputs.size(), id);
@@ -85,16 +118,22 @@ Value TensorBuilder::elementwise(ArrayRef<int64_t> shape, ValueRange inputs,
 }
 
 Value TensorBuilder::contract(Value lhs, AffineMap lhsMap, Value rhs,
-                              AffineMap rhsMap, ArrayRef<int64_t> outShape,
+                              AffineMap rhsMap, ArrayRef<OpFoldResult> outSizes,
                               AffineMap outMap, StringRef iterators) {
-  return generic({lhs, rhs}, {lhsMap, rhsMap}, filled(outShape, 0.0), outMap,
+  return generic({lhs, rhs}, {lhsMap, rhsMap}, filled(outSizes, 0.0), outMap,
                  iterators, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
                    return fma(bb, toF32(bb, a[0]), toF32(bb, a[1]), a[2]);
                  });
 }
 
+Value TensorBuilder::contract(Value lhs, AffineMap lhsMap, Value rhs,
+                              AffineMap rhsMap, ArrayRef<int64_t> outShape,
+                              AffineMap outMap, StringRef iterators) {
+  return contract(lhs, lhsMap, rhs, rhsMap, sizes(outShape), outMap, iterators);
+}
+
 Value TensorBuilder::reduceLast(Value input, double init, Body combine) {
-  ArrayRef<int64_t> shape = shapeOf(input);
+  Sizes shape = sizes(input);
   int64_t rank = shape.size();
   SmallVector<int64_t> all, outer;
   for (int64_t d = 0; d < rank; ++d) {
@@ -104,7 +143,8 @@ Value TensorBuilder::reduceLast(Value input, double init, Body combine) {
   }
   std::string iters(rank - 1, 'p');
   iters += 'r';
-  return generic({input}, {map(rank, all)}, filled(shape.drop_back(), init),
+  return generic({input}, {map(rank, all)},
+                 filled(ArrayRef<OpFoldResult>(shape).drop_back(), init),
                  map(rank, outer), iters, combine);
 }
 
@@ -123,8 +163,8 @@ Value TensorBuilder::rowSum(Value input) {
 }
 
 Value TensorBuilder::transpose(Value input, ArrayRef<int64_t> perm) {
-  ArrayRef<int64_t> shape = shapeOf(input);
-  SmallVector<int64_t> outShape;
+  Sizes shape = sizes(input);
+  Sizes outShape;
   for (int64_t p : perm)
     outShape.push_back(shape[p]);
   Type et = cast<RankedTensorType>(input.getType()).getElementType();

@@ -224,7 +224,8 @@ def Attn_FixedAttr : Attn_MaskPattern<"Fixed", "fixed"> {
   let genVerifyDecl = 1;
 }
 
-def Attn_RandomAttr : Attn_MaskPattern<"Random", "random", ["verifyPattern"]> {
+def Attn_RandomAttr : Attn_MaskPattern<"Random", "random",
+    ["verifyPattern", "requiresStaticLengths"]> {
   let summary = "BigBird random blocks";
   let description = [{
     Query block `r` (queries `[r*block_size, (r+1)*block_size)`) sees
@@ -245,7 +246,8 @@ def Attn_RandomAttr : Attn_MaskPattern<"Random", "random", ["verifyPattern"]> {
   let genVerifyDecl = 1;
 }
 
-def Attn_BlockAttr : Attn_MaskPattern<"Block", "block", ["verifyPattern"]> {
+def Attn_BlockAttr : Attn_MaskPattern<"Block", "block",
+    ["verifyPattern", "requiresStaticLengths"]> {
   let summary = "explicit block-sparse layout";
   let description = [{
     A 0/1 matrix of blocks of `size x size` scores, one string per query

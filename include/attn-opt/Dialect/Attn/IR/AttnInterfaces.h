@@ -15,7 +15,8 @@
 
 namespace mlir::attn {
 
-/// What a mask pattern is checked against: the attention it masks.
+/// What a mask pattern is checked against: the attention it masks. The
+/// lengths may be dynamic (ShapedType::kDynamic).
 struct PatternShape {
   int64_t numHeads = 1; ///< Query heads.
   int64_t queryLen = 0;
@@ -31,11 +32,14 @@ struct LinearMaskForm {
 };
 
 /// The dimensions of an attention: query `B x Hq x Lq x D`, key
-/// `B x Hkv x Lk x D`, value `B x Hkv x Lk x Dv`.
+/// `B x Hkv x Lk x D`, value `B x Hkv x Lk x Dv`. The batch and the lengths
+/// may be dynamic (ShapedType::kDynamic); heads and dims are static.
 struct AttentionDims {
   int64_t batch, queryHeads, kvHeads, queryLen, keyLen, headDim, valueDim;
   /// Query heads per key/value head.
   int64_t groupSize() const { return queryHeads / kvHeads; }
+  /// True if the batch and both lengths are static.
+  bool isStatic() const { return batch >= 0 && queryLen >= 0 && keyLen >= 0; }
 };
 
 } // namespace mlir::attn

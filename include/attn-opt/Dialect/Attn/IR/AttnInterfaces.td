@@ -57,6 +57,17 @@ def Attn_MaskPatternAttrInterface : AttrInterface<"MaskPatternAttrInterface"> {
       "::mlir::attn::mask::Node", "buildMaskNode",
       (ins "const ::mlir::attn::PatternShape &":$shape)>,
     InterfaceMethod<[{
+        Returns true if the pattern (or one of its parts) is defined by
+        blocks chosen for concrete lengths at compile time (`#attn.random`,
+        `#attn.block`): it needs static lengths and one length per batch.
+      }],
+      "bool", "requiresStaticLengths", (ins), [{}], [{
+        return ::llvm::any_of($_attr.getSubPatterns(),
+            [](::mlir::attn::MaskPatternAttrInterface p) {
+              return p.requiresStaticLengths();
+            });
+      }]>,
+    InterfaceMethod<[{
         Returns true if the pattern (or one of its parts) reads the runtime
         segment ids (`#attn.segments`).
       }],

@@ -12,6 +12,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def Attn_IdTensor : RankedTensorOf<[I32, I64]>;
+def Attn_LengthTensor : 1DTensorOf<[I32]>;
 
 /// A user-level attention op; `interfaceOverrides` names the
 /// AttentionOpInterface methods with a default the op defines itself.
@@ -46,7 +47,36 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     `B x Hkv x Lk x Dv`, result `B x Hq x Lq x Dv`, with `Hq % Hkv == 0`
     (grouped-query attention; query head `h` reads key/value head
     `h / (Hq / Hkv)`; `Hkv = 1` is multi-query attention). With `Lq != Lk`
-    queries are aligned to the end of the keys. All shapes are static.
+    queries are aligned to the end of the keys.
+
+    Dynamic sizes: `B`, `Lq` and `Lk` may be `?` (head counts and head dims
+    are static); the result is dynamic exactly where the size it takes
+    (`B` and `Lq` of the query) is. The verifier checks the sizes it knows;
+    sizes that must agree but are not both static (the batch of query, key
+    and value; `Lk` of key and value; the shapes of bias, gate and segment
+    ids) are checked by the generated code, which calls
+    `attn_opt_runtime_error` (attn-opt/Host/RuntimeErrors.h) on a violation
+    and skips the computation. Patterns that choose blocks at compile time
+    (`#attn.random`, `#attn.block`) and the `layout` attribute need static
+    lengths; every other pattern is evaluated at run time.
+
+    Varlen batches (one of two forms, for softmax, pointwise and kernel
+    attention; every rule above then applies per sequence, with its own
+    lengths and the alignment of its queries to the end of its keys):
+    - padded: `query_lengths(%lq)` and/or `key_lengths(%lk)`, `i32` tensors
+      of `B` entries: sequence `b` has the first `lq[b]` queries (rows past
+      it give zeros) and the first `lk[b]` keys (keys past it are never
+      visited), `0 <= lq[b] <= Lq`, `0 <= lk[b] <= Lk`; a missing operand
+      means the full length;
+    - packed (FlashAttention's `cu_seqlens`): `query_offsets(%cq)` and
+      `key_offsets(%ck)`, `i32` tensors of `N + 1` entries for `N`
+      sequences, both given; query and key have batch 1 and hold the
+      sequences one after the other: sequence `s` has query rows
+      `[cq[s], cq[s+1])` and key rows `[ck[s], ck[s+1])`. Offsets start at
+      0 and do not decrease; the last lies within the rows; rows past it
+      give zeros.
+    Invalid lengths or offsets are reported at run time like sizes. Varlen
+    operands exclude bias and a `layout`; packed batches exclude segments.
 
     Optional operands:
     - `bias(%b)`: `B' x H' x Lq x Lk` added to the scores, `B'` in {1, B},
@@ -104,6 +134,10 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
                        Optional<Attn_IdTensor>:$query_segments,
                        Optional<Attn_IdTensor>:$key_segments,
                        Optional<Attn_FloatTensor>:$projection,
+                       Optional<Attn_LengthTensor>:$query_lengths,
+                       Optional<Attn_LengthTensor>:$key_lengths,
+                       Optional<Attn_LengthTensor>:$query_offsets,
+                       Optional<Attn_LengthTensor>:$key_offsets,
                        Attn_NormalizerAttrInterface:$normalizer,
                        OptionalAttr<Attn_MaskPatternAttrInterface>:$pattern,
                        OptionalAttr<F32Attr>:$scale,
@@ -117,6 +151,10 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     (`segments` `(` $query_segments^ `:` type($query_segments) `)`)?
     (`key_segments` `(` $key_segments^ `:` type($key_segments) `)`)?
     (`projection` `(` $projection^ `:` type($projection) `)`)?
+    (`query_lengths` `(` $query_lengths^ `:` type($query_lengths) `)`)?
+    (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
+    (`query_offsets` `(` $query_offsets^ `:` type($query_offsets) `)`)?
+    (`key_offsets` `(` $key_offsets^ `:` type($key_offsets) `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value) `->`
     type($result)
   }];
@@ -133,11 +171,27 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     }
     /// The shape the pattern is checked against and evaluated over.
     ::mlir::attn::PatternShape getPatternShape();
-    /// The mask of this op, built by the mask library.
+    /// The mask of this op, built by the mask library (over dynamic
+    /// lengths when the op's are dynamic).
     ::mlir::attn::mask::Mask getMask();
+    /// The FLOP count (FlopCountOpInterface) for concrete dimensions: the
+    /// interface method counts the op's own static shapes (0 when dynamic);
+    /// runners pass the run-time sizes.
+    double getFlopCount(const ::mlir::attn::AttentionDims &dims);
     /// The block layout of the mask in blocks of `blockQ x blockK`: the
     /// `layout` attribute's when its blocks are those, else computed.
     ::mlir::attn::BlockLayout getBlockLayout(int64_t blockQ, int64_t blockK);
+    /// True if a varlen operand (lengths or offsets) is present.
+    bool isVarlen() {
+      return getQueryLengths() || getKeyLengths() || getQueryOffsets();
+    }
+    /// True for a packed varlen batch (offsets).
+    bool isPacked() { return static_cast<bool>(getQueryOffsets()); }
+    /// The sizes that must agree at run time but are not both static, as
+    /// (operand, dim) pairs in operand order (RuntimeErrors.h); each is
+    /// checked by the generated code.
+    SmallVector<std::pair<std::pair<int64_t, int64_t>,
+                          std::pair<int64_t, int64_t>>> getRuntimeSizeChecks();
     /// True if only keys of the query's segment are allowed (see
     /// MaskPatternAttrInterface::isSegmentBound).
     bool isSegmentBound() {

@@ -22,6 +22,7 @@
 #include "mlir/IR/Value.h"
 
 #include <functional>
+#include <optional>
 
 namespace mlir::attn {
 
@@ -41,9 +42,34 @@ public:
   /// Emits the i1 (or vector of i1) deciding whether query `q` of head
   /// `head` may see key `k`. `head` is an index scalar; `q` and `k` have the
   /// same type (index, or a vector of integers; one may be a scalar of the
-  /// vector's element type broadcast by the caller).
-  Value emitAllowed(ImplicitLocOpBuilder &b, Value head, Value q,
-                    Value k) const;
+  /// vector's element type broadcast by the caller). `offset` is the key
+  /// position of query 0 (`Lk - Lq`), shaped like `q`; without it the
+  /// mask's static lengths give it.
+  Value emitAllowed(ImplicitLocOpBuilder &b, Value head, Value q, Value k,
+                    Value offset = Value()) const;
+
+  /// What a rectangle of scores holds at run time: some allowed pair
+  /// (`any`) and only allowed pairs (`all`), i1 values.
+  struct TileKind {
+    Value any, all;
+  };
+
+  /// Emits the classification of the rectangle of queries [q0, q1] and keys
+  /// [k0, k1] (inclusive index values, non-empty) of head `head`, with
+  /// `offset` the key position of query 0. Conservative where exactness
+  /// would cost: `all` only when every pair is allowed, `any` false only
+  /// when no pair is; the rest is masked per element. The IR counterpart of
+  /// mask::Mask::classify for lengths known only at run time.
+  TileKind emitTileKind(ImplicitLocOpBuilder &b, Value head, Value q0, Value q1,
+                        Value k0, Value k1, Value offset) const;
+
+  /// Emits the keys [lo, hi] (inclusive index values) outside which queries
+  /// [q0, q1] of head `head` see no key, or returns std::nullopt when the
+  /// pattern bounds no range (every key may be allowed).
+  std::optional<std::pair<Value, Value>> emitKeyRange(ImplicitLocOpBuilder &b,
+                                                      Value head, Value q0,
+                                                      Value q1,
+                                                      Value offset) const;
 
   /// Emits `v` as a constant of the index-like type `type`.
   static Value constant(ImplicitLocOpBuilder &b, Type type, int64_t v);
@@ -51,6 +77,13 @@ public:
 private:
   Value emitNode(ImplicitLocOpBuilder &b, const mask::Node &node, Value head,
                  Value q, Value i, Value k) const;
+  TileKind emitNodeKind(ImplicitLocOpBuilder &b, const mask::Node &node,
+                        Value head, Value i0, Value i1, Value k0,
+                        Value k1) const;
+  std::optional<std::pair<Value, Value>> emitNodeRange(ImplicitLocOpBuilder &b,
+                                                       const mask::Node &node,
+                                                       Value head, Value i0,
+                                                       Value i1) const;
 
   const mask::Mask &mask;
   TableLookup table;

@@ -6,6 +6,11 @@
 // floating-point reduction is marked `reassoc contract` so that LLVM may
 // vectorize the loops it becomes.
 //
+// Sizes are OpFoldResults: static sizes as attributes, dynamic ones (batch
+// and sequence lengths may be dynamic) as index values, usually the
+// `tensor.dim`s of the operands (`sizes(tensor)`). Results of elementwise
+// ops and reductions take their sizes from their first input.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTN_DIALECT_ATTN_UTILS_TENSORBUILDER_H
@@ -28,9 +33,22 @@ public:
   ImplicitLocOpBuilder &b;
   Type f32;
 
+  using Sizes = SmallVector<OpFoldResult>;
+  /// The sizes of a ranked tensor (`tensor.dim` for the dynamic ones).
+  Sizes sizes(Value tensor);
+  /// Static sizes.
+  Sizes sizes(ArrayRef<int64_t> shape);
+  /// Size `d` of a ranked tensor.
+  OpFoldResult size(Value tensor, int64_t d);
+  /// `size` as an index value.
+  Value indexOf(OpFoldResult size);
+
   /// An uninitialized tensor.
+  Value empty(ArrayRef<OpFoldResult> sizes, Type elementType = {});
   Value empty(ArrayRef<int64_t> shape, Type elementType = {});
   /// A tensor filled with `value`.
+  Value filled(ArrayRef<OpFoldResult> sizes, double value,
+               Type elementType = {});
   Value filled(ArrayRef<int64_t> shape, double value, Type elementType = {});
   /// An f32 scalar constant.
   Value f32Const(double value);
@@ -50,13 +68,15 @@ public:
   Value generic(ValueRange inputs, ArrayRef<AffineMap> inputMaps, Value init,
                 AffineMap outputMap, StringRef iterators, Body body);
 
-  /// An elementwise map over `shape` (identity maps, all parallel) with an
-  /// f32 result.
-  Value elementwise(ArrayRef<int64_t> shape, ValueRange inputs, Body body,
-                    Type resultType = {});
+  /// An elementwise map over the shape of `inputs[0]` (identity maps, all
+  /// parallel) with an f32 result unless `resultType` says otherwise.
+  Value elementwise(ValueRange inputs, Body body, Type resultType = {});
 
   /// `out[...] = sum_r lhs[...] * rhs[...]` as a generic with the given maps
   /// over loops `iterators`; operands are extended to f32 first.
+  Value contract(Value lhs, AffineMap lhsMap, Value rhs, AffineMap rhsMap,
+                 ArrayRef<OpFoldResult> outSizes, AffineMap outMap,
+                 StringRef iterators);
   Value contract(Value lhs, AffineMap lhsMap, Value rhs, AffineMap rhsMap,
                  ArrayRef<int64_t> outShape, AffineMap outMap,
                  StringRef iterators);

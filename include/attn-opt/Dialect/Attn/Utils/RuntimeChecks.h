@@ -1,0 +1,36 @@
+//===- RuntimeChecks.h - Run-time checks of dynamic sizes -------*- C++ -*-===//
+//
+// What the verifier cannot check of attn.attention with dynamic sizes or
+// varlen operands, checked by the generated code before it computes: the
+// sizes that must agree (AttentionOp::getRuntimeSizeChecks), the lengths of
+// a padded batch (0 <= length <= the buffer's) and the offsets of a packed
+// one (from 0, not decreasing, within the rows). A failed check calls
+// `attn_opt_runtime_error(code, a, b, c)` (attn-opt/Host/RuntimeErrors.h;
+// declared in the module on first use). Every lowering of the op (the
+// reference lowering, the CPU and GPU kernels) emits them through this one
+// function and skips its computation when they fail.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_UTILS_RUNTIMECHECKS_H
+#define ATTN_DIALECT_ATTN_UTILS_RUNTIMECHECKS_H
+
+#include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::attn {
+
+/// Emits the checks of `op` at `b` and returns an i1 that holds when all
+/// pass, or a null value when `op` has nothing to check (static shapes, no
+/// varlen operands).
+Value emitRuntimeChecks(ImplicitLocOpBuilder &b, AttentionOp op);
+
+/// Emits a call of the run-time error hook with `code` and payload
+/// (index or integer values, extended or truncated to i64).
+void emitRuntimeError(ImplicitLocOpBuilder &b, int32_t code, Value a,
+                      Value bValue, Value c);
+
+} // namespace mlir::attn
+
+#endif // ATTN_DIALECT_ATTN_UTILS_RUNTIMECHECKS_H

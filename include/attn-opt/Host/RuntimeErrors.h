@@ -1,0 +1,62 @@
+//===- RuntimeErrors.h - Errors the generated code reports ------*- C++ -*-===//
+//
+// Generated code checks at run time what the verifier could not (dynamic
+// sizes that must agree, varlen lengths and offsets; docs/Semantics.md,
+// "Dynamic sizes"). On a violation it calls
+//
+//   void attn_opt_runtime_error(int32_t code, int64_t a, int64_t b,
+//                               int64_t c);
+//
+// once per failed check and skips the computation it guards (its result is
+// unspecified). The host that runs the code defines the function: attn-run
+// records the first error and fails with describeRuntimeError's message;
+// a library build turns it into the call's status. Part of the LLVM-free
+// host library; the compiler uses the same codes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_HOST_RUNTIMEERRORS_H
+#define ATTN_HOST_RUNTIMEERRORS_H
+
+#include <cstdint>
+#include <string>
+
+namespace mlir::attn {
+
+/// The symbol generated code calls.
+constexpr const char *kRuntimeErrorFunction = "attn_opt_runtime_error";
+
+enum class RuntimeError : int32_t {
+  /// Two sizes that must be equal differ: `a` packs the two operand
+  /// dimensions (sizeOperandDim), `b` is the first's size, `c` the
+  /// second's.
+  SizeMismatch = 1,
+  /// Sequence `a` has length `b`, outside [0, `c`].
+  LengthOutOfRange = 2,
+  /// Offset `a` (`b`) is smaller than offset `a - 1` (`c`).
+  OffsetsDecreasing = 3,
+  /// The first offset is `b`, not 0.
+  OffsetsStart = 4,
+  /// The last offset is `b`, beyond the `c` rows of the packed tensor.
+  OffsetsBeyond = 5,
+};
+
+/// The operands of attn.attention, in its order, as the errors name them.
+const char *attentionOperandName(int64_t operand);
+
+/// Packs (operand, dim) pairs for RuntimeError::SizeMismatch.
+constexpr int64_t sizeOperandDim(int64_t operand, int64_t dim) {
+  return operand * 8 + dim;
+}
+constexpr int64_t packSizeMismatch(int64_t first, int64_t second) {
+  return first | (second << 16);
+}
+
+/// The message of an error: "attn.attention: dimension 0 of key (3)
+/// differs from dimension 0 of query (2)".
+std::string describeRuntimeError(int32_t code, int64_t a, int64_t b,
+                                 int64_t c);
+
+} // namespace mlir::attn
+
+#endif // ATTN_HOST_RUNTIMEERRORS_H

@@ -1,0 +1,168 @@
+//===- RuntimeChecks.cpp - Run-time checks of dynamic sizes ---------------===//
+
+#include "attn-opt/Dialect/Attn/Utils/RuntimeChecks.h"
+
+#include "attn-opt/Host/RuntimeErrors.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// The declaration of the error hook in the module around `b`'s insertion
+/// point.
+static func::FuncOp errorHook(ImplicitLocOpBuilder &b) {
+  Operation *scope = b.getInsertionBlock()->getParentOp();
+  auto module = isa<ModuleOp>(scope) ? cast<ModuleOp>(scope)
+                                     : scope->getParentOfType<ModuleOp>();
+  if (auto fn = module.lookupSymbol<func::FuncOp>(kRuntimeErrorFunction))
+    return fn;
+  OpBuilder mb(module.getBodyRegion());
+  Type i32 = mb.getI32Type(), i64 = mb.getI64Type();
+  auto fn = func::FuncOp::create(
+      mb, module.getLoc(), kRuntimeErrorFunction,
+      mb.getFunctionType({i32, i64, i64, i64}, {}));
+  fn.setPrivate();
+  return fn;
+}
+
+/// `v` as i64.
+static Value toI64(ImplicitLocOpBuilder &b, Value v) {
+  Type i64 = b.getI64Type();
+  if (v.getType() == i64)
+    return v;
+  if (v.getType().isIndex())
+    return arith::IndexCastOp::create(b, i64, v);
+  return arith::ExtSIOp::create(b, i64, v);
+}
+
+void mlir::attn::emitRuntimeError(ImplicitLocOpBuilder &b, int32_t code,
+                                  Value a, Value bValue, Value c) {
+  func::FuncOp hook = errorHook(b);
+  Value codeValue = arith::ConstantOp::create(b, b.getI32IntegerAttr(code));
+  func::CallOp::create(
+      b, hook,
+      ValueRange{codeValue, toI64(b, a), toI64(b, bValue), toI64(b, c)});
+}
+
+namespace {
+/// Accumulates the checks' verdict.
+struct Checker {
+  ImplicitLocOpBuilder &b;
+  Value ok;
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value i64(int64_t v) {
+    return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
+  }
+
+  /// Reports `code` with the payload when `bad` holds; folds it into ok.
+  void check(Value bad, int32_t code, Value a, Value bValue, Value c) {
+    scf::IfOp::create(b, bad, [&](OpBuilder &, Location) {
+      emitRuntimeError(b, code, a, bValue, c);
+      scf::YieldOp::create(b);
+    });
+    fold(bad);
+  }
+  void fold(Value bad) {
+    Value good = arith::XOrIOp::create(
+        b, bad, arith::ConstantOp::create(b, b.getBoolAttr(true)));
+    ok = ok ? arith::AndIOp::create(b, ok, good).getResult() : good;
+  }
+
+  /// Every entry of the i32 `lengths` lies in [0, max].
+  void lengths(Value lengths, Value max) {
+    Value n = tensor::DimOp::create(b, lengths, 0);
+    Value i32Max = arith::IndexCastOp::create(b, b.getI32Type(), max);
+    auto loop = scf::ForOp::create(
+        b, idx(0), n, idx(1),
+        ValueRange{arith::ConstantOp::create(b, b.getBoolAttr(false))},
+        [&](OpBuilder &, Location, Value i, ValueRange any) {
+          Value len = tensor::ExtractOp::create(b, lengths, ValueRange{i});
+          Value bad = arith::OrIOp::create(
+              b,
+              arith::CmpIOp::create(b, arith::CmpIPredicate::slt, len,
+                                    arith::ConstantOp::create(
+                                        b, b.getI32IntegerAttr(0))),
+              arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, len,
+                                    i32Max));
+          scf::IfOp::create(b, bad, [&](OpBuilder &, Location) {
+            emitRuntimeError(
+                b, static_cast<int32_t>(RuntimeError::LengthOutOfRange), i,
+                len, max);
+            scf::YieldOp::create(b);
+          });
+          scf::YieldOp::create(
+              b, ValueRange{arith::OrIOp::create(b, any[0], bad)});
+        });
+    fold(loop.getResult(0));
+  }
+
+  /// `offsets` start at 0, do not decrease and end within `rows`.
+  void offsets(Value offsets, Value rows) {
+    Value n = tensor::DimOp::create(b, offsets, 0);
+    Value first = tensor::ExtractOp::create(b, offsets, ValueRange{idx(0)});
+    check(arith::CmpIOp::create(
+              b, arith::CmpIPredicate::ne, first,
+              arith::ConstantOp::create(b, b.getI32IntegerAttr(0))),
+          static_cast<int32_t>(RuntimeError::OffsetsStart), i64(0), first,
+          i64(0));
+    auto loop = scf::ForOp::create(
+        b, idx(1), n, idx(1),
+        ValueRange{arith::ConstantOp::create(b, b.getBoolAttr(false))},
+        [&](OpBuilder &, Location, Value i, ValueRange any) {
+          Value prev = tensor::ExtractOp::create(
+              b, offsets, ValueRange{arith::SubIOp::create(b, i, idx(1))});
+          Value cur = tensor::ExtractOp::create(b, offsets, ValueRange{i});
+          Value bad =
+              arith::CmpIOp::create(b, arith::CmpIPredicate::slt, cur, prev);
+          scf::IfOp::create(b, bad, [&](OpBuilder &, Location) {
+            emitRuntimeError(
+                b, static_cast<int32_t>(RuntimeError::OffsetsDecreasing), i,
+                cur, prev);
+            scf::YieldOp::create(b);
+          });
+          scf::YieldOp::create(
+              b, ValueRange{arith::OrIOp::create(b, any[0], bad)});
+        });
+    fold(loop.getResult(0));
+    Value last = tensor::ExtractOp::create(
+        b, offsets, ValueRange{arith::SubIOp::create(b, n, idx(1))});
+    Value rows32 = arith::IndexCastOp::create(b, b.getI32Type(), rows);
+    check(arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, last, rows32),
+          static_cast<int32_t>(RuntimeError::OffsetsBeyond), i64(0), last,
+          rows);
+  }
+};
+} // namespace
+
+Value mlir::attn::emitRuntimeChecks(ImplicitLocOpBuilder &b, AttentionOp op) {
+  Checker c{b, Value()};
+  for (auto [first, second] : op.getRuntimeSizeChecks()) {
+    Value x = op->getOperand(op.getODSOperandIndexAndLength(first.first).first);
+    Value y =
+        op->getOperand(op.getODSOperandIndexAndLength(second.first).first);
+    Value dx = tensor::DimOp::create(b, x, first.second);
+    Value dy = tensor::DimOp::create(b, y, second.second);
+    c.check(arith::CmpIOp::create(b, arith::CmpIPredicate::ne, dx, dy),
+            static_cast<int32_t>(RuntimeError::SizeMismatch),
+            c.i64(packSizeMismatch(sizeOperandDim(first.first, first.second),
+                                   sizeOperandDim(second.first,
+                                                  second.second))),
+            dx, dy);
+  }
+  if (Value lq = op.getQueryLengths())
+    c.lengths(lq, tensor::DimOp::create(b, op.getQuery(), 2));
+  if (Value lk = op.getKeyLengths())
+    c.lengths(lk, tensor::DimOp::create(b, op.getKey(), 2));
+  if (Value cq = op.getQueryOffsets()) {
+    c.offsets(cq, tensor::DimOp::create(b, op.getQuery(), 2));
+    c.offsets(op.getKeyOffsets(), tensor::DimOp::create(b, op.getKey(), 2));
+  }
+  return c.ok;
+}
