@@ -4,7 +4,9 @@
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <cstring>
@@ -16,7 +18,8 @@ JitFunction::~JitFunction() = default;
 
 llvm::Expected<std::unique_ptr<JitFunction>>
 JitFunction::compile(ModuleOp module, llvm::StringRef name,
-                     llvm::ArrayRef<std::string> sharedLibs) {
+                     llvm::ArrayRef<std::string> sharedLibs,
+                     llvm::ArrayRef<std::pair<std::string, void *>> symbols) {
   static bool initialized = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
@@ -42,6 +45,15 @@ JitFunction::compile(ModuleOp module, llvm::StringRef name,
   auto engine = ExecutionEngine::create(module, options, std::move(*tm));
   if (!engine)
     return engine.takeError();
+  // Host functions the generated code calls (e.g. the run-time error hook).
+  if (!symbols.empty())
+    (*engine)->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
+      llvm::orc::SymbolMap map;
+      for (const auto &[symbol, address] : symbols)
+        map[interner(symbol)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                 llvm::JITSymbolFlags::Exported};
+      return map;
+    });
   (*engine)->initialize();
 
   std::unique_ptr<JitFunction> fn(new JitFunction());

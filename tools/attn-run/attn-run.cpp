@@ -13,6 +13,7 @@
 #include "attn-opt/Emulation/Passes.h"
 #include "attn-opt/Host/CudaRuntimeLoader.h"
 #include "attn-opt/Host/Npy.h"
+#include "attn-opt/Host/RuntimeErrors.h"
 #include "attn-opt/InitAttn.h"
 #include "attn-opt/Pipelines/Pipelines.h"
 #include "attn-opt/Runtime/HostTarget.h"
@@ -45,6 +46,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <optional>
 
 using namespace mlir;
@@ -98,6 +100,13 @@ static cl::list<std::string>
                     "query for %query, or argN), or FILE.npy in argument "
                     "order"),
            cl::cat(category));
+static cl::list<std::string> shapes(
+    "shape",
+    cl::desc("NAME=DIMS: the shape of a dynamically shaped argument filled by "
+             "--random-inputs, e.g. query=1x8x300x64 (an --input file gives "
+             "its own; lengths of varlen batches default to the query's "
+             "batch)"),
+    cl::cat(category));
 static cl::opt<bool> randomInputs(
     "random-inputs",
     cl::desc("Fill inputs not given by --input with seeded random data: "
@@ -165,12 +174,52 @@ void writeNpy(const std::string &path, const npy::Array &array) {
     fail(error);
 }
 
-/// One argument or result of the entry function.
+/// One argument or result of the entry function: its type (sizes may be
+/// dynamic) and, once known, its concrete shape.
 struct Slot {
   std::string name;
   RankedTensorType type;
   npy::DType dtype;
+  std::optional<std::vector<int64_t>> shape;
 };
+
+/// The error the generated code reported through attn_opt_runtime_error
+/// during the last call (the first one, if several).
+std::mutex runtimeErrorMutex;
+std::optional<std::string> runtimeError;
+
+extern "C" void attnRunRuntimeError(int32_t code, int64_t a, int64_t b,
+                                    int64_t c) {
+  std::lock_guard<std::mutex> lock(runtimeErrorMutex);
+  if (!runtimeError)
+    runtimeError = describeRuntimeError(code, a, b, c);
+}
+
+/// Fails with the generated code's run-time error, if it reported one.
+void failOnRuntimeError(StringRef what) {
+  std::lock_guard<std::mutex> lock(runtimeErrorMutex);
+  if (runtimeError)
+    fail(what + " reported a run-time error: " + *runtimeError);
+}
+
+/// True if `shape` conforms to `type`: same rank, equal static sizes.
+bool conforms(ArrayRef<int64_t> shape, RankedTensorType type) {
+  if (static_cast<int64_t>(shape.size()) != type.getRank())
+    return false;
+  for (auto [s, d] : llvm::zip(shape, type.getShape()))
+    if (!ShapedType::isDynamic(d) && s != d)
+      return false;
+  return true;
+}
+
+/// "1x?x64" of a shape with dynamic sizes.
+std::string describeShape(ArrayRef<int64_t> shape) {
+  std::string s;
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? "x" : "") +
+         (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
+  return s;
+}
 
 npy::DType dtypeOf(RankedTensorType type, const llvm::Twine &what) {
   Type et = type.getElementType();
@@ -192,17 +241,45 @@ npy::DType dtypeOf(RankedTensorType type, const llvm::Twine &what) {
 }
 
 std::string describe(RankedTensorType type) {
-  std::string s;
-  for (int64_t d : type.getShape())
-    s += std::to_string(d) + "x";
-  return s + npy::name(dtypeOf(type, "tensor"));
+  return describeShape(type.getShape()) + "x" +
+         npy::name(dtypeOf(type, "tensor"));
 }
 
 npy::Array allocate(const Slot &slot) {
   npy::Array a;
   a.type = slot.dtype;
-  a.shape.assign(slot.type.getShape().begin(), slot.type.getShape().end());
+  a.shape = *slot.shape;
   a.data.assign(a.numElements() * npy::byteWidth(a.type), 0);
+  return a;
+}
+
+/// How an argument serves the attention ops of the entry: as varlen lengths
+/// of `rows` (the query or key argument), or as offsets.
+struct VarlenRole {
+  bool offsets = false;
+  int64_t rowsArg = -1; ///< the query or key argument, or -1
+};
+
+/// Random lengths in [0, rows] or random offsets splitting `rows` rows.
+npy::Array randomVarlen(const Slot &slot, const VarlenRole &role, int64_t rows,
+                        uint64_t seedValue, int64_t index) {
+  npy::Array a = allocate(slot);
+  SplitMix64 rng(deriveSeed(seedValue, index));
+  int64_t n = a.numElements();
+  if (!role.offsets) {
+    for (int64_t i = 0; i < n; ++i)
+      npy::storeFloat(a, i, static_cast<float>(rng.below(rows + 1)));
+    return a;
+  }
+  // 0, sorted cut points, rows.
+  std::vector<int64_t> cuts = {0};
+  for (int64_t i = 1; i + 1 < n; ++i)
+    cuts.push_back(static_cast<int64_t>(rng.below(rows + 1)));
+  if (n > 1)
+    cuts.push_back(rows);
+  std::sort(cuts.begin(), cuts.end());
+  for (int64_t i = 0; i < n; ++i)
+    npy::storeFloat(a, i, static_cast<float>(cuts[i]));
   return a;
 }
 
@@ -298,7 +375,9 @@ compileVariant(ModuleOp module, StringRef entry,
   std::vector<std::string> libs = {ATTN_OMP_LIBRARY, ATTN_C_RUNNER_UTILS};
   if (target == "cuda")
     libs.push_back(ATTN_CUDA_RUNTIME);
-  auto jit = JitFunction::compile(*clone, entry, libs);
+  std::vector<std::pair<std::string, void *>> symbols = {
+      {kRuntimeErrorFunction, reinterpret_cast<void *>(&attnRunRuntimeError)}};
+  auto jit = JitFunction::compile(*clone, entry, libs, symbols);
   lastLlvmMs = msSince(start);
   if (!jit)
     fail("JIT compilation of " + what +
@@ -350,6 +429,7 @@ std::vector<npy::Array> callOnce(JitFunction &jit,
   for (MemRefDescriptor &d : descs)
     ptrs.push_back(&d);
   failOn(jit.call(ptrs));
+  failOnRuntimeError("the generated code");
   if (device) {
     cudaRuntime().synchronize();
     if (copyBack)
@@ -463,33 +543,38 @@ int run(MLIRContext &context) {
   func::FuncOp entry = loaded->entry;
   const std::vector<std::string> &names = loaded->argNames;
 
-  // Argument and result slots.
+  // Argument and result slots; sizes may be dynamic.
   std::vector<Slot> args, results;
   FunctionType fnType = entry.getFunctionType();
   for (auto [i, t] : llvm::enumerate(fnType.getInputs())) {
     auto rt = dyn_cast<RankedTensorType>(t);
-    if (!rt || !rt.hasStaticShape())
+    if (!rt)
       fail("argument " + names[i] + " of @" + entry.getName() +
-           " must be a statically shaped tensor");
+           " must be a ranked tensor");
     args.push_back(
         {names[i], rt,
-         dtypeOf(rt, "argument " + names[i] + " of @" + entry.getName())});
+         dtypeOf(rt, "argument " + names[i] + " of @" + entry.getName()),
+         std::nullopt});
+    if (rt.hasStaticShape())
+      args.back().shape =
+          std::vector<int64_t>(rt.getShape().begin(), rt.getShape().end());
   }
   for (auto [i, t] : llvm::enumerate(fnType.getResults())) {
     auto rt = dyn_cast<RankedTensorType>(t);
     std::string name = "result" + std::to_string(i);
-    if (!rt || !rt.hasStaticShape())
-      fail(name + " of @" + entry.getName() +
-           " must be a statically shaped tensor");
-    results.push_back({name, rt, dtypeOf(rt, name)});
+    if (!rt)
+      fail(name + " of @" + entry.getName() + " must be a ranked tensor");
+    results.push_back({name, rt, dtypeOf(rt, name), std::nullopt});
   }
   if (outputs.size() > results.size())
     fail("--output given " + llvm::Twine(outputs.size()) + " times but @" +
          entry.getName() + " has " + llvm::Twine(results.size()) + " results");
-
-  // The work the function names, for GFLOP/s.
-  double flops = 0;
-  entry.walk([&](FlopCountOpInterface op) { flops += op.getFlopCount(); });
+  auto argIndexOf = [&](Value v) -> int64_t {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner() != &entry.front())
+      return -1;
+    return arg.getArgNumber();
+  };
 
   // Inputs: named, positional, or random.
   std::vector<std::optional<npy::Array>> values(args.size());
@@ -528,24 +613,128 @@ int run(MLIRContext &context) {
     std::optional<npy::Array> array = npy::read(path.str(), error);
     if (!array)
       fail(error);
-    const Slot &slot = args[index];
-    if (array->type != slot.dtype ||
-        array->shape != std::vector<int64_t>(slot.type.getShape().begin(),
-                                             slot.type.getShape().end()))
+    Slot &slot = args[index];
+    if (array->type != slot.dtype || !conforms(array->shape, slot.type))
       fail(path + ": holds " + array->describe() + " but argument " +
            slot.name + " of @" + entry.getName() + " is " +
            describe(slot.type));
+    slot.shape = array->shape;
     values[index] = std::move(*array);
   }
+
+  // Shapes of the other (random) arguments: --shape, else a varlen
+  // operand's length from its attention's query batch.
+  for (const std::string &spec : shapes) {
+    auto [name, dims] = StringRef(spec).split('=');
+    auto it =
+        llvm::find_if(args, [&](const Slot &a) { return a.name == name; });
+    if (it == args.end() || dims.empty())
+      fail("--shape " + spec +
+           ": expected NAME=DIMS with NAME an argument "
+           "of @" +
+           entry.getName());
+    if (values[it - args.begin()])
+      fail("--shape " + spec + ": " + name + " is given by --input");
+    std::vector<int64_t> shape;
+    SmallVector<StringRef> parts;
+    dims.split(parts, 'x');
+    for (StringRef d : parts) {
+      int64_t v;
+      if (d.getAsInteger(10, v) || v < 0)
+        fail("--shape " + spec + ": '" + d + "' is not a size");
+      shape.push_back(v);
+    }
+    if (!conforms(shape, it->type))
+      fail("--shape " + spec + ": " + name + " of @" + entry.getName() +
+           " is " + describe(it->type));
+    it->shape = shape;
+  }
+  std::map<int64_t, VarlenRole> roles;
+  entry.walk([&](AttentionOp op) {
+    auto mark = [&](Value operand, Value rows, bool offsets) {
+      int64_t i = operand ? argIndexOf(operand) : -1;
+      if (i >= 0)
+        roles[i] = {offsets, argIndexOf(rows)};
+    };
+    mark(op.getQueryLengths(), op.getQuery(), false);
+    mark(op.getKeyLengths(), op.getKey(), false);
+    mark(op.getQueryOffsets(), op.getQuery(), true);
+    mark(op.getKeyOffsets(), op.getKey(), true);
+    // Lengths default to the query's batch.
+    for (Value len : {op.getQueryLengths(), op.getKeyLengths()}) {
+      int64_t i = len ? argIndexOf(len) : -1, q = argIndexOf(op.getQuery());
+      if (i >= 0 && !args[i].shape && q >= 0 && args[q].shape)
+        args[i].shape = std::vector<int64_t>{(*args[q].shape)[0]};
+    }
+  });
   std::vector<npy::Array> argArrays;
   for (size_t i = 0; i < args.size(); ++i) {
     if (!values[i]) {
       if (!randomInputs)
         fail("no input for argument " + args[i].name + " of @" +
              entry.getName() + " (use --input or --random-inputs)");
-      values[i] = randomArray(args[i], seed, i);
+      if (!args[i].shape)
+        fail("argument " + args[i].name + " of @" + entry.getName() +
+             " has the dynamic type " + describe(args[i].type) +
+             "; give its shape with --shape " + args[i].name +
+             "=DIMS, or an --input");
+      auto role = roles.find(i);
+      if (role != roles.end()) {
+        int64_t r = role->second.rowsArg;
+        if (r < 0 || !args[r].shape)
+          fail("argument " + args[i].name +
+               " holds varlen lengths or offsets of rows whose size is not "
+               "known here; give it with --input");
+        values[i] =
+            randomVarlen(args[i], role->second, (*args[r].shape)[2], seed, i);
+      } else {
+        values[i] = randomArray(args[i], seed, i);
+      }
     }
     argArrays.push_back(std::move(*values[i]));
+  }
+
+  // Result shapes, from the arguments' through the attention ops.
+  llvm::DenseMap<Value, std::vector<int64_t>> known;
+  for (auto [i, a] : llvm::enumerate(args))
+    known[entry.getArgument(i)] = *a.shape;
+  auto shapeOfValue = [&](Value v) -> std::optional<std::vector<int64_t>> {
+    auto it = known.find(v);
+    if (it != known.end())
+      return it->second;
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (type && type.hasStaticShape())
+      return std::vector<int64_t>(type.getShape().begin(),
+                                  type.getShape().end());
+    return std::nullopt;
+  };
+  // The work the function names, for GFLOP/s (at the run-time sizes).
+  double flops = 0;
+  entry.walk([&](Operation *op) {
+    auto attention = dyn_cast<AttentionOp>(op);
+    if (!attention) {
+      if (auto f = dyn_cast<FlopCountOpInterface>(op))
+        flops += f.getFlopCount();
+      return;
+    }
+    auto q = shapeOfValue(attention.getQuery());
+    auto k = shapeOfValue(attention.getKey());
+    auto v = shapeOfValue(attention.getValue());
+    if (!q || !k || !v)
+      return;
+    known[attention.getResult()] = {(*q)[0], (*q)[1], (*q)[2], (*v)[3]};
+    AttentionDims d = attention.getDims();
+    d.batch = (*q)[0];
+    d.queryLen = (*q)[2];
+    d.keyLen = (*k)[2];
+    flops += attention.getFlopCount(d);
+  });
+  auto returned = cast<func::ReturnOp>(entry.front().getTerminator());
+  for (auto [i, r] : llvm::enumerate(results)) {
+    r.shape = shapeOfValue(returned.getOperand(i));
+    if (!r.shape)
+      fail(r.name + " of @" + entry.getName() + " has the dynamic type " +
+           describe(r.type) + " that attn-run cannot size from the inputs");
   }
 
   // Compile.

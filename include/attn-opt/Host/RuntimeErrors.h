@@ -54,8 +54,7 @@ constexpr int64_t packSizeMismatch(int64_t first, int64_t second) {
 
 /// The message of an error: "attn.attention: dimension 0 of key (3)
 /// differs from dimension 0 of query (2)".
-std::string describeRuntimeError(int32_t code, int64_t a, int64_t b,
-                                 int64_t c);
+std::string describeRuntimeError(int32_t code, int64_t a, int64_t b, int64_t c);
 
 } // namespace mlir::attn
 

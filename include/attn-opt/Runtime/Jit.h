@@ -31,10 +31,11 @@ public:
 
   /// JIT-compiles `module` (LLVM dialect) and looks up `name`'s C interface.
   /// `sharedLibs` are loaded first (the OpenMP runtime, MLIR's runner
-  /// utilities).
+  /// utilities); `symbols` are host functions the code may call, by name.
   static llvm::Expected<std::unique_ptr<JitFunction>>
   compile(ModuleOp module, llvm::StringRef name,
-          llvm::ArrayRef<std::string> sharedLibs);
+          llvm::ArrayRef<std::string> sharedLibs,
+          llvm::ArrayRef<std::pair<std::string, void *>> symbols = {});
 
   /// Calls the function with pointers to memref descriptors, one per
   /// argument (inputs, then out-parameters).

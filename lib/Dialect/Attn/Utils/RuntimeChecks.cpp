@@ -14,19 +14,16 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-/// The declaration of the error hook in the module around `b`'s insertion
-/// point.
-static func::FuncOp errorHook(ImplicitLocOpBuilder &b) {
-  Operation *scope = b.getInsertionBlock()->getParentOp();
-  auto module = isa<ModuleOp>(scope) ? cast<ModuleOp>(scope)
-                                     : scope->getParentOfType<ModuleOp>();
+/// The declaration of the error hook in the module of `anchor`.
+static func::FuncOp errorHook(Operation *anchor) {
+  auto module = isa<ModuleOp>(anchor) ? cast<ModuleOp>(anchor)
+                                      : anchor->getParentOfType<ModuleOp>();
   if (auto fn = module.lookupSymbol<func::FuncOp>(kRuntimeErrorFunction))
     return fn;
   OpBuilder mb(module.getBodyRegion());
   Type i32 = mb.getI32Type(), i64 = mb.getI64Type();
-  auto fn = func::FuncOp::create(
-      mb, module.getLoc(), kRuntimeErrorFunction,
-      mb.getFunctionType({i32, i64, i64, i64}, {}));
+  auto fn = func::FuncOp::create(mb, module.getLoc(), kRuntimeErrorFunction,
+                                 mb.getFunctionType({i32, i64, i64, i64}, {}));
   fn.setPrivate();
   return fn;
 }
@@ -41,9 +38,10 @@ static Value toI64(ImplicitLocOpBuilder &b, Value v) {
   return arith::ExtSIOp::create(b, i64, v);
 }
 
-void mlir::attn::emitRuntimeError(ImplicitLocOpBuilder &b, int32_t code,
-                                  Value a, Value bValue, Value c) {
-  func::FuncOp hook = errorHook(b);
+void mlir::attn::emitRuntimeError(ImplicitLocOpBuilder &b, Operation *anchor,
+                                  int32_t code, Value a, Value bValue,
+                                  Value c) {
+  func::FuncOp hook = errorHook(anchor);
   Value codeValue = arith::ConstantOp::create(b, b.getI32IntegerAttr(code));
   func::CallOp::create(
       b, hook,
@@ -54,6 +52,7 @@ namespace {
 /// Accumulates the checks' verdict.
 struct Checker {
   ImplicitLocOpBuilder &b;
+  Operation *anchor;
   Value ok;
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
@@ -64,7 +63,7 @@ struct Checker {
   /// Reports `code` with the payload when `bad` holds; folds it into ok.
   void check(Value bad, int32_t code, Value a, Value bValue, Value c) {
     scf::IfOp::create(b, bad, [&](OpBuilder &, Location) {
-      emitRuntimeError(b, code, a, bValue, c);
+      emitRuntimeError(b, anchor, code, a, bValue, c);
       scf::YieldOp::create(b);
     });
     fold(bad);
@@ -86,15 +85,14 @@ struct Checker {
           Value len = tensor::ExtractOp::create(b, lengths, ValueRange{i});
           Value bad = arith::OrIOp::create(
               b,
-              arith::CmpIOp::create(b, arith::CmpIPredicate::slt, len,
-                                    arith::ConstantOp::create(
-                                        b, b.getI32IntegerAttr(0))),
-              arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, len,
-                                    i32Max));
+              arith::CmpIOp::create(
+                  b, arith::CmpIPredicate::slt, len,
+                  arith::ConstantOp::create(b, b.getI32IntegerAttr(0))),
+              arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, len, i32Max));
           scf::IfOp::create(b, bad, [&](OpBuilder &, Location) {
             emitRuntimeError(
-                b, static_cast<int32_t>(RuntimeError::LengthOutOfRange), i,
-                len, max);
+                b, anchor, static_cast<int32_t>(RuntimeError::LengthOutOfRange),
+                i, len, max);
             scf::YieldOp::create(b);
           });
           scf::YieldOp::create(
@@ -123,8 +121,9 @@ struct Checker {
               arith::CmpIOp::create(b, arith::CmpIPredicate::slt, cur, prev);
           scf::IfOp::create(b, bad, [&](OpBuilder &, Location) {
             emitRuntimeError(
-                b, static_cast<int32_t>(RuntimeError::OffsetsDecreasing), i,
-                cur, prev);
+                b, anchor,
+                static_cast<int32_t>(RuntimeError::OffsetsDecreasing), i, cur,
+                prev);
             scf::YieldOp::create(b);
           });
           scf::YieldOp::create(
@@ -142,19 +141,22 @@ struct Checker {
 } // namespace
 
 Value mlir::attn::emitRuntimeChecks(ImplicitLocOpBuilder &b, AttentionOp op) {
-  Checker c{b, Value()};
+  // Declare the hook now: inside the checks' regions the module is not
+  // reachable from the builder.
+  (void)errorHook(op);
+  Checker c{b, op, Value()};
   for (auto [first, second] : op.getRuntimeSizeChecks()) {
     Value x = op->getOperand(op.getODSOperandIndexAndLength(first.first).first);
     Value y =
         op->getOperand(op.getODSOperandIndexAndLength(second.first).first);
     Value dx = tensor::DimOp::create(b, x, first.second);
     Value dy = tensor::DimOp::create(b, y, second.second);
-    c.check(arith::CmpIOp::create(b, arith::CmpIPredicate::ne, dx, dy),
-            static_cast<int32_t>(RuntimeError::SizeMismatch),
-            c.i64(packSizeMismatch(sizeOperandDim(first.first, first.second),
-                                   sizeOperandDim(second.first,
-                                                  second.second))),
-            dx, dy);
+    c.check(
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ne, dx, dy),
+        static_cast<int32_t>(RuntimeError::SizeMismatch),
+        c.i64(packSizeMismatch(sizeOperandDim(first.first, first.second),
+                               sizeOperandDim(second.first, second.second))),
+        dx, dy);
   }
   if (Value lq = op.getQueryLengths())
     c.lengths(lq, tensor::DimOp::create(b, op.getQuery(), 2));

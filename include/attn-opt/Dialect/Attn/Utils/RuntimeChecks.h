@@ -26,10 +26,10 @@ namespace mlir::attn {
 /// varlen operands).
 Value emitRuntimeChecks(ImplicitLocOpBuilder &b, AttentionOp op);
 
-/// Emits a call of the run-time error hook with `code` and payload
-/// (index or integer values, extended or truncated to i64).
-void emitRuntimeError(ImplicitLocOpBuilder &b, int32_t code, Value a,
-                      Value bValue, Value c);
+/// Emits a call of the run-time error hook (declared in the module of
+/// `anchor`) with `code` and payload (index or integer values, as i64).
+void emitRuntimeError(ImplicitLocOpBuilder &b, Operation *anchor, int32_t code,
+                      Value a, Value bValue, Value c);
 
 } // namespace mlir::attn
 
