@@ -5,7 +5,7 @@
 // SEVERAL: attn-run: error: {{.*}}errors-module.mlir has several public functions (@a, @b); choose one with --entry
 
 // RUN: not attn-run %s --random-inputs --entry b 2>&1 | FileCheck %s --check-prefix=SCALAR
-// SCALAR: attn-run: error: argument x of @b must be a statically shaped tensor
+// SCALAR: attn-run: error: argument x of @b must be a ranked tensor
 
 // RUN: not attn-run %s --random-inputs --entry c 2>&1 | FileCheck %s --check-prefix=ELEMENT
 // ELEMENT: attn-run: error: argument x of @c has unsupported type tensor<4xf64> (supported elements: f32, f16, bf16, i32, i64)

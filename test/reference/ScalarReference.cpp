@@ -213,10 +213,44 @@ static Row normalize(const Row &scores, const std::vector<bool> &ok,
   return p;
 }
 
+/// One sequence of a batch: batch entry `b`, query rows
+/// `[qStart, qStart + lq)`, key rows `[kStart, kStart + lk)`.
+struct Sequence {
+  int64_t b, qStart, lq, kStart, lk;
+};
+
+/// The sequences of the batch: one per batch entry (full or padded
+/// lengths) or one per pair of consecutive offsets (packed).
+static std::vector<Sequence> sequences(const Tensor &q, const Tensor &k,
+                                       const AttentionSpec &spec) {
+  std::vector<Sequence> out;
+  if (spec.queryOffsets) {
+    const Tensor &cq = *spec.queryOffsets, &ck = *spec.keyOffsets;
+    for (int64_t s = 0; s + 1 < cq.dim(0); ++s) {
+      auto at = [](const Tensor &t, int64_t i) {
+        return static_cast<int64_t>(t.data[i]);
+      };
+      out.push_back({0, at(cq, s), at(cq, s + 1) - at(cq, s), at(ck, s),
+                     at(ck, s + 1) - at(ck, s)});
+    }
+    return out;
+  }
+  for (int64_t b = 0; b < q.dim(0); ++b) {
+    int64_t lq = spec.queryLengths
+                     ? static_cast<int64_t>(spec.queryLengths->data[b])
+                     : q.dim(2);
+    int64_t lk = spec.keyLengths
+                     ? static_cast<int64_t>(spec.keyLengths->data[b])
+                     : k.dim(2);
+    out.push_back({b, 0, lq, 0, lk});
+  }
+  return out;
+}
+
 Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
                       const AttentionSpec &spec) {
-  int64_t batch = q.dim(0), hq = q.dim(1), lq = q.dim(2), d = q.dim(3);
-  int64_t hkv = k.dim(1), lk = k.dim(2), dv = v.dim(3);
+  int64_t batch = q.dim(0), hq = q.dim(1), lqAll = q.dim(2), d = q.dim(3);
+  int64_t hkv = k.dim(1), dv = v.dim(3);
   int64_t group = hq / hkv;
   bool kernel = spec.normalizer == AttentionSpec::Normalizer::Kernel;
   double scale = spec.scale ? *spec.scale : 1.0 / std::sqrt(double(d));
@@ -228,28 +262,30 @@ Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
       w = mlir::attn::favorProjection(spec.seed, spec.features, d,
                                       spec.orthogonal);
   }
-  Tensor out({batch, hq, lq, dv});
-  for (int64_t b = 0; b < batch; ++b)
+  // Rows no sequence covers stay zero.
+  Tensor out({batch, hq, lqAll, dv});
+  for (const Sequence &seq : sequences(q, k, spec))
     for (int64_t h = 0; h < hq; ++h) {
-      int64_t kh = h / group;
+      int64_t b = seq.b, kh = h / group, lq = seq.lq, lk = seq.lk;
       std::vector<Row> keys(lk);
       for (int64_t j = 0; j < lk; ++j) {
-        keys[j] = row(k, b, kh, j);
+        keys[j] = row(k, b, kh, seq.kStart + j);
         if (spec.qkNormEps)
           keys[j] = layerNorm(keys[j], *spec.qkNormEps);
         if (kernel)
           keys[j] = featureMap(keys[j], spec, w);
       }
       for (int64_t i = 0; i < lq; ++i) {
-        Row qi = row(q, b, h, i);
+        int64_t qi = seq.qStart + i;
+        Row qRow = row(q, b, h, qi);
         if (spec.qkNormEps)
-          qi = layerNorm(qi, *spec.qkNormEps);
+          qRow = layerNorm(qRow, *spec.qkNormEps);
         if (kernel)
-          qi = featureMap(qi, spec, w);
+          qRow = featureMap(qRow, spec, w);
         Row scores(lk);
         std::vector<bool> ok(lk, true);
         for (int64_t j = 0; j < lk; ++j) {
-          double s = dot(qi, keys[j]);
+          double s = dot(qRow, keys[j]);
           if (!kernel) {
             s *= scale;
             if (spec.bias) {
@@ -267,10 +303,10 @@ Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
         for (int64_t e = 0; e < dv; ++e) {
           double acc = 0;
           for (int64_t j = 0; j < lk; ++j)
-            acc += p[j] * v.at({b, kh, j, e});
+            acc += p[j] * v.at({b, kh, seq.kStart + j, e});
           if (spec.gate)
-            acc *= spec.gate->at({b, h, i, e});
-          out.at({b, h, i, e}) = acc;
+            acc *= spec.gate->at({b, h, qi, e});
+          out.at({b, h, qi, e}) = acc;
         }
       }
     }

@@ -76,6 +76,10 @@ struct AttentionSpec {
   std::optional<Pattern> pattern;
   const Tensor *bias = nullptr, *gate = nullptr, *segQ = nullptr,
                *segK = nullptr, *projection = nullptr;
+  /// Varlen batches: per-sequence lengths (padded, `B` entries) or
+  /// cumulative offsets (packed, `N + 1` entries), as in docs/Semantics.md.
+  const Tensor *queryLengths = nullptr, *keyLengths = nullptr,
+               *queryOffsets = nullptr, *keyOffsets = nullptr;
 };
 
 Tensor attention(const Tensor &q, const Tensor &k, const Tensor &v,

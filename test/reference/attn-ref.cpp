@@ -9,6 +9,10 @@
 // |out - ref| <= atol + rtol * |ref|, and with --max-rel-err the normwise
 // error max|out - ref| / max|ref| must not exceed it.
 //
+// With --runs N it checks N runs of one compiled module at several sizes,
+// as `attn-run --shape` with N shapes per argument writes them: inputs in
+// DIR/K/ and the output in OUT.K.npy for K = 0 .. N-1.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ScalarReference.h"
@@ -45,6 +49,9 @@ static cl::opt<double> rtolOpt("rtol", cl::init(1e-4));
 static cl::opt<double> atolOpt("atol", cl::init(1e-5));
 static cl::opt<double> maxRelErr("max-rel-err", cl::init(-1),
                                  cl::desc("Bound on max|out-ref| / max|ref|"));
+static cl::opt<unsigned>
+    runs("runs", cl::init(0),
+         cl::desc("Check N runs: inputs in DIR/K, outputs in OUT.K.npy"));
 
 [[noreturn]] static void fail(const llvm::Twine &msg) {
   llvm::errs() << "attn-ref: error: " << msg << "\n";
@@ -127,32 +134,20 @@ static std::optional<double> optionalScale(std::optional<APFloat> s) {
   return s->convertToDouble();
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM initLLVM(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "attn scalar reference checker\n");
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAttnDialects(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  auto loaded = loadModule(context, sourceMgr, inputFile, entryName);
-  if (!loaded)
-    fail(llvm::toString(loaded.takeError()));
-  func::FuncOp entry = loaded->entry;
-
+/// Checks one run: inputs in `dir`, the output in `file`.
+static bool checkRun(const LoadedModule &loaded, const std::string &dir,
+                     const std::string &file, const std::string &label) {
+  func::FuncOp entry = loaded.entry;
   // The input tensor of an operand (a function argument), or null.
   std::vector<std::unique_ptr<ref::Tensor>> owned;
-  auto input = [&](Value v) -> ref::Tensor * {
+  auto input = [&, dir](Value v) -> ref::Tensor * {
     if (!v)
       return nullptr;
     auto arg = dyn_cast<BlockArgument>(v);
     if (!arg || arg.getOwner()->getParentOp() != entry)
       fail("operands of the attn op must be arguments of @" + entry.getName());
-    llvm::SmallString<256> path(inputDir);
-    llvm::sys::path::append(path,
-                            loaded->argNames[arg.getArgNumber()] + ".npy");
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, loaded.argNames[arg.getArgNumber()] + ".npy");
     std::string error;
     std::optional<npy::Array> array = npy::read(path.str().str(), error);
     if (!array)
@@ -202,6 +197,10 @@ int main(int argc, char **argv) {
             spec.segK =
                 op.getKeySegments() ? input(op.getKeySegments()) : spec.segQ;
             spec.projection = input(op.getProjection());
+            spec.queryLengths = input(op.getQueryLengths());
+            spec.keyLengths = input(op.getKeyLengths());
+            spec.queryOffsets = input(op.getQueryOffsets());
+            spec.keyOffsets = input(op.getKeyOffsets());
             return ref::attention(*input(op.getQuery()), *input(op.getKey()),
                                   *input(op.getValue()), spec);
           })
@@ -234,11 +233,11 @@ int main(int argc, char **argv) {
           });
 
   std::string readError;
-  std::optional<npy::Array> actual = npy::read(compareFile, readError);
+  std::optional<npy::Array> actual = npy::read(file, readError);
   if (!actual)
     fail(readError);
   if (actual->shape != expected.shape)
-    fail(compareFile + ": holds " + actual->describe() +
+    fail(file + ": holds " + actual->describe() +
          " but the reference result has another shape");
   double maxAbs = 0, maxRef = 0, errSq = 0, refSq = 0;
   int64_t bad = 0, firstBad = -1;
@@ -257,13 +256,14 @@ int main(int argc, char **argv) {
   }
   double rel = maxRef > 0 ? maxAbs / maxRef : maxAbs;
   double fro = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
-  llvm::outs() << llvm::format("ref-check @%s: max_abs_err=%.3e "
+  llvm::outs() << llvm::format("ref-check @%s%s: max_abs_err=%.3e "
                                "max_rel_err=%.3e fro_rel_err=%.3e ",
-                               entry.getName().str().c_str(), maxAbs, rel, fro);
+                               entry.getName().str().c_str(), label.c_str(),
+                               maxAbs, rel, fro);
   bool ok = bad == 0 && (maxRelErr < 0 || rel <= maxRelErr);
   if (ok) {
     llvm::outs() << "ok\n";
-    return 0;
+    return true;
   }
   if (bad)
     llvm::outs() << llvm::format(
@@ -275,5 +275,32 @@ int main(int argc, char **argv) {
   else
     llvm::outs() << llvm::format("FAILED: max_rel_err above %.1e\n",
                                  maxRelErr.getValue());
-  return 1;
+  return false;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "attn scalar reference checker\n");
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAttnDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  auto loaded = loadModule(context, sourceMgr, inputFile, entryName);
+  if (!loaded)
+    fail(llvm::toString(loaded.takeError()));
+  if (runs == 0)
+    return checkRun(*loaded, inputDir, compareFile, "") ? 0 : 1;
+  bool ok = true;
+  for (unsigned k = 0; k < runs; ++k) {
+    llvm::SmallString<256> dir(inputDir);
+    llvm::sys::path::append(dir, std::to_string(k));
+    llvm::SmallString<256> file(compareFile);
+    llvm::sys::path::replace_extension(file, std::to_string(k) + ".npy");
+    ok &= checkRun(*loaded, dir.str().str(), file.str().str(),
+                   " run " + std::to_string(k));
+  }
+  return ok ? 0 : 1;
 }

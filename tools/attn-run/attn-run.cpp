@@ -102,10 +102,13 @@ static cl::list<std::string>
            cl::cat(category));
 static cl::list<std::string> shapes(
     "shape",
-    cl::desc("NAME=DIMS: the shape of a dynamically shaped argument filled by "
-             "--random-inputs, e.g. query=1x8x300x64 (an --input file gives "
-             "its own; lengths of varlen batches default to the query's "
-             "batch)"),
+    cl::desc("NAME=DIMS[,DIMS...]: the shape of a dynamically shaped "
+             "argument filled by --random-inputs, e.g. query=1x8x300x64 (an "
+             "--input file gives its own; lengths of varlen batches default "
+             "to the query's batch). Several shapes run the code compiled "
+             "once on each in turn (run K takes the K-th shape of every "
+             "list; a single shape serves every run); --save-inputs DIR and "
+             "--output FILE.npy then write DIR/K/ and FILE.K.npy"),
     cl::cat(category));
 static cl::opt<bool> randomInputs(
     "random-inputs",
@@ -257,7 +260,8 @@ npy::Array allocate(const Slot &slot) {
 /// of `rows` (the query or key argument), or as offsets.
 struct VarlenRole {
   bool offsets = false;
-  int64_t rowsArg = -1; ///< the query or key argument, or -1
+  int64_t rowsArg = -1;  ///< the query or key argument, or -1
+  int64_t queryArg = -1; ///< the query argument, or -1
 };
 
 /// Random lengths in [0, rows] or random offsets splitting `rows` rows.
@@ -501,6 +505,52 @@ void summarize(const Slot &slot, const npy::Array &a) {
   llvm::outs() << "\n";
 }
 
+/// The shapes of `entry`'s results from its arguments' (`args`), through
+/// the attention ops, and the work of the attention ops at these sizes.
+void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
+                  std::vector<Slot> &results, double &flops) {
+  llvm::DenseMap<Value, std::vector<int64_t>> known;
+  for (auto [i, a] : llvm::enumerate(args))
+    known[entry.getArgument(i)] = *a.shape;
+  auto shapeOfValue = [&](Value v) -> std::optional<std::vector<int64_t>> {
+    auto it = known.find(v);
+    if (it != known.end())
+      return it->second;
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (type && type.hasStaticShape())
+      return std::vector<int64_t>(type.getShape().begin(),
+                                  type.getShape().end());
+    return std::nullopt;
+  };
+  flops = 0;
+  entry.walk([&](Operation *op) {
+    auto attention = dyn_cast<AttentionOp>(op);
+    if (!attention) {
+      if (auto f = dyn_cast<FlopCountOpInterface>(op))
+        flops += f.getFlopCount();
+      return;
+    }
+    auto q = shapeOfValue(attention.getQuery());
+    auto k = shapeOfValue(attention.getKey());
+    auto v = shapeOfValue(attention.getValue());
+    if (!q || !k || !v)
+      return;
+    known[attention.getResult()] = {(*q)[0], (*q)[1], (*q)[2], (*v)[3]};
+    AttentionDims d = attention.getDims();
+    d.batch = (*q)[0];
+    d.queryLen = (*q)[2];
+    d.keyLen = (*k)[2];
+    flops += attention.getFlopCount(d);
+  });
+  auto returned = cast<func::ReturnOp>(entry.front().getTerminator());
+  for (auto [i, r] : llvm::enumerate(results)) {
+    r.shape = shapeOfValue(returned.getOperand(i));
+    if (!r.shape)
+      fail(r.name + " of @" + entry.getName() + " has the dynamic type " +
+           describe(r.type) + " that attn-run cannot size from the inputs");
+  }
+}
+
 int run(MLIRContext &context) {
   if (probeCuda) {
     std::string error, message;
@@ -622,119 +672,114 @@ int run(MLIRContext &context) {
     values[index] = std::move(*array);
   }
 
-  // Shapes of the other (random) arguments: --shape, else a varlen
-  // operand's length from its attention's query batch.
+  // --shape NAME=DIMS[,DIMS...]: the shapes of a dynamically shaped
+  // argument, one per run; a single shape serves every run.
+  std::vector<std::vector<std::vector<int64_t>>> shapeLists(args.size());
+  size_t numRuns = 1;
   for (const std::string &spec : shapes) {
-    auto [name, dims] = StringRef(spec).split('=');
+    auto [name, list] = StringRef(spec).split('=');
     auto it =
         llvm::find_if(args, [&](const Slot &a) { return a.name == name; });
-    if (it == args.end() || dims.empty())
+    if (it == args.end() || list.empty())
       fail("--shape " + spec +
            ": expected NAME=DIMS with NAME an argument "
            "of @" +
            entry.getName());
-    if (values[it - args.begin()])
+    size_t index = it - args.begin();
+    if (values[index])
       fail("--shape " + spec + ": " + name + " is given by --input");
-    std::vector<int64_t> shape;
-    SmallVector<StringRef> parts;
-    dims.split(parts, 'x');
-    for (StringRef d : parts) {
-      int64_t v;
-      if (d.getAsInteger(10, v) || v < 0)
-        fail("--shape " + spec + ": '" + d + "' is not a size");
-      shape.push_back(v);
+    if (!shapeLists[index].empty())
+      fail("--shape " + spec + ": " + name + " has a --shape already");
+    SmallVector<StringRef> dimsList;
+    list.split(dimsList, ',');
+    for (StringRef dims : dimsList) {
+      std::vector<int64_t> shape;
+      SmallVector<StringRef> parts;
+      dims.split(parts, 'x');
+      for (StringRef d : parts) {
+        int64_t v;
+        if (d.getAsInteger(10, v) || v < 0)
+          fail("--shape " + spec + ": '" + d + "' is not a size");
+        shape.push_back(v);
+      }
+      if (!conforms(shape, it->type))
+        fail("--shape " + spec + ": " + name + " of @" + entry.getName() +
+             " is " + describe(it->type) + ", not " + dims);
+      shapeLists[index].push_back(shape);
     }
-    if (!conforms(shape, it->type))
-      fail("--shape " + spec + ": " + name + " of @" + entry.getName() +
-           " is " + describe(it->type));
-    it->shape = shape;
+    if (shapeLists[index].size() > 1) {
+      if (numRuns > 1 && numRuns != shapeLists[index].size())
+        fail("--shape " + spec + ": " + llvm::Twine(shapeLists[index].size()) +
+             " shapes, but another --shape gives " + llvm::Twine(numRuns));
+      numRuns = shapeLists[index].size();
+    }
   }
+  if (numRuns > 1 && target == "cuda")
+    fail("several runs (--shape with several shapes) need --target=cpu or "
+         "gpu-emulator");
+
+  // How arguments serve the attention ops as varlen lengths or offsets.
   std::map<int64_t, VarlenRole> roles;
   entry.walk([&](AttentionOp op) {
     auto mark = [&](Value operand, Value rows, bool offsets) {
       int64_t i = operand ? argIndexOf(operand) : -1;
       if (i >= 0)
-        roles[i] = {offsets, argIndexOf(rows)};
+        roles[i] = {offsets, argIndexOf(rows), argIndexOf(op.getQuery())};
     };
     mark(op.getQueryLengths(), op.getQuery(), false);
     mark(op.getKeyLengths(), op.getKey(), false);
     mark(op.getQueryOffsets(), op.getQuery(), true);
     mark(op.getKeyOffsets(), op.getKey(), true);
-    // Lengths default to the query's batch.
-    for (Value len : {op.getQueryLengths(), op.getKeyLengths()}) {
-      int64_t i = len ? argIndexOf(len) : -1, q = argIndexOf(op.getQuery());
-      if (i >= 0 && !args[i].shape && q >= 0 && args[q].shape)
-        args[i].shape = std::vector<int64_t>{(*args[q].shape)[0]};
-    }
   });
-  std::vector<npy::Array> argArrays;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (!values[i]) {
+
+  // Every run's inputs, result shapes and work, before compiling: a bad
+  // shape fails fast.
+  struct Run {
+    std::vector<Slot> args, results;
+    std::vector<npy::Array> inputs, outputs;
+    double flops = 0;
+  };
+  std::vector<Run> runs(numRuns);
+  for (auto [k, run] : llvm::enumerate(runs)) {
+    run.args = args;
+    run.results = results;
+    for (auto [i, list] : llvm::enumerate(shapeLists))
+      if (!list.empty())
+        run.args[i].shape = list[list.size() == 1 ? 0 : k];
+    // Lengths default to the query's batch.
+    for (auto &[i, role] : roles)
+      if (!role.offsets && !run.args[i].shape && role.queryArg >= 0 &&
+          run.args[role.queryArg].shape)
+        run.args[i].shape =
+            std::vector<int64_t>{(*run.args[role.queryArg].shape)[0]};
+    uint64_t runSeed = k == 0 ? seed.getValue() : deriveSeed(seed, 1000 + k);
+    for (auto [i, slot] : llvm::enumerate(run.args)) {
+      if (values[i]) {
+        run.inputs.push_back(*values[i]);
+        continue;
+      }
       if (!randomInputs)
-        fail("no input for argument " + args[i].name + " of @" +
-             entry.getName() + " (use --input or --random-inputs)");
-      if (!args[i].shape)
-        fail("argument " + args[i].name + " of @" + entry.getName() +
-             " has the dynamic type " + describe(args[i].type) +
-             "; give its shape with --shape " + args[i].name +
+        fail("no input for argument " + slot.name + " of @" + entry.getName() +
+             " (use --input or --random-inputs)");
+      if (!slot.shape)
+        fail("argument " + slot.name + " of @" + entry.getName() +
+             " has the dynamic type " + describe(slot.type) +
+             "; give its shape with --shape " + slot.name +
              "=DIMS, or an --input");
       auto role = roles.find(i);
-      if (role != roles.end()) {
-        int64_t r = role->second.rowsArg;
-        if (r < 0 || !args[r].shape)
-          fail("argument " + args[i].name +
-               " holds varlen lengths or offsets of rows whose size is not "
-               "known here; give it with --input");
-        values[i] =
-            randomVarlen(args[i], role->second, (*args[r].shape)[2], seed, i);
-      } else {
-        values[i] = randomArray(args[i], seed, i);
+      if (role == roles.end()) {
+        run.inputs.push_back(randomArray(slot, runSeed, i));
+        continue;
       }
+      int64_t r = role->second.rowsArg;
+      if (r < 0 || !run.args[r].shape)
+        fail("argument " + slot.name +
+             " holds varlen lengths or offsets of rows whose size is not "
+             "known here; give it with --input");
+      run.inputs.push_back(randomVarlen(slot, role->second,
+                                        (*run.args[r].shape)[2], runSeed, i));
     }
-    argArrays.push_back(std::move(*values[i]));
-  }
-
-  // Result shapes, from the arguments' through the attention ops.
-  llvm::DenseMap<Value, std::vector<int64_t>> known;
-  for (auto [i, a] : llvm::enumerate(args))
-    known[entry.getArgument(i)] = *a.shape;
-  auto shapeOfValue = [&](Value v) -> std::optional<std::vector<int64_t>> {
-    auto it = known.find(v);
-    if (it != known.end())
-      return it->second;
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    if (type && type.hasStaticShape())
-      return std::vector<int64_t>(type.getShape().begin(),
-                                  type.getShape().end());
-    return std::nullopt;
-  };
-  // The work the function names, for GFLOP/s (at the run-time sizes).
-  double flops = 0;
-  entry.walk([&](Operation *op) {
-    auto attention = dyn_cast<AttentionOp>(op);
-    if (!attention) {
-      if (auto f = dyn_cast<FlopCountOpInterface>(op))
-        flops += f.getFlopCount();
-      return;
-    }
-    auto q = shapeOfValue(attention.getQuery());
-    auto k = shapeOfValue(attention.getKey());
-    auto v = shapeOfValue(attention.getValue());
-    if (!q || !k || !v)
-      return;
-    known[attention.getResult()] = {(*q)[0], (*q)[1], (*q)[2], (*v)[3]};
-    AttentionDims d = attention.getDims();
-    d.batch = (*q)[0];
-    d.queryLen = (*q)[2];
-    d.keyLen = (*k)[2];
-    flops += attention.getFlopCount(d);
-  });
-  auto returned = cast<func::ReturnOp>(entry.front().getTerminator());
-  for (auto [i, r] : llvm::enumerate(results)) {
-    r.shape = shapeOfValue(returned.getOperand(i));
-    if (!r.shape)
-      fail(r.name + " of @" + entry.getName() + " has the dynamic type " +
-           describe(r.type) + " that attn-run cannot size from the inputs");
+    inferResults(entry, run.args, run.results, run.flops);
   }
 
   // Compile.
@@ -768,78 +813,100 @@ int run(MLIRContext &context) {
     options.vectorRegisters = host.registers;
     buildLowerToLLVMPipeline(pm, options);
   };
-  std::optional<DeviceBuffers> device;
-  if (target == "cuda")
-    device.emplace();
-  DeviceBuffers *dev = device ? &*device : nullptr;
+  // Compile once; run every shape set.
   std::unique_ptr<JitFunction> jit = compileVariant(
       *module, entry.getName(), buildMain, "@" + entry.getName().str());
   double pipelineMs = lastPipelineMs, llvmMs = lastLlvmMs;
-
-  std::vector<npy::Array> outArrays =
-      callOnce(*jit, argArrays, results, nullptr, dev);
-
-  bool ok = true;
+  std::unique_ptr<JitFunction> ref;
   if (check) {
     auto buildRef = [](OpPassManager &pm) {
       LowerToLLVMOptions options;
       options.reference = true;
       buildLowerToLLVMPipeline(pm, options);
     };
-    std::unique_ptr<JitFunction> ref =
-        compileVariant(*module, entry.getName(), buildRef, "the reference");
-    std::vector<npy::Array> refArrays = callOnce(*ref, argArrays, results);
-    for (size_t i = 0; i < results.size(); ++i)
-      ok &= compare(results[i], outArrays[i], refArrays[i]);
+    ref = compileVariant(*module, entry.getName(), buildRef, "the reference");
   }
-  for (size_t i = 0; i < results.size(); ++i)
-    summarize(results[i], outArrays[i]);
-  if (!ok)
-    fail("--check failed: results differ from the reference lowering");
-
-  if (benchRuns > 0) {
-    std::vector<double> ms;
-    std::vector<npy::Array> scratch = std::move(outArrays);
-    scratch = callOnce(*jit, argArrays, results, &scratch, dev,
-                       /*copyBack=*/false); // warm-up
-    for (unsigned r = 0; r < benchRuns; ++r) {
-      auto start = std::chrono::steady_clock::now();
-      scratch = callOnce(*jit, argArrays, results, &scratch, dev,
-                         /*copyBack=*/false);
-      auto end = std::chrono::steady_clock::now();
-      ms.push_back(
-          std::chrono::duration<double, std::milli>(end - start).count());
+  for (auto [k, run] : llvm::enumerate(runs)) {
+    if (numRuns > 1) {
+      llvm::outs() << "run " << k << ":";
+      for (const Slot &a : run.args)
+        if (!a.type.hasStaticShape())
+          llvm::outs() << " " << a.name << "=" << describeShape(*a.shape);
+      llvm::outs() << "\n";
     }
-    if (dev)
-      copyResults(*dev, scratch);
-    outArrays = std::move(scratch);
-    std::vector<double> sorted = ms;
-    std::sort(sorted.begin(), sorted.end());
-    size_t n = sorted.size();
-    double median =
-        n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-    double gflops = median > 0 ? flops / (median * 1e6) : 0;
-    llvm::outs() << llvm::format(
-        "compile: pipeline_ms=%.1f llvm_ms=%.1f total_ms=%.1f\n", pipelineMs,
-        llvmMs, pipelineMs + llvmMs);
-    llvm::outs() << llvm::format("work: %.0f flop\n", flops);
-    llvm::outs() << llvm::format(
-        "bench: median_ms=%.3f min_ms=%.3f max_ms=%.3f gflops=%.3f\n", median,
-        sorted.front(), sorted.back(), gflops);
-  }
+    std::optional<DeviceBuffers> device;
+    if (target == "cuda")
+      device.emplace();
+    DeviceBuffers *dev = device ? &*device : nullptr;
+    run.outputs = callOnce(*jit, run.inputs, run.results, nullptr, dev);
 
-  // Everything succeeded: now write files.
-  if (!saveInputs.empty()) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(saveInputs))
-      fail(saveInputs + ": " + ec.message());
-    for (size_t i = 0; i < args.size(); ++i) {
-      llvm::SmallString<256> path(saveInputs);
-      llvm::sys::path::append(path, args[i].name + ".npy");
-      writeNpy(path.str().str(), argArrays[i]);
+    bool ok = true;
+    if (ref) {
+      std::vector<npy::Array> refArrays =
+          callOnce(*ref, run.inputs, run.results);
+      for (size_t i = 0; i < run.results.size(); ++i)
+        ok &= compare(run.results[i], run.outputs[i], refArrays[i]);
+    }
+    for (size_t i = 0; i < run.results.size(); ++i)
+      summarize(run.results[i], run.outputs[i]);
+    if (!ok)
+      fail("--check failed: results differ from the reference lowering");
+
+    if (benchRuns > 0) {
+      std::vector<double> ms;
+      std::vector<npy::Array> scratch = std::move(run.outputs);
+      scratch = callOnce(*jit, run.inputs, run.results, &scratch, dev,
+                         /*copyBack=*/false); // warm-up
+      for (unsigned r = 0; r < benchRuns; ++r) {
+        auto start = std::chrono::steady_clock::now();
+        scratch = callOnce(*jit, run.inputs, run.results, &scratch, dev,
+                           /*copyBack=*/false);
+        auto end = std::chrono::steady_clock::now();
+        ms.push_back(
+            std::chrono::duration<double, std::milli>(end - start).count());
+      }
+      if (dev)
+        copyResults(*dev, scratch);
+      run.outputs = std::move(scratch);
+      std::vector<double> sorted = ms;
+      std::sort(sorted.begin(), sorted.end());
+      size_t n = sorted.size();
+      double median =
+          n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+      double gflops = median > 0 ? run.flops / (median * 1e6) : 0;
+      if (k == 0)
+        llvm::outs() << llvm::format(
+            "compile: pipeline_ms=%.1f llvm_ms=%.1f total_ms=%.1f\n",
+            pipelineMs, llvmMs, pipelineMs + llvmMs);
+      llvm::outs() << llvm::format("work: %.0f flop\n", run.flops);
+      llvm::outs() << llvm::format(
+          "bench: median_ms=%.3f min_ms=%.3f max_ms=%.3f gflops=%.3f\n", median,
+          sorted.front(), sorted.back(), gflops);
     }
   }
-  for (size_t i = 0; i < outputs.size(); ++i)
-    writeNpy(outputs[i], outArrays[i]);
+
+  // Everything succeeded: now write files (with several runs, run K's
+  // inputs go to DIR/K/ and its outputs to FILE.K.npy).
+  for (auto [k, run] : llvm::enumerate(runs)) {
+    if (!saveInputs.empty()) {
+      llvm::SmallString<256> dir(saveInputs);
+      if (numRuns > 1)
+        llvm::sys::path::append(dir, std::to_string(k));
+      if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+        fail(dir + ": " + ec.message());
+      for (size_t i = 0; i < run.args.size(); ++i) {
+        llvm::SmallString<256> path(dir);
+        llvm::sys::path::append(path, run.args[i].name + ".npy");
+        writeNpy(path.str().str(), run.inputs[i]);
+      }
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      llvm::SmallString<256> path(outputs[i]);
+      if (numRuns > 1)
+        llvm::sys::path::replace_extension(path, std::to_string(k) + ".npy");
+      writeNpy(path.str().str(), run.outputs[i]);
+    }
+  }
   return 0;
 }
 

@@ -29,34 +29,9 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     // Dynamic sizes and varlen operands are checked first; the attention is
     // computed only when they hold.
-    Value ok = emitRuntimeChecks(b, op);
-    if (!ok) {
-      rewriter.replaceOp(op, lower(b, op));
-      return success();
-    }
-    TensorBuilder tb(b);
-    auto guarded = scf::IfOp::create(
-        b, ok,
-        [&](OpBuilder &, Location) {
-          scf::YieldOp::create(b, ValueRange{lower(b, op)});
-        },
-        [&](OpBuilder &, Location) {
-          // The result of a failed check is unspecified (the hook reported
-          // it).
-          scf::YieldOp::create(
-              b, ValueRange{tb.empty(resultSizes(tb, op),
-                                     elementTypeOf(op.getQuery()))});
-        });
-    rewriter.replaceOp(op, guarded.getResult(0));
+    rewriter.replaceOp(
+        op, buildUnderRuntimeChecks(b, op, [&] { return lower(b, op); }));
     return success();
-  }
-
-  /// The sizes of the result: batch, heads and length of the query, value
-  /// dim of the value.
-  static TensorBuilder::Sizes resultSizes(TensorBuilder &tb, AttentionOp op) {
-    TensorBuilder::Sizes q = tb.sizes(op.getQuery());
-    q[3] = tb.size(op.getValue(), 3);
-    return q;
   }
 
   static Value lower(ImplicitLocOpBuilder &b, AttentionOp op) {

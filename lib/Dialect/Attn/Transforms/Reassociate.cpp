@@ -3,10 +3,19 @@
 #include "attn-opt/Dialect/Attn/Transforms/Passes.h"
 #include "attn-opt/Dialect/Attn/Transforms/Transforms.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <limits>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNREASSOCIATE
@@ -73,7 +82,11 @@ struct Candidate {
   KernelAttr kernel;
   MaskPatternAttrInterface pattern;
   bool hasBias = false;
+  bool varlen = false;
   Value querySegments, keySegments;
+  /// The (feature-mapped, for the chain) queries and keys, for their
+  /// lengths.
+  Value query, key;
 };
 
 /// The restriction the linear form keeps (none without a pattern), or
@@ -86,6 +99,9 @@ std::optional<LinearMaskForm> linearForm(MaskPatternAttrInterface pattern) {
 
 /// The reason the candidate must stay quadratic, or an empty string.
 std::string blocker(const Candidate &c) {
+  if (c.varlen)
+    return "its varlen operands (lengths or offsets) have no linear form "
+           "here";
   if (c.hasBias)
     return "it has a bias";
   std::optional<LinearMaskForm> form = linearForm(c.pattern);
@@ -97,7 +113,10 @@ std::string blocker(const Candidate &c) {
           "a prefix state";
     return s;
   }
-  if ((form->causal || form->segments) && c.dims.queryLen != c.dims.keyLen)
+  // With a dynamic length the equality is checked at run time.
+  if ((form->causal || form->segments) &&
+      !ShapedType::isDynamic(c.dims.queryLen) &&
+      !ShapedType::isDynamic(c.dims.keyLen) && c.dims.queryLen != c.dims.keyLen)
     return "the chunked prefix form needs as many queries as keys";
   if (form->segments && c.keySegments && c.keySegments != c.querySegments)
     return "the chunked prefix form needs one segment-id operand for "
@@ -181,6 +200,9 @@ struct ReassociatePass
       c.hasBias = static_cast<bool>(a.getBias());
       c.querySegments = a.getQuerySegments();
       c.keySegments = a.getKeySegments();
+      c.varlen = a.isVarlen();
+      c.query = a.getQuery();
+      c.key = a.getKey();
       return c;
     }
     auto apply = cast<ApplyOp>(op);
@@ -195,7 +217,44 @@ struct ReassociatePass
     c.hasBias = static_cast<bool>(scores.getBias());
     c.querySegments = norm.getQuerySegments();
     c.keySegments = norm.getKeySegments();
+    c.query = scores.getQuery();
+    c.key = scores.getKey();
     return c;
+  }
+
+  /// Replaces `op` (an attn.attention or the apply of a decomposed chain)
+  /// by `scf.if %condition` whose then-branch holds a copy to make linear
+  /// (returned) and whose else-branch keeps the quadratic form.
+  static Operation *dispatch(IRRewriter &rewriter, Operation *op,
+                             Value condition) {
+    // The ops to copy: the op, or the chain (scores, normalize, apply).
+    SmallVector<Operation *> ops;
+    if (auto apply = dyn_cast<ApplyOp>(op)) {
+      auto [norm, scores] = *matchChain(apply);
+      ops = {scores, norm, apply};
+    } else {
+      ops = {op};
+    }
+    Operation *linearCopy = nullptr;
+    auto copy = [&](OpBuilder &b, Location loc) -> Operation * {
+      IRMapping mapping;
+      Operation *last = nullptr;
+      for (Operation *o : ops)
+        last = b.clone(*o, mapping);
+      scf::YieldOp::create(b, loc, last->getResults());
+      return last;
+    };
+    rewriter.setInsertionPoint(op);
+    auto ifOp = scf::IfOp::create(
+        rewriter, op->getLoc(), condition,
+        [&](OpBuilder &b, Location loc) { linearCopy = copy(b, loc); },
+        [&](OpBuilder &b, Location loc) { copy(b, loc); });
+    rewriter.replaceOp(op, ifOp.getResults());
+    // The originals of the chain die with their last use.
+    for (Operation *o : llvm::reverse(ArrayRef(ops).drop_back()))
+      if (o->use_empty())
+        rewriter.eraseOp(o);
+    return linearCopy;
   }
 
   void process(IRRewriter &rewriter, Operation *op) {
@@ -208,31 +267,113 @@ struct ReassociatePass
     LinearMaskForm maskForm = *linearForm(c.pattern);
     bool causal = maskForm.causal, segments = maskForm.segments;
     bool masked = causal || segments;
-    int64_t chunk =
-        chunkSize > 0
-            ? std::min<int64_t>(chunkSize, c.dims.keyLen)
-            : defaultChunkSize(c.features, c.dims.valueDim, c.dims.keyLen);
-    ReassociationCost cost =
-        estimateReassociation(c.dims, c.features, causal, chunk);
-    bool linear = mode == "linear" ||
-                  (mode == "auto" && cost.linearTime() < cost.quadraticTime());
-    std::string costs = llvm::formatv(
-        "quadratic {0:e2} flop + {1:e2} B (~{2:f3} ms), linear {3:e2} flop + "
-        "{4:e2} B (~{5:f3} ms)",
-        cost.quadraticFlops, cost.quadraticBytes, cost.quadraticTime() * 1e3,
-        cost.linearFlops, cost.linearBytes, cost.linearTime() * 1e3);
-    if (!linear) {
-      op->emitRemark() << "attn-reassociate: kept the quadratic form ("
-                       << (mode == "quadratic" ? "forced" : "cheaper")
-                       << "): " << costs;
-      return;
-    }
+    AttentionDims d = c.dims;
+    bool dynamicLengths =
+        ShapedType::isDynamic(d.queryLen) || ShapedType::isDynamic(d.keyLen);
+    int64_t chunk;
+    if (chunkSize > 0)
+      chunk = ShapedType::isDynamic(d.keyLen)
+                  ? chunkSize.getValue()
+                  : std::min<int64_t>(chunkSize, d.keyLen);
+    else
+      chunk = defaultChunkSize(c.features, d.valueDim,
+                               ShapedType::isDynamic(d.keyLen)
+                                   ? std::numeric_limits<int64_t>::max()
+                                   : d.keyLen);
+    // Costs are proportional to the batch: a dynamic one does not decide.
+    if (ShapedType::isDynamic(d.batch))
+      d.batch = 1;
     std::string form =
         masked ? llvm::formatv("chunked prefix form, chunk {0}", chunk).str()
                : "phi(Q) (phi(K)^T V)";
-    op->emitRemark() << "attn-reassociate: linear form (" << form << ", "
-                     << (mode == "linear" ? "forced" : "cheaper")
-                     << "): " << costs;
+
+    // Dynamic lengths: the cost model and the chunked form's Lq == Lk are
+    // decided at run time, between the linear form and the quadratic op.
+    Value runtimeCondition;
+    if (dynamicLengths) {
+      if (mode == "quadratic") {
+        op->emitRemark()
+            << "attn-reassociate: kept the quadratic form (forced)";
+        return;
+      }
+      rewriter.setInsertionPoint(op);
+      ImplicitLocOpBuilder b(op->getLoc(), rewriter);
+      Value lq = tensor::DimOp::create(b, c.query, 2);
+      Value lk = tensor::DimOp::create(b, c.key, 2);
+      std::string when;
+      if (masked) {
+        runtimeCondition =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lq, lk);
+        when = "Lq == Lk";
+      }
+      if (mode == "auto") {
+        // quadratic time A Lq Lk against linear time Bq Lq + Bk Lk.
+        auto at = [&](int64_t q, int64_t k) {
+          AttentionDims u = d;
+          u.queryLen = q;
+          u.keyLen = k;
+          return estimateReassociation(u, c.features, causal, chunk);
+        };
+        double quadratic = at(1, 1).quadraticTime();
+        double perQuery = at(1, 0).linearTime(), perKey = at(0, 1).linearTime();
+        auto toF64 = [&](Value i) -> Value {
+          Value i64 = arith::IndexCastOp::create(b, b.getI64Type(), i);
+          return arith::SIToFPOp::create(b, b.getF64Type(), i64);
+        };
+        auto cst = [&](double v) -> Value {
+          return arith::ConstantOp::create(b, b.getF64FloatAttr(v));
+        };
+        Value fq = toF64(lq), fk = toF64(lk);
+        Value quadraticCost = arith::MulFOp::create(
+            b, cst(quadratic), arith::MulFOp::create(b, fq, fk));
+        Value linearCost = arith::AddFOp::create(
+            b, arith::MulFOp::create(b, cst(perQuery), fq),
+            arith::MulFOp::create(b, cst(perKey), fk));
+        Value cheaper = arith::CmpFOp::create(b, arith::CmpFPredicate::OLT,
+                                              linearCost, quadraticCost);
+        runtimeCondition =
+            runtimeCondition
+                ? arith::AndIOp::create(b, runtimeCondition, cheaper)
+                : cheaper;
+        int64_t crossover =
+            static_cast<int64_t>(std::floor((perQuery + perKey) / quadratic)) +
+            1;
+        when += llvm::formatv("{0}the cost model prefers it (with Lq = Lk: "
+                              "from {1} on)",
+                              when.empty() ? "" : " and ", crossover)
+                    .str();
+      }
+      if (runtimeCondition)
+        op->emitRemark() << "attn-reassociate: lengths are dynamic: the "
+                            "linear form ("
+                         << form << ") when " << when
+                         << ", else the quadratic form, chosen at run time";
+      else
+        op->emitRemark() << "attn-reassociate: linear form (" << form
+                         << ", forced)";
+    } else {
+      ReassociationCost cost =
+          estimateReassociation(d, c.features, causal, chunk);
+      bool linear =
+          mode == "linear" ||
+          (mode == "auto" && cost.linearTime() < cost.quadraticTime());
+      std::string costs = llvm::formatv(
+          "quadratic {0:e2} flop + {1:e2} B (~{2:f3} ms), linear {3:e2} flop + "
+          "{4:e2} B (~{5:f3} ms)",
+          cost.quadraticFlops, cost.quadraticBytes, cost.quadraticTime() * 1e3,
+          cost.linearFlops, cost.linearBytes, cost.linearTime() * 1e3);
+      if (!linear) {
+        op->emitRemark() << "attn-reassociate: kept the quadratic form ("
+                         << (mode == "quadratic" ? "forced" : "cheaper")
+                         << "): " << costs;
+        return;
+      }
+      op->emitRemark() << "attn-reassociate: linear form (" << form << ", "
+                       << (mode == "linear" ? "forced" : "cheaper")
+                       << "): " << costs;
+    }
+    if (runtimeCondition)
+      op = dispatch(rewriter, op, runtimeCondition);
 
     rewriter.setInsertionPoint(op);
     Location loc = op->getLoc();
@@ -240,7 +381,7 @@ struct ReassociatePass
     double eps = c.kernel.getEps().convertToDouble();
     if (auto a = dyn_cast<AttentionOp>(op)) {
       // The feature maps of the decomposed form, without the quadratic part.
-      ApplyOp apply = decomposeAttention(rewriter, a);
+      ApplyOp apply = *decomposeAttention(rewriter, a);
       auto norm = apply.getWeights().getDefiningOp<NormalizeOp>();
       auto scores = norm.getScores().getDefiningOp<ScoresOp>();
       fq = scores.getQuery();

@@ -1,6 +1,7 @@
 //===- RuntimeChecks.cpp - Run-time checks of dynamic sizes ---------------===//
 
 #include "attn-opt/Dialect/Attn/Utils/RuntimeChecks.h"
+#include "attn-opt/Dialect/Attn/Utils/TensorBuilder.h"
 
 #include "attn-opt/Host/RuntimeErrors.h"
 
@@ -167,4 +168,22 @@ Value mlir::attn::emitRuntimeChecks(ImplicitLocOpBuilder &b, AttentionOp op) {
     c.offsets(op.getKeyOffsets(), tensor::DimOp::create(b, op.getKey(), 2));
   }
   return c.ok;
+}
+
+Value mlir::attn::buildUnderRuntimeChecks(ImplicitLocOpBuilder &b,
+                                          AttentionOp op,
+                                          function_ref<Value()> body) {
+  Value ok = emitRuntimeChecks(b, op);
+  if (!ok)
+    return body();
+  TensorBuilder tb(b);
+  auto guarded = scf::IfOp::create(
+      b, ok, [&](OpBuilder &, Location) { scf::YieldOp::create(b, body()); },
+      [&](OpBuilder &, Location) {
+        // The result of a failed check is unspecified.
+        TensorBuilder::Sizes sizes = tb.sizes(op.getQuery());
+        sizes[3] = tb.size(op.getValue(), 3);
+        scf::YieldOp::create(b, tb.empty(sizes, op.getType().getElementType()));
+      });
+  return guarded.getResult(0);
 }

@@ -40,7 +40,11 @@ def AttnDecompose : Pass<"attn-decompose"> {
     lowering); the decomposed form is what attn-reassociate rewrites, and
     users may write it by hand. Other ops are left alone.
   }];
-  let dependentDialects = ["::mlir::attn::AttnDialect"];
+  let dependentDialects = ["::mlir::attn::AttnDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def AttnReassociate : Pass<"attn-reassociate"> {
@@ -85,7 +89,11 @@ def AttnReassociate : Pass<"attn-reassociate"> {
     Option<"chunkSize", "chunk-size", "int64_t", /*default=*/"0",
            "chunk size of the causal prefix form (0: cost-model default)">,
   ];
-  let dependentDialects = ["::mlir::attn::AttnDialect"];
+  let dependentDialects = ["::mlir::attn::AttnDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def AttnApproximateSoftmax : Pass<"attn-approximate-softmax"> {

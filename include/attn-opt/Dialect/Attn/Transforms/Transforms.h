@@ -10,8 +10,11 @@
 namespace mlir::attn {
 
 /// Rewrites `op` into its explicit steps (layer_norm, feature_map, scores,
-/// normalize, apply) and returns the final attn.apply.
-ApplyOp decomposeAttention(RewriterBase &rewriter, AttentionOp op);
+/// normalize, apply) and returns the final attn.apply. With sizes checked at
+/// run time the steps sit in the `scf.if` of the checks
+/// (buildUnderRuntimeChecks). Fails, changing nothing, on varlen ops (the
+/// steps have no lengths or offsets).
+FailureOr<ApplyOp> decomposeAttention(RewriterBase &rewriter, AttentionOp op);
 
 /// The estimated cost of the two forms of one kernelized attention.
 struct ReassociationCost {

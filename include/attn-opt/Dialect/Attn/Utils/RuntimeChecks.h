@@ -26,6 +26,16 @@ namespace mlir::attn {
 /// varlen operands).
 Value emitRuntimeChecks(ImplicitLocOpBuilder &b, AttentionOp op);
 
+/// Builds what replaces `op` (its result, from `body`) under `op`'s run-time
+/// checks: `body`'s value directly when `op` checks nothing at run time,
+/// else the result of an `scf.if` that computes it when the checks pass
+/// and yields an uninitialized tensor of the result's sizes when they fail
+/// (the hook has reported the error). Transforms that rewrite
+/// attn.attention into other ops (attn-decompose, attn-reassociate, the
+/// reference lowering) keep the op's run-time contract through it.
+Value buildUnderRuntimeChecks(ImplicitLocOpBuilder &b, AttentionOp op,
+                              function_ref<Value()> body);
+
 /// Emits a call of the run-time error hook (declared in the module of
 /// `anchor`) with `code` and payload (index or integer values, as i64).
 void emitRuntimeError(ImplicitLocOpBuilder &b, Operation *anchor, int32_t code,
