@@ -17,6 +17,19 @@ const char *mlir::attn::attentionOperandName(int64_t operand) {
 std::string mlir::attn::describeRuntimeError(int32_t code, int64_t a, int64_t b,
                                              int64_t c) {
   std::string s = "attn.attention: ";
+  // "query_lengths[3]" of a packEntry value.
+  auto entry = [](int64_t packed) {
+    return std::string(attentionOperandName(packed >> 32)) + "[" +
+           std::to_string(packed & 0xffffffff) + "]";
+  };
+  // The operand whose rows a lengths or offsets operand describes.
+  auto rowsOf = [](int64_t packed) {
+    int64_t operand = packed >> 32;
+    return std::string(operand == kQueryLengthsOperand ||
+                               operand == kQueryOffsetsOperand
+                           ? "query"
+                           : "key");
+  };
   auto dim = [](int64_t packed) {
     return "dimension " + std::to_string(packed % 8) + " of " +
            attentionOperandName(packed / 8);
@@ -26,17 +39,21 @@ std::string mlir::attn::describeRuntimeError(int32_t code, int64_t a, int64_t b,
     return s + dim(a & 0xffff) + " (" + std::to_string(b) + ") differs from " +
            dim(a >> 16) + " (" + std::to_string(c) + ")";
   case RuntimeError::LengthOutOfRange:
-    return s + "sequence " + std::to_string(a) + " has length " +
-           std::to_string(b) + ", outside [0, " + std::to_string(c) + "]";
+    return s + entry(a) + " = " + std::to_string(b) + " is outside [0, " +
+           std::to_string(c) + "], the rows of " + rowsOf(a);
   case RuntimeError::OffsetsDecreasing:
-    return s + "offset " + std::to_string(a) + " (" + std::to_string(b) +
-           ") is smaller than offset " + std::to_string(a - 1) + " (" +
-           std::to_string(c) + "): offsets must not decrease";
+    return s + entry(a) + " = " + std::to_string(b) +
+           " is smaller than the entry before it (" + std::to_string(c) +
+           "): offsets must not decrease";
   case RuntimeError::OffsetsStart:
-    return s + "the first offset is " + std::to_string(b) + ", not 0";
+    return s + entry(a) + " = " + std::to_string(b) +
+           ": the first offset must be 0";
   case RuntimeError::OffsetsBeyond:
-    return s + "the last offset (" + std::to_string(b) + ") lies beyond the " +
-           std::to_string(c) + " rows of the packed tensor";
+    return s + entry(a) + " = " + std::to_string(b) + " lies beyond the " +
+           std::to_string(c) + " rows of " + rowsOf(a);
+  case RuntimeError::OffsetsEmpty:
+    return s + attentionOperandName(a >> 32) +
+           " is empty: it needs N + 1 entries for N sequences";
   }
   return s + "run-time error " + std::to_string(code);
 }

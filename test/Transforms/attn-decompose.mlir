@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --attn-decompose --split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-decompose --split-input-file --verify-diagnostics | FileCheck %s
 
 /// Softmax attention with qk-layernorm, bias, gate and segments: every
 /// attribute and operand lands on the step that uses it; the default scale
@@ -44,4 +44,36 @@ func.func @lowrank(%q: tensor<1x2x16x8xf32>, %e: tensor<4x16xf32>) -> tensor<1x2
   %0 = attn.lowrank_attention %q, %q, %q, %e, %e
       : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+/// Dynamic sizes: the steps assume the sizes agree, so they run under the
+/// op's run-time checks (the hook reports a mismatch).
+// CHECK-LABEL: func @dynamic
+// CHECK: func.call @attn_opt_runtime_error
+// CHECK: %[[R:.+]] = scf.if %{{.+}} -> (tensor<?x4x?x8xf32>) {
+// CHECK:   %[[S:.+]] = attn.scores %arg0, %arg1 {scale = 2.500000e-01 : f32} : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32> -> tensor<?x4x?x?xf32>
+// CHECK:   %[[P:.+]] = attn.normalize %[[S]] {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<?x4x?x?xf32> -> tensor<?x4x?x?xf32>
+// CHECK:   attn.apply %[[P]], %arg2
+// CHECK: } else {
+// CHECK:   tensor.empty
+// CHECK: return %[[R]]
+func.func @dynamic(%q: tensor<?x4x?x16xf32>, %k: tensor<?x2x?x16xf32>, %v: tensor<?x2x?x8xf32>) -> tensor<?x4x?x8xf32> {
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.causal}
+    : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x8xf32> -> tensor<?x4x?x8xf32>
+  return %0 : tensor<?x4x?x8xf32>
+}
+
+// -----
+
+/// A varlen batch has no decomposed form: kept, with a remark.
+// CHECK-LABEL: func @varlen
+// CHECK: attn.attention {{.*}}key_lengths
+// CHECK-NOT: attn.scores
+func.func @varlen(%q: tensor<2x4x64x16xf32>, %lk: tensor<2xi32>) -> tensor<2x4x64x16xf32> {
+  // expected-remark @+1 {{attn-decompose: kept attn.attention: its varlen operands (lengths or offsets) have no decomposed form}}
+  %0 = attn.attention %q, %q, %q key_lengths(%lk : tensor<2xi32>) {normalizer = #attn.softmax}
+    : tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32> -> tensor<2x4x64x16xf32>
+  return %0 : tensor<2x4x64x16xf32>
 }

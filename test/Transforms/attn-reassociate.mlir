@@ -1,6 +1,7 @@
 // RUN: attn-opt %s --attn-reassociate --split-input-file --verify-diagnostics | FileCheck %s
-// RUN: attn-opt %s --attn-reassociate="mode=quadratic" --split-input-file | FileCheck %s --check-prefix=QUAD
-// RUN: attn-opt %s --attn-reassociate="chunk-size=24" --split-input-file | FileCheck %s --check-prefix=CHUNK
+// RUN: attn-opt %s --attn-reassociate="mode=quadratic" --split-input-file 2>/dev/null | FileCheck %s --check-prefix=QUAD
+// RUN: attn-opt %s --attn-reassociate="chunk-size=24" --split-input-file 2>/dev/null | FileCheck %s --check-prefix=CHUNK
+// RUN: attn-opt %s --attn-reassociate="mode=linear" --split-input-file 2>/dev/null | FileCheck %s --check-prefix=LINEAR
 
 /// Non-causal linear attention with GQA: one D x Dv state and key sum per
 /// (batch, kv head), read by the query heads of each group; no Lq x Lk
@@ -85,4 +86,79 @@ func.func @left_alone(%q: tensor<1x2x256x16xf32>, %b: tensor<1x1x256x256xf32>,
   // expected-remark @+1 {{attn-reassociate: kept the quadratic form: it has a bias}}
   %o = attn.apply %p, %q : tensor<1x2x256x256xf32>, tensor<1x2x256x16xf32> -> tensor<1x2x256x16xf32>
   return
+}
+
+// -----
+
+/// Dynamic lengths: the choice moves to run time. The cost model becomes
+/// `A Lq Lk` (quadratic) against `Bq Lq + Bk Lk` (linear) in f64, and the
+/// chunked form also needs Lq == Lk; when either fails, the else branch
+/// keeps the op (quadratic, lowered as usual). The linear branch keeps the
+/// op's run-time size checks.
+// CHECK-LABEL: func @dynamic_causal
+// CHECK: %[[LQ:.+]] = tensor.dim %arg0, %c2
+// CHECK: %[[LK:.+]] = tensor.dim %arg1, %c2
+// CHECK: %[[EQ:.+]] = arith.cmpi eq, %[[LQ]], %[[LK]] : index
+// CHECK: %[[CHEAPER:.+]] = arith.cmpf olt, %{{.+}}, %{{.+}} : f64
+// CHECK: %[[COND:.+]] = arith.andi %[[EQ]], %[[CHEAPER]] : i1
+// CHECK: %[[R:.+]] = scf.if %[[COND]] -> (tensor<?x4x?x8xf32>) {
+// CHECK:   func.call @attn_opt_runtime_error
+// CHECK:   scf.if %{{.+}} -> (tensor<?x4x?x8xf32>) {
+// CHECK:     attn.feature_map %arg0
+// CHECK:     attn.feature_map %arg1
+// CHECK:     attn.chunked_linear %{{.+}}, %{{.+}}, %arg2 {causal, chunk_size = 16 : i64} : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x8xf32> -> tensor<?x4x?x8xf32>
+// CHECK: } else {
+// CHECK:   %[[Q:.+]] = attn.attention %arg0, %arg1, %arg2 {normalizer = #attn.kernel<elu_plus_one>, pattern = #attn.causal}
+// CHECK:   scf.yield %[[Q]]
+// CHECK: return %[[R]]
+/// Forced: no cost model, only the chunked form's condition.
+// LINEAR-LABEL: func @dynamic_causal
+// LINEAR: %[[EQ:.+]] = arith.cmpi eq
+// LINEAR-NOT: arith.cmpf
+// LINEAR: scf.if %[[EQ]]
+// LINEAR: attn.chunked_linear
+// CHUNK-LABEL: func @dynamic_causal
+// CHUNK: attn.chunked_linear {{.*}}chunk_size = 24
+// QUAD-LABEL: func @dynamic_causal
+// QUAD-NOT: scf.if
+// QUAD: attn.attention
+func.func @dynamic_causal(%q: tensor<?x4x?x16xf32>, %k: tensor<?x2x?x16xf32>, %v: tensor<?x2x?x8xf32>) -> tensor<?x4x?x8xf32> {
+  // expected-remark @+1 {{attn-reassociate: lengths are dynamic: the linear form (chunked prefix form, chunk 16) when Lq == Lk and the cost model prefers it (with Lq = Lk: from 17 on), else the quadratic form, chosen at run time}}
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.kernel<elu_plus_one>, pattern = #attn.causal}
+    : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x8xf32> -> tensor<?x4x?x8xf32>
+  return %0 : tensor<?x4x?x8xf32>
+}
+
+// -----
+
+/// The decomposed form with dynamic lengths: the chain moves into the else
+/// branch (its quadratic work is done only there).
+// CHECK-LABEL: func @dynamic_chain
+// CHECK-NOT: attn.scores
+// CHECK: scf.if %{{.+}} -> (tensor<1x2x?x16xf32>) {
+// CHECK:   attn.kv_state
+// CHECK:   attn.state_apply
+// CHECK: } else {
+// CHECK:   attn.scores
+// CHECK:   attn.normalize
+// CHECK:   attn.apply
+func.func @dynamic_chain(%q: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
+  %s = attn.scores %q, %q : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x?xf32>
+  %p = attn.normalize %s {normalizer = #attn.kernel<relu>} : tensor<1x2x?x?xf32> -> tensor<1x2x?x?xf32>
+  // expected-remark @+1 {{attn-reassociate: lengths are dynamic: the linear form (phi(Q) (phi(K)^T V)) when the cost model prefers it}}
+  %o = attn.apply %p, %q : tensor<1x2x?x?xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32>
+  return %o : tensor<1x2x?x16xf32>
+}
+
+// -----
+
+/// A varlen batch stays quadratic (its lowering bounds each sequence).
+// CHECK-LABEL: func @varlen
+// CHECK-NOT: attn.chunked_linear
+// CHECK: attn.attention
+func.func @varlen(%q: tensor<2x4x64x16xf32>, %lk: tensor<2xi32>) -> tensor<2x4x64x16xf32> {
+  // expected-remark @+1 {{attn-reassociate: kept the quadratic form: its varlen operands (lengths or offsets) have no linear form here}}
+  %0 = attn.attention %q, %q, %q key_lengths(%lk : tensor<2xi32>) {normalizer = #attn.kernel<relu>, pattern = #attn.causal}
+    : tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32> -> tensor<2x4x64x16xf32>
+  return %0 : tensor<2x4x64x16xf32>
 }

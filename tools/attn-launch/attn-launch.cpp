@@ -11,13 +11,18 @@
 // with a .npy (e.g. attn-run's CPU reference), --bench times calls.
 //
 // Deliberately free of LLVM: it links only the LLVM-free host library
-// (.npy files, memref descriptors, the CUDA runtime loader).
+// (.npy files, memref descriptors, the CUDA runtime loader, the run-time
+// error messages). It defines and exports attn_opt_runtime_error, which
+// the code of modules with dynamic sizes or varlen operands calls when a
+// run-time size breaks the op's contract: attn-launch then fails with the
+// message and writes no output.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn-opt/Host/CudaRuntimeLoader.h"
 #include "attn-opt/Host/MemRefDescriptor.h"
 #include "attn-opt/Host/Npy.h"
+#include "attn-opt/Host/RuntimeErrors.h"
 #include "attn-opt/Support/Random.h"
 
 #include <dlfcn.h>
@@ -32,6 +37,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -46,6 +52,17 @@ namespace {
 }
 
 using mlir::attn::npy::DType;
+
+/// The first error the generated code reported during a call.
+std::mutex runtimeErrorMutex;
+std::optional<std::string> runtimeError;
+
+/// Fails with the generated code's run-time error, if it reported one.
+void failOnRuntimeError() {
+  std::lock_guard<std::mutex> lock(runtimeErrorMutex);
+  if (runtimeError)
+    fail("the generated code reported a run-time error: " + *runtimeError);
+}
 
 struct Tensor {
   DType type;
@@ -117,6 +134,15 @@ T symbol(void *lib, const char *name, const std::string &from) {
 }
 
 } // namespace
+
+/// The hook of the generated code (attn-opt/Host/RuntimeErrors.h),
+/// exported so that the dlopen'ed code finds it.
+extern "C" void attn_opt_runtime_error(int32_t code, int64_t a, int64_t b,
+                                       int64_t c) {
+  std::lock_guard<std::mutex> lock(runtimeErrorMutex);
+  if (!runtimeError)
+    runtimeError = mlir::attn::describeRuntimeError(code, a, b, c);
+}
 
 int main(int argc, char **argv) {
   std::string lib, entry, runtime, inputs, expect, output;
@@ -299,6 +325,7 @@ int main(int argc, char **argv) {
 
   call();
   synchronize();
+  failOnRuntimeError();
   int status = 0;
   if (!expect.empty()) {
     std::vector<char> ref(res.bytes());

@@ -714,9 +714,6 @@ int run(MLIRContext &context) {
       numRuns = shapeLists[index].size();
     }
   }
-  if (numRuns > 1 && target == "cuda")
-    fail("several runs (--shape with several shapes) need --target=cpu or "
-         "gpu-emulator");
 
   // How arguments serve the attention ops as varlen lengths or offsets.
   std::map<int64_t, VarlenRole> roles;

@@ -31,17 +31,38 @@ enum class RuntimeError : int32_t {
   /// dimensions (sizeOperandDim), `b` is the first's size, `c` the
   /// second's.
   SizeMismatch = 1,
-  /// Sequence `a` has length `b`, outside [0, `c`].
+  /// Entry `a` (packEntry) of a lengths operand is `b`, outside [0, `c`].
   LengthOutOfRange = 2,
-  /// Offset `a` (`b`) is smaller than offset `a - 1` (`c`).
+  /// Entry `a` (packEntry) of an offsets operand is `b`, smaller than the
+  /// entry before it, `c`.
   OffsetsDecreasing = 3,
-  /// The first offset is `b`, not 0.
+  /// The first entry `a` (packEntry) of an offsets operand is `b`, not 0.
   OffsetsStart = 4,
-  /// The last offset is `b`, beyond the `c` rows of the packed tensor.
+  /// The last entry `a` (packEntry) of an offsets operand is `b`, beyond
+  /// the `c` rows of the packed tensor.
   OffsetsBeyond = 5,
+  /// The offsets operand `a` (packEntry, entry 0) has no entries.
+  OffsetsEmpty = 6,
 };
 
-/// The operands of attn.attention, in its order, as the errors name them.
+/// The operands of attn.attention by their ODS index (the order of the
+/// op's arguments), as the errors name them.
+enum AttentionOperand : int64_t {
+  kQueryOperand,
+  kKeyOperand,
+  kValueOperand,
+  kBiasOperand,
+  kGateOperand,
+  kQuerySegmentsOperand,
+  kKeySegmentsOperand,
+  kProjectionOperand,
+  kQueryLengthsOperand,
+  kKeyLengthsOperand,
+  kQueryOffsetsOperand,
+  kKeyOffsetsOperand,
+};
+
+/// The name of an AttentionOperand ("query_lengths").
 const char *attentionOperandName(int64_t operand);
 
 /// Packs (operand, dim) pairs for RuntimeError::SizeMismatch.
@@ -51,9 +72,14 @@ constexpr int64_t sizeOperandDim(int64_t operand, int64_t dim) {
 constexpr int64_t packSizeMismatch(int64_t first, int64_t second) {
   return first | (second << 16);
 }
+/// Packs entry `index` of operand `operand` for the varlen errors.
+constexpr int64_t packEntry(int64_t operand, int64_t index) {
+  return (operand << 32) | index;
+}
 
-/// The message of an error: "attn.attention: dimension 0 of key (3)
-/// differs from dimension 0 of query (2)".
+/// The message of an error, e.g. "attn.attention: dimension 0 of key (3)
+/// differs from dimension 0 of query (2)" or "attn.attention:
+/// query_lengths[1] = 400 is outside [0, 300], the rows of query".
 std::string describeRuntimeError(int32_t code, int64_t a, int64_t b, int64_t c);
 
 } // namespace mlir::attn

@@ -106,18 +106,37 @@ void KernelFrame::prepare() {
   }
   // A packed batch: the tiles of every sequence, one after the other;
   // tileStart[s] is the first tile of sequence s, tileStart[N] their count.
+  // (The deallocation pipeline frees the buffer.)
+  // The offsets are read only once the run-time checks hold (they may be
+  // empty or decreasing otherwise); a failed check leaves no tiles.
   Value n = memref::DimOp::create(b, queryOffsetBuf, 0);
   tileStartBuf = memref::AllocOp::create(
       b, MemRefType::get({ShapedType::kDynamic}, b.getIndexType()),
-      ValueRange{n});
-  memref::StoreOp::create(b, idx(0), tileStartBuf, ValueRange{idx(0)});
-  numTiles = forLoop(idx(1), n, 1, {idx(0)}, [&](Value s, ValueRange acc) {
-    Value len = sub(loadIndex(queryOffsetBuf, s),
-                    loadIndex(queryOffsetBuf, sub(s, idx(1))));
-    Value total = add(acc[0], arith::CeilDivUIOp::create(b, len, idx(blockQ)));
-    memref::StoreOp::create(b, total, tileStartBuf, ValueRange{s});
-    return SmallVector<Value>{total};
-  })[0];
+      ValueRange{arith::MaxUIOp::create(b, n, idx(1))});
+  auto countTiles = [&]() -> Value {
+    memref::StoreOp::create(b, idx(0), tileStartBuf, ValueRange{idx(0)});
+    return forLoop(idx(1), n, 1, {idx(0)}, [&](Value s, ValueRange acc) {
+      Value len = sub(loadIndex(queryOffsetBuf, s),
+                      loadIndex(queryOffsetBuf, sub(s, idx(1))));
+      Value total =
+          add(acc[0], arith::CeilDivUIOp::create(b, len, idx(blockQ)));
+      memref::StoreOp::create(b, total, tileStartBuf, ValueRange{s});
+      return SmallVector<Value>{total};
+    })[0];
+  };
+  if (!spec.runtimeOk) {
+    numTiles = countTiles();
+    return;
+  }
+  numTiles = scf::IfOp::create(
+                 b, spec.runtimeOk,
+                 [&](OpBuilder &, Location) {
+                   scf::YieldOp::create(b, ValueRange{countTiles()});
+                 },
+                 [&](OpBuilder &, Location) {
+                   scf::YieldOp::create(b, ValueRange{idx(0)});
+                 })
+                 .getResult(0);
 }
 
 void KernelFrame::guarded(function_ref<void()> body) {
@@ -130,8 +149,6 @@ void KernelFrame::guarded(function_ref<void()> body) {
 }
 
 Value KernelFrame::finish() {
-  if (tileStartBuf)
-    memref::DeallocOp::create(b, tileStartBuf);
   auto bufType = cast<MemRefType>(outputBuf.getType());
   auto outType =
       RankedTensorType::get(bufType.getShape(), bufType.getElementType());

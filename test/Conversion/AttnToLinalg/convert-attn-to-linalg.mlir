@@ -160,3 +160,94 @@ func.func @lsh(%qk: tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32> {
       : tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32> -> tensor<1x1x16x8xf32>
   return %0 : tensor<1x1x16x8xf32>
 }
+
+// -----
+
+/// Dynamic batch and lengths: the sizes that must agree (the batch of key
+/// and query, of value and key, the key length of value and key) are
+/// compared at run time; each failure calls the hook with its code (1,
+/// SizeMismatch) and the packed pair of operand dimensions, and the
+/// attention is computed under scf.if only when all hold. The causal mask
+/// aligns queries to the end of the keys with the run-time offset Lk - Lq.
+// CHECK-LABEL: func.func private @attn_opt_runtime_error(i32, i64, i64, i64)
+// CHECK-LABEL: func @dynamic_causal
+// CHECK-DAG: %[[CODE:.+]] = arith.constant 1 : i32
+// CHECK-DAG: %[[KB_QB:.+]] = arith.constant 8 : i64
+// CHECK: %[[KB:.+]] = tensor.dim %arg1, %c0
+// CHECK: %[[QB:.+]] = tensor.dim %arg0, %c0
+// CHECK: %[[BAD:.+]] = arith.cmpi ne, %[[KB]], %[[QB]]
+// CHECK: scf.if %[[BAD]] {
+// CHECK:   func.call @attn_opt_runtime_error(%[[CODE]], %[[KB_QB]],
+// CHECK: %[[OK0:.+]] = arith.cmpi eq, %[[KB]], %[[QB]]
+// CHECK: func.call @attn_opt_runtime_error
+// CHECK: func.call @attn_opt_runtime_error
+// CHECK: %[[OK:.+]] = arith.andi
+// CHECK: %[[R:.+]] = scf.if %[[OK]] -> (tensor<?x4x?x8xf32>) {
+// CHECK:   %[[SHIFT:.+]] = arith.subi %{{.+}}, %{{.+}} : index
+// CHECK:   linalg.generic
+// CHECK:     arith.addi %{{.*}}, %[[SHIFT]]
+// CHECK:     arith.cmpi sle
+// CHECK: } else {
+// CHECK:   tensor.empty(%{{.*}}, %{{.*}}) : tensor<?x4x?x8xf32>
+// CHECK: return %[[R]]
+func.func @dynamic_causal(%q: tensor<?x4x?x16xf32>, %k: tensor<?x2x?x16xf32>, %v: tensor<?x2x?x8xf32>) -> tensor<?x4x?x8xf32> {
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.causal}
+    : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x8xf32> -> tensor<?x4x?x8xf32>
+  return %0 : tensor<?x4x?x8xf32>
+}
+
+// -----
+
+/// A padded batch: every query length is checked against [0, Lq] (code 2,
+/// the entry packed as (operand 8 << 32) | index); rows past a sequence's
+/// length get weight 0 and the pointwise factor L^-alpha takes the
+/// sequence's key length (here the buffer's).
+// CHECK-LABEL: func @padded_relu
+// CHECK-DAG: %[[CODE:.+]] = arith.constant 2 : i32
+// CHECK-DAG: %[[QLENS:.+]] = arith.constant 34359738368 : i64
+// CHECK: %[[LQ:.+]] = tensor.dim %arg0, %c2
+// CHECK: %[[MAX:.+]] = arith.index_cast %[[LQ]] : index to i32
+// CHECK: scf.for %[[I:.+]] = %c0 to %c2 step %c1 iter_args
+// CHECK:   %[[LEN:.+]] = tensor.extract %arg3[%[[I]]]
+// CHECK:   arith.cmpi slt, %[[LEN]], %c0_i32
+// CHECK:   arith.cmpi sgt, %[[LEN]], %[[MAX]]
+// CHECK:   scf.if
+// CHECK:     %[[IDX:.+]] = arith.index_cast %[[I]] : index to i64
+// CHECK:     %[[ENTRY:.+]] = arith.ori %[[IDX]], %[[QLENS]]
+// CHECK:     func.call @attn_opt_runtime_error(%[[CODE]], %[[ENTRY]],
+// CHECK: scf.if
+// CHECK:   linalg.generic
+// CHECK:     %[[B:.+]] = linalg.index 0
+// CHECK:     %[[ROW:.+]] = linalg.index 3
+// CHECK:     %[[N:.+]] = tensor.extract %arg3[%[[B]]]
+// CHECK:     %[[NI:.+]] = arith.index_cast %[[N]] : i32 to index
+// CHECK:     arith.cmpi slt, %[[ROW]], %[[NI]]
+// CHECK:     math.powf
+// CHECK:     arith.select
+func.func @padded_relu(%q: tensor<2x4x?x16xf32>, %k: tensor<2x2x?x16xf32>, %v: tensor<2x2x?x8xf32>, %lq: tensor<2xi32>) -> tensor<2x4x?x8xf32> {
+  %0 = attn.attention %q, %k, %v query_lengths(%lq : tensor<2xi32>) {normalizer = #attn.pointwise<relu>}
+    : tensor<2x4x?x16xf32>, tensor<2x2x?x16xf32>, tensor<2x2x?x8xf32> -> tensor<2x4x?x8xf32>
+  return %0 : tensor<2x4x?x8xf32>
+}
+
+// -----
+
+/// A packed batch: the offsets must be as many for queries as for keys, not
+/// empty (code 6), start at 0 (4), not decrease (3) and end within the rows
+/// (5); their entries are read only when there are some.
+// CHECK-LABEL: func @packed_causal
+// CHECK: %[[EMPTY:.+]] = arith.cmpi eq, %{{.+}}, %c0 : index
+// CHECK: scf.if %[[EMPTY]] {
+// CHECK:   func.call @attn_opt_runtime_error(%c6_i32,
+// CHECK: scf.if %[[EMPTY]] -> (i1) {
+// CHECK: } else {
+// CHECK:   tensor.extract %arg3[%c0]
+// CHECK:   func.call @attn_opt_runtime_error(%c4_i32,
+// CHECK:   scf.for
+// CHECK:     func.call @attn_opt_runtime_error(%c3_i32,
+// CHECK:   func.call @attn_opt_runtime_error(%c5_i32,
+func.func @packed_causal(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x8xf32>, %cq: tensor<?xi32>, %ck: tensor<?xi32>) -> tensor<1x4x?x8xf32> {
+  %0 = attn.attention %q, %k, %v query_offsets(%cq : tensor<?xi32>) key_offsets(%ck : tensor<?xi32>) {normalizer = #attn.softmax, pattern = #attn.causal}
+    : tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x8xf32> -> tensor<1x4x?x8xf32>
+  return %0 : tensor<1x4x?x8xf32>
+}

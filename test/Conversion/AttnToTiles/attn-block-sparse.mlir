@@ -93,3 +93,26 @@ func.func @kernel_left_alone(%q: tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32>
       : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32> -> tensor<1x1x64x16xf32>
   return %0 : tensor<1x1x64x16xf32>
 }
+
+// -----
+
+/// Lengths known only at run time (dynamic sizes, or the lengths of a varlen
+/// batch) have no compile-time layout: the ops are left, with a remark, for
+/// the fused kernels, which classify blocks at run time.
+// CHECK-LABEL: func @runtime_lengths
+// CHECK-NOT: layout
+// CHECK: attn.attention
+// CHECK-NOT: layout
+// CHECK: attn.attention
+// CHECK-NOT: layout
+// KERNEL-LABEL: func @runtime_lengths
+// KERNEL-COUNT-2: attn.attention
+func.func @runtime_lengths(%q: tensor<?x4x?x16xf32>, %p: tensor<2x4x64x16xf32>, %lk: tensor<2xi32>) -> (tensor<?x4x?x16xf32>, tensor<2x4x64x16xf32>) {
+  // expected-remark @+1 {{attn-block-sparse: lengths known at run time; left for the kernels, which classify blocks at run time}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.causal}
+    : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32> -> tensor<?x4x?x16xf32>
+  // expected-remark @+1 {{attn-block-sparse: lengths known at run time; left for the kernels, which classify blocks at run time}}
+  %1 = attn.attention %p, %p, %p key_lengths(%lk : tensor<2xi32>) {normalizer = #attn.softmax, pattern = #attn.causal}
+    : tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32> -> tensor<2x4x64x16xf32>
+  return %0, %1 : tensor<?x4x?x16xf32>, tensor<2x4x64x16xf32>
+}

@@ -104,3 +104,71 @@ func.func @not_softmax(%query: tensor<1x1x32x16xf32>) -> (tensor<1x1x32x16xf32>,
       : tensor<1x1x32x16xf32>, tensor<1x1x32x16xf32>, tensor<1x1x32x16xf32> -> tensor<1x1x32x16xf32>
   return %0, %1 : tensor<1x1x32x16xf32>, tensor<1x1x32x16xf32>
 }
+
+// -----
+
+/// Dynamic batch and lengths: no compile-time layout. The sizes are checked
+/// first (the hook is called on a mismatch) and the kernel runs under
+/// scf.if only when they agree: a parallel loop over (batch, head,
+/// ceil(Lq / 64) tiles), each tile visiting the key blocks its causal range
+/// allows, computed at run time from the tile's last query and the shift
+/// Lk - Lq; a block is taken without the mask when all its keys are allowed
+/// and inside the keys.
+// CHECK-LABEL: func @dynamic_causal
+// CHECK: func.call @attn_opt_runtime_error
+// CHECK: %[[Q:.+]] = bufferization.to_buffer %arg0 read_only
+// CHECK: %[[K:.+]] = bufferization.to_buffer %arg1 read_only
+// CHECK: %[[B:.+]] = memref.dim %[[Q]], %c0
+// CHECK: %[[LQ:.+]] = memref.dim %[[Q]], %c2
+// CHECK: %[[LK:.+]] = memref.dim %[[K]], %c2
+// CHECK: %[[OUT:.+]] = memref.alloc(%[[B]], %[[LQ]]) : memref<?x4x?x8xf32>
+// CHECK: %[[TILES:.+]] = arith.ceildivui %[[LQ]], %c64
+// CHECK: scf.if %{{.+}} {
+// CHECK:   scf.parallel (%{{.+}}, %{{.+}}, %{{.+}}) = (%c0, %c0, %c0) to (%[[B]], %c4, %[[TILES]])
+// CHECK:     %[[SHIFT:.+]] = arith.subi %[[LK]], %[[LQ]] : index
+// CHECK:     %[[KBLOCKS:.+]] = arith.ceildivui %[[LK]], %c64
+// CHECK:     %[[LAST:.+]] = arith.addi %{{.+}}, %[[SHIFT]] : index
+// CHECK:     %[[HI:.+]] = arith.minsi %[[KBLOCKS]], %{{.+}} : index
+// CHECK:     scf.for %{{.+}} = %{{.+}} to %[[HI]] step %c1 iter_args
+// CHECK:       %[[INSIDE:.+]] = arith.cmpi slt, %{{.+}}, %[[LK]] : index
+// CHECK:       %[[FULL:.+]] = arith.andi %{{.+}}, %[[INSIDE]] : i1
+// CHECK:       scf.if %[[FULL]] -> (vector<16xf32>
+// CHECK-NOT:     arith.cmpi {{.*}} : vector<16xi32>
+// CHECK:       } else {
+// CHECK:         arith.cmpi sle, %{{.+}}, %{{.+}} : vector<16xi32>
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable
+func.func @dynamic_causal(%q: tensor<?x4x?x16xf32>, %k: tensor<?x2x?x16xf32>, %v: tensor<?x2x?x8xf32>) -> tensor<?x4x?x8xf32> {
+  // expected-remark @+1 {{attn-flash: tiles of 64 queries x 64 keys, 16 lanes; key blocks classified at run time (lengths known at run time)}}
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.causal}
+    : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x8xf32> -> tensor<?x4x?x8xf32>
+  return %0 : tensor<?x4x?x8xf32>
+}
+
+// -----
+
+/// A packed batch: rows outside every sequence are zeros (the output is
+/// filled first); once the offsets are checked, the tiles of each sequence
+/// are counted into a prefix sum (tile starts), and each flat tile finds its
+/// sequence by bisection and reads its query and key rows from the
+/// sequence's offsets.
+// CHECK-LABEL: func @packed_causal
+// CHECK: %[[OUT:.+]] = memref.alloc(%{{.+}}) : memref<1x4x?x8xf32>
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[OUT]] : memref<1x4x?x8xf32>)
+// CHECK: %[[STARTS:.+]] = memref.alloc(%{{.+}}) : memref<?xindex>
+// CHECK: %[[TILES:.+]] = scf.if %[[OK:.+]] -> (index) {
+// CHECK:   scf.for
+// CHECK:     arith.ceildivui %{{.+}}, %c64
+// CHECK:     memref.store %{{.+}}, %[[STARTS]]
+// CHECK: } else {
+// CHECK:   scf.yield %c0 : index
+// CHECK: scf.if %[[OK]] {
+// CHECK:   scf.parallel (%{{.+}}, %{{.+}}, %{{.+}}) = (%c0, %c0, %c0) to (%c1, %c4, %[[TILES]])
+// CHECK:     scf.for %{{.+}} = %c0 to %c32 step %c1 iter_args
+// CHECK:       memref.load %[[STARTS]]
+// CHECK:       arith.cmpi ule
+func.func @packed_causal(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x8xf32>, %cq: tensor<?xi32>, %ck: tensor<?xi32>) -> tensor<1x4x?x8xf32> {
+  // expected-remark @+1 {{attn-flash: tiles of 64 queries x 64 keys, 16 lanes; key blocks classified at run time (lengths known at run time)}}
+  %0 = attn.attention %q, %k, %v query_offsets(%cq : tensor<?xi32>) key_offsets(%ck : tensor<?xi32>) {normalizer = #attn.softmax, pattern = #attn.causal}
+    : tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x8xf32> -> tensor<1x4x?x8xf32>
+  return %0 : tensor<1x4x?x8xf32>
+}

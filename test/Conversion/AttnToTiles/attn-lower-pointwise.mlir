@@ -129,3 +129,28 @@ func.func @softmax(%q: tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32> {
       : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32> -> tensor<1x1x64x16xf32>
   return %0 : tensor<1x1x64x16xf32>
 }
+
+// -----
+
+/// A padded batch with dynamic lengths: each (batch, head, tile) reads its
+/// sequence's key length, computes L^-alpha from it once per tile (not per
+/// score), and skips tiles past the query length (here the buffer's).
+// CHECK-LABEL: func @padded_keys
+// CHECK: func.call @attn_opt_runtime_error
+// CHECK: %[[LENS:.+]] = bufferization.to_buffer %arg3 read_only
+// CHECK: scf.parallel (%[[B:.+]], %{{.+}}, %{{.+}}) =
+// CHECK:   %[[N:.+]] = memref.load %[[LENS]][%[[B]]] : memref<2xi32>
+// CHECK:   %[[NI:.+]] = arith.index_cast %[[N]] : i32 to index
+// CHECK:   %[[NI64:.+]] = arith.index_cast %[[NI]] : index to i64
+// CHECK:   %[[NF:.+]] = arith.sitofp %[[NI64]] : i64 to f32
+// CHECK:   %[[FACTOR:.+]] = math.powf %[[NF]], %{{.+}} : f32
+// CHECK:   scf.if
+// CHECK-NOT: math.powf
+// CHECK:     scf.for
+// CHECK:       vector.broadcast %[[FACTOR]]
+func.func @padded_keys(%q: tensor<2x4x?x16xf32>, %k: tensor<2x2x?x16xf32>, %v: tensor<2x2x?x8xf32>, %lk: tensor<2xi32>) -> tensor<2x4x?x8xf32> {
+  // expected-remark @+1 {{attn-lower-pointwise: tiles of 64 queries x 64 keys, 16 lanes; key blocks classified at run time (lengths known at run time)}}
+  %0 = attn.attention %q, %k, %v key_lengths(%lk : tensor<2xi32>) {normalizer = #attn.pointwise<relu, alpha = 0.5>, pattern = #attn.window<before = 8, after = 8>}
+    : tensor<2x4x?x16xf32>, tensor<2x2x?x16xf32>, tensor<2x2x?x8xf32> -> tensor<2x4x?x8xf32>
+  return %0 : tensor<2x4x?x8xf32>
+}

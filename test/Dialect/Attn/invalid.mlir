@@ -667,3 +667,19 @@ func.func @packed_segments(%q: tensor<1x4x?x16xf32>, %c: tensor<?xi32>, %s: tens
   %0 = attn.attention %q, %q, %q segments(%s : tensor<1x?xi32>) query_offsets(%c : tensor<?xi32>) key_offsets(%c : tensor<?xi32>) {normalizer = #attn.softmax, pattern = #attn.segments} : tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32> -> tensor<1x4x?x16xf32>
   return
 }
+
+// -----
+
+func.func @packed_empty(%q: tensor<1x4x?x16xf32>, %c: tensor<0xi32>) {
+  // expected-error @+1 {{has empty query_offsets: a packed batch of N sequences has N + 1 offsets}}
+  %0 = attn.attention %q, %q, %q query_offsets(%c : tensor<0xi32>) key_offsets(%c : tensor<0xi32>) {normalizer = #attn.softmax} : tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32> -> tensor<1x4x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @packed_counts(%q: tensor<1x4x?x16xf32>, %cq: tensor<4xi32>, %ck: tensor<3xi32>) {
+  // expected-error @+1 {{expects query_offsets and key_offsets to agree on the number of sequences, got 4 and 3}}
+  %0 = attn.attention %q, %q, %q query_offsets(%cq : tensor<4xi32>) key_offsets(%ck : tensor<3xi32>) {normalizer = #attn.softmax} : tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32> -> tensor<1x4x?x16xf32>
+  return
+}

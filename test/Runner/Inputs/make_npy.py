@@ -3,7 +3,7 @@
 error-path tests.
 
 make_npy.py OUT --dtype '<f4' --shape 1,2,3,4 [--fortran] [--truncate N]
-           [--bad-magic] [--fill X]
+           [--bad-magic] [--fill X] [--cycle N] [--values A,B,...]
 """
 import argparse
 import struct
@@ -18,6 +18,8 @@ p.add_argument("--bad-magic", action="store_true")
 p.add_argument("--fill", type=float, default=0.5)
 p.add_argument("--cycle", type=int, default=0,
                help="integer values i mod N (unsorted ids) instead of --fill")
+p.add_argument("--values", default="",
+               help="the elements, comma-separated (instead of --fill)")
 a = p.parse_args()
 
 shape = tuple(int(s) for s in a.shape.split(",") if s)
@@ -28,7 +30,13 @@ width = {"<f4": 4, "<f2": 2, "<u2": 2, "<i4": 4, "<i8": 8, "<f8": 8}[a.dtype]
 fmt = {"<f4": "<f", "<f2": "<e", "<u2": "<H", "<i4": "<i", "<i8": "<q",
        "<f8": "<d"}[a.dtype]
 value = int(a.fill) if fmt in ("<H", "<i", "<q") else a.fill
-if a.cycle:
+if a.values:
+    vals = [float(v) for v in a.values.split(",")]
+    if len(vals) != n:
+        raise SystemExit("make_npy.py: %d values for %d elements" % (len(vals), n))
+    data = b"".join(struct.pack(fmt, int(v) if fmt in ("<H", "<i", "<q") else v)
+                    for v in vals)
+elif a.cycle:
     data = b"".join(struct.pack(fmt, i % a.cycle) for i in range(n))
 else:
     data = struct.pack(fmt, value) * n

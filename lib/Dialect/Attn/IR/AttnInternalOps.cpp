@@ -14,6 +14,15 @@ static LogicalResult requireRank4(ShapeChecker &check, ArrayRef<Named> values) {
   return check.requireStaticDims(values, {1, 3});
 }
 
+/// Checks that `v` is a rank-4 `B x H x Lq x Lk` score tensor with static
+/// heads (batch and both lengths may be dynamic).
+static LogicalResult requireScores(ShapeChecker &check,
+                                   ArrayRef<Named> values) {
+  if (failed(check.requireRank(values, 4, "batch x heads x Lq x Lk")))
+    return failure();
+  return check.requireStaticDims(values, {1});
+}
+
 /// Checks that query heads `q` are a multiple of key/value heads `kv`.
 static LogicalResult requireGroups(Operation *op, int64_t q, int64_t kv) {
   if (kv == 0 || q % kv != 0)
@@ -100,7 +109,8 @@ LogicalResult ScoresOp::verify() {
   ShapeChecker check(*this);
   Named q{"query", typeOf(getQuery())}, k{"key", typeOf(getKey())},
       res{"result", typeOf(getResult())}, bias{"bias", typeOf(getBias())};
-  if (failed(requireRank4(check, {q, k, res})) ||
+  if (failed(requireRank4(check, {q, k})) ||
+      failed(requireScores(check, {res})) ||
       failed(check.requireStaticDims({bias}, {1})) ||
       failed(check.requireSameDim(q, 0, k, 0, "the batch size")) ||
       failed(check.requireSameDim(q, 3, k, 3, "the head dimension")) ||
@@ -130,7 +140,7 @@ LogicalResult NormalizeOp::verify() {
   Named s{"scores", typeOf(getScores())}, res{"result", typeOf(getResult())},
       segQ{"segments", typeOf(getQuerySegments())},
       segK{"key_segments", typeOf(getKeySegments())};
-  if (failed(requireRank4(check, {s, res})) ||
+  if (failed(requireScores(check, {s, res})) ||
       failed(
           check.requireExactShape(res, s.type.getShape(), "the scores' shape")))
     return failure();
@@ -182,7 +192,8 @@ LogicalResult ApplyOp::verify() {
   ShapeChecker check(*this);
   Named p{"weights", typeOf(getWeights())}, v{"value", typeOf(getValue())},
       res{"result", typeOf(getResult())}, gate{"gate", typeOf(getGate())};
-  if (failed(requireRank4(check, {p, v, res})) ||
+  if (failed(requireScores(check, {p})) ||
+      failed(requireRank4(check, {v, res})) ||
       failed(check.requireStaticDims({gate}, {1, 3})) ||
       failed(check.requireSameDim(p, 0, v, 0, "the batch size")) ||
       failed(check.requireSameDim(p, 3, v, 2, "the key length")) ||

@@ -3,6 +3,8 @@
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 #include "ShapeChecker.h"
 
+#include "attn-opt/Host/RuntimeErrors.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -234,6 +236,9 @@ static LogicalResult verifyVarlen(AttentionOp op, ShapeChecker &check,
     return op.emitOpError()
            << "holds a packed batch in query and key of batch size 1, got "
            << typeOf(op.getQuery()) << " and " << typeOf(op.getKey());
+  if (cq.type.getDimSize(0) == 0)
+    return op.emitOpError() << "has empty query_offsets: a packed batch of N "
+                               "sequences has N + 1 offsets";
   return check.requireSameDim(cq, 0, ck, 0, "the number of sequences");
 }
 
@@ -259,7 +264,19 @@ AttentionOp::getRuntimeSizeChecks() {
       return;
     checks.push_back({{a, ad}, {b, bd}});
   };
-  enum { Q, K, V, Bias, Gate, SegQ, SegK, Proj, LenQ, LenK, OffQ, OffK };
+  enum : int64_t {
+    Q = kQueryOperand,
+    K = kKeyOperand,
+    V = kValueOperand,
+    Bias = kBiasOperand,
+    Gate = kGateOperand,
+    SegQ = kQuerySegmentsOperand,
+    SegK = kKeySegmentsOperand,
+    LenQ = kQueryLengthsOperand,
+    LenK = kKeyLengthsOperand,
+    OffQ = kQueryOffsetsOperand,
+    OffK = kKeyOffsetsOperand,
+  };
   require(K, 0, Q, 0);
   require(V, 0, K, 0);
   require(V, 2, K, 2);

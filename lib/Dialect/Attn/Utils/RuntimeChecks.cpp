@@ -75,8 +75,15 @@ struct Checker {
     ok = ok ? arith::AndIOp::create(b, ok, good).getResult() : good;
   }
 
-  /// Every entry of the i32 `lengths` lies in [0, max].
-  void lengths(Value lengths, Value max) {
+  /// packEntry(operand, i) as an i64 value.
+  Value entry(int64_t operand, Value i) {
+    Value i64v = arith::IndexCastOp::create(b, b.getI64Type(), i);
+    return arith::OrIOp::create(b, i64(packEntry(operand, 0)), i64v);
+  }
+
+  /// Every entry of the i32 `lengths` (ODS operand `operand`) lies in
+  /// [0, max].
+  void lengths(int64_t operand, Value lengths, Value max) {
     Value n = tensor::DimOp::create(b, lengths, 0);
     Value i32Max = arith::IndexCastOp::create(b, b.getI32Type(), max);
     auto loop = scf::ForOp::create(
@@ -93,7 +100,7 @@ struct Checker {
           scf::IfOp::create(b, bad, [&](OpBuilder &, Location) {
             emitRuntimeError(
                 b, anchor, static_cast<int32_t>(RuntimeError::LengthOutOfRange),
-                i, len, max);
+                entry(operand, i), len, max);
             scf::YieldOp::create(b);
           });
           scf::YieldOp::create(
@@ -102,15 +109,37 @@ struct Checker {
     fold(loop.getResult(0));
   }
 
-  /// `offsets` start at 0, do not decrease and end within `rows`.
-  void offsets(Value offsets, Value rows) {
+  /// `offsets` (ODS operand `operand`) has entries, starts at 0, does not
+  /// decrease and ends within `rows`.
+  void offsets(int64_t operand, Value offsets, Value rows) {
     Value n = tensor::DimOp::create(b, offsets, 0);
+    Value empty = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, n, idx(0));
+    check(empty, static_cast<int32_t>(RuntimeError::OffsetsEmpty),
+          i64(packEntry(operand, 0)), i64(0), i64(0));
+    // The entries are read only when there are some.
+    auto nonEmpty = scf::IfOp::create(
+        b, empty,
+        [&](OpBuilder &, Location) {
+          scf::YieldOp::create(
+              b, ValueRange{arith::ConstantOp::create(b, b.getBoolAttr(true))});
+        },
+        [&](OpBuilder &, Location) {
+          Checker inner{b, anchor, Value()};
+          inner.entries(operand, offsets, n, rows);
+          scf::YieldOp::create(b, ValueRange{inner.ok});
+        });
+    Value good = nonEmpty.getResult(0);
+    ok = ok ? arith::AndIOp::create(b, ok, good).getResult() : good;
+  }
+
+  /// The checks of `offsets`' `n` > 0 entries.
+  void entries(int64_t operand, Value offsets, Value n, Value rows) {
     Value first = tensor::ExtractOp::create(b, offsets, ValueRange{idx(0)});
     check(arith::CmpIOp::create(
               b, arith::CmpIPredicate::ne, first,
               arith::ConstantOp::create(b, b.getI32IntegerAttr(0))),
-          static_cast<int32_t>(RuntimeError::OffsetsStart), i64(0), first,
-          i64(0));
+          static_cast<int32_t>(RuntimeError::OffsetsStart),
+          i64(packEntry(operand, 0)), first, i64(0));
     auto loop = scf::ForOp::create(
         b, idx(1), n, idx(1),
         ValueRange{arith::ConstantOp::create(b, b.getBoolAttr(false))},
@@ -123,30 +152,33 @@ struct Checker {
           scf::IfOp::create(b, bad, [&](OpBuilder &, Location) {
             emitRuntimeError(
                 b, anchor,
-                static_cast<int32_t>(RuntimeError::OffsetsDecreasing), i, cur,
-                prev);
+                static_cast<int32_t>(RuntimeError::OffsetsDecreasing),
+                entry(operand, i), cur, prev);
             scf::YieldOp::create(b);
           });
           scf::YieldOp::create(
               b, ValueRange{arith::OrIOp::create(b, any[0], bad)});
         });
     fold(loop.getResult(0));
-    Value last = tensor::ExtractOp::create(
-        b, offsets, ValueRange{arith::SubIOp::create(b, n, idx(1))});
+    Value lastIndex = arith::SubIOp::create(b, n, idx(1));
+    Value last = tensor::ExtractOp::create(b, offsets, ValueRange{lastIndex});
     Value rows32 = arith::IndexCastOp::create(b, b.getI32Type(), rows);
     check(arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, last, rows32),
-          static_cast<int32_t>(RuntimeError::OffsetsBeyond), i64(0), last,
-          rows);
+          static_cast<int32_t>(RuntimeError::OffsetsBeyond),
+          entry(operand, lastIndex), last, rows);
   }
 };
 } // namespace
 
 Value mlir::attn::emitRuntimeChecks(ImplicitLocOpBuilder &b, AttentionOp op) {
+  auto sizeChecks = op.getRuntimeSizeChecks();
+  if (sizeChecks.empty() && !op.isVarlen())
+    return Value();
   // Declare the hook now: inside the checks' regions the module is not
   // reachable from the builder.
   (void)errorHook(op);
   Checker c{b, op, Value()};
-  for (auto [first, second] : op.getRuntimeSizeChecks()) {
+  for (auto [first, second] : sizeChecks) {
     Value x = op->getOperand(op.getODSOperandIndexAndLength(first.first).first);
     Value y =
         op->getOperand(op.getODSOperandIndexAndLength(second.first).first);
@@ -160,12 +192,15 @@ Value mlir::attn::emitRuntimeChecks(ImplicitLocOpBuilder &b, AttentionOp op) {
         dx, dy);
   }
   if (Value lq = op.getQueryLengths())
-    c.lengths(lq, tensor::DimOp::create(b, op.getQuery(), 2));
+    c.lengths(kQueryLengthsOperand, lq,
+              tensor::DimOp::create(b, op.getQuery(), 2));
   if (Value lk = op.getKeyLengths())
-    c.lengths(lk, tensor::DimOp::create(b, op.getKey(), 2));
+    c.lengths(kKeyLengthsOperand, lk, tensor::DimOp::create(b, op.getKey(), 2));
   if (Value cq = op.getQueryOffsets()) {
-    c.offsets(cq, tensor::DimOp::create(b, op.getQuery(), 2));
-    c.offsets(op.getKeyOffsets(), tensor::DimOp::create(b, op.getKey(), 2));
+    c.offsets(kQueryOffsetsOperand, cq,
+              tensor::DimOp::create(b, op.getQuery(), 2));
+    c.offsets(kKeyOffsetsOperand, op.getKeyOffsets(),
+              tensor::DimOp::create(b, op.getKey(), 2));
   }
   return c.ok;
 }

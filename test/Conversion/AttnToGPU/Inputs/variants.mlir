@@ -51,3 +51,14 @@ func.func @linear_favor(%q: tensor<1x8x1024x64xf32>, %k: tensor<1x8x1024x64xf32>
   %o = attn.attention %q, %k, %v {normalizer = #attn.kernel<favor, features = 128, seed = 7>} : tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32> -> tensor<1x8x1024x64xf32>
   return %o : tensor<1x8x1024x64xf32>
 }
+
+// Dynamic sizes and a packed varlen batch (key blocks classified at run time).
+func.func @dyn_flash_f16(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tensor<?x2x?x64xf16>) -> tensor<?x8x?x64xf16> {
+  %o = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x64xf16>
+  return %o : tensor<?x8x?x64xf16>
+}
+
+func.func @packed_window_f32(%q: tensor<1x8x?x64xf32>, %k: tensor<1x8x?x64xf32>, %v: tensor<1x8x?x64xf32>, %cq: tensor<?xi32>, %ck: tensor<?xi32>) -> tensor<1x8x?x64xf32> {
+  %o = attn.attention %q, %k, %v query_offsets(%cq : tensor<?xi32>) key_offsets(%ck : tensor<?xi32>) {normalizer = #attn.softmax, pattern = #attn.window<before = 128, after = 0>} : tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32> -> tensor<1x8x?x64xf32>
+  return %o : tensor<1x8x?x64xf32>
+}

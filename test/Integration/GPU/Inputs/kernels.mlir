@@ -69,3 +69,21 @@ func.func @lowrank(%query: tensor<2x4x75x16xf32>, %key: tensor<2x2x75x16xf32>, %
   %0 = attn.lowrank_attention %query, %key, %value, %e, %f : tensor<2x4x75x16xf32>, tensor<2x2x75x16xf32>, tensor<2x2x75x8xf32>, tensor<12x75xf32>, tensor<12x75xf32> -> tensor<2x4x75x8xf32>
   return %0 : tensor<2x4x75x8xf32>
 }
+// Dynamic sizes (run at several shapes from one compilation) and varlen
+// batches: the kernels classify key blocks at run time.
+func.func @dyn_mma_causal_f16(%query: tensor<?x4x?x32xf16>, %key: tensor<?x2x?x32xf16>, %value: tensor<?x2x?x16xf16>) -> tensor<?x4x?x16xf16> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<?x4x?x32xf16>, tensor<?x2x?x32xf16>, tensor<?x2x?x16xf16> -> tensor<?x4x?x16xf16>
+  return %0 : tensor<?x4x?x16xf16>
+}
+func.func @dyn_simt_window_f32(%query: tensor<?x2x?x16xf32>, %key: tensor<?x1x?x16xf32>, %value: tensor<?x1x?x8xf32>) -> tensor<?x2x?x8xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.pointwise<relu>, pattern = #attn.union<[#attn.window<before = 20, after = 3>, #attn.global<[0, 65]>]>} : tensor<?x2x?x16xf32>, tensor<?x1x?x16xf32>, tensor<?x1x?x8xf32> -> tensor<?x2x?x8xf32>
+  return %0 : tensor<?x2x?x8xf32>
+}
+func.func @padded_mma_f16(%query: tensor<3x2x?x16xf16>, %key: tensor<3x2x?x16xf16>, %value: tensor<3x2x?x16xf16>, %lq: tensor<3xi32>, %lk: tensor<3xi32>) -> tensor<3x2x?x16xf16> {
+  %0 = attn.attention %query, %key, %value query_lengths(%lq : tensor<3xi32>) key_lengths(%lk : tensor<3xi32>) {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<3x2x?x16xf16>, tensor<3x2x?x16xf16>, tensor<3x2x?x16xf16> -> tensor<3x2x?x16xf16>
+  return %0 : tensor<3x2x?x16xf16>
+}
+func.func @packed_simt_f32(%query: tensor<1x2x?x16xf32>, %key: tensor<1x2x?x16xf32>, %value: tensor<1x2x?x8xf32>, %cq: tensor<?xi32>, %ck: tensor<?xi32>) -> tensor<1x2x?x8xf32> {
+  %0 = attn.attention %query, %key, %value query_offsets(%cq : tensor<?xi32>) key_offsets(%ck : tensor<?xi32>) {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x8xf32> -> tensor<1x2x?x8xf32>
+  return %0 : tensor<1x2x?x8xf32>
+}
