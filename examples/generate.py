@@ -3,9 +3,13 @@
 B=1, H=8, D=64, f32 and sequence length L (default 4096).
 
     examples/generate.py [--length L] [--out DIR] [--only NAME,NAME]
+                         [--dynamic]
 
 The committed examples are this script's output at L=4096; bench/ uses it to
-make the same variants at other lengths.
+make the same variants at other lengths. With --dynamic, the attn.attention
+variants whose patterns are formulas of positions get dynamic batch and
+lengths (`?x8x?x64`: compiled once, run at any length with attn-run --shape);
+the others are skipped.
 """
 import argparse
 import os
@@ -17,10 +21,12 @@ def tensor(*shape):
     return "tensor<" + "x".join(str(s) for s in shape) + "xf32>"
 
 
-def attention(name, doc, attrs, length):
-    t = tensor(1, H, length, D)
+def attention_text(name, doc, attrs, length, dynamic=False):
+    t = "tensor<?x%dx?x%dxf32>" % (H, D) if dynamic else tensor(1, H, length, D)
+    sizes = (f"B and L dynamic, H={H}, D={D}" if dynamic
+             else f"B=1, H={H}, L={length}, D={D}")
     return f"""// {doc}
-// B=1, H={H}, L={length}, D={D}, f32.
+// {sizes}, f32.
 func.func @{name}(%query: {t}, %key: {t}, %value: {t}) -> {t} {{
   %0 = attn.attention %query, %key, %value {{{attrs}}}
       : {t}, {t}, {t} -> {t}
@@ -43,8 +49,10 @@ def bigbird_pattern(length):
         #attn.random<blocks = 3, block_size = 64, seed = 7>]>"""
 
 
-def examples(length):
+def examples(length, dynamic=False):
     t = tensor(1, H, length, D)
+    def attention(name, doc, attrs, length):
+        return attention_text(name, doc, attrs, length, dynamic)
     ex = {
         "softmax": attention("softmax", "Dense softmax attention.",
                              "normalizer = #attn.softmax", length),
@@ -89,6 +97,10 @@ def examples(length):
             "      pattern = #attn.intersect<[#attn.causal, #attn.fixed<stride = 128, c = 16>]>",
             length),
     }
+    if dynamic:
+        # Compile-time blocks (bigbird) need static lengths.
+        del ex["bigbird"]
+        return ex
     p = 256
     e = tensor(p, length)
     ex["lowrank"] = f"""// Linformer: keys and values projected along the sequence to {p} rows.
@@ -132,12 +144,13 @@ def main():
     ap.add_argument("--length", type=int, default=4096)
     ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     ap.add_argument("--only", default="")
+    ap.add_argument("--dynamic", action="store_true")
     a = ap.parse_args()
     if a.length % 64:
         ap.error("--length must be a multiple of 64 (the BigBird block size)")
     only = set(filter(None, a.only.split(",")))
     os.makedirs(a.out, exist_ok=True)
-    for name, text in examples(a.length).items():
+    for name, text in examples(a.length, a.dynamic).items():
         if only and name not in only:
             continue
         with open(os.path.join(a.out, name + ".mlir"), "w") as f:

@@ -2,6 +2,8 @@
 
 #include "attn-opt/Pipelines/Pipelines.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -19,8 +21,11 @@ using namespace mlir::attn;
 
 namespace {
 
-/// Tile sizes for `op`, or an empty vector if there is nothing to tile.
-SmallVector<int64_t> threadTileSizes(linalg::LinalgOp op, int64_t chunks) {
+/// Tile sizes for `op`, or an empty vector if there is nothing to tile. A
+/// dynamic size of the chunked loop gives a tile size computed at run time
+/// (at `rewriter`'s insertion point, before `op`).
+SmallVector<OpFoldResult> threadTileSizes(RewriterBase &rewriter,
+                                          linalg::LinalgOp op, int64_t chunks) {
   SmallVector<int64_t> bounds = op.getStaticLoopRanges();
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   int64_t numLoops = bounds.size();
@@ -28,14 +33,44 @@ SmallVector<int64_t> threadTileSizes(linalg::LinalgOp op, int64_t chunks) {
   while (leading + 1 < numLoops &&
          iters[leading] == utils::IteratorType::parallel)
     ++leading;
-  if (leading == 0 || ShapedType::isDynamicShape(bounds))
+  if (leading == 0)
     return {};
-  SmallVector<int64_t> sizes(numLoops, 0);
+  SmallVector<OpFoldResult> sizes(numLoops, rewriter.getIndexAttr(0));
   for (int64_t d = 0; d + 1 < leading; ++d)
-    sizes[d] = 1;
+    sizes[d] = rewriter.getIndexAttr(1);
   int64_t last = bounds[leading - 1];
-  sizes[leading - 1] = std::max<int64_t>(1, (last + chunks - 1) / chunks);
+  if (!ShapedType::isDynamic(last)) {
+    sizes[leading - 1] = rewriter.getIndexAttr(
+        std::max<int64_t>(1, (last + chunks - 1) / chunks));
+    return sizes;
+  }
+  // max(1, ceil(size / chunks)): a zero tile size would mean "not tiled".
+  Location loc = op.getLoc();
+  SmallVector<Range> ranges = op.createLoopRanges(rewriter, loc);
+  Value size =
+      getValueOrCreateConstantIndexOp(rewriter, loc, ranges[leading - 1].size);
+  Value chunkCount = arith::ConstantIndexOp::create(rewriter, loc, chunks);
+  Value tile = arith::CeilDivUIOp::create(rewriter, loc, size, chunkCount);
+  sizes[leading - 1] =
+      arith::MaxUIOp::create(rewriter, loc, tile,
+                             arith::ConstantIndexOp::create(rewriter, loc, 1))
+          .getResult();
   return sizes;
+}
+
+/// True if `op` runs once per call of its function: no loop or other op
+/// with a region but scf.if between them (the pass introduces the outermost
+/// parallelism; conditional code, such as the run-time checks' guards,
+/// counts as outermost).
+bool isOutermost(Operation *op) {
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp()) {
+    if (isa<func::FuncOp>(parent))
+      return true;
+    if (!isa<scf::IfOp>(parent))
+      return false;
+  }
+  return false;
 }
 
 struct ParallelizeLinalgPass
@@ -47,24 +82,21 @@ struct ParallelizeLinalgPass
       getOperation()->emitError("attn-parallelize-linalg: chunks must be >= 1");
       return signalPassFailure();
     }
-    // Only ops outside loops: the pass introduces the outermost parallelism.
     SmallVector<linalg::LinalgOp> ops;
-    for (Block &block : getOperation().getBody())
-      for (Operation &op : block)
-        if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-          if (linalgOp.hasPureTensorSemantics())
-            ops.push_back(linalgOp);
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op.hasPureTensorSemantics() && isOutermost(op))
+        ops.push_back(op);
+    });
 
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : ops) {
-      SmallVector<int64_t> sizes = threadTileSizes(op, chunks);
+      rewriter.setInsertionPoint(op);
+      SmallVector<OpFoldResult> sizes = threadTileSizes(rewriter, op, chunks);
       if (sizes.empty())
         continue;
       scf::SCFTilingOptions options;
       options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-      options.setTileSizes(
-          getAsIndexOpFoldResult(&getContext(), ArrayRef<int64_t>(sizes)));
-      rewriter.setInsertionPoint(op);
+      options.setTileSizes(sizes);
       FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
           rewriter, cast<TilingInterface>(op.getOperation()), options);
       if (failed(tiled)) {

@@ -24,11 +24,17 @@ using namespace mlir;
 using namespace mlir::attn;
 
 /// One-shot bufferization; function results become out-parameters with
-/// identity layouts.
+/// identity layouts. Buffers whose type the analysis does not know (such as
+/// those that scf.if yields from tensor.empty in the run-time checks'
+/// guards) get identity layouts too: with the default fully dynamic ones,
+/// the guarded results of dynamically shaped attention would have dynamic
+/// strides and be copied element by element on return.
 static void addBufferization(OpPassManager &pm) {
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  bufferize.unknownTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));

@@ -39,3 +39,46 @@ func.func @one_dim(%a: tensor<64xf32>) -> tensor<64xf32> {
   } -> tensor<64xf32>
   return %0 : tensor<64xf32>
 }
+
+/// Dynamic sizes: the chunked loop's tile size is computed at run time,
+/// max(1, ceil(n / 4)) (a zero tile size would mean "not tiled"), and ops
+/// under an scf.if (the run-time checks' guard) count as outermost; ops in
+/// loops do not.
+// CHECK-LABEL: func @dynamic
+// CHECK-SAME: (%[[A:.+]]: tensor<?x3x?x8xf32>, %[[C:.+]]: i1)
+// CHECK: scf.if %[[C]]
+// CHECK:   %[[N:.+]] = tensor.dim %[[A]], %c2
+// CHECK:   %[[T:.+]] = arith.ceildivui %[[N]], %c4
+// CHECK:   %[[STEP:.+]] = arith.maxui %[[T]], %c1
+// CHECK:   scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) = (0, 0, 0) to (%{{.+}}, 3, %{{.+}}) step (1, 1, %[[STEP]])
+// CHECK: scf.for
+// CHECK-NOT: scf.forall
+// CHECK:   linalg.generic
+func.func @dynamic(%a: tensor<?x3x?x8xf32>, %c: i1) -> (tensor<?x3x?x8xf32>, tensor<?x3x?x8xf32>) {
+  %0 = scf.if %c -> (tensor<?x3x?x8xf32>) {
+    %1 = linalg.generic {indexing_maps = [affine_map<(b, h, i, d) -> (b, h, i, d)>, affine_map<(b, h, i, d) -> (b, h, i, d)>],
+                         iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+        ins(%a : tensor<?x3x?x8xf32>) outs(%a : tensor<?x3x?x8xf32>) {
+    ^bb0(%x: f32, %y: f32):
+      %e = math.exp %x : f32
+      linalg.yield %e : f32
+    } -> tensor<?x3x?x8xf32>
+    scf.yield %1 : tensor<?x3x?x8xf32>
+  } else {
+    scf.yield %a : tensor<?x3x?x8xf32>
+  }
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%acc = %a) -> (tensor<?x3x?x8xf32>) {
+    %2 = linalg.generic {indexing_maps = [affine_map<(b, h, i, d) -> (b, h, i, d)>, affine_map<(b, h, i, d) -> (b, h, i, d)>],
+                         iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+        ins(%acc : tensor<?x3x?x8xf32>) outs(%acc : tensor<?x3x?x8xf32>) {
+    ^bb0(%x: f32, %y: f32):
+      %e = math.exp %x : f32
+      linalg.yield %e : f32
+    } -> tensor<?x3x?x8xf32>
+    scf.yield %2 : tensor<?x3x?x8xf32>
+  }
+  return %0, %r : tensor<?x3x?x8xf32>, tensor<?x3x?x8xf32>
+}

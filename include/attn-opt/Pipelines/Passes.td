@@ -23,6 +23,11 @@ def AttnParallelizeLinalg : Pass<"attn-parallelize-linalg", "func::FuncOp"> {
 
     becomes an `scf.forall` over `(b, kvHead, g, rowChunk)` holding the
     same generic on a `1x1x1x(4096/chunks)` slice.
+
+    Ops are tiled when they run once per call: in the function body or
+    under `scf.if` (such as the guards of the run-time size checks), not in
+    loops. A dynamic size of the chunked loop gets the tile size
+    `max(1, ceil(n / chunks))`, computed at run time.
   }];
   let options = [
     Option<"chunks", "chunks", "int64_t", /*default=*/"8",

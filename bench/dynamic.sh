@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Dynamic-shape code against static code: each variant compiled once with
+# static sizes (B=1, H=8, L, D=64) and once with dynamic B and L (run at the
+# same L through attn-run --shape), alternating round by round so both see
+# the same load. Prints the best and the median per-round median of each and
+# the ratios dynamic / static.
+#
+#   bench/dynamic.sh
+#
+# Environment: DYN_L (default 4096), DYN_THREADS (2), DYN_ROUNDS (5),
+# DYN_VARIANTS (softmax softmax_causal sliding_window relu linear_elu).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+l="${DYN_L:-4096}"
+threads="${DYN_THREADS:-2}"
+rounds="${DYN_ROUNDS:-5}"
+variants="${DYN_VARIANTS:-softmax softmax_causal sliding_window relu linear_elu}"
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+python3 "$root/examples/generate.py" --length "$l" --out "$dir/static" --only "${variants// /,}"
+python3 "$root/examples/generate.py" --dynamic --out "$dir/dynamic" --only "${variants// /,}"
+shape="1x8x${l}x64"
+median_of() { sort -g | awk '{a[NR] = $1} END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+best_of() { sort -g | head -1; }
+
+echo "| variant | L | static best ms | dynamic best ms | dynamic/static (best) | dynamic/static (median of rounds) |"
+echo "|---|---|---|---|---|---|"
+for v in $variants; do
+  : > "$dir/s"; : > "$dir/d"
+  for ((r = 0; r < rounds; r++)); do
+    bench_one "$dir/static/$v.mlir" "$threads" 5 | cut -d' ' -f1 >> "$dir/s"
+    bench_one "$dir/dynamic/$v.mlir" "$threads" 5 --shape "query=$shape" \
+      --shape "key=$shape" --shape "value=$shape" | cut -d' ' -f1 >> "$dir/d"
+  done
+  sb="$(best_of < "$dir/s")" db="$(best_of < "$dir/d")"
+  sm="$(median_of < "$dir/s")" dm="$(median_of < "$dir/d")"
+  awk -v v="$v" -v l="$l" -v sb="$sb" -v db="$db" -v sm="$sm" -v dm="$dm" \
+    'BEGIN { printf "| %s | %d | %.1f | %.1f | %.3f | %.3f |\n", v, l, sb, db, db / sb, dm / sm }'
+done
