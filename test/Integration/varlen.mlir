@@ -52,6 +52,23 @@
 // REDEFINE: %{args} = %{packed} --shape gate=1x4x400x8
 // RUN: %{check}
 
+/// Padding holds NaN (query rows past each sequence, key and value rows past
+/// the keys): no lowering reads it into a result (the fused kernels, the
+/// reference lowering of --check, the emulated GPU kernels); attn-ref fails
+/// on any non-finite element.
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/nq.npy --shape 2,4,40,16 --random 1 --nan-rows 30
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/nk.npy --shape 2,2,50,16 --random 2 --nan-rows 33
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/nv.npy --shape 2,2,50,8 --random 3 --nan-rows 33
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/nlq.npy --dtype '<i4' --shape 2 --values 30,17
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/nlk.npy --dtype '<i4' --shape 2 --values 33,10
+// DEFINE: %{nan} = --input query=%t/in/nq.npy --input key=%t/in/nk.npy --input value=%t/in/nv.npy --input lq=%t/in/nlq.npy --input lk=%t/in/nlk.npy
+// RUN: attn-run %s --entry nan_padding %{nan} --check --save-inputs %t/nan --output %t/nan.npy | FileCheck %s --check-prefix=FINITE
+// RUN: attn-ref %s --entry nan_padding --inputs %t/nan --compare %t/nan.npy
+// RUN: attn-run %s --entry nan_padding %{nan} --target=gpu-emulator --output %t/nan_gpu.npy | FileCheck %s --check-prefix=FINITE
+// RUN: attn-ref %s --entry nan_padding --inputs %t/nan --compare %t/nan_gpu.npy
+// FINITE: result result0: 2x4x40x8xf32 mean={{[-0-9.e]+}} max_abs={{[0-9.e-]+}}{{$}}
+
+
 /// Random lengths (in [0, Lq] and [0, Lk]) and offsets at several sizes, one
 /// compilation.
 // RUN: attn-run %s --entry random_padded --random-inputs --seed 9 --shape query=3x4x1x16,2x4x65x16,4x4x200x16 --shape key=3x2x1x16,2x2x65x16,4x2x77x16 --shape value=3x2x1x8,2x2x65x8,4x2x77x8 --save-inputs %t/random_padded --output %t/random_padded.npy > %t/random_padded.out
@@ -130,4 +147,10 @@ func.func @random_padded(%query: tensor<?x4x?x16xf32>, %key: tensor<?x2x?x16xf32
   %0 = attn.attention %query, %key, %value query_lengths(%lq : tensor<?xi32>) key_lengths(%lk : tensor<?xi32>) {normalizer = #attn.softmax, pattern = #attn.causal}
     : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x8xf32> -> tensor<?x4x?x8xf32>
   return %0 : tensor<?x4x?x8xf32>
+}
+
+func.func @nan_padding(%query: tensor<2x4x?x16xf32>, %key: tensor<2x2x?x16xf32>, %value: tensor<2x2x?x8xf32>, %lq: tensor<2xi32>, %lk: tensor<2xi32>) -> tensor<2x4x?x8xf32> {
+  %0 = attn.attention %query, %key, %value query_lengths(%lq : tensor<2xi32>) key_lengths(%lk : tensor<2xi32>) {normalizer = #attn.softmax, pattern = #attn.window<before = 12, after = 3>}
+    : tensor<2x4x?x16xf32>, tensor<2x2x?x16xf32>, tensor<2x2x?x8xf32> -> tensor<2x4x?x8xf32>
+  return %0 : tensor<2x4x?x8xf32>
 }

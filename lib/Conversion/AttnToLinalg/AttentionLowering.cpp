@@ -138,15 +138,6 @@ Value mlir::attn::scores5(TensorBuilder &tb, Value q5, Value key) {
                      tb.map(6, {0, 1, 2, 3, 5}), "pppprp");
 }
 
-Value mlir::attn::applyValues5(TensorBuilder &tb, Value p, Value value) {
-  TensorBuilder::Sizes ps = tb.sizes(p), vs = tb.sizes(value);
-  // Loops (b, k, g, i, j, e).
-  return tb.contract(p, tb.map(6, {0, 1, 2, 3, 4}), value,
-                     tb.map(6, {0, 1, 4, 5}),
-                     {ps[0], ps[1], ps[2], ps[3], vs[3]},
-                     tb.map(6, {0, 1, 2, 3, 5}), "pppprp");
-}
-
 namespace {
 /// Materializes the block tables of a mask as constants, before the generic
 /// that reads them.
@@ -251,6 +242,30 @@ SequencePosition positionOf(ImplicitLocOpBuilder &bb, const WeightSpec &spec,
   return p;
 }
 } // namespace
+
+Value mlir::attn::applyValues5(TensorBuilder &tb, Value p, Value value,
+                               const WeightSpec *spec) {
+  TensorBuilder::Sizes ps = tb.sizes(p), vs = tb.sizes(value);
+  // Loops (b, k, g, i, j, e).
+  AffineMap pMap = tb.map(6, {0, 1, 2, 3, 4}), vMap = tb.map(6, {0, 1, 4, 5}),
+            outMap = tb.map(6, {0, 1, 2, 3, 5});
+  TensorBuilder::Sizes outSizes = {ps[0], ps[1], ps[2], ps[3], vs[3]};
+  bool varlen =
+      spec && (spec->queryLengths || spec->keyLengths || spec->querySequence);
+  if (!varlen)
+    return tb.contract(p, pMap, value, vMap, outSizes, outMap, "pppprp");
+  Value queryLen = tb.indexOf(ps[3]), keyLen = tb.indexOf(ps[4]);
+  return tb.generic(
+      {p, value}, {pMap, vMap}, tb.filled(outSizes, 0.0), outMap, "pppprp",
+      [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+        SequencePosition pos =
+            positionOf(bb, *spec, linalg::IndexOp::create(bb, 0),
+                       linalg::IndexOp::create(bb, 3),
+                       linalg::IndexOp::create(bb, 4), queryLen, keyLen);
+        Value sum = tb.fma(bb, tb.toF32(bb, a[0]), tb.toF32(bb, a[1]), a[2]);
+        return arith::SelectOp::create(bb, pos.valid, sum, a[2]);
+      });
+}
 
 Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec) {
   TensorBuilder::Sizes shape = tb.sizes(s);
@@ -402,6 +417,6 @@ Value mlir::attn::finishHeads(TensorBuilder &tb, Value o, Type elementType) {
 
 Value mlir::attn::attend(TensorBuilder &tb, Value s, const WeightSpec &spec,
                          Value value, Type elementType) {
-  return finishHeads(tb, applyValues5(tb, weights5(tb, s, spec), value),
+  return finishHeads(tb, applyValues5(tb, weights5(tb, s, spec), value, &spec),
                      elementType);
 }

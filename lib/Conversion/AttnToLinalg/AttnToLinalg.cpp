@@ -86,7 +86,7 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
       };
     }
 
-    Value o = applyValues5(tb, weights5(tb, s, spec), op.getValue());
+    Value o = applyValues5(tb, weights5(tb, s, spec), op.getValue(), &spec);
     o = applyGate(tb, o, op.getGate(), d.kvHeads);
     return finishHeads(tb, o, elementTypeOf(op.getQuery()));
   }

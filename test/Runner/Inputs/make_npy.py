@@ -4,6 +4,11 @@ error-path tests.
 
 make_npy.py OUT --dtype '<f4' --shape 1,2,3,4 [--fortran] [--truncate N]
            [--bad-magic] [--fill X] [--cycle N] [--values A,B,...]
+           [--random SEED [--nan-rows R]]
+
+--random fills floats with seeded uniform values in [-1, 1); --nan-rows R
+then makes every row from R on (along the second-to-last dimension) NaN,
+the padding that varlen lowerings must never read.
 """
 import argparse
 import struct
@@ -18,6 +23,8 @@ p.add_argument("--bad-magic", action="store_true")
 p.add_argument("--fill", type=float, default=0.5)
 p.add_argument("--cycle", type=int, default=0,
                help="integer values i mod N (unsorted ids) instead of --fill")
+p.add_argument("--random", type=int, default=None)
+p.add_argument("--nan-rows", type=int, default=None)
 p.add_argument("--values", default="",
                help="the elements, comma-separated (instead of --fill)")
 a = p.parse_args()
@@ -30,7 +37,18 @@ width = {"<f4": 4, "<f2": 2, "<u2": 2, "<i4": 4, "<i8": 8, "<f8": 8}[a.dtype]
 fmt = {"<f4": "<f", "<f2": "<e", "<u2": "<H", "<i4": "<i", "<i8": "<q",
        "<f8": "<d"}[a.dtype]
 value = int(a.fill) if fmt in ("<H", "<i", "<q") else a.fill
-if a.values:
+if a.random is not None:
+    import random
+    rng = random.Random(a.random)
+    row = shape[-1] if shape else 1
+    rows = shape[-2] if len(shape) > 1 else 1
+    vals = []
+    for i in range(n):
+        r = (i // row) % rows
+        nan = a.nan_rows is not None and r >= a.nan_rows
+        vals.append(float("nan") if nan else rng.uniform(-1.0, 1.0))
+    data = b"".join(struct.pack(fmt, v) for v in vals)
+elif a.values:
     vals = [float(v) for v in a.values.split(",")]
     if len(vals) != n:
         raise SystemExit("make_npy.py: %d values for %d elements" % (len(vals), n))

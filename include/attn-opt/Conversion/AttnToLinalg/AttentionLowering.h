@@ -37,8 +37,14 @@ Value featureMap(TensorBuilder &tb, Value x, KernelAttr kernel,
 /// `S[b,k,g,i,j] = sum_d q5[b,k,g,i,d] * key[b,k,j,d]` in f32.
 Value scores5(TensorBuilder &tb, Value q5, Value key);
 
-/// `O[b,k,g,i,e] = sum_j p[b,k,g,i,j] * value[b,k,j,e]` in f32.
-Value applyValues5(TensorBuilder &tb, Value p, Value value);
+struct WeightSpec;
+
+/// `O[b,k,g,i,e] = sum_j p[b,k,g,i,j] * value[b,k,j,e]` in f32. With a
+/// varlen `spec` (lengths or offsets), only the keys of the query's sequence
+/// are summed: value rows outside it are never read into the sum (their
+/// memory may hold anything, NaN included), as in the fused kernels.
+Value applyValues5(TensorBuilder &tb, Value p, Value value,
+                   const WeightSpec *spec = nullptr);
 
 /// The bias element (as f32) of the 5-D score indices `(b, kvHead, g, i, j)`
 /// of attention with `group` query heads per key/value head.
