@@ -363,7 +363,9 @@ def Attn_RelativeAttentionOp : Attn_AttentionLikeOp<"relative_attention",
 //
 // Produced by attn-decompose and attn-reassociate, and valid input too. All
 // of them compute in f32; tensors that are intermediate results (scores,
-// weights, features, states) are f32.
+// weights, features, states) are f32. Batch and lengths may be dynamic (head
+// counts and dims are static); the ops assume their dynamic sizes agree (the
+// attn.attention they come from checked them at run time).
 
 def Attn_F32Tensor : RankedTensorOf<[F32]>;
 
@@ -581,6 +583,12 @@ def Attn_ChunkedLinearOp : Attn_InternalOp<"chunked_linear",
     at run time, falling back to the quadratic form otherwise. The last
     chunk may be shorter. The semantics are those of `attn.attention` with
     `#attn.kernel` and the pattern `#attn.causal` and/or `#attn.segments`.
+
+    `B` and `L` may be dynamic (a length shorter than `chunk_size` is one
+    ragged chunk); the queries' and keys' `L` must then be equal at run time,
+    which attn-reassociate guarantees by choosing this form under
+    `scf.if Lq == Lk` (like every internal op, it assumes its dynamic sizes
+    agree: the `attn.attention` it came from checked them).
 
     FLOP count: `2 L (c (F + Dv) + 3 F Dv)` per batch and query head for
     chunk size c (doubled inter-chunk work without causal).
