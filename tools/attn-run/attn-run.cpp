@@ -505,9 +505,46 @@ void summarize(const Slot &slot, const npy::Array &a) {
   llvm::outs() << "\n";
 }
 
+/// The sequences (query and key lengths) of a varlen attention op whose
+/// lengths or offsets are arguments of `entry`, from the `inputs`; empty
+/// when they are not arguments (then the whole buffers count).
+std::vector<std::pair<int64_t, int64_t>>
+varlenSequences(func::FuncOp entry, AttentionOp op,
+                const std::vector<npy::Array> &inputs,
+                const std::vector<int64_t> &q, const std::vector<int64_t> &k) {
+  auto arrayOf = [&](Value v) -> const npy::Array * {
+    auto arg = dyn_cast_or_null<BlockArgument>(v);
+    if (!arg || arg.getOwner() != &entry.front())
+      return nullptr;
+    return &inputs[arg.getArgNumber()];
+  };
+  auto at = [](const npy::Array *a, int64_t i) {
+    return static_cast<int64_t>(npy::loadFloat(*a, i));
+  };
+  std::vector<std::pair<int64_t, int64_t>> seqs;
+  if (op.isPacked()) {
+    const npy::Array *cq = arrayOf(op.getQueryOffsets()),
+                     *ck = arrayOf(op.getKeyOffsets());
+    if (!cq || !ck)
+      return {};
+    for (int64_t s = 0; s + 1 < cq->numElements(); ++s)
+      seqs.push_back({at(cq, s + 1) - at(cq, s), at(ck, s + 1) - at(ck, s)});
+    return seqs;
+  }
+  const npy::Array *lq = arrayOf(op.getQueryLengths()),
+                   *lk = arrayOf(op.getKeyLengths());
+  if ((op.getQueryLengths() && !lq) || (op.getKeyLengths() && !lk))
+    return {};
+  for (int64_t b = 0; b < q[0]; ++b)
+    seqs.push_back({lq ? at(lq, b) : q[2], lk ? at(lk, b) : k[2]});
+  return seqs;
+}
+
 /// The shapes of `entry`'s results from its arguments' (`args`), through
-/// the attention ops, and the work of the attention ops at these sizes.
+/// the attention ops, and the work of the attention ops at these sizes (of
+/// each sequence of a varlen batch).
 void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
+                  const std::vector<npy::Array> &inputs,
                   std::vector<Slot> &results, double &flops) {
   llvm::DenseMap<Value, std::vector<int64_t>> known;
   for (auto [i, a] : llvm::enumerate(args))
@@ -537,10 +574,23 @@ void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
       return;
     known[attention.getResult()] = {(*q)[0], (*q)[1], (*q)[2], (*v)[3]};
     AttentionDims d = attention.getDims();
-    d.batch = (*q)[0];
-    d.queryLen = (*q)[2];
-    d.keyLen = (*k)[2];
-    flops += attention.getFlopCount(d);
+    auto seqs = attention.isVarlen()
+                    ? varlenSequences(entry, attention, inputs, *q, *k)
+                    : std::vector<std::pair<int64_t, int64_t>>{};
+    if (seqs.empty()) {
+      d.batch = (*q)[0];
+      d.queryLen = (*q)[2];
+      d.keyLen = (*k)[2];
+      flops += attention.getFlopCount(d);
+      return;
+    }
+    for (auto [lq, lk] : seqs) {
+      d.batch = 1;
+      d.queryLen = lq;
+      d.keyLen = lk;
+      if (lq > 0 && lk > 0)
+        flops += attention.getFlopCount(d);
+    }
   });
   auto returned = cast<func::ReturnOp>(entry.front().getTerminator());
   for (auto [i, r] : llvm::enumerate(results)) {
@@ -776,7 +826,7 @@ int run(MLIRContext &context) {
       run.inputs.push_back(randomVarlen(slot, role->second,
                                         (*run.args[r].shape)[2], runSeed, i));
     }
-    inferResults(entry, run.args, run.results, run.flops);
+    inferResults(entry, run.args, run.inputs, run.results, run.flops);
   }
 
   // Compile.
