@@ -10,7 +10,7 @@
 # Prints, per variant and length, the best and the median of each build's
 # per-round medians and the ratio new / baseline of both.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+source "$(dirname "$0")/lib.sh"
 old="${1:?usage: bench/ab.sh BASELINE_ATTN_RUN [NEW_ATTN_RUN]}"
 new="${2:-$root/build/bin/attn-run}"
 lengths="${AB_L:-1024,4096}"
@@ -20,8 +20,6 @@ variants="${AB_VARIANTS:-softmax softmax_causal relu sliding_window}"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 
-median_of() { sort -g | awk '{a[NR] = $1} END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-best_of() { sort -g | head -1; }
 bench() { # binary file -> median ms of 5 timed calls
   "$1" "$2" --random-inputs --bench 5 --threads "$threads" 2>/dev/null |
     sed -n 's/^bench: median_ms=\([0-9.]*\).*/\1/p'
@@ -40,9 +38,6 @@ for l in "${ls[@]}"; do
       bench "$old" "$file" >> "$dir/old"
       bench "$new" "$file" >> "$dir/new"
     done
-    ob="$(best_of < "$dir/old")" nb="$(best_of < "$dir/new")"
-    om="$(median_of < "$dir/old")" nm="$(median_of < "$dir/new")"
-    awk -v v="$v" -v l="$l" -v ob="$ob" -v nb="$nb" -v om="$om" -v nm="$nm" \
-      'BEGIN { printf "| %s | %d | %.1f | %.1f | %.3f | %.3f |\n", v, l, ob, nb, nb / ob, nm / om }'
+    ab_row "$v" "$l" "$dir/old" "$dir/new"
   done
 done

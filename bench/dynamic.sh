@@ -20,8 +20,6 @@ trap 'rm -rf "$dir"' EXIT
 python3 "$root/examples/generate.py" --length "$l" --out "$dir/static" --only "${variants// /,}"
 python3 "$root/examples/generate.py" --dynamic --out "$dir/dynamic" --only "${variants// /,}"
 shape="1x8x${l}x64"
-median_of() { sort -g | awk '{a[NR] = $1} END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-best_of() { sort -g | head -1; }
 
 echo "| variant | L | static best ms | dynamic best ms | dynamic/static (best) | dynamic/static (median of rounds) |"
 echo "|---|---|---|---|---|---|"
@@ -32,8 +30,5 @@ for v in $variants; do
     bench_one "$dir/dynamic/$v.mlir" "$threads" 5 --shape "query=$shape" \
       --shape "key=$shape" --shape "value=$shape" | cut -d' ' -f1 >> "$dir/d"
   done
-  sb="$(best_of < "$dir/s")" db="$(best_of < "$dir/d")"
-  sm="$(median_of < "$dir/s")" dm="$(median_of < "$dir/d")"
-  awk -v v="$v" -v l="$l" -v sb="$sb" -v db="$db" -v sm="$sm" -v dm="$dm" \
-    'BEGIN { printf "| %s | %d | %.1f | %.1f | %.3f | %.3f |\n", v, l, sb, db, db / sb, dm / sm }'
+  ab_row "$v" "$l" "$dir/s" "$dir/d"
 done

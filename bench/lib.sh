@@ -28,3 +28,19 @@ bench_one() {
 examples_at() {
   python3 "$root/examples/generate.py" --length "$1" --out "$2"
 }
+
+# ab_row NAME L A_FILE B_FILE: a table row comparing two builds or variants
+# from files of per-round medians (one per line): the best of each, the
+# ratio B / A of the bests and of the medians of the rounds.
+ab_row() {
+  local a_best b_best a_med b_med
+  a_best="$(sort -g "$3" | head -1)" b_best="$(sort -g "$4" | head -1)"
+  a_med="$(median_of < "$3")" b_med="$(median_of < "$4")"
+  awk -v v="$1" -v l="$2" -v ab="$a_best" -v bb="$b_best" -v am="$a_med" -v bm="$b_med" \
+    'BEGIN { printf "| %s | %d | %.1f | %.1f | %.3f | %.3f |\n", v, l, ab, bb, bb / ab, bm / am }'
+}
+
+# median_of: the median of the numbers on stdin, one per line.
+median_of() {
+  sort -g | awk '{a[NR] = $1} END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}

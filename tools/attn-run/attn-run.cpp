@@ -727,7 +727,8 @@ int run(MLIRContext &context) {
   std::vector<std::vector<std::vector<int64_t>>> shapeLists(args.size());
   size_t numRuns = 1;
   for (const std::string &spec : shapes) {
-    auto [name, list] = StringRef(spec).split('=');
+    StringRef name, list;
+    std::tie(name, list) = StringRef(spec).split('=');
     auto it =
         llvm::find_if(args, [&](const Slot &a) { return a.name == name; });
     if (it == args.end() || list.empty())
