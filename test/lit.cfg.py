@@ -38,6 +38,11 @@ tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 tools = ["attn-opt", "attn-run", "attn-ref", "attn-launch"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
+# `asan`: a sanitizer build (scripts/sanitize.sh). Stock mlir-opt is not
+# instrumented, so it cannot load the instrumented plugin.
+if "Address" in getattr(config, "llvm_use_sanitizer", ""):
+    config.available_features.add("asan")
+
 # GPU features. `ptxas`: the CUDA toolkit's assembler checks generated PTX.
 # `cuda-gpu`: attn-run can run kernels on an NVIDIA GPU here.
 ptxas = os.path.join(config.cuda_dir, "bin", "ptxas")

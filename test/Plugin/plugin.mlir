@@ -1,3 +1,5 @@
+// UNSUPPORTED: asan
+// (stock mlir-opt is not instrumented and cannot load the ASan-built plugin)
 // RUN: %mlir_opt %s --load-dialect-plugin=%attn_lib_dir/libAttnPlugin%shlibext \
 // RUN:   --load-pass-plugin=%attn_lib_dir/libAttnPlugin%shlibext | FileCheck %s
 // RUN: %mlir_opt %s --load-dialect-plugin=%attn_lib_dir/libAttnPlugin%shlibext \
