@@ -10,11 +10,12 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "ATTN"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".py", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py",
-                   "lit.site.cfg.py", "lib", "reference", "Inputs"]
+                   "lit.site.cfg.py", "lib", "reference", "Inputs",
+                   "reference.py"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
@@ -35,8 +36,26 @@ config.substitutions.append(("%clang", os.path.join(config.llvm_tools_dir, "clan
 config.substitutions.append(("%llvm_lib_dir", os.path.join(config.llvm_tools_dir, "..", "lib")))
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-tools = ["attn-opt", "attn-run", "attn-ref", "attn-launch"]
+tools = ["attn-opt", "attn-run", "attn-ref", "attn-launch", "attn-compile"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# The Python package (build/python) and the interpreter it is tested with
+# (Debian's python3, which has python3-numpy and python3-torch).
+config.substitutions.append(("%python", config.attn_python))
+config.substitutions.append(
+    ("%attn_python_dir", os.path.join(config.attn_obj_root, "python")))
+config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
+config.substitutions.append(("%cc", config.attn_c_compiler))
+import subprocess
+for module in ("numpy", "torch"):
+    try:
+        if subprocess.run([config.attn_python, "-c", "import " + module],
+                          capture_output=True, timeout=120).returncode == 0:
+            config.available_features.add("python-" + module)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+if shutil.which("cmake"):
+    config.available_features.add("cmake")
 
 # `asan`: a sanitizer build (scripts/sanitize.sh). Stock mlir-opt is not
 # instrumented, so it cannot load the instrumented plugin.

@@ -1,6 +1,15 @@
 //===- RuntimeErrors.cpp - Errors the generated code reports --------------===//
+//
+// Formats into a caller's buffer with snprintf only: the kernel libraries of
+// attn-compile link this file (as bitcode) and must not need the C++
+// standard library.
+//
+//===----------------------------------------------------------------------===//
 
 #include "attn-opt/Host/RuntimeErrors.h"
+
+#include <cinttypes>
+#include <cstdio>
 
 using namespace mlir::attn;
 
@@ -14,46 +23,78 @@ const char *mlir::attn::attentionOperandName(int64_t operand) {
   return names[operand];
 }
 
-std::string mlir::attn::describeRuntimeError(int32_t code, int64_t a, int64_t b,
-                                             int64_t c) {
-  std::string s = "attn.attention: ";
+/// The operand whose rows a lengths or offsets operand (of a packEntry
+/// value) describes.
+static const char *rowsOf(int64_t packed) {
+  int64_t operand = packed >> 32;
+  return operand == kQueryLengthsOperand || operand == kQueryOffsetsOperand
+             ? "query"
+             : "key";
+}
+
+int mlir::attn::formatRuntimeError(char *buffer, size_t size, int32_t code,
+                                   int64_t a, int64_t b, int64_t c) {
+  const char *op = "attn.attention: ";
   // "query_lengths[3]" of a packEntry value.
-  auto entry = [](int64_t packed) {
-    return std::string(attentionOperandName(packed >> 32)) + "[" +
-           std::to_string(packed & 0xffffffff) + "]";
-  };
-  // The operand whose rows a lengths or offsets operand describes.
-  auto rowsOf = [](int64_t packed) {
-    int64_t operand = packed >> 32;
-    return std::string(operand == kQueryLengthsOperand ||
-                               operand == kQueryOffsetsOperand
-                           ? "query"
-                           : "key");
-  };
-  auto dim = [](int64_t packed) {
-    return "dimension " + std::to_string(packed % 8) + " of " +
-           attentionOperandName(packed / 8);
-  };
+  const char *entryName = attentionOperandName(a >> 32);
+  int64_t entryIndex = a & 0xffffffff;
   switch (static_cast<RuntimeError>(code)) {
   case RuntimeError::SizeMismatch:
-    return s + dim(a & 0xffff) + " (" + std::to_string(b) + ") differs from " +
-           dim(a >> 16) + " (" + std::to_string(c) + ")";
+    return snprintf(buffer, size,
+                    "%sdimension %" PRId64 " of %s (%" PRId64
+                    ") differs from dimension %" PRId64 " of %s (%" PRId64 ")",
+                    op, (a & 0xffff) % 8, attentionOperandName((a & 0xffff) / 8),
+                    b, (a >> 16) % 8, attentionOperandName((a >> 16) / 8), c);
   case RuntimeError::LengthOutOfRange:
-    return s + entry(a) + " = " + std::to_string(b) + " is outside [0, " +
-           std::to_string(c) + "], the rows of " + rowsOf(a);
+    return snprintf(buffer, size,
+                    "%s%s[%" PRId64 "] = %" PRId64 " is outside [0, %" PRId64
+                    "], the rows of %s",
+                    op, entryName, entryIndex, b, c, rowsOf(a));
   case RuntimeError::OffsetsDecreasing:
-    return s + entry(a) + " = " + std::to_string(b) +
-           " is smaller than the entry before it (" + std::to_string(c) +
-           "): offsets must not decrease";
+    return snprintf(buffer, size,
+                    "%s%s[%" PRId64 "] = %" PRId64
+                    " is smaller than the entry before it (%" PRId64
+                    "): offsets must not decrease",
+                    op, entryName, entryIndex, b, c);
   case RuntimeError::OffsetsStart:
-    return s + entry(a) + " = " + std::to_string(b) +
-           ": the first offset must be 0";
+    return snprintf(buffer, size,
+                    "%s%s[%" PRId64 "] = %" PRId64
+                    ": the first offset must be 0",
+                    op, entryName, entryIndex, b);
   case RuntimeError::OffsetsBeyond:
-    return s + entry(a) + " = " + std::to_string(b) + " lies beyond the " +
-           std::to_string(c) + " rows of " + rowsOf(a);
+    return snprintf(buffer, size,
+                    "%s%s[%" PRId64 "] = %" PRId64 " lies beyond the %" PRId64
+                    " rows of %s",
+                    op, entryName, entryIndex, b, c, rowsOf(a));
   case RuntimeError::OffsetsEmpty:
-    return s + attentionOperandName(a >> 32) +
-           " is empty: it needs N + 1 entries for N sequences";
+    return snprintf(buffer, size,
+                    "%s%s is empty: it needs N + 1 entries for N sequences", op,
+                    entryName);
+  case RuntimeError::ArgumentSize:
+    if (c < 0)
+      return snprintf(buffer, size,
+                      "dimension %" PRId64 " of argument %" PRId64
+                      " is %" PRId64 ": sizes must not be negative",
+                      a & 0xffff, a >> 16, b);
+    return snprintf(buffer, size,
+                    "dimension %" PRId64 " of argument %" PRId64 " is %" PRId64
+                    ", the function takes %" PRId64,
+                    a & 0xffff, a >> 16, b, c);
+  case RuntimeError::ResultSize:
+    if (c < 0)
+      return snprintf(buffer, size,
+                      "dimension %" PRId64 " of the buffer of result %" PRId64
+                      " is %" PRId64 ": sizes must not be negative",
+                      a & 0xffff, a >> 16, b);
+    return snprintf(buffer, size,
+                    "dimension %" PRId64 " of the buffer of result %" PRId64
+                    " is %" PRId64 ", the result has %" PRId64,
+                    a & 0xffff, a >> 16, b, c);
+  case RuntimeError::NullPointer:
+    return snprintf(buffer, size,
+                    "the %s pointer of tensor %" PRId64
+                    " (arguments, then results) is NULL",
+                    b ? "shape" : "data", a);
   }
-  return s + "run-time error " + std::to_string(code);
+  return snprintf(buffer, size, "%srun-time error %d", op, code);
 }

@@ -19,7 +19,8 @@ static llvm::Error error(const llvm::Twine &msg) {
 llvm::Expected<LoadedModule> mlir::attn::loadModule(MLIRContext &context,
                                                     llvm::SourceMgr &sourceMgr,
                                                     StringRef path,
-                                                    StringRef entryName) {
+                                                    StringRef entryName,
+                                                    bool pickEntry) {
   std::string message;
   auto file = openInputFile(path, &message);
   if (!file)
@@ -40,6 +41,30 @@ llvm::Expected<LoadedModule> mlir::attn::loadModule(MLIRContext &context,
     return error(path + " does not verify (diagnostics above)");
 
   ModuleOp module = *loaded.module;
+  // The source names of a function's arguments ("" where there are none).
+  auto sourceNames = [&](func::FuncOp fn) {
+    std::vector<std::string> names;
+    const AsmParserState::BlockDefinition *def =
+        state.getBlockDef(&fn.getBody().front());
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+      std::string name;
+      if (def && i < def->arguments.size()) {
+        llvm::SMRange r = def->arguments[i].loc;
+        name = StringRef(r.Start.getPointer(),
+                         r.End.getPointer() - r.Start.getPointer())
+                   .drop_front() // '%'
+                   .str();
+      }
+      names.push_back(name);
+    }
+    return names;
+  };
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (!fn.isExternal())
+      loaded.argNamesByFunction[fn.getName().str()] = sourceNames(fn);
+  if (!pickEntry)
+    return loaded;
+
   func::FuncOp entry;
   if (!entryName.empty()) {
     entry = module.lookupSymbol<func::FuncOp>(entryName);
@@ -59,19 +84,8 @@ llvm::Expected<LoadedModule> mlir::attn::loadModule(MLIRContext &context,
       return error("no public function with a body in " + path);
   }
   loaded.entry = entry;
-
-  const AsmParserState::BlockDefinition *def =
-      state.getBlockDef(&entry.getBody().front());
-  for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
-    std::string name;
-    if (def && i < def->arguments.size()) {
-      llvm::SMRange r = def->arguments[i].loc;
-      name = StringRef(r.Start.getPointer(),
-                       r.End.getPointer() - r.Start.getPointer())
-                 .drop_front() // '%'
-                 .str();
-    }
+  for (auto [i, name] :
+       llvm::enumerate(loaded.argNamesByFunction[entry.getName().str()]))
     loaded.argNames.push_back(name.empty() ? "arg" + std::to_string(i) : name);
-  }
   return loaded;
 }

@@ -18,6 +18,7 @@
 #ifndef ATTN_HOST_RUNTIMEERRORS_H
 #define ATTN_HOST_RUNTIMEERRORS_H
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -43,7 +44,27 @@ enum class RuntimeError : int32_t {
   OffsetsBeyond = 5,
   /// The offsets operand `a` (packEntry, entry 0) has no entries.
   OffsetsEmpty = 6,
+  /// A kernel library's entry (attn-compile): dimension `a & 0xffff` of
+  /// argument `a >> 16` is `b` where the function takes `c` (a static
+  /// size), or `b` is negative (`c` = -1). packArgumentDim packs `a`.
+  ArgumentSize = 7,
+  /// A kernel library's entry: dimension `a & 0xffff` of the buffer of
+  /// result `a >> 16` is `b`, but the result has `c` (or `b` is negative:
+  /// `c` = -1).
+  ResultSize = 8,
+  /// A kernel library's entry: the data (`b` = 0) or shape (`b` = 1)
+  /// pointer of its `a`-th tensor (arguments, then results) is NULL, for a
+  /// tensor that is not empty or has a rank.
+  NullPointer = 9,
 };
+
+/// Whether `code` is about sizes (a shape error) rather than the values of
+/// lengths or offsets operands.
+constexpr bool isShapeError(int32_t code) {
+  return code == static_cast<int32_t>(RuntimeError::SizeMismatch) ||
+         code == static_cast<int32_t>(RuntimeError::ArgumentSize) ||
+         code == static_cast<int32_t>(RuntimeError::ResultSize);
+}
 
 /// The operands of attn.attention by their ODS index (the order of the
 /// op's arguments), as the errors name them.
@@ -72,15 +93,29 @@ constexpr int64_t sizeOperandDim(int64_t operand, int64_t dim) {
 constexpr int64_t packSizeMismatch(int64_t first, int64_t second) {
   return first | (second << 16);
 }
+/// Packs (argument, dim) for RuntimeError::ArgumentSize and ResultSize.
+constexpr int64_t packArgumentDim(int64_t argument, int64_t dim) {
+  return (argument << 16) | dim;
+}
 /// Packs entry `index` of operand `operand` for the varlen errors.
 constexpr int64_t packEntry(int64_t operand, int64_t index) {
   return (operand << 32) | index;
 }
 
-/// The message of an error, e.g. "attn.attention: dimension 0 of key (3)
-/// differs from dimension 0 of query (2)" or "attn.attention:
-/// query_lengths[1] = 400 is outside [0, 300], the rows of query".
-std::string describeRuntimeError(int32_t code, int64_t a, int64_t b, int64_t c);
+/// Writes the message of an error into `buffer` (snprintf's contract), e.g.
+/// "attn.attention: dimension 0 of key (3) differs from dimension 0 of
+/// query (2)" or "attn.attention: query_lengths[1] = 400 is outside [0,
+/// 300], the rows of query". Uses nothing of the C++ library.
+int formatRuntimeError(char *buffer, size_t size, int32_t code, int64_t a,
+                       int64_t b, int64_t c);
+
+/// The message of an error as a string.
+inline std::string describeRuntimeError(int32_t code, int64_t a, int64_t b,
+                                        int64_t c) {
+  char buffer[256];
+  formatRuntimeError(buffer, sizeof(buffer), code, a, b, c);
+  return buffer;
+}
 
 } // namespace mlir::attn
 

@@ -53,4 +53,66 @@ def AttnMathApproximation : Pass<"attn-math-approximation"> {
   ];
 }
 
+def AttnExportEntries : Pass<"attn-export-entries", "ModuleOp"> {
+  let summary = "Give every public function an entry for the C ABI of a "
+                "kernel library";
+  let description = [{
+    The first step of `attn-compile` (docs/Library.md). For every public
+    function with a body, whose arguments and results are ranked tensors,
+    adds a function `@<name>__entry` that takes one memref per argument and
+    one per result, every dimension dynamic (the caller's buffers and their
+    sizes), and returns nothing. It has `llvm.emit_c_interface`, and
+    `attn.entry = "<name>"` names the function it exports. The original
+    function becomes private (SymbolDCE removes it unless it is called).
+
+    The entry checks the caller's sizes before it computes: each dimension
+    is not negative, and a static dimension of the function's type equals
+    the buffer's (else `attn_opt_runtime_error` with code ArgumentSize, or
+    ResultSize for a result buffer). Under these checks it reads the
+    arguments as tensors (`bufferization.to_tensor ... restrict`: inputs are
+    read, never written), computes the function's body (cloned), checks
+    every dynamic dimension of each result against its buffer (ResultSize)
+    and writes the result into the buffer
+    (`bufferization.materialize_in_destination`). A failed check skips the
+    computation; the buffers are left as they were.
+
+    ```mlir
+    func.func @f(%q: tensor<?x8x?x64xf32>, ...) -> tensor<?x8x?x64xf32>
+    ```
+
+    gets
+
+    ```mlir
+    func.func @f__entry(%arg0: memref<?x?x?x?xf32>, ...,
+                        %arg3: memref<?x?x?x?xf32>)
+        attributes {attn.entry = "f", llvm.emit_c_interface} {
+      // dims >= 0; dim 1 == 8, dim 3 == 64 (else the error hook)
+      scf.if %ok {
+        %q = bufferization.to_tensor %cast0 restrict : memref<?x8x?x64xf32>
+        ...                                  // the body of @f
+        // result dims 0 and 2 == the buffer's
+        scf.if %fits {
+          bufferization.materialize_in_destination %r in restrict writable
+            %cast3 : (tensor<?x8x?x64xf32>, memref<?x8x?x64xf32>) -> ()
+        }
+      }
+      return
+    }
+    ```
+
+    Supported element types: f16, bf16, f32, f64 and signless integers of
+    1, 8, 16, 32 and 64 bits. Other argument types, results that are not
+    ranked tensors, or bodies of more than one block are errors on the
+    function.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 #endif // ATTN_PIPELINES_PASSES_TD

@@ -135,6 +135,10 @@ void addCpuToLLVMPasses(OpPassManager &pm);
 void buildLowerToNVVMPipeline(OpPassManager &pm,
                               const LowerToNVVMOptions &options);
 
+/// Whether a kernel library's entry takes tensors of `type`
+/// (attn-export-entries): f16, bf16, f32, f64, i1, i8, i16, i32, i64.
+bool isEntryElementType(Type type);
+
 /// Registers `attn-lower-to-llvm-pipeline` and `attn-lower-to-nvvm-pipeline`.
 void registerAttnPipelines();
 

@@ -18,6 +18,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,14 +28,19 @@ struct LoadedModule {
   OwningOpRef<ModuleOp> module;
   func::FuncOp entry;
   std::vector<std::string> argNames;
+  /// The source names of the arguments of every function with a body
+  /// ("" where the source has none).
+  std::map<std::string, std::vector<std::string>> argNamesByFunction;
 };
 
 /// Parses and verifies `path`, reporting parse and verifier diagnostics
-/// through `sourceMgr`. `entryName` may be empty.
+/// through `sourceMgr`. `entryName` may be empty. Without `pickEntry`, no
+/// entry is chosen (tools that take every public function).
 llvm::Expected<LoadedModule> loadModule(MLIRContext &context,
                                         llvm::SourceMgr &sourceMgr,
                                         llvm::StringRef path,
-                                        llvm::StringRef entryName);
+                                        llvm::StringRef entryName,
+                                        bool pickEntry = true);
 
 } // namespace mlir::attn
 

@@ -5,6 +5,7 @@
 
 #include "attn-opt/Host/RuntimeErrors.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -300,6 +301,25 @@ AttentionOp::getRuntimeSizeChecks() {
   require(LenK, 0, Q, 0);
   require(OffK, 0, OffQ, 0);
   return checks;
+}
+
+/// The result is B x Hq x Lq x Dv: its dynamic sizes (B, Lq) are the
+/// query's (attn-compile's library signatures and shape folding use this).
+LogicalResult
+AttentionOp::reifyResultShapes(OpBuilder &b,
+                               ReifiedRankedShapedTypeDims &reifiedShapes) {
+  auto type = cast<RankedTensorType>(getResult().getType());
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (!type.isDynamicDim(d)) {
+      sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+      continue;
+    }
+    Value source = d == 3 ? getValue() : getQuery();
+    sizes.push_back(tensor::DimOp::create(b, getLoc(), source, d).getResult());
+  }
+  reifiedShapes.push_back(std::move(sizes));
+  return success();
 }
 
 double AttentionOp::getDefaultScale() {

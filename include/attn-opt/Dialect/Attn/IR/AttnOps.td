@@ -8,6 +8,7 @@
 #define ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
 
 include "attn-opt/Dialect/Attn/IR/AttnAttrs.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
@@ -30,7 +31,10 @@ class Attn_AttentionLikeOp<string mnemonic, list<Trait> traits = [],
 //===----------------------------------------------------------------------===//
 
 def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
-    [AttrSizedOperandSegments], ["getDefaultScale"]> {
+    [AttrSizedOperandSegments,
+     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+                               ["reifyResultShapes"]>],
+    ["getDefaultScale"]> {
   let summary = "multi-head attention: scores, normalizer, mask, weighted sum";
   let description = [{
     Computes `O = P V` per batch and query head, where

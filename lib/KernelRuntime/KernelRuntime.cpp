@@ -1,0 +1,169 @@
+//===- KernelRuntime.cpp - Run-time support of attn-compile's libraries ---===//
+//
+// Compiled to LLVM bitcode at build time (kernel-runtime.bc) and linked by
+// attn-compile into every kernel library it makes, then internalized: a
+// library exports only its own entries and the functions below with the
+// library's prefix (`__attn_rt_api_NAME` becomes `PREFIX_NAME`). It must
+// need nothing but the C library and the OpenMP runtime, so it uses no C++
+// library facility (no exceptions, no RTTI, no std::).
+//
+// State: the status and message of the call running on each thread (TLS,
+// so concurrent calls from several threads do not interfere), and the
+// thread count set for the library.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn-opt/Host/RuntimeErrors.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+using namespace mlir::attn;
+
+extern "C" {
+// The OpenMP runtime (libomp); declared here to need no omp.h.
+void omp_set_num_threads(int);
+int omp_get_max_threads(void);
+}
+
+namespace {
+/// What a call on this thread reports.
+struct CallState {
+  const char *function;
+  int32_t status;
+  /// The thread count this thread's OpenMP ICV was last set to by an entry
+  /// (0: never set), and the ICV's value before that.
+  int32_t appliedThreads;
+  int32_t defaultThreads;
+  char message[512];
+};
+thread_local CallState state;
+
+/// The thread count of the library (0: OpenMP's default).
+int32_t numThreads = 0;
+
+/// Status codes of the C ABI (docs/Library.md).
+constexpr int32_t kShapeError = 1;
+constexpr int32_t kValueError = 2;
+} // namespace
+
+extern "C" {
+
+/// Called by the generated code once per failed run-time check; the first
+/// error of a call is kept.
+void attn_opt_runtime_error(int32_t code, int64_t a, int64_t b, int64_t c) {
+  if (state.status != 0)
+    return;
+  state.status = isShapeError(code) ? kShapeError : kValueError;
+  int n = snprintf(state.message, sizeof(state.message), "%s: ",
+                   state.function ? state.function : "attn-opt");
+  if (n < 0 || n >= static_cast<int>(sizeof(state.message)))
+    n = 0;
+  formatRuntimeError(state.message + n, sizeof(state.message) - n, code, a, b,
+                     c);
+}
+
+/// Starts a call of the entry `function` (its C name) on this thread.
+void __attn_rt_begin(const char *function) {
+  state.function = function;
+  state.status = 0;
+  state.message[0] = '\0';
+  int32_t n = __atomic_load_n(&numThreads, __ATOMIC_RELAXED);
+  if (n == state.appliedThreads)
+    return;
+  if (state.appliedThreads == 0)
+    state.defaultThreads = omp_get_max_threads();
+  omp_set_num_threads(n > 0 ? n : state.defaultThreads);
+  state.appliedThreads = n > 0 ? n : 0;
+}
+
+/// Ends the call: its status (0: success).
+int32_t __attn_rt_end(void) { return state.status; }
+
+/// The message of the calling thread's last call ("" if it succeeded).
+const char *__attn_rt_api_last_error(void) { return state.message; }
+
+/// The OpenMP threads every later call of this library uses (0 or
+/// negative: OpenMP's default, OMP_NUM_THREADS or the cores).
+void __attn_rt_api_set_num_threads(int32_t n) {
+  __atomic_store_n(&numThreads, n > 0 ? n : 0, __ATOMIC_RELAXED);
+}
+
+/// The thread count a call starting now on this thread would use.
+int32_t __attn_rt_api_num_threads(void) {
+  int32_t n = __atomic_load_n(&numThreads, __ATOMIC_RELAXED);
+  if (n > 0)
+    return n;
+  return state.appliedThreads == 0 ? omp_get_max_threads()
+                                   : state.defaultThreads;
+}
+
+//===----------------------------------------------------------------------===//
+// memrefCopy: MLIR's memref.copy lowering calls it for buffers whose layout
+// is not the identity (the JIT gets it from libmlir_c_runner_utils).
+//===----------------------------------------------------------------------===//
+
+struct UnrankedMemRef {
+  int64_t rank;
+  void *descriptor;
+};
+
+/// The fields of a ranked descriptor: two pointers, the offset, then
+/// `rank` sizes and `rank` strides.
+struct MemRefFields {
+  char *aligned;
+  int64_t offset;
+  const int64_t *sizes;
+  const int64_t *strides;
+};
+
+static MemRefFields fieldsOf(const UnrankedMemRef &m) {
+  auto *d = static_cast<char *>(m.descriptor);
+  MemRefFields f;
+  std::memcpy(&f.aligned, d + sizeof(void *), sizeof(void *));
+  std::memcpy(&f.offset, d + 2 * sizeof(void *), sizeof(int64_t));
+  f.sizes = reinterpret_cast<const int64_t *>(d + 2 * sizeof(void *) +
+                                              sizeof(int64_t));
+  f.strides = f.sizes + m.rank;
+  return f;
+}
+
+void memrefCopy(int64_t elementSize, UnrankedMemRef *src, UnrankedMemRef *dst) {
+  int64_t rank = src->rank;
+  MemRefFields s = fieldsOf(*src), d = fieldsOf(*dst);
+  for (int64_t r = 0; r < rank; ++r)
+    if (s.sizes[r] == 0)
+      return;
+  char *in = s.aligned + s.offset * elementSize;
+  char *out = d.aligned + d.offset * elementSize;
+  if (rank == 0) {
+    std::memcpy(out, in, elementSize);
+    return;
+  }
+  // An odometer over the indices; the innermost dimension is copied
+  // element by element (its strides may not be 1).
+  int64_t index[16] = {0};
+  if (rank > 16)
+    return;
+  int64_t inOffset = 0, outOffset = 0;
+  for (;;) {
+    std::memcpy(out + outOffset * elementSize, in + inOffset * elementSize,
+                elementSize);
+    int64_t r = rank - 1;
+    for (; r >= 0; --r) {
+      ++index[r];
+      inOffset += s.strides[r];
+      outOffset += d.strides[r];
+      if (index[r] < s.sizes[r])
+        break;
+      inOffset -= s.strides[r] * index[r];
+      outOffset -= d.strides[r] * index[r];
+      index[r] = 0;
+    }
+    if (r < 0)
+      return;
+  }
+}
+
+} // extern "C"

@@ -1,0 +1,208 @@
+//===- ExportEntries.cpp - Entries for the C ABI of kernel libraries ------===//
+
+#include "attn-opt/Dialect/Attn/Utils/RuntimeChecks.h"
+#include "attn-opt/Host/RuntimeErrors.h"
+#include "attn-opt/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNEXPORTENTRIES
+#include "attn-opt/Pipelines/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+bool mlir::attn::isEntryElementType(Type type) {
+  if (type.isF16() || type.isBF16() || type.isF32() || type.isF64())
+    return true;
+  auto integer = dyn_cast<IntegerType>(type);
+  return integer && integer.isSignless() &&
+         llvm::is_contained({1u, 8u, 16u, 32u, 64u}, integer.getWidth());
+}
+
+namespace {
+
+/// Accumulates the verdict of the entry's checks.
+struct EntryChecks {
+  ImplicitLocOpBuilder &b;
+  Operation *anchor;
+  Value ok;
+
+  Value i64(int64_t v) {
+    return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
+  }
+
+  /// Reports `code` with the payload when `bad` holds.
+  void check(Value bad, RuntimeError code, int64_t which, Value given,
+             Value expected) {
+    scf::IfOp::create(b, bad, [&](OpBuilder &, Location) {
+      emitRuntimeError(b, anchor, static_cast<int32_t>(code), i64(which), given,
+                       expected);
+      scf::YieldOp::create(b);
+    });
+    Value good = arith::XOrIOp::create(
+        b, bad, arith::ConstantOp::create(b, b.getBoolAttr(true)));
+    ok = ok ? arith::AndIOp::create(b, ok, good).getResult() : good;
+  }
+
+  /// The sizes of `buffer` (argument or result `index`, `code` says which)
+  /// against `type`: the dynamic ones not negative, the static ones equal.
+  void sizes(Value buffer, RankedTensorType type, int64_t index,
+             RuntimeError code) {
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      Value size = memref::DimOp::create(b, buffer, d);
+      int64_t which = packArgumentDim(index, d);
+      if (type.isDynamicDim(d)) {
+        Value zero = arith::ConstantIndexOp::create(b, 0);
+        check(arith::CmpIOp::create(b, arith::CmpIPredicate::slt, size, zero),
+              code, which, size, i64(-1));
+        continue;
+      }
+      Value expected = arith::ConstantIndexOp::create(b, type.getDimSize(d));
+      check(arith::CmpIOp::create(b, arith::CmpIPredicate::ne, size, expected),
+            code, which, size, expected);
+    }
+  }
+};
+
+/// A memref with every dimension dynamic, of `type`'s rank and element
+/// type: the caller's buffer.
+MemRefType bufferType(RankedTensorType type) {
+  return MemRefType::get(
+      SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic),
+      type.getElementType());
+}
+
+LogicalResult exportFunction(func::FuncOp fn) {
+  FunctionType fnType = fn.getFunctionType();
+  SmallVector<RankedTensorType> args, results;
+  auto collect = [&](TypeRange types, SmallVectorImpl<RankedTensorType> &into,
+                     StringRef what) -> LogicalResult {
+    for (auto [i, t] : llvm::enumerate(types)) {
+      auto tensor = dyn_cast<RankedTensorType>(t);
+      if (!tensor || !isEntryElementType(tensor.getElementType()))
+        return fn.emitOpError()
+               << what << " " << i << " has type " << t
+               << "; a kernel library's entries take ranked tensors of f16, "
+                  "bf16, f32, f64, i1, i8, i16, i32 or i64";
+      into.push_back(tensor);
+    }
+    return success();
+  };
+  if (failed(collect(fnType.getInputs(), args, "argument")) ||
+      failed(collect(fnType.getResults(), results, "result")))
+    return failure();
+  if (!fn.getBody().hasOneBlock())
+    return fn.emitOpError()
+           << "has " << fn.getBody().getBlocks().size()
+           << " blocks; a kernel library's entries need a single-block body";
+
+  MLIRContext *ctx = fn.getContext();
+  SmallVector<Type> bufferTypes;
+  for (RankedTensorType t : args)
+    bufferTypes.push_back(bufferType(t));
+  for (RankedTensorType t : results)
+    bufferTypes.push_back(bufferType(t));
+  OpBuilder top(fn);
+  auto entry = func::FuncOp::create(top, fn.getLoc(),
+                                    (fn.getName() + "__entry").str(),
+                                    FunctionType::get(ctx, bufferTypes, {}));
+  entry->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+  entry->setAttr("attn.entry", StringAttr::get(ctx, fn.getName()));
+  Block *body = entry.addEntryBlock();
+  ImplicitLocOpBuilder b(fn.getLoc(), ctx);
+  b.setInsertionPointToStart(body);
+
+  EntryChecks checks{b, entry, Value()};
+  int64_t numArgs = args.size();
+  for (auto [i, t] : llvm::enumerate(args))
+    checks.sizes(body->getArgument(i), t, i, RuntimeError::ArgumentSize);
+  for (auto [i, t] : llvm::enumerate(results))
+    checks.sizes(body->getArgument(numArgs + i), t, i,
+                 RuntimeError::ResultSize);
+
+  // Casts the caller's buffers to the function's types (valid once the
+  // static sizes are checked).
+  auto castBuffer = [&](int64_t index, RankedTensorType t) -> Value {
+    auto type = MemRefType::get(t.getShape(), t.getElementType());
+    return memref::CastOp::create(b, type, body->getArgument(index));
+  };
+  auto compute = [&]() {
+    IRMapping mapping;
+    for (auto [i, t] : llvm::enumerate(args))
+      mapping.map(fn.getArgument(i),
+                  bufferization::ToTensorOp::create(b, t, castBuffer(i, t),
+                                                    /*restrict=*/true));
+    Block &source = fn.getBody().front();
+    for (Operation &op : source.without_terminator())
+      b.clone(op, mapping);
+    auto ret = cast<func::ReturnOp>(source.getTerminator());
+    EntryChecks fits{b, entry, Value()};
+    SmallVector<Value> values;
+    for (auto [i, t] : llvm::enumerate(results)) {
+      Value value = mapping.lookupOrDefault(ret.getOperand(i));
+      values.push_back(value);
+      Value buffer = body->getArgument(numArgs + i);
+      for (int64_t d = 0; d < t.getRank(); ++d) {
+        if (!t.isDynamicDim(d))
+          continue;
+        Value computed = tensor::DimOp::create(b, value, d);
+        Value given = memref::DimOp::create(b, buffer, d);
+        fits.check(
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ne, given, computed),
+            RuntimeError::ResultSize, packArgumentDim(i, d), given, computed);
+      }
+    }
+    auto write = [&]() {
+      for (auto [i, t] : llvm::enumerate(results)) {
+        auto op = bufferization::MaterializeInDestinationOp::create(
+            b, values[i], castBuffer(numArgs + i, t));
+        op.setRestrict(true);
+        op.setWritable(true);
+      }
+    };
+    if (!fits.ok) {
+      write();
+      return;
+    }
+    scf::IfOp::create(b, fits.ok, [&](OpBuilder &, Location) {
+      write();
+      scf::YieldOp::create(b);
+    });
+  };
+  if (checks.ok) {
+    scf::IfOp::create(b, checks.ok, [&](OpBuilder &, Location) {
+      compute();
+      scf::YieldOp::create(b);
+    });
+  } else {
+    compute();
+  }
+  func::ReturnOp::create(b);
+  fn.setPrivate();
+  return success();
+}
+
+struct AttnExportEntries
+    : public attn::impl::AttnExportEntriesBase<AttnExportEntries> {
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> exported;
+    for (auto fn : getOperation().getOps<func::FuncOp>())
+      if (fn.isPublic() && !fn.isExternal() && !fn->hasAttr("attn.entry"))
+        exported.push_back(fn);
+    for (func::FuncOp fn : exported)
+      if (failed(exportFunction(fn)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

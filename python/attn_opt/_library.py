@@ -1,0 +1,331 @@
+"""Compiling modules with attn-compile, the disk cache, calling entries."""
+
+import ctypes
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+import numpy as np
+
+
+class AttnOptError(RuntimeError):
+    """attn-compile failed, or an entry reported an error."""
+
+
+# dtype name of the C ABI -> NumPy dtype (bf16 has none: torch only).
+_NUMPY_DTYPES = {
+    "f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
+    "f16": np.dtype(np.float16), "i1": np.dtype(np.bool_),
+    "i8": np.dtype(np.int8), "i16": np.dtype(np.int16),
+    "i32": np.dtype(np.int32), "i64": np.dtype(np.int64),
+}
+_TORCH_DTYPE_NAMES = {
+    "float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
+    "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32",
+    "int64": "i64",
+}
+_NUMPY_DTYPE_NAMES = {v: k for k, v in _NUMPY_DTYPES.items()}
+
+_STATUS_SHAPE, _STATUS_VALUE = 1, 2
+
+
+def _torch():
+    """The torch module if it is imported (inputs can only be torch tensors
+    then), else None."""
+    return sys.modules.get("torch")
+
+
+def is_torch_tensor(x):
+    torch = _torch()
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def dtype_name(x):
+    """The C ABI's dtype name of an array or tensor, or None."""
+    if isinstance(x, np.ndarray):
+        return _NUMPY_DTYPE_NAMES.get(x.dtype)
+    if is_torch_tensor(x):
+        return _TORCH_DTYPE_NAMES.get(str(x.dtype).replace("torch.", ""))
+    return None
+
+
+def check_array(x, what):
+    """Checks that `x` is a contiguous NumPy array or CPU torch tensor;
+    returns (data pointer, shape tuple)."""
+    if isinstance(x, np.ndarray):
+        if not x.flags.c_contiguous:
+            raise ValueError(
+                f"{what} is not C-contiguous (strides {x.strides}); attn_opt "
+                f"does not copy inputs: pass np.ascontiguousarray({what})")
+        return x.ctypes.data, x.shape
+    if is_torch_tensor(x):
+        if x.device.type != "cpu":
+            raise ValueError(f"{what} is on {x.device}; attn_opt runs on the "
+                             f"CPU: pass {what}.cpu()")
+        if not x.is_contiguous():
+            raise ValueError(
+                f"{what} is not contiguous (strides {tuple(x.stride())}); "
+                f"attn_opt does not copy inputs: pass {what}.contiguous()")
+        return x.data_ptr(), tuple(x.shape)
+    raise TypeError(f"{what} must be a NumPy array or a torch tensor, not "
+                    f"{type(x).__name__}")
+
+
+def empty_like_kind(like, shape, dtype):
+    """A new array of `shape` and C ABI dtype `dtype`: a torch tensor when
+    `like` is one, else a NumPy array."""
+    if is_torch_tensor(like):
+        torch = _torch()
+        return torch.empty(shape, dtype=getattr(
+            torch, {v: k for k, v in _TORCH_DTYPE_NAMES.items()}[dtype]))
+    if dtype not in _NUMPY_DTYPES:
+        raise TypeError(f"NumPy has no {dtype}: use torch tensors for {dtype}")
+    return np.empty(shape, _NUMPY_DTYPES[dtype])
+
+
+# -- attn-compile and the cache ---------------------------------------------
+
+def _find_compiler():
+    env = os.environ.get("ATTN_OPT_COMPILE")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    # Build tree: build/python/attn_opt; install: P/lib/python3/site-packages.
+    for rel in ("../../bin", "../../../../bin"):
+        path = os.path.normpath(os.path.join(here, rel, "attn-compile"))
+        if os.access(path, os.X_OK):
+            return path
+    path = shutil.which("attn-compile")
+    if path:
+        return path
+    raise AttnOptError("cannot find attn-compile: set ATTN_OPT_COMPILE or "
+                       "put it on PATH")
+
+
+def cache_dir():
+    """Where compiled libraries are kept: $ATTN_OPT_CACHE_DIR, else
+    $XDG_CACHE_HOME/attn-opt, else ~/.cache/attn-opt."""
+    env = os.environ.get("ATTN_OPT_CACHE_DIR")
+    if env:
+        return env
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "attn-opt")
+
+
+def _compiler_identity(path):
+    """Changes when attn-compile (or its run-time support) is rebuilt."""
+    parts = [os.path.realpath(path)]
+    bitcode = os.path.join(os.path.dirname(os.path.realpath(path)), "..",
+                           "lib", "attn-opt", "kernel-runtime.bc")
+    for p in (path, bitcode):
+        try:
+            st = os.stat(p)
+            parts.append(f"{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            parts.append("-")
+    return "|".join(parts)
+
+
+_libraries = {}
+_libraries_lock = threading.Lock()
+# Compilations in this process (tests read it to see a cache hit).
+compilations = 0
+
+
+def compile(source, entry=None, threads=None, target="host"):
+    """Compiles an attn module (MLIR text, or a path to a .mlir file) into a
+    Library, reusing the disk cache (keyed by the source, the entries, the
+    target and attn-compile itself).
+
+    entry:   a function name or a list of names to export (default: every
+             public function).
+    threads: OpenMP threads of the library's calls (default: all cores).
+    target:  attn-compile's --target (host, x86-64-v3, x86-64-v4, ...).
+    """
+    global compilations
+    if isinstance(source, os.PathLike) or (
+            isinstance(source, str) and "\n" not in source
+            and source.endswith(".mlir") and os.path.exists(source)):
+        with open(source) as f:
+            source = f.read()
+    if not isinstance(source, str):
+        raise TypeError("compile() takes MLIR text or a path to a .mlir file")
+    entries = [] if entry is None else (
+        [entry] if isinstance(entry, str) else list(entry))
+    compiler = _find_compiler()
+    key = hashlib.sha256("\0".join(
+        [source, ",".join(entries), target,
+         _compiler_identity(compiler)]).encode()).hexdigest()[:32]
+    with _libraries_lock:
+        lib = _libraries.get(key)
+        if lib is None:
+            directory = os.path.join(cache_dir(), key)
+            path = os.path.join(directory, "libkernels.so")
+            if not os.path.exists(path):
+                _compile_into(compiler, source, entries, target, directory)
+                compilations += 1
+            lib = Library(path)
+            _libraries[key] = lib
+    if threads is not None:
+        lib.set_num_threads(threads)
+    return lib
+
+
+def _compile_into(compiler, source, entries, target, directory):
+    os.makedirs(os.path.dirname(directory), exist_ok=True)
+    # Build in a private directory, then rename: concurrent processes never
+    # see a partial library.
+    work = tempfile.mkdtemp(prefix=".tmp-", dir=os.path.dirname(directory))
+    try:
+        src = os.path.join(work, "kernels.mlir")
+        with open(src, "w") as f:
+            f.write(source)
+        cmd = [compiler, src, "--prefix", "kernels", f"--target={target}",
+               "-o", os.path.join(work, "libkernels.so"),
+               "--header", os.path.join(work, "kernels.h")]
+        for e in entries:
+            cmd += ["--entry", e]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise AttnOptError("attn-compile failed:\n" + proc.stderr.strip())
+        try:
+            os.rename(work, directory)
+        except OSError:
+            if not os.path.exists(os.path.join(directory, "libkernels.so")):
+                raise
+    finally:
+        if os.path.exists(work):
+            shutil.rmtree(work, ignore_errors=True)
+
+
+# -- Libraries and their entries --------------------------------------------
+
+class Library:
+    """A kernel library made by attn-compile: its entries as attributes."""
+
+    def __init__(self, path, prefix="kernels"):
+        self.path = path
+        self._dll = ctypes.CDLL(path)
+        sig = getattr(self._dll, prefix + "_signatures")
+        sig.restype = ctypes.c_char_p
+        self.signatures = json.loads(sig().decode())
+        prefix = self.signatures["prefix"]
+        self._last_error = getattr(self._dll, prefix + "_last_error")
+        self._last_error.restype = ctypes.c_char_p
+        self._set_threads = getattr(self._dll, prefix + "_set_num_threads")
+        self._set_threads.argtypes = [ctypes.c_int32]
+        self._num_threads = getattr(self._dll, prefix + "_num_threads")
+        self._num_threads.restype = ctypes.c_int32
+        self.functions = {}
+        for e in self.signatures["entries"]:
+            self.functions[e["function"]] = Function(self, e)
+
+    def __getattr__(self, name):
+        functions = self.__dict__.get("functions", {})
+        if name in functions:
+            return functions[name]
+        raise AttributeError(f"the library has no function {name!r} "
+                             f"(it has {', '.join(functions) or 'none'})")
+
+    def __getitem__(self, name):
+        return self.functions[name]
+
+    def last_error(self):
+        return self._last_error().decode()
+
+    def set_num_threads(self, n):
+        self._set_threads(int(n))
+
+    def num_threads(self):
+        return self._num_threads()
+
+
+class Function:
+    """One entry: call it with arrays or tensors; returns the result (a
+    tuple for several). `out=` gives result buffers to write into."""
+
+    def __init__(self, library, signature):
+        self.library = library
+        self.signature = signature
+        self.name = signature["function"]
+        self._args = signature["args"]
+        self._results = signature["results"]
+        self._fn = getattr(library._dll, signature["symbol"])
+        n = len(self._args) + len(self._results)
+        self._fn.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64)] * n
+        self._fn.restype = ctypes.c_int32
+        self._shape_types = [ctypes.c_int64 * len(t["shape"])
+                             for t in self._args + self._results]
+
+    def __repr__(self):
+        def fmt(t):
+            dims = ", ".join("?" if d < 0 else str(d) for d in t["shape"])
+            return f"{t['name']}: {t['dtype']}[{dims}]"
+        return (f"<attn_opt.Function {self.name}(" +
+                ", ".join(fmt(t) for t in self._args) + ") -> (" +
+                ", ".join(fmt(t) for t in self._results) + ")>")
+
+    def __call__(self, *args, out=None):
+        if len(args) != len(self._args):
+            raise TypeError(f"{self.name}() takes {len(self._args)} arrays, "
+                            f"got {len(args)}")
+        params = []
+        shapes = []
+        for a, t, st in zip(args, self._args, self._shape_types):
+            name = t["name"]
+            ptr, shape = check_array(a, name)
+            self._check_tensor(a, shape, t, name)
+            shapes.append(shape)
+            params += [ptr, st(*shape)]
+        if out is None:
+            outs = [empty_like_kind(args[0] if args else None,
+                                    self._result_shape(r, shapes), r["dtype"])
+                    for r in self._results]
+        else:
+            outs = list(out) if isinstance(out, (list, tuple)) else [out]
+            if len(outs) != len(self._results):
+                raise TypeError(f"{self.name}() has {len(self._results)} "
+                                f"results, out= gives {len(outs)}")
+        for o, r, st in zip(outs, self._results,
+                            self._shape_types[len(self._args):]):
+            ptr, shape = check_array(o, "out")
+            self._check_tensor(o, shape, r, "out")
+            params += [ptr, st(*shape)]
+        status = self._fn(*params)
+        if status != 0:
+            message = self.library.last_error()
+            raise ValueError(message)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _check_tensor(self, a, shape, t, what):
+        if len(shape) != len(t["shape"]):
+            raise ValueError(f"{what} has rank {len(shape)}; {self.name} "
+                             f"takes rank {len(t['shape'])}")
+        dtype = dtype_name(a)
+        if dtype != t["dtype"]:
+            raise TypeError(f"{what} has dtype {a.dtype}; {self.name} takes "
+                            f"{t['dtype']}")
+        for i, (got, want) in enumerate(zip(shape, t["shape"])):
+            if want >= 0 and got != want:
+                raise ValueError(f"dimension {i} of {what} is {got}; "
+                                 f"{self.name} takes {want}")
+
+    def _result_shape(self, r, shapes):
+        dims = []
+        for i, d in enumerate(r["shape"]):
+            if d >= 0:
+                dims.append(d)
+                continue
+            tie = r.get("size_of", [None] * len(r["shape"]))[i]
+            if tie is None:
+                raise ValueError(
+                    f"cannot tell dimension {i} of {self.name}'s result "
+                    f"{r['name']} from the arguments: pass out=")
+            dims.append(shapes[tie[0]][tie[1]])
+        return tuple(dims)

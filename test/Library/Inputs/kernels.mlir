@@ -1,0 +1,23 @@
+// Kernels of the C ABI tests (library.test): dynamic sizes with grouped
+// heads, a static function, a varlen batch.
+
+// Causal softmax, B and L dynamic, 4 query heads over 2 key/value heads.
+func.func @causal(%query: tensor<?x4x?x16xf32>, %key: tensor<?x2x?x16xf32>, %value: tensor<?x2x?x16xf32>) -> tensor<?x4x?x16xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax, pattern = #attn.causal}
+      : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32> -> tensor<?x4x?x16xf32>
+  return %0 : tensor<?x4x?x16xf32>
+}
+
+// Sliding-window softmax on static shapes (odd length).
+func.func @window(%q: tensor<1x2x67x8xf32>, %k: tensor<1x2x67x8xf32>, %v: tensor<1x2x67x8xf32>) -> tensor<1x2x67x8xf32> {
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.window<before = 8, after = 0>}
+      : tensor<1x2x67x8xf32>, tensor<1x2x67x8xf32>, tensor<1x2x67x8xf32> -> tensor<1x2x67x8xf32>
+  return %0 : tensor<1x2x67x8xf32>
+}
+
+// A padded varlen batch: the lengths are checked at run time.
+func.func @padded(%q: tensor<2x2x?x8xf32>, %k: tensor<2x2x?x8xf32>, %v: tensor<2x2x?x8xf32>, %lengths: tensor<2xi32>) -> tensor<2x2x?x8xf32> {
+  %0 = attn.attention %q, %k, %v query_lengths(%lengths : tensor<2xi32>) key_lengths(%lengths : tensor<2xi32>) {normalizer = #attn.softmax, pattern = #attn.causal}
+      : tensor<2x2x?x8xf32>, tensor<2x2x?x8xf32>, tensor<2x2x?x8xf32> -> tensor<2x2x?x8xf32>
+  return %0 : tensor<2x2x?x8xf32>
+}
