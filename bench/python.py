@@ -56,7 +56,7 @@ def main():
     args = ap.parse_args()
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
     key = ("f32", 8, 8, 64, 64, "#attn.softmax", "#attn.causal", None, None,
-           None, False, None, None, None)
+           None, False, None, None, None, None)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "attention.mlir")
         with open(path, "w") as f:

@@ -128,12 +128,13 @@ FailureOr<std::vector<Entry>> mlir::attn::describeEntries(
     entry.symbol = (prefix + "_" + fn.getName()).str();
     auto names = argNames.find(entry.function);
     llvm::StringSet<> used;
-    auto describe = [&](Type t, std::string name,
-                        StringRef what) -> FailureOr<EntryTensor> {
+    auto describe = [&](Type t, std::string name, StringRef what,
+                        StringRef kind,
+                        size_t index) -> FailureOr<EntryTensor> {
       auto tensor = dyn_cast<RankedTensorType>(t);
       if (!tensor || !isEntryElementType(tensor.getElementType()))
         return fn.emitOpError()
-               << what << " has type " << t
+               << kind << " " << index << " has type " << t
                << "; a kernel library's entries take ranked tensors of f16, "
                   "bf16, f32, f64, i1, i8, i16, i32 or i64";
       EntryTensor e;
@@ -153,7 +154,7 @@ FailureOr<std::vector<Entry>> mlir::attn::describeEntries(
       if (names != argNames.end() && i < names->second.size())
         name = names->second[i];
       FailureOr<EntryTensor> e =
-          describe(t, name, "arg" + std::to_string(i));
+          describe(t, name, "arg" + std::to_string(i), "argument", i);
       if (failed(e))
         return failure();
       entry.args.push_back(std::move(*e));
@@ -164,7 +165,7 @@ FailureOr<std::vector<Entry>> mlir::attn::describeEntries(
                          fn.getBody().back().getTerminator());
     for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
       std::string name = "result" + std::to_string(i);
-      FailureOr<EntryTensor> e = describe(t, name, name);
+      FailureOr<EntryTensor> e = describe(t, name, name, "result", i);
       if (failed(e))
         return failure();
       for (auto [d, size] : llvm::enumerate(e->shape))
@@ -305,6 +306,10 @@ std::string mlir::attn::emitSignatures(ArrayRef<Entry> entries,
 
 /// Prefix of the run-time support's functions the library exports.
 static constexpr llvm::StringLiteral kApiPrefix = "__attn_rt_api_";
+
+/// The run-time support's definitions of library functions LLVM's code
+/// generation calls (KernelRuntime.cpp).
+static constexpr llvm::StringLiteral kLibcalls[] = {"__truncsfbf2"};
 
 /// Adds `int32_t SYMBOL(T *p0, const int64_t *s0, ...)` calling the entry's
 /// C interface with memref descriptors built from the pointers and sizes.
@@ -468,10 +473,19 @@ llvm::Expected<std::unique_ptr<llvm::Module>> mlir::attn::buildLibraryModule(
     f.setName(name);
     exported.insert(name);
   }
+  // Functions code generation may call (libcalls appear only after the IR
+  // is optimized, so they cannot be internal): weak, hidden, so that
+  // several kernel libraries link into one program and none exports them.
+  for (StringRef name : kLibcalls)
+    if (llvm::Function *f = m->getFunction(name); f && !f->isDeclaration()) {
+      f->setLinkage(llvm::GlobalValue::WeakAnyLinkage);
+      f->setVisibility(llvm::GlobalValue::HiddenVisibility);
+    }
   // One set of functions a library exports; everything else internal (the
   // code of the MLIR functions, their C interfaces, the run-time support).
   llvm::internalizeModule(*m, [&](const llvm::GlobalValue &gv) {
-    return exported.contains(gv.getName());
+    return exported.contains(gv.getName()) ||
+           llvm::is_contained(kLibcalls, gv.getName());
   });
   if (llvm::verifyModule(*m, &llvm::errs()))
     return error("the library's LLVM module does not verify");

@@ -166,4 +166,23 @@ void memrefCopy(int64_t elementSize, UnrankedMemRef *src, UnrankedMemRef *dst) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// __truncsfbf2: LLVM lowers f32 -> bf16 truncation to this call on CPUs
+// without AVX512_BF16 (compiler-rt has it; the libgcc of Debian 12 does
+// not). Round to nearest even; NaNs stay quiet NaNs.
+//===----------------------------------------------------------------------===//
+
+__bf16 __truncsfbf2(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  uint16_t result;
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    result = static_cast<uint16_t>((bits >> 16) | 0x40u);
+  else
+    result = static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+  __bf16 out;
+  std::memcpy(&out, &result, sizeof(out));
+  return out;
+}
+
 } // extern "C"

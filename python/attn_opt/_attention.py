@@ -75,18 +75,24 @@ def _pattern_attr(p):
                      f"after = 0>')")
 
 
+def _parts(patterns, what):
+    parts = [_pattern_attr(p) for p in patterns]
+    if any(p is None for p in parts):
+        raise ValueError(f"{what} takes patterns, not None or 'full'")
+    return ", ".join(parts)
+
+
 def union(*patterns):
-    return "#attn.union<[" + ", ".join(_pattern_attr(p) for p in patterns) + "]>"
+    return "#attn.union<[" + _parts(patterns, "union") + "]>"
 
 
 def intersect(*patterns):
-    return ("#attn.intersect<[" +
-            ", ".join(_pattern_attr(p) for p in patterns) + "]>")
+    return "#attn.intersect<[" + _parts(patterns, "intersect") + "]>"
 
 
 def per_head(patterns):
-    return ("#attn.per_head<[" +
-            ", ".join(_pattern_attr(p) for p in patterns) + "]>")
+    """One pattern per query head."""
+    return "#attn.per_head<[" + _parts(patterns, "per_head") + "]>"
 
 
 def _normalizer_attr(n, alpha, features, seed, orthogonal, eps):
@@ -132,15 +138,17 @@ def _tensor(dims, t):
 def _build(key):
     """MLIR source of one signature (dynamic batch and lengths)."""
     (t, hq, hkv, d, dv, norm, pattern, scale, qk_eps, bias, gate, seg, kseg,
-     proj) = key
-    q = _tensor(["?", str(hq), "?", str(d)], t)
-    k = _tensor(["?", str(hkv), "?", str(d)], t)
-    v = _tensor(["?", str(hkv), "?", str(dv)], t)
-    r = _tensor(["?", str(hq), "?", str(dv)], t)
+     proj, lengths) = key
+    lq, lk = ("?", "?") if lengths is None else (str(lengths[0]),
+                                                 str(lengths[1]))
+    q = _tensor(["?", str(hq), lq, str(d)], t)
+    k = _tensor(["?", str(hkv), lk, str(d)], t)
+    v = _tensor(["?", str(hkv), lk, str(dv)], t)
+    r = _tensor(["?", str(hq), lq, str(dv)], t)
     args = [f"%query: {q}", f"%key: {k}", f"%value: {v}"]
     operands, types = "", []
     if bias is not None:
-        bt = _tensor([bias[0], bias[1], "?", "?"], t)
+        bt = _tensor([bias[0], bias[1], lq, lk], t)
         args.append(f"%bias: {bt}")
         operands += f" bias(%bias : {bt})"
     if gate:
@@ -189,7 +197,8 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
         MLIR spelling ("#attn.window<before = 64, after = 0>").
     segments / key_segments: [B, Lq] / [B, Lk] int32 or int64 ids.
     Each signature (dtypes, head counts and dims, attributes, operands) is
-    compiled once; batch and lengths are dynamic.
+    compiled once; batch and lengths are dynamic (except with the block
+    tables #attn.block and #attn.random, compiled per length).
     """
     for name, x in (("q", q), ("k", k), ("v", v)):
         check_array(x, name)
@@ -256,11 +265,18 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
         proj_key = tuple(projection.shape)
         args.append(projection)
 
+    pattern_attr = _pattern_attr(pattern)
+    # Block tables (#attn.block, #attn.random) are grids fixed at compile
+    # time: their lengths are static, one compilation per (Lq, Lk).
+    lengths = None
+    if pattern_attr and ("#attn.block<" in pattern_attr or
+                         "#attn.random<" in pattern_attr):
+        lengths = (lq, lk)
     key = (t, hq, hkv, d, dv,
            _normalizer_attr(normalizer, alpha, features, seed, orthogonal,
                             eps),
-           _pattern_attr(pattern), scale, qk_norm_eps, bias_key,
-           gate is not None, seg_key, kseg_key, proj_key)
+           pattern_attr, scale, qk_norm_eps, bias_key, gate is not None,
+           seg_key, kseg_key, proj_key, lengths)
     fn = _functions.get(key)
     if fn is None:
         with _functions_lock:

@@ -147,6 +147,9 @@ def compile(source, entry=None, threads=None, target="host"):
              public function).
     threads: OpenMP threads of the library's calls (default: all cores).
     target:  attn-compile's --target (host, x86-64-v3, x86-64-v4, ...).
+
+    With ATTN_OPT_OFFLINE=1 nothing is compiled: a library missing from the
+    cache raises AttnOptError (deployments that ship a warm cache).
     """
     global compilations
     if isinstance(source, os.PathLike) or (
@@ -168,6 +171,10 @@ def compile(source, entry=None, threads=None, target="host"):
             directory = os.path.join(cache_dir(), key)
             path = os.path.join(directory, "libkernels.so")
             if not os.path.exists(path):
+                if os.environ.get("ATTN_OPT_OFFLINE", "") not in ("", "0"):
+                    raise AttnOptError(
+                        f"ATTN_OPT_OFFLINE is set and {directory} is not in "
+                        f"the cache: compile it once without it")
                 _compile_into(compiler, source, entries, target, directory)
                 compilations += 1
             lib = Library(path)

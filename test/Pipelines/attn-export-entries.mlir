@@ -3,27 +3,34 @@
 // A dynamic function: sizes checked (dynamic not negative, static equal),
 // the body under the checks, the result's dynamic sizes checked against the
 // buffer, then written into it.
-// CHECK-LABEL: func.func private @causal(
+// CHECK-LABEL: func.func private @attn_opt_runtime_error(i32, i64, i64, i64)
 // CHECK-LABEL: func.func @causal__entry(
-// CHECK-SAME:    %[[Q:.+]]: memref<?x?x?x?xf32>, %[[K:.+]]: memref<?x?x?x?xf32>, %[[V:.+]]: memref<?x?x?x?xf32>, %[[OUT:.+]]: memref<?x?x?x?xf32>)
+// CHECK-SAME:    %[[Q:[^:]+]]: memref<?x?x?x?xf32>, %{{[^:]+}}: memref<?x?x?x?xf32>, %{{[^:]+}}: memref<?x?x?x?xf32>, %[[OUT:[^:]+]]: memref<?x?x?x?xf32>)
 // CHECK-SAME:    attributes {attn.entry = "causal", llvm.emit_c_interface}
 // CHECK:       %[[D0:.+]] = memref.dim %[[Q]], %c0
 // CHECK:       arith.cmpi slt, %[[D0]], %c0
-// CHECK:       scf.if
-// CHECK-NEXT:    func.call @attn_opt_runtime_error(%c7_i32
+// CHECK:       func.call @attn_opt_runtime_error(%c7_i32, %c0_i64
 // CHECK:       %[[D1:.+]] = memref.dim %[[Q]], %c1
 // CHECK:       arith.cmpi ne, %[[D1]], %c4
+// CHECK:       func.call @attn_opt_runtime_error(%c7_i32, %c1_i64
+// The result buffer's static sizes (code 8, ResultSize).
+// CHECK:       memref.dim %[[OUT]], %c3
+// CHECK:       func.call @attn_opt_runtime_error(%c8_i32, %c3_i64
 // CHECK:       scf.if %{{.+}} {
-// CHECK:         %[[QC:.+]] = memref.cast %[[Q]] : memref<?x?x?x?xf32> to memref<?x4x?x16xf32>
-// CHECK:         %[[QT:.+]] = bufferization.to_tensor %[[QC]] restrict : memref<?x4x?x16xf32>
+// CHECK-NEXT:    %[[QC:.+]] = memref.cast %[[Q]] : memref<?x?x?x?xf32> to memref<?x4x?x16xf32>
+// CHECK-NEXT:    %[[QT:.+]] = bufferization.to_tensor %[[QC]] restrict : memref<?x4x?x16xf32> to tensor<?x4x?x16xf32>
 // CHECK:         %[[R:.+]] = attn.attention %[[QT]]
-// CHECK:         tensor.dim %[[R]], %c0
-// CHECK:         func.call @attn_opt_runtime_error(%c8_i32
+// CHECK:         %[[RD:.+]] = tensor.dim %[[R]], %c0
+// CHECK:         %[[BD:.+]] = memref.dim %[[OUT]], %c0
+// CHECK:         arith.cmpi ne, %[[BD]], %[[RD]]
+// CHECK:         func.call @attn_opt_runtime_error(%c8_i32, %c0_i64
+// CHECK:         tensor.dim %[[R]], %c2
+// CHECK:         func.call @attn_opt_runtime_error(%c8_i32, %c2_i64
 // CHECK:         scf.if
-// CHECK:           %[[OC:.+]] = memref.cast %[[OUT]] : memref<?x?x?x?xf32> to memref<?x4x?x16xf32>
-// CHECK:           bufferization.materialize_in_destination %[[R]] in restrict writable %[[OC]]
+// CHECK-NEXT:      %[[OC:.+]] = memref.cast %[[OUT]] : memref<?x?x?x?xf32> to memref<?x4x?x16xf32>
+// CHECK-NEXT:      bufferization.materialize_in_destination %[[R]] in restrict writable %[[OC]]
 // CHECK:       return
-// CHECK:       func.func private @attn_opt_runtime_error(i32, i64, i64, i64)
+// CHECK-LABEL: func.func private @causal(
 func.func @causal(%query: tensor<?x4x?x16xf32>, %key: tensor<?x2x?x16xf32>, %value: tensor<?x2x?x16xf32>) -> tensor<?x4x?x16xf32> {
   %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax, pattern = #attn.causal}
       : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32> -> tensor<?x4x?x16xf32>
@@ -33,10 +40,10 @@ func.func @causal(%query: tensor<?x4x?x16xf32>, %key: tensor<?x2x?x16xf32>, %val
 // -----
 
 // Private functions and declarations are not exported.
-// CHECK-LABEL: func.func private @helper
+// CHECK-LABEL: func.func private @helper(
 // CHECK-NOT: @helper__entry
 // CHECK-LABEL: func.func @static__entry(
-// CHECK-SAME: memref<?x?xf32>, memref<?x?xf32>
+// CHECK-SAME: %{{[^:]+}}: memref<?x?xf32>, %{{[^:]+}}: memref<?x?xf32>)
 func.func private @helper(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   return %x : tensor<2x3xf32>
 }
@@ -55,8 +62,9 @@ func.func @scalar(%x: i32) -> i32 {
 // -----
 
 // expected-error @below {{'func.func' op result 0 has type 'tensor<*xf32>'}}
-func.func @unranked(%x: tensor<*xf32>) -> tensor<*xf32> {
-  return %x : tensor<*xf32>
+func.func @unranked(%x: tensor<4xf32>) -> tensor<*xf32> {
+  %0 = tensor.cast %x : tensor<4xf32> to tensor<*xf32>
+  return %0 : tensor<*xf32>
 }
 
 // -----

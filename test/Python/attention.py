@@ -22,14 +22,26 @@ def inputs(lq, lk, dtype=np.float32, b=B):
     return q, k, v
 
 
+class Gen:
+    """An input made per shape: f(lq, lk)."""
+    def __init__(self, f):
+        self.f = f
+
+
+class From:
+    """A reference argument taken from the inputs given: f(extra)."""
+    def __init__(self, f):
+        self.f = f
+
+
 def check(name, kwargs, ref_kwargs, shapes=((37, 37), (29, 64)), tol=2e-4,
           dtype=np.float32):
     worst = 0.0
     for lq, lk in shapes:
         q, k, v = inputs(lq, lk, dtype)
-        extra = {key: f(lq, lk) if callable(f) else f
+        extra = {key: f.f(lq, lk) if isinstance(f, Gen) else f
                  for key, f in kwargs.items()}
-        rextra = {key: f(extra) if callable(f) else f
+        rextra = {key: f.f(extra) if isinstance(f, From) else f
                   for key, f in ref_kwargs.items()}
         out = attn_opt.attention(q, k, v, **extra)
         assert isinstance(out, np.ndarray) and out.dtype == dtype
@@ -82,9 +94,10 @@ patterns = [
      ref.intersect(ref.causal(), ref.strided(3))),
     ("fixed", attn_opt.fixed(8, 2), ref.fixed(8, 2)),
     ("per_head", attn_opt.per_head(["causal", attn_opt.window(4, 0),
-                                    attn_opt.strided(2), "full"]),
+                                    attn_opt.strided(2),
+                                    attn_opt.dilated(6, 6, 2)]),
      ref.per_head([ref.causal(), ref.window(4, 0), ref.strided(2),
-                   lambda h, iq, i, j, s: np.ones_like(i + j, bool)])),
+                   ref.dilated(6, 6, 2)])),
     ("mlir spelling", "#attn.window<before = 5, after = 5>",
      ref.window(5, 5)),
 ]
@@ -108,21 +121,22 @@ check("block", dict(pattern=attn_opt.block(16, ["100", "110", "011"])),
 # Segments (document masking) with causal; ids per batch.
 def ids(lq, lk):
     return np.sort(rng.integers(0, 3, (B, lq)), axis=1).astype(np.int32)
-check("segments", dict(pattern="causal_segments", segments=ids),
+check("segments", dict(pattern="causal_segments", segments=Gen(ids)),
       dict(pattern=ref.intersect(ref.causal(), ref.segments()),
-           seg_q=lambda e: e["segments"], seg_k=lambda e: e["segments"]),
+           seg_q=From(lambda e: e["segments"]),
+           seg_k=From(lambda e: e["segments"])),
       shapes=((37, 37), (50, 50)))
 # CHECK: ok segments
 
 # Bias (broadcast over the batch), gate, qk-layernorm, explicit scale.
 check("bias gate", dict(
     pattern="causal",
-    bias=lambda lq, lk: rng.standard_normal((1, HQ, lq, lk)).astype(
-        np.float32),
-    gate=lambda lq, lk: rng.standard_normal((B, HQ, lq, D)).astype(
+    bias=Gen(lambda lq, lk: rng.standard_normal((1, HQ, lq, lk)).astype(
         np.float32)),
-    dict(pattern=ref.causal(), bias=lambda e: e["bias"],
-         gate=lambda e: e["gate"]))
+    gate=Gen(lambda lq, lk: rng.standard_normal((B, HQ, lq, D)).astype(
+        np.float32))),
+    dict(pattern=ref.causal(), bias=From(lambda e: e["bias"]),
+         gate=From(lambda e: e["gate"])))
 check("qk_norm", dict(normalizer="relu", qk_norm_eps=1e-5, scale=0.1),
       dict(normalizer="relu", qk_norm_eps=1e-5, scale=0.1))
 # CHECK: ok bias gate

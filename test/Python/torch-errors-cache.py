@@ -4,8 +4,9 @@
 # REQUIRES: python-numpy, python-torch
 # UNSUPPORTED: asan
 # RUN: rm -rf %t && env ATTN_OPT_CACHE_DIR=%t PYTHONPATH=%attn_python_dir:%S %python %s | FileCheck %s
-# A second process compiles nothing: attn-compile is unreachable there.
-# RUN: env ATTN_OPT_CACHE_DIR=%t ATTN_OPT_COMPILE=/bin/false PYTHONPATH=%attn_python_dir:%S %python %s --cached | FileCheck %s --check-prefix=CACHED
+# A second process compiles nothing (ATTN_OPT_OFFLINE: a compilation would
+# raise).
+# RUN: env ATTN_OPT_CACHE_DIR=%t ATTN_OPT_OFFLINE=1 PYTHONPATH=%attn_python_dir:%S %python %s --cached | FileCheck %s --check-prefix=CACHED
 
 import sys
 import threading
@@ -163,3 +164,7 @@ print("ok compile")
 # CACHED: ok compile
 print(f"compilations: {library.compilations}")
 # CACHED: compilations: 0
+if cached:
+    expect(attn_opt.AttnOptError, "ATTN_OPT_OFFLINE",
+           lambda: attn_opt.attention(q, k, v, pattern=attn_opt.window(3)))
+    # CACHED: ok AttnOptError: ATTN_OPT_OFFLINE is set

@@ -389,5 +389,6 @@ int main(int argc, char **argv) {
       "library with a C ABI (docs/Library.md)\n");
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
   return compile(context, argv[0]);
 }
