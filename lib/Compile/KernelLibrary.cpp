@@ -30,17 +30,18 @@ static llvm::Error error(const llvm::Twine &msg) {
 
 bool mlir::attn::isCIdentifier(StringRef name) {
   static const llvm::StringSet<> keywords = {
-      "auto",     "break",    "case",     "char",   "const",    "continue",
-      "default",  "do",       "double",   "else",   "enum",     "extern",
-      "float",    "for",      "goto",     "if",     "inline",   "int",
-      "long",     "register", "restrict", "return", "short",    "signed",
-      "sizeof",   "static",   "struct",   "switch", "typedef",  "union",
-      "unsigned", "void",     "volatile", "while",  "bool",     "class",
-      "delete",   "new",      "this",     "template", "private", "public",
-      "operator", "namespace", "true",    "false"};
+      "auto",     "break",     "case",     "char",     "const",   "continue",
+      "default",  "do",        "double",   "else",     "enum",    "extern",
+      "float",    "for",       "goto",     "if",       "inline",  "int",
+      "long",     "register",  "restrict", "return",   "short",   "signed",
+      "sizeof",   "static",    "struct",   "switch",   "typedef", "union",
+      "unsigned", "void",      "volatile", "while",    "bool",    "class",
+      "delete",   "new",       "this",     "template", "private", "public",
+      "operator", "namespace", "true",     "false"};
   if (name.empty() || llvm::isDigit(name.front()) || keywords.contains(name))
     return false;
-  return llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+  return llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
 /// The MLIR and C spellings of an element type the entries take.
@@ -159,10 +160,10 @@ FailureOr<std::vector<Entry>> mlir::attn::describeEntries(
         return failure();
       entry.args.push_back(std::move(*e));
     }
-    auto ret = fn.isExternal()
-                   ? func::ReturnOp()
-                   : dyn_cast<func::ReturnOp>(
-                         fn.getBody().back().getTerminator());
+    auto ret =
+        fn.isExternal()
+            ? func::ReturnOp()
+            : dyn_cast<func::ReturnOp>(fn.getBody().back().getTerminator());
     for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
       std::string name = "result" + std::to_string(i);
       FailureOr<EntryTensor> e = describe(t, name, name, "result", i);
@@ -272,8 +273,9 @@ std::string mlir::attn::emitSignatures(ArrayRef<Entry> entries,
       shape.push_back(s == ShapedType::kDynamic ? llvm::json::Value(-1)
                                                 : llvm::json::Value(s));
     for (auto [arg, dim] : t.sizeOf)
-      sizeOf.push_back(arg < 0 ? llvm::json::Value(nullptr)
-                               : llvm::json::Value(llvm::json::Array{arg, dim}));
+      sizeOf.push_back(arg < 0
+                           ? llvm::json::Value(nullptr)
+                           : llvm::json::Value(llvm::json::Array{arg, dim}));
     llvm::json::Object o{{"name", t.name},
                          {"dtype", t.elementType},
                          {"shape", std::move(shape)}};
@@ -334,18 +336,17 @@ static llvm::Error addCEntry(llvm::Module &m, const Entry &e) {
                  llvm::Twine(tensors.size()));
 
   SmallVector<llvm::Type *> params(2 * tensors.size(), ptr);
-  auto *fn = llvm::Function::Create(llvm::FunctionType::get(i32, params, false),
-                                    llvm::GlobalValue::ExternalLinkage,
-                                    e.symbol, m);
+  auto *fn =
+      llvm::Function::Create(llvm::FunctionType::get(i32, params, false),
+                             llvm::GlobalValue::ExternalLinkage, e.symbol, m);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   for (auto [k, t] : llvm::enumerate(tensors)) {
     fn->getArg(2 * k)->setName(t->name);
     fn->getArg(2 * k + 1)->setName(t->name + "_shape");
   }
-  auto begin = m.getOrInsertFunction("__attn_rt_begin",
-                                     llvm::FunctionType::get(
-                                         llvm::Type::getVoidTy(ctx), {ptr},
-                                         false));
+  auto begin = m.getOrInsertFunction(
+      "__attn_rt_begin",
+      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false));
   auto end = m.getOrInsertFunction("__attn_rt_end",
                                    llvm::FunctionType::get(i32, {}, false));
   auto report = m.getOrInsertFunction(
@@ -387,14 +388,13 @@ static llvm::Error addCEntry(llvm::Module &m, const Entry &e) {
       b.SetInsertPoint(read);
       SmallVector<llvm::Value *> sizes;
       for (int64_t d = 0; d < rank; ++d)
-        sizes.push_back(b.CreateLoad(
-            i64, b.CreateConstInBoundsGEP1_64(i64, shape, d)));
+        sizes.push_back(
+            b.CreateLoad(i64, b.CreateConstInBoundsGEP1_64(i64, shape, d)));
       llvm::Value *stride = b.getInt64(1);
       for (int64_t d = rank - 1; d >= 0; --d) {
-        b.CreateStore(
-            sizes[d],
-            b.CreateGEP(descType, desc,
-                        {b.getInt32(0), b.getInt32(3), b.getInt32(d)}));
+        b.CreateStore(sizes[d], b.CreateGEP(descType, desc,
+                                            {b.getInt32(0), b.getInt32(3),
+                                             b.getInt32(d)}));
         b.CreateStore(
             stride, b.CreateGEP(descType, desc,
                                 {b.getInt32(0), b.getInt32(4), b.getInt32(d)}));
@@ -423,8 +423,7 @@ static llvm::Error addCEntry(llvm::Module &m, const Entry &e) {
 }
 
 /// Adds `const char *NAME(void)` returning `text`.
-static void addStringFunction(llvm::Module &m, StringRef name,
-                              StringRef text) {
+static void addStringFunction(llvm::Module &m, StringRef name, StringRef text) {
   llvm::LLVMContext &ctx = m.getContext();
   auto *fn = llvm::Function::Create(
       llvm::FunctionType::get(llvm::PointerType::get(ctx, 0), {}, false),
@@ -468,8 +467,8 @@ llvm::Expected<std::unique_ptr<llvm::Module>> mlir::attn::buildLibraryModule(
   for (llvm::Function &f : m->functions()) {
     if (!f.getName().starts_with(kApiPrefix) || f.isDeclaration())
       continue;
-    std::string name = (prefix + "_" + f.getName().drop_front(kApiPrefix.size()))
-                           .str();
+    std::string name =
+        (prefix + "_" + f.getName().drop_front(kApiPrefix.size())).str();
     f.setName(name);
     exported.insert(name);
   }

@@ -43,8 +43,9 @@ int mlir::attn::formatRuntimeError(char *buffer, size_t size, int32_t code,
     return snprintf(buffer, size,
                     "%sdimension %" PRId64 " of %s (%" PRId64
                     ") differs from dimension %" PRId64 " of %s (%" PRId64 ")",
-                    op, (a & 0xffff) % 8, attentionOperandName((a & 0xffff) / 8),
-                    b, (a >> 16) % 8, attentionOperandName((a >> 16) / 8), c);
+                    op, (a & 0xffff) % 8,
+                    attentionOperandName((a & 0xffff) / 8), b, (a >> 16) % 8,
+                    attentionOperandName((a >> 16) / 8), c);
   case RuntimeError::LengthOutOfRange:
     return snprintf(buffer, size,
                     "%s%s[%" PRId64 "] = %" PRId64 " is outside [0, %" PRId64

@@ -56,8 +56,8 @@ void attn_opt_runtime_error(int32_t code, int64_t a, int64_t b, int64_t c) {
   if (state.status != 0)
     return;
   state.status = isShapeError(code) ? kShapeError : kValueError;
-  int n = snprintf(state.message, sizeof(state.message), "%s: ",
-                   state.function ? state.function : "attn-opt");
+  int n = snprintf(state.message, sizeof(state.message),
+                   "%s: ", state.function ? state.function : "attn-opt");
   if (n < 0 || n >= static_cast<int>(sizeof(state.message)))
     n = 0;
   formatRuntimeError(state.message + n, sizeof(state.message) - n, code, a, b,
@@ -179,7 +179,8 @@ __bf16 __truncsfbf2(float value) {
   if ((bits & 0x7fffffffu) > 0x7f800000u)
     result = static_cast<uint16_t>((bits >> 16) | 0x40u);
   else
-    result = static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+    result =
+        static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
   __bf16 out;
   std::memcpy(&out, &result, sizeof(out));
   return out;

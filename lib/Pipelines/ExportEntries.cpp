@@ -113,9 +113,9 @@ LogicalResult exportFunction(func::FuncOp fn) {
   for (RankedTensorType t : results)
     bufferTypes.push_back(bufferType(t));
   OpBuilder top(fn);
-  auto entry = func::FuncOp::create(top, fn.getLoc(),
-                                    (fn.getName() + "__entry").str(),
-                                    FunctionType::get(ctx, bufferTypes, {}));
+  auto entry =
+      func::FuncOp::create(top, fn.getLoc(), (fn.getName() + "__entry").str(),
+                           FunctionType::get(ctx, bufferTypes, {}));
   entry->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
   entry->setAttr("attn.entry", StringAttr::get(ctx, fn.getName()));
   Block *body = entry.addEntryBlock();

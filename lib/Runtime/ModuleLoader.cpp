@@ -16,11 +16,9 @@ static llvm::Error error(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-llvm::Expected<LoadedModule> mlir::attn::loadModule(MLIRContext &context,
-                                                    llvm::SourceMgr &sourceMgr,
-                                                    StringRef path,
-                                                    StringRef entryName,
-                                                    bool pickEntry) {
+llvm::Expected<LoadedModule>
+mlir::attn::loadModule(MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                       StringRef path, StringRef entryName, bool pickEntry) {
   std::string message;
   auto file = openInputFile(path, &message);
   if (!file)

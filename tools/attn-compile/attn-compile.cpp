@@ -58,11 +58,9 @@ cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
 cl::opt<std::string> sharedOutput("o", cl::desc("Shared library to write"),
                                   cl::value_desc("libNAME.so"),
                                   cl::cat(category));
-cl::opt<std::string> headerOutput("header",
-                                  cl::desc("C header to write"),
+cl::opt<std::string> headerOutput("header", cl::desc("C header to write"),
                                   cl::value_desc("NAME.h"), cl::cat(category));
-cl::opt<std::string> staticOutput("static",
-                                  cl::desc("Static library to write"),
+cl::opt<std::string> staticOutput("static", cl::desc("Static library to write"),
                                   cl::value_desc("libNAME.a"),
                                   cl::cat(category));
 cl::opt<std::string> objectOutput("object", cl::desc("Object file to write"),
@@ -79,13 +77,13 @@ cl::opt<std::string>
                 cl::desc("CPU features added to the target's "
                          "(+avx512f,+avx512bf16,-avx512vl,...)"),
                 cl::init(""), cl::cat(category));
-cl::opt<std::string> prefixOpt(
-    "prefix",
-    cl::desc("Prefix of the C symbols (default: the input's name)"),
-    cl::init(""), cl::cat(category));
-cl::list<std::string> entryOpt(
-    "entry", cl::desc("Export only this function (repeatable)"),
-    cl::cat(category));
+cl::opt<std::string>
+    prefixOpt("prefix",
+              cl::desc("Prefix of the C symbols (default: the input's name)"),
+              cl::init(""), cl::cat(category));
+cl::list<std::string>
+    entryOpt("entry", cl::desc("Export only this function (repeatable)"),
+             cl::cat(category));
 cl::opt<std::string>
     emitOpt("emit",
             cl::desc("Print instead of writing files: mlir (after the "
@@ -192,9 +190,7 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine() {
 /// AVX-512F, 8 and 16 with AVX2 or AVX, else 4 and 16.
 TargetModel targetModel(llvm::TargetMachine &tm) {
   const llvm::MCSubtargetInfo *sti = tm.getMCSubtargetInfo();
-  auto has = [&](StringRef f) {
-    return sti->checkFeatures(("+" + f).str());
-  };
+  auto has = [&](StringRef f) { return sti->checkFeatures(("+" + f).str()); };
   int64_t lanes = has("avx512f") ? 16 : has("avx2") || has("avx") ? 8 : 4;
   return *TargetModel::get(lanes);
 }
@@ -222,10 +218,17 @@ void linkShared(StringRef object, StringRef path, StringRef soname) {
   if (!program)
     fail("cannot find the linker driver '" + driver +
          "' (--linker or $ATTN_OPT_CC)");
-  std::vector<std::string> args = {*program, "-shared", "-o", path.str(),
-                                   object.str(), "-Wl,-soname," + soname.str(),
-                                   "-Wl,--no-undefined", "-Wl,--as-needed",
-                                   "-L" ATTN_OMP_LIBRARY_DIR, "-lomp", "-lm"};
+  std::vector<std::string> args = {*program,
+                                   "-shared",
+                                   "-o",
+                                   path.str(),
+                                   object.str(),
+                                   "-Wl,-soname," + soname.str(),
+                                   "-Wl,--no-undefined",
+                                   "-Wl,--as-needed",
+                                   "-L" ATTN_OMP_LIBRARY_DIR,
+                                   "-lomp",
+                                   "-lm"};
   if (rpathOpt != "none" && !rpathOpt.empty())
     args.push_back("-Wl,-rpath," + rpathOpt);
   std::vector<StringRef> refs(args.begin(), args.end());
@@ -311,9 +314,8 @@ int compile(MLIRContext &context, const char *argv0) {
   }
 
   llvm::LLVMContext llvmContext;
-  auto llvmModule =
-      buildLibraryModule(module, llvmContext, *entries, prefix,
-                         runtimeBitcode(argv0), *tm);
+  auto llvmModule = buildLibraryModule(module, llvmContext, *entries, prefix,
+                                       runtimeBitcode(argv0), *tm);
   if (!llvmModule)
     fail(llvm::toString(llvmModule.takeError()));
   if (emitOpt == "llvm") {

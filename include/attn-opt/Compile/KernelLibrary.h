@@ -69,9 +69,9 @@ bool isCIdentifier(llvm::StringRef name);
 /// order. `argNames` maps a function to its arguments' source names (may
 /// be empty). Diagnoses (on the function) types the C ABI cannot take.
 /// Call before attn-export-entries.
-FailureOr<std::vector<Entry>>
-describeEntries(ModuleOp module, llvm::StringRef prefix,
-                const std::map<std::string, std::vector<std::string>> &argNames);
+FailureOr<std::vector<Entry>> describeEntries(
+    ModuleOp module, llvm::StringRef prefix,
+    const std::map<std::string, std::vector<std::string>> &argNames);
 
 /// The C header declaring `entries` and the library's functions.
 std::string emitHeader(llvm::ArrayRef<Entry> entries, llvm::StringRef prefix,
