@@ -2,7 +2,20 @@
 
 import threading
 
-from ._library import (check_array, compile, dtype_name, empty_like_kind)
+from ._library import (check_array, compile, dtype_name, empty_like_kind,
+                       is_torch_tensor)
+
+
+def _operand(x, name, dtype):
+    """check_array, and the element type of q."""
+    checked = check_array(x, name)
+    if dtype_name(x) != dtype:
+        raise TypeError(f"{name} has dtype {x.dtype}; q's is {dtype}")
+    return checked
+
+
+def _data_pointer(x):
+    return x.data_ptr() if is_torch_tensor(x) else x.ctypes.data
 
 _POINTWISE = ("relu", "relu2", "gelu", "softplus", "identity", "relu6",
               "sigmoid")
@@ -127,6 +140,8 @@ def _normalizer_attr(n, alpha, features, seed, orthogonal, eps):
 
 
 _elem = {"f32": "f32", "f16": "f16", "bf16": "bf16"}
+# The MLIR spelling of each combination of attribute keywords seen.
+_spelled = {}
 _functions = {}
 _functions_lock = threading.Lock()
 
@@ -200,8 +215,7 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
     compiled once; batch and lengths are dynamic (except with the block
     tables #attn.block and #attn.random, compiled per length).
     """
-    for name, x in (("q", q), ("k", k), ("v", v)):
-        check_array(x, name)
+    tensors = [check_array(q, "q"), check_array(k, "k"), check_array(v, "v")]
     t = dtype_name(q)
     if t not in _elem:
         raise TypeError(f"q has dtype {q.dtype}; attention takes float32, "
@@ -212,71 +226,75 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
     if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
         raise ValueError(f"q, k and v must have rank 4 [B, H, L, D]; got "
                          f"ranks {q.ndim}, {k.ndim}, {v.ndim}")
-    b, hq, lq, d = q.shape
-    hkv, lk = k.shape[1], k.shape[2]
-    dv = v.shape[3]
+    b, hq, lq, d = tensors[0][1]
+    _, hkv, lk, dk = tensors[1][1]
+    dv = tensors[2][1][3]
     if k.shape[0] != b or v.shape[0] != b:
         raise ValueError(f"batch sizes differ: q {b}, k {k.shape[0]}, "
                          f"v {v.shape[0]}")
     if v.shape[1] != hkv or v.shape[2] != lk:
         raise ValueError(f"k {tuple(k.shape)} and v {tuple(v.shape)} differ "
                          f"in heads or length")
-    if k.shape[3] != d:
-        raise ValueError(f"q and k head dims differ: {d} and {k.shape[3]}")
+    if dk != d:
+        raise ValueError(f"q and k head dims differ: {d} and {dk}")
     if hkv == 0 or hq % hkv:
         raise ValueError(f"the query heads ({hq}) are not a multiple of the "
                          f"key/value heads ({hkv})")
-    args = [q, k, v]
     bias_key = None
     if bias is not None:
-        check_array(bias, "bias")
+        tensors.append(_operand(bias, "bias", t))
         if bias.ndim != 4 or bias.shape[0] not in (1, b) or \
-                bias.shape[1] not in (1, hq):
-            raise ValueError(f"bias must be [B or 1, Hq or 1, Lq, Lk]; got "
+                bias.shape[1] not in (1, hq) or bias.shape[2:] != (lq, lk):
+            raise ValueError(f"bias must be [B or 1, Hq or 1, Lq, Lk] = "
+                             f"[{b} or 1, {hq} or 1, {lq}, {lk}]; got "
                              f"{tuple(bias.shape)}")
         bias_key = ("1" if bias.shape[0] == 1 else "?",
                     "1" if bias.shape[1] == 1 else str(hq))
-        args.append(bias)
     if gate is not None:
-        check_array(gate, "gate")
-        args.append(gate)
+        tensors.append(_operand(gate, "gate", t))
+        if tuple(gate.shape) != (b, hq, lq, dv):
+            raise ValueError(f"gate must be [B, Hq, Lq, Dv] = "
+                             f"{(b, hq, lq, dv)}; got {tuple(gate.shape)}")
     seg_key = kseg_key = None
+    if key_segments is not None and segments is None:
+        raise ValueError("key_segments needs segments")
     if segments is not None:
-        check_array(segments, "segments")
-        seg_key = dtype_name(segments)
-        if seg_key not in ("i32", "i64"):
-            raise TypeError("segments must be int32 or int64 ids")
-        args.append(segments)
         if key_segments is None and lq != lk:
             raise ValueError("segments with Lq != Lk need key_segments")
         if key_segments is None:
             key_segments = segments
-    if key_segments is not None:
-        if segments is None:
-            raise ValueError("key_segments needs segments")
-        check_array(key_segments, "key_segments")
-        kseg_key = dtype_name(key_segments)
-        if kseg_key not in ("i32", "i64"):
-            raise TypeError("key_segments must be int32 or int64 ids")
-        args.append(key_segments)
+        for name, ids, length in (("segments", segments, lq),
+                                  ("key_segments", key_segments, lk)):
+            tensors.append(check_array(ids, name))
+            if dtype_name(ids) not in ("i32", "i64"):
+                raise TypeError(f"{name} must be int32 or int64 ids")
+            if tuple(ids.shape) != (b, length):
+                raise ValueError(f"{name} must be [B, L] = {(b, length)}; "
+                                 f"got {tuple(ids.shape)}")
+        seg_key, kseg_key = dtype_name(segments), dtype_name(key_segments)
     proj_key = None
     if projection is not None:
-        check_array(projection, "projection")
+        tensors.append(_operand(projection, "projection", t))
+        if projection.ndim != 2 or projection.shape[1] != d:
+            raise ValueError(f"projection must be [features, D = {d}]; got "
+                             f"{tuple(projection.shape)}")
         proj_key = tuple(projection.shape)
-        args.append(projection)
 
-    pattern_attr = _pattern_attr(pattern)
-    # Block tables (#attn.block, #attn.random) are grids fixed at compile
-    # time: their lengths are static, one compilation per (Lq, Lk).
-    lengths = None
-    if pattern_attr and ("#attn.block<" in pattern_attr or
-                         "#attn.random<" in pattern_attr):
-        lengths = (lq, lk)
-    key = (t, hq, hkv, d, dv,
-           _normalizer_attr(normalizer, alpha, features, seed, orthogonal,
-                            eps),
-           pattern_attr, scale, qk_norm_eps, bias_key, gate is not None,
-           seg_key, kseg_key, proj_key, lengths)
+    attrs = (normalizer, alpha, features, seed, orthogonal, eps, pattern)
+    spelled = _spelled.get(attrs)
+    if spelled is None:
+        pattern_attr = _pattern_attr(pattern)
+        spelled = (_normalizer_attr(normalizer, alpha, features, seed,
+                                    orthogonal, eps), pattern_attr,
+                   # Block tables (#attn.block, #attn.random) are grids
+                   # fixed at compile time: static lengths, one
+                   # compilation per (Lq, Lk).
+                   bool(pattern_attr) and ("#attn.block<" in pattern_attr or
+                                           "#attn.random<" in pattern_attr))
+        _spelled[attrs] = spelled
+    key = (t, hq, hkv, d, dv, spelled[0], spelled[1], scale, qk_norm_eps,
+           bias_key, gate is not None, seg_key, kseg_key, proj_key,
+           (lq, lk) if spelled[2] else None)
     fn = _functions.get(key)
     if fn is None:
         with _functions_lock:
@@ -288,4 +306,11 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
         fn.library.set_num_threads(threads)
     if out is None:
         out = empty_like_kind(q, (b, hq, lq, dv), t)
-    return fn(*args, out=out)
+        tensors.append((_data_pointer(out), (b, hq, lq, dv)))
+    else:
+        tensors.append(_operand(out, "out", t))
+        if tuple(out.shape) != (b, hq, lq, dv):
+            raise ValueError(f"out must be [B, Hq, Lq, Dv] = "
+                             f"{(b, hq, lq, dv)}; got {tuple(out.shape)}")
+    fn._call_checked(tensors)
+    return out

@@ -310,6 +310,17 @@ class Function:
             raise ValueError(message)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
+    def _call_checked(self, tensors):
+        """The fast path of attention(): `tensors` holds the (pointer,
+        shape) of every argument and result, already checked against the
+        signature."""
+        params = []
+        for (ptr, shape), st in zip(tensors, self._shape_types):
+            params.append(ptr)
+            params.append(st(*shape))
+        if self._fn(*params) != 0:
+            raise ValueError(self.library.last_error())
+
     def _check_tensor(self, a, shape, t, what):
         if len(shape) != len(t["shape"]):
             raise ValueError(f"{what} has rank {len(shape)}; {self.name} "
