@@ -7,8 +7,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
-#include "mlir/Interfaces/DestinationStyleOpInterface.h"
-#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -58,60 +56,6 @@ static std::pair<std::string, std::string> elementTypeNames(Type type) {
   if (width == 1)
     return {"i1", "uint8_t"};
   return {"i" + std::to_string(width), "int" + std::to_string(width) + "_t"};
-}
-
-/// The (argument, dimension) of `fn` whose size dimension `dim` of `value`
-/// has, following what the IR states; (-1, -1) if it cannot tell. Ops
-/// built to ask ReifyRankedShapedTypeOpInterface are erased again.
-static std::pair<int64_t, int64_t> traceSize(func::FuncOp fn, Value value,
-                                             int64_t dim) {
-  constexpr std::pair<int64_t, int64_t> unknown = {-1, -1};
-  for (int step = 0; step < 64; ++step) {
-    if (auto arg = dyn_cast<BlockArgument>(value))
-      return arg.getOwner() == &fn.getBody().front()
-                 ? std::pair<int64_t, int64_t>(arg.getArgNumber(), dim)
-                 : unknown;
-    Operation *def = value.getDefiningOp();
-    auto result = cast<OpResult>(value);
-    if (auto castOp = dyn_cast<tensor::CastOp>(def)) {
-      value = castOp.getSource();
-      continue;
-    }
-    if (auto dps = dyn_cast<DestinationStyleOpInterface>(def)) {
-      value = dps.getTiedOpOperand(result)->get();
-      continue;
-    }
-    auto reify = dyn_cast<ReifyRankedShapedTypeOpInterface>(def);
-    if (!reify)
-      return unknown;
-    // Ask for the sizes, remember the answer, erase what was built.
-    struct Recorder : public OpBuilder::Listener {
-      SmallVector<Operation *> created;
-      void notifyOperationInserted(Operation *op,
-                                   OpBuilder::InsertPoint) override {
-        created.push_back(op);
-      }
-    } recorder;
-    OpBuilder b(def);
-    b.setListener(&recorder);
-    ReifiedRankedShapedTypeDims sizes;
-    std::optional<std::pair<Value, int64_t>> next;
-    if (succeeded(reify.reifyResultShapes(b, sizes)) &&
-        result.getResultNumber() < sizes.size()) {
-      OpFoldResult size = sizes[result.getResultNumber()][dim];
-      if (auto v = dyn_cast<Value>(size))
-        if (auto dimOp = v.getDefiningOp<tensor::DimOp>())
-          if (std::optional<int64_t> d = dimOp.getConstantIndex())
-            next = {dimOp.getSource(), *d};
-    }
-    for (Operation *op : llvm::reverse(recorder.created))
-      op->erase();
-    if (!next)
-      return unknown;
-    value = next->first;
-    dim = next->second;
-  }
-  return unknown;
 }
 
 FailureOr<std::vector<Entry>> mlir::attn::describeEntries(
@@ -172,7 +116,7 @@ FailureOr<std::vector<Entry>> mlir::attn::describeEntries(
       for (auto [d, size] : llvm::enumerate(e->shape))
         e->sizeOf.push_back(size == ShapedType::kDynamic && ret &&
                                     fn.getBody().hasOneBlock()
-                                ? traceSize(fn, ret.getOperand(i), d)
+                                ? traceEntrySize(fn, ret.getOperand(i), d)
                                 : std::pair<int64_t, int64_t>(-1, -1));
       entry.results.push_back(std::move(*e));
     }

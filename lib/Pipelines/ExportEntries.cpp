@@ -12,9 +12,12 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNEXPORTENTRIES
+#define GEN_PASS_DEF_ATTNFORWARDENTRYOUTPUTS
 #include "attn-opt/Pipelines/Passes.h.inc"
 } // namespace mlir::attn
 
@@ -27,6 +30,61 @@ bool mlir::attn::isEntryElementType(Type type) {
   auto integer = dyn_cast<IntegerType>(type);
   return integer && integer.isSignless() &&
          llvm::is_contained({1u, 8u, 16u, 32u, 64u}, integer.getWidth());
+}
+
+/// The (argument, dimension) of `fn` whose size dimension `dim` of `value`
+/// has, following what the IR states; (-1, -1) if it cannot tell. Ops
+/// built to ask ReifyRankedShapedTypeOpInterface are erased again.
+std::pair<int64_t, int64_t> mlir::attn::traceEntrySize(func::FuncOp fn,
+                                                       Value value,
+                                                       int64_t dim) {
+  constexpr std::pair<int64_t, int64_t> unknown = {-1, -1};
+  for (int step = 0; step < 64; ++step) {
+    if (auto arg = dyn_cast<BlockArgument>(value))
+      return arg.getOwner() == &fn.getBody().front()
+                 ? std::pair<int64_t, int64_t>(arg.getArgNumber(), dim)
+                 : unknown;
+    Operation *def = value.getDefiningOp();
+    auto result = cast<OpResult>(value);
+    if (auto castOp = dyn_cast<tensor::CastOp>(def)) {
+      value = castOp.getSource();
+      continue;
+    }
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(def)) {
+      value = dps.getTiedOpOperand(result)->get();
+      continue;
+    }
+    auto reify = dyn_cast<ReifyRankedShapedTypeOpInterface>(def);
+    if (!reify)
+      return unknown;
+    // Ask for the sizes, remember the answer, erase what was built.
+    struct Recorder : public OpBuilder::Listener {
+      SmallVector<Operation *> created;
+      void notifyOperationInserted(Operation *op,
+                                   OpBuilder::InsertPoint) override {
+        created.push_back(op);
+      }
+    } recorder;
+    OpBuilder b(def);
+    b.setListener(&recorder);
+    ReifiedRankedShapedTypeDims sizes;
+    std::optional<std::pair<Value, int64_t>> next;
+    if (succeeded(reify.reifyResultShapes(b, sizes)) &&
+        result.getResultNumber() < sizes.size()) {
+      OpFoldResult size = sizes[result.getResultNumber()][dim];
+      if (auto v = dyn_cast<Value>(size))
+        if (auto dimOp = v.getDefiningOp<tensor::DimOp>())
+          if (std::optional<int64_t> d = dimOp.getConstantIndex())
+            next = {dimOp.getSource(), *d};
+    }
+    for (Operation *op : llvm::reverse(recorder.created))
+      op->erase();
+    if (!next)
+      return unknown;
+    value = next->first;
+    dim = next->second;
+  }
+  return unknown;
 }
 
 namespace {
@@ -129,6 +187,28 @@ LogicalResult exportFunction(func::FuncOp fn) {
   for (auto [i, t] : llvm::enumerate(results))
     checks.sizes(body->getArgument(numArgs + i), t, i,
                  RuntimeError::ResultSize);
+  // A dynamic result size that equals an argument's (as the IR says) is
+  // checked before computing; the others after. With every size checked
+  // before, the result is written unconditionally, and
+  // attn-forward-entry-outputs can compute it in the caller's buffer.
+  auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  SmallVector<SmallVector<bool>> checkedBefore;
+  for (auto [i, t] : llvm::enumerate(results)) {
+    checkedBefore.emplace_back(t.getRank(), false);
+    for (int64_t d = 0; d < t.getRank(); ++d) {
+      if (!t.isDynamicDim(d))
+        continue;
+      auto [arg, argDim] = traceEntrySize(fn, ret.getOperand(i), d);
+      if (arg < 0)
+        continue;
+      Value given = memref::DimOp::create(b, body->getArgument(numArgs + i), d);
+      Value computed = memref::DimOp::create(b, body->getArgument(arg), argDim);
+      checks.check(
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ne, given, computed),
+          RuntimeError::ResultSize, packArgumentDim(i, d), given, computed);
+      checkedBefore.back()[d] = true;
+    }
+  }
 
   // Casts the caller's buffers to the function's types (valid once the
   // static sizes are checked).
@@ -145,7 +225,6 @@ LogicalResult exportFunction(func::FuncOp fn) {
     Block &source = fn.getBody().front();
     for (Operation &op : source.without_terminator())
       b.clone(op, mapping);
-    auto ret = cast<func::ReturnOp>(source.getTerminator());
     EntryChecks fits{b, entry, Value()};
     SmallVector<Value> values;
     for (auto [i, t] : llvm::enumerate(results)) {
@@ -153,7 +232,7 @@ LogicalResult exportFunction(func::FuncOp fn) {
       values.push_back(value);
       Value buffer = body->getArgument(numArgs + i);
       for (int64_t d = 0; d < t.getRank(); ++d) {
-        if (!t.isDynamicDim(d))
+        if (!t.isDynamicDim(d) || checkedBefore[i][d])
           continue;
         Value computed = tensor::DimOp::create(b, value, d);
         Value given = memref::DimOp::create(b, buffer, d);
@@ -202,6 +281,55 @@ struct AttnExportEntries
     for (func::FuncOp fn : exported)
       if (failed(exportFunction(fn)))
         return signalPassFailure();
+  }
+};
+
+/// Whether `op` (in `block`'s region tree) is at or after `point`, an op of
+/// `block`.
+bool isAtOrAfter(Operation *op, Operation *point) {
+  Operation *ancestor = point->getBlock()->findAncestorOpInBlock(*op);
+  return ancestor &&
+         (ancestor == point || point->isBeforeInBlock(ancestor));
+}
+
+struct AttnForwardEntryOutputs
+    : public attn::impl::AttnForwardEntryOutputsBase<AttnForwardEntryOutputs> {
+  void runOnOperation() override {
+    func::FuncOp fn = getOperation();
+    if (!fn->hasAttr("attn.entry") || fn.isExternal())
+      return;
+    SmallVector<memref::CopyOp> copies;
+    fn.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+    for (memref::CopyOp copy : copies) {
+      auto alloc = copy.getSource().getDefiningOp<memref::AllocOp>();
+      if (!alloc || alloc->getBlock() != copy->getBlock() ||
+          alloc.getType() != copy.getTarget().getType())
+        continue;
+      auto castOp = copy.getTarget().getDefiningOp<memref::CastOp>();
+      if (castOp && !castOp->hasOneUse())
+        continue;
+      auto arg = dyn_cast<BlockArgument>(castOp ? castOp.getSource()
+                                                : copy.getTarget());
+      if (!arg || arg.getOwner() != &fn.getBody().front())
+        continue;
+      bool exclusive = llvm::all_of(arg.getUsers(), [&](Operation *user) {
+        return isa<memref::DimOp>(user) || user == castOp || user == copy;
+      });
+      bool usedAfter = llvm::any_of(alloc->getUsers(), [&](Operation *user) {
+        return user != copy && isAtOrAfter(user, copy);
+      });
+      if (!exclusive || usedAfter)
+        continue;
+      OpBuilder b(alloc);
+      Value buffer = arg;
+      if (buffer.getType() != alloc.getType())
+        buffer = memref::CastOp::create(b, alloc.getLoc(), alloc.getType(), arg);
+      copy.erase();
+      if (castOp)
+        castOp.erase();
+      alloc.replaceAllUsesWith(buffer);
+      alloc.erase();
+    }
   }
 };
 

@@ -42,6 +42,8 @@ static void addBufferization(OpPassManager &pm) {
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Kernel-library entries (attn-compile) compute in the caller's buffers.
+  pm.addNestedPass<func::FuncOp>(createAttnForwardEntryOutputs());
 }
 
 /// Ownership-based deallocation.

@@ -115,4 +115,42 @@ def AttnExportEntries : Pass<"attn-export-entries", "ModuleOp"> {
   ];
 }
 
+def AttnForwardEntryOutputs : Pass<"attn-forward-entry-outputs",
+                                   "func::FuncOp"> {
+  let summary = "Compute the results of kernel-library entries in the "
+                "caller's buffers";
+  let description = [{
+    Runs after bufferization on the entries of `attn-export-entries`
+    (functions with `attn.entry`). There a result is computed into a new
+    buffer and copied into the caller's (`memref.copy %alloc, %out`, from
+    `bufferization.materialize_in_destination`). When
+
+    - the copy is in the block of the allocation (so every size of the
+      result was checked against the caller's buffer before computing),
+    - nothing uses the allocation after the copy,
+    - the caller's buffer is a function argument used only by this copy
+      (through one `memref.cast`) and by `memref.dim`,
+    - and the two have the same type,
+
+    the allocation is replaced by (a cast of) the caller's buffer and the
+    copy is erased: the kernels write the result where the caller wants
+    it, with no extra pass over the output.
+
+    ```mlir
+    %alloc = memref.alloc(%b, %l) : memref<?x8x?x64xf32>
+    ...                                   // the kernel writes %alloc
+    %out = memref.cast %arg3 : memref<?x?x?x?xf32> to memref<?x8x?x64xf32>
+    memref.copy %alloc, %out : ...
+    ```
+
+    becomes
+
+    ```mlir
+    %alloc = memref.cast %arg3 : memref<?x?x?x?xf32> to memref<?x8x?x64xf32>
+    ...                                   // the kernel writes the caller's
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 #endif // ATTN_PIPELINES_PASSES_TD

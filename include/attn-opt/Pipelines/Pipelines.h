@@ -139,6 +139,13 @@ void buildLowerToNVVMPipeline(OpPassManager &pm,
 /// (attn-export-entries): f16, bf16, f32, f64, i1, i8, i16, i32, i64.
 bool isEntryElementType(Type type);
 
+/// The (argument, dimension) of `fn` whose size dimension `dim` of `value`
+/// (defined in `fn`'s single block) has, following what the IR states
+/// (ReifyRankedShapedTypeOpInterface, destination operands, tensor.cast);
+/// (-1, -1) if it cannot tell. Ops built to ask the interface are erased.
+std::pair<int64_t, int64_t> traceEntrySize(func::FuncOp fn, Value value,
+                                           int64_t dim);
+
 /// Registers `attn-lower-to-llvm-pipeline` and `attn-lower-to-nvvm-pipeline`.
 void registerAttnPipelines();
 
