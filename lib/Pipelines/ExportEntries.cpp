@@ -35,9 +35,8 @@ bool mlir::attn::isEntryElementType(Type type) {
 /// The (argument, dimension) of `fn` whose size dimension `dim` of `value`
 /// has, following what the IR states; (-1, -1) if it cannot tell. Ops
 /// built to ask ReifyRankedShapedTypeOpInterface are erased again.
-std::pair<int64_t, int64_t> mlir::attn::traceEntrySize(func::FuncOp fn,
-                                                       Value value,
-                                                       int64_t dim) {
+std::pair<int64_t, int64_t>
+mlir::attn::traceEntrySize(func::FuncOp fn, Value value, int64_t dim) {
   constexpr std::pair<int64_t, int64_t> unknown = {-1, -1};
   for (int step = 0; step < 64; ++step) {
     if (auto arg = dyn_cast<BlockArgument>(value))
@@ -288,8 +287,7 @@ struct AttnExportEntries
 /// `block`.
 bool isAtOrAfter(Operation *op, Operation *point) {
   Operation *ancestor = point->getBlock()->findAncestorOpInBlock(*op);
-  return ancestor &&
-         (ancestor == point || point->isBeforeInBlock(ancestor));
+  return ancestor && (ancestor == point || point->isBeforeInBlock(ancestor));
 }
 
 struct AttnForwardEntryOutputs
@@ -323,7 +321,8 @@ struct AttnForwardEntryOutputs
       OpBuilder b(alloc);
       Value buffer = arg;
       if (buffer.getType() != alloc.getType())
-        buffer = memref::CastOp::create(b, alloc.getLoc(), alloc.getType(), arg);
+        buffer =
+            memref::CastOp::create(b, alloc.getLoc(), alloc.getType(), arg);
       copy.erase();
       if (castOp)
         castOp.erase();
