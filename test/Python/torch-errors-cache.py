@@ -162,6 +162,31 @@ if not cached:
 print("ok compile")
 # CHECK: ok compile
 # CACHED: ok compile
+# A portable library (--target=x86-64: SSE2 only, f16 and bf16 through
+# library calls) runs here too, torch f16 and bf16 in and out.
+half = attn_opt.compile("""
+func.func @f16(%q: tensor<?x2x?x8xf16>, %k: tensor<?x2x?x8xf16>, %v: tensor<?x2x?x8xf16>) -> tensor<?x2x?x8xf16> {
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.causal}
+      : tensor<?x2x?x8xf16>, tensor<?x2x?x8xf16>, tensor<?x2x?x8xf16> -> tensor<?x2x?x8xf16>
+  return %0 : tensor<?x2x?x8xf16>
+}
+func.func @bf16(%q: tensor<?x2x?x8xbf16>, %k: tensor<?x2x?x8xbf16>, %v: tensor<?x2x?x8xbf16>) -> tensor<?x2x?x8xbf16> {
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.causal}
+      : tensor<?x2x?x8xbf16>, tensor<?x2x?x8xbf16>, tensor<?x2x?x8xbf16> -> tensor<?x2x?x8xbf16>
+  return %0 : tensor<?x2x?x8xbf16>
+}
+""", target="x86-64")
+for dtype, fn, tol in ((torch.float16, half.f16, 5e-3),
+                       (torch.bfloat16, half.bf16, 3e-2)):
+    x = [t.to(dtype) for t in qkv(2, 2, 2, 33, 8)]
+    got = fn(*x)
+    assert got.dtype == dtype
+    want = ref.attention(*(t.float().numpy() for t in x), pattern=ref.causal())
+    err = np.abs(got.float().numpy() - want).max()
+    assert err < tol, (dtype, err)
+print("ok x86-64 f16 bf16")
+# CHECK: ok x86-64 f16 bf16
+# CACHED: ok x86-64 f16 bf16
 print(f"compilations: {library.compilations}")
 # CACHED: compilations: 0
 if cached:
