@@ -208,6 +208,21 @@ int main(void) {
     free(q), free(o);
   }
 
+  /* A strided copy (memrefCopy in the run-time support). */
+  {
+    float x[24], y[6];
+    for (int i = 0; i < 24; ++i)
+      x[i] = (float)i;
+    int64_t xs[2] = {4, 6}, ys[2] = {2, 3};
+    CHECK(kl_strided(x, xs, y, ys) == ATTN_OPT_OK, "strided: %s",
+          kl_last_error());
+    for (int r = 0; r < 2; ++r)
+      for (int c = 0; c < 3; ++c)
+        CHECK(y[r * 3 + c] == x[(1 + 2 * r) * 6 + 2 * c],
+              "strided[%d][%d] = %g", r, c, y[r * 3 + c]);
+    printf("ok strided copy\n");
+  }
+
   /* Threads: the setting, then 4 threads at once on different inputs give
    * the serial results. */
   kl_set_num_threads(1);
