@@ -301,6 +301,19 @@ static llvm::Error addCEntry(llvm::Module &m, const Entry &e) {
   auto *entryBlock = llvm::BasicBlock::Create(ctx, "entry", fn);
   llvm::IRBuilder<> b(entryBlock);
   b.CreateCall(begin, {b.CreateGlobalString(e.symbol, e.symbol + ".name")});
+  // When `bad` holds: report a NULL pointer of tensor `k` and return.
+  auto reportNullIf = [&](llvm::Value *bad, size_t k, bool shapePointer) {
+    auto *null = llvm::BasicBlock::Create(ctx, "null", fn);
+    auto *next = llvm::BasicBlock::Create(ctx, "next", fn);
+    b.CreateCondBr(bad, null, next);
+    b.SetInsertPoint(null);
+    b.CreateCall(report,
+                 {b.getInt32(static_cast<int32_t>(RuntimeError::NullPointer)),
+                  b.getInt64(static_cast<int64_t>(k)),
+                  b.getInt64(shapePointer ? 1 : 0), b.getInt64(0)});
+    b.CreateRet(b.CreateCall(end));
+    b.SetInsertPoint(next);
+  };
   SmallVector<llvm::Value *> descriptors;
   for (auto [k, t] : llvm::enumerate(tensors)) {
     int64_t rank = t->shape.size();
@@ -320,16 +333,7 @@ static llvm::Error addCEntry(llvm::Module &m, const Entry &e) {
     llvm::Value *elements = b.getInt64(1);
     if (rank) {
       // A NULL shape is reported, not read.
-      auto *read = llvm::BasicBlock::Create(ctx, t->name + ".shape", fn);
-      auto *null = llvm::BasicBlock::Create(ctx, t->name + ".null", fn);
-      b.CreateCondBr(b.CreateIsNull(shape), null, read);
-      b.SetInsertPoint(null);
-      b.CreateCall(report,
-                   {b.getInt32(static_cast<int32_t>(RuntimeError::NullPointer)),
-                    b.getInt64(static_cast<int64_t>(k)), b.getInt64(1),
-                    b.getInt64(0)});
-      b.CreateRet(b.CreateCall(end));
-      b.SetInsertPoint(read);
+      reportNullIf(b.CreateIsNull(shape), k, /*shapePointer=*/true);
       SmallVector<llvm::Value *> sizes;
       for (int64_t d = 0; d < rank; ++d)
         sizes.push_back(
@@ -347,18 +351,9 @@ static llvm::Error addCEntry(llvm::Module &m, const Entry &e) {
       }
     }
     // A NULL pointer is fine for an empty tensor only.
-    auto *ok = llvm::BasicBlock::Create(ctx, t->name + ".ok", fn);
-    auto *null = llvm::BasicBlock::Create(ctx, t->name + ".nodata", fn);
-    b.CreateCondBr(b.CreateAnd(b.CreateIsNull(data),
-                               b.CreateICmpNE(elements, b.getInt64(0))),
-                   null, ok);
-    b.SetInsertPoint(null);
-    b.CreateCall(report,
-                 {b.getInt32(static_cast<int32_t>(RuntimeError::NullPointer)),
-                  b.getInt64(static_cast<int64_t>(k)), b.getInt64(0),
-                  b.getInt64(0)});
-    b.CreateRet(b.CreateCall(end));
-    b.SetInsertPoint(ok);
+    reportNullIf(b.CreateAnd(b.CreateIsNull(data),
+                             b.CreateICmpNE(elements, b.getInt64(0))),
+                 k, /*shapePointer=*/false);
     descriptors.push_back(desc);
   }
   b.CreateCall(target, descriptors);
