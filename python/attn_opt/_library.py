@@ -154,7 +154,7 @@ def compile(source, entry=None, threads=None, target="host"):
     global compilations
     if isinstance(source, os.PathLike) or (
             isinstance(source, str) and "\n" not in source
-            and source.endswith(".mlir") and os.path.exists(source)):
+            and "{" not in source and os.path.isfile(source)):
         with open(source) as f:
             source = f.read()
     if not isinstance(source, str):

@@ -162,6 +162,20 @@ if not cached:
 print("ok compile")
 # CHECK: ok compile
 # CACHED: ok compile
+# compile() from a path, one entry of the module.
+import os
+path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                    "Library", "Inputs", "kernels.mlir")
+win = attn_opt.compile(path, entry="window")
+assert list(win.functions) == ["window"], list(win.functions)
+w = np.random.default_rng(3).standard_normal((3, 1, 2, 67, 8)).astype(
+    np.float32)
+assert np.abs(win.window(*w) - ref.attention(*w, pattern=ref.window(8, 0))
+              ).max() < 1e-4
+print("ok compile from a path")
+# CHECK: ok compile from a path
+# CACHED: ok compile from a path
+
 # A portable library (--target=x86-64: SSE2 only, f16 and bf16 through
 # library calls) runs here too, torch f16 and bf16 in and out.
 half = attn_opt.compile("""
