@@ -292,6 +292,8 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
                    bool(pattern_attr) and ("#attn.block<" in pattern_attr or
                                            "#attn.random<" in pattern_attr))
         _spelled[attrs] = spelled
+    if spelled[1] and "#attn.segments" in spelled[1] and segments is None:
+        raise ValueError(f"pattern {spelled[1]} needs segments= ids")
     key = (t, hq, hkv, d, dv, spelled[0], spelled[1], scale, qk_norm_eps,
            bias_key, gate is not None, seg_key, kseg_key, proj_key,
            (lq, lk) if spelled[2] else None)

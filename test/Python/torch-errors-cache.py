@@ -104,6 +104,9 @@ if not cached:
            lambda: attn_opt.attention(q, k, v,
                                       pattern="#attn.window<before = -1>"))
     # CHECK: ok AttnOptError: attn-compile failed
+    expect(ValueError, "needs segments",
+           lambda: attn_opt.attention(q, k, v, pattern="segments"))
+    # CHECK: ok ValueError: pattern #attn.segments needs segments= ids
     expect(ValueError, "batch sizes differ",
            lambda: attn_opt.attention(q, k[:1].contiguous(),
                                       v[:1].contiguous()))
