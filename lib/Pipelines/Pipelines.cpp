@@ -87,6 +87,8 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
     pm.addPass(createAttnFlash(flash));
   }
   pm.addPass(createConvertAttnToLinalg());
+  // linalg.softmax and other aggregates of the rest of the graph.
+  pm.addNestedPass<func::FuncOp>(createAttnDecomposeAggregates());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 

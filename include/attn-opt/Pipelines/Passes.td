@@ -39,6 +39,25 @@ def AttnParallelizeLinalg : Pass<"attn-parallelize-linalg", "func::FuncOp"> {
   ];
 }
 
+def AttnDecomposeAggregates : Pass<"attn-decompose-aggregates",
+                                   "func::FuncOp"> {
+  let summary = "Decompose aggregate linalg ops (linalg.softmax) into "
+                "linalg.generic";
+  let description = [{
+    Ops with `linalg::AggregatedOpInterface` (such as `linalg.softmax`) are
+    not `LinalgOp`s, so the CPU pipeline's loop lowering cannot take them.
+    This pass replaces each by its decomposition (for softmax: a max
+    reduction, `exp(x - max)`, a sum reduction and a division, all
+    `linalg.generic`), so that graphs that use them compile. It runs after
+    the attn passes (`attn-raise` sees the named op first).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+  ];
+}
+
 def AttnMathApproximation : Pass<"attn-math-approximation"> {
   let summary = "Replace math ops by polynomial approximations LLVM vectorizes";
   let description = [{

@@ -131,4 +131,60 @@ def AttnApproximateSoftmax : Pass<"attn-approximate-softmax"> {
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }
 
+def AttnRaise : Pass<"attn-raise", "func::FuncOp"> {
+  let summary = "Recognize attention written as linalg ops and raise it to "
+                "attn.attention";
+  let description = [{
+    Finds attention subgraphs in a function of linalg ops on tensors and
+    replaces each by one `attn.attention`, leaving the rest of the graph
+    alone (docs/Raising.md). Recognized (named ops and `linalg.generic`
+    alike, through the `LinalgOp` interface):
+
+    - the scores: a contraction (`linalg.batch_matmul`, `linalg.generic`
+      with a multiply-add body; `linalg::inferContractionDims`: batch dims,
+      one query dim, one key dim, one reduced head dim) of Q `[batch..., Lq,
+      D]` and K `[batch..., Lk, D]` or K transposed (`[batch..., D, Lk]`,
+      e.g. from `linalg.transpose`), accumulating into zeros;
+    - an optional scale: an elementwise multiplication or division of the
+      scores by a scalar constant;
+    - the normalizer over the key dim: `linalg.softmax`, or softmax
+      decomposed into a max reduction, `exp(s - max)`, a sum reduction and
+      a division; or ReLU attention, `relu(s)` optionally times a constant
+      `c`, raised as `#attn.pointwise<relu, alpha = -ln(c) / ln(Lk)>`;
+    - the output: a contraction of the weights with V `[batch..., Lk, Dv]`
+      accumulating into zeros.
+
+    With 2 batch dims the operands are `[B, H, L, D]`; with 1 they are
+    `[B*H, L, D]` and the op gets a head dim of 1 (`tensor.expand_shape`
+    before, `tensor.collapse_shape` after). Every intermediate must have no
+    other use and static shapes.
+
+    ```mlir
+    %kt = linalg.transpose ins(%k : tensor<8x128x64xf32>) outs(...) permutation = [0, 2, 1]
+    %s = linalg.batch_matmul ins(%q, %kt : ...) outs(%zero : tensor<8x128x128xf32>)
+    %ss = linalg.generic {...} ins(%s : ...) outs(...) {
+      ^bb0(%x: f32, %o: f32):
+        %y = arith.mulf %x, %cst_0_125 : f32
+        linalg.yield %y : f32 }
+    %p = linalg.softmax dimension(2) ins(%ss : ...) outs(...)
+    %o = linalg.batch_matmul ins(%p, %v : ...) outs(%zero2 : tensor<8x128x64xf32>)
+    ```
+
+    becomes (with expand/collapse shapes around it)
+
+    ```mlir
+    %o4 = attn.attention %q4, %k4, %v4 {normalizer = #attn.softmax,
+                                        scale = 1.250000e-01 : f32} : ...
+    ```
+
+    A remark on the raised op says what was recognized; a subgraph that
+    starts like attention (a contraction feeding a softmax or relu) but is
+    not raised gets a remark saying why (another use of the scores, a
+    scale that is not a constant, a reduction over the wrong dim, ...).
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD

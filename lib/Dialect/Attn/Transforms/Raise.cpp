@@ -1,0 +1,487 @@
+//===- Raise.cpp - Attention written as linalg ops to attn.attention ------===//
+//
+// Matches from the output contraction backwards: O = P V, P a softmax (named
+// or decomposed) or a (scaled) relu of S' = scale * S, S = Q K^T. Named ops
+// and linalg.generic are matched alike through the LinalgOp interface:
+// indexing maps say which dims are batch, query, key and head dims, the
+// bodies say what the elementwise and reduction ops compute.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+#include "attn-opt/Dialect/Attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/Support/Format.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <variant>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNRAISE
+#include "attn-opt/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// A failed match: why (for the remark).
+struct Miss {
+  std::string why;
+};
+template <typename T>
+using Matched = std::variant<T, Miss>;
+
+/// The loop dims an operand's indexing map reads, in order, if the map is
+/// a projected permutation.
+std::optional<SmallVector<unsigned>> dimsOf(AffineMap map) {
+  if (!map.isProjectedPermutation())
+    return std::nullopt;
+  SmallVector<unsigned> dims;
+  for (AffineExpr e : map.getResults())
+    dims.push_back(cast<AffineDimExpr>(e).getPosition());
+  return dims;
+}
+
+SmallVector<unsigned> concat(ArrayRef<unsigned> a, ArrayRef<unsigned> b) {
+  SmallVector<unsigned> r(a.begin(), a.end());
+  r.append(b.begin(), b.end());
+  return r;
+}
+
+/// Whether `v` is a tensor filled with the float `value` (linalg.fill of a
+/// constant), or with a value below -1e30 when `value` is -inf.
+bool isFilledWith(Value v, double value) {
+  auto fill = v.getDefiningOp<linalg::FillOp>();
+  FloatAttr attr;
+  if (!fill || !matchPattern(fill.value(), m_Constant(&attr)))
+    return false;
+  double x = attr.getValueAsDouble();
+  return std::isinf(value) && value < 0 ? x <= -1e30 : x == value;
+}
+
+/// The float constant `v` is (a scalar arith.constant), if any.
+std::optional<double> constantOf(Value v) {
+  FloatAttr attr;
+  if (matchPattern(v, m_Constant(&attr)))
+    return attr.getValueAsDouble();
+  return std::nullopt;
+}
+
+/// The value a single-block linalg op yields.
+Value yielded(linalg::LinalgOp op) {
+  return op.getBlock()->getTerminator()->getOperand(0);
+}
+
+/// The block argument of the payload for DPS input `i`.
+Value inputArg(linalg::LinalgOp op, unsigned i) {
+  return op.getBlock()->getArgument(i);
+}
+
+/// A contraction with batch dims, one query (m), one key (n) and one
+/// reduced (k) dim, accumulating into zeros.
+struct Contraction {
+  linalg::LinalgOp op;
+  SmallVector<unsigned> batch;
+  unsigned m, n, k;
+  SmallVector<unsigned> lhs, rhs, out;
+};
+
+Matched<Contraction> matchContraction(Operation *op, StringRef what) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  if (!linalgOp || linalgOp.getNumDpsInputs() != 2 ||
+      linalgOp.getNumDpsInits() != 1 || !linalgOp.hasPureTensorSemantics() ||
+      !linalg::isaContractionOpInterface(linalgOp))
+    return Miss{(what + " is not a contraction of two tensors").str()};
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(linalgOp);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1 || dims->batch.empty() || dims->batch.size() > 2)
+    return Miss{(what + " is not a batched matrix product").str()};
+  Contraction c{linalgOp, llvm::to_vector(dims->batch), dims->m[0],
+                dims->n[0], dims->k[0], {}, {}, {}};
+  auto maps = linalgOp.getIndexingMapsArray();
+  auto lhs = dimsOf(maps[0]), rhs = dimsOf(maps[1]), out = dimsOf(maps[2]);
+  if (!lhs || !rhs || !out)
+    return Miss{(what + " has indexing maps that are not permutations").str()};
+  c.lhs = *lhs;
+  c.rhs = *rhs;
+  c.out = *out;
+  if (c.out != concat(c.batch, {c.m, c.n}))
+    return Miss{(what + " does not produce [batch..., rows, columns]").str()};
+  if (!isFilledWith(linalgOp.getDpsInits()[0], 0.0))
+    return Miss{(what + " does not accumulate into zeros").str()};
+  return c;
+}
+
+/// Whether `op` is elementwise over its rank: all loops parallel, the init
+/// and every full-rank input read with the identity map; `rowInputs`
+/// inputs may read a row value ([..., i], the last dim dropped).
+bool isElementwise(linalg::LinalgOp op, unsigned numInputs) {
+  if (!op || op.getNumDpsInputs() != numInputs || op.getNumDpsInits() != 1 ||
+      !op.hasPureTensorSemantics() || op.getNumReductionLoops() != 0)
+    return false;
+  unsigned rank = op.getNumLoops();
+  for (AffineMap map : op.getIndexingMapsArray()) {
+    auto dims = dimsOf(map);
+    if (!dims)
+      return false;
+    SmallVector<unsigned> full = llvm::to_vector(llvm::seq<unsigned>(0, rank));
+    SmallVector<unsigned> row(full.begin(), full.end() - 1);
+    if (*dims != full && *dims != row)
+      return false;
+  }
+  return true;
+}
+
+/// Whether input `i` of `op` is read as a row value (last dim dropped).
+bool readsRow(linalg::LinalgOp op, unsigned i) {
+  return op.getMatchingIndexingMap(op.getDpsInputOperand(i)).getNumResults() <
+         op.getNumLoops();
+}
+
+/// A reduction over the last dim of its single input into [..., i], whose
+/// payload combines input and accumulator with `Combiner`.
+template <typename... Combiner>
+bool isRowReduction(linalg::LinalgOp op, double init) {
+  if (!op || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      !op.hasPureTensorSemantics() || op.getNumReductionLoops() != 1)
+    return false;
+  unsigned rank = op.getNumLoops();
+  auto iters = op.getIteratorTypesArray();
+  if (iters.back() != utils::IteratorType::reduction)
+    return false;
+  auto in = dimsOf(op.getIndexingMapsArray()[0]);
+  auto out = dimsOf(op.getIndexingMapsArray()[1]);
+  SmallVector<unsigned> full = llvm::to_vector(llvm::seq<unsigned>(0, rank));
+  if (!in || !out || *in != full ||
+      *out != SmallVector<unsigned>(full.begin(), full.end() - 1))
+    return false;
+  Operation *combine = yielded(op).getDefiningOp();
+  if (!combine || !isa<Combiner...>(combine))
+    return false;
+  Value a = inputArg(op, 0), acc = op.getBlock()->getArgument(1);
+  bool operands = (combine->getOperand(0) == a && combine->getOperand(1) == acc) ||
+                  (combine->getOperand(0) == acc && combine->getOperand(1) == a);
+  return operands && isFilledWith(op.getDpsInits()[0], init);
+}
+
+/// What the weights P are: the normalizer, and the scores S' they are
+/// computed from.
+struct Weights {
+  NormalizerAttrInterface normalizer;
+  Value scores;
+  SmallVector<Operation *> ops;
+  std::string form;
+};
+
+Matched<Weights> matchSoftmax(Value p, int64_t rank) {
+  MLIRContext *ctx = p.getContext();
+  if (auto softmax = p.getDefiningOp<linalg::SoftmaxOp>()) {
+    if (softmax.getDimension() != static_cast<uint64_t>(rank - 1))
+      return Miss{"linalg.softmax normalizes dim " +
+                  std::to_string(softmax.getDimension()) +
+                  ", not the key dim " + std::to_string(rank - 1)};
+    return Weights{SoftmaxAttr::get(ctx),
+                   softmax.getInput(),
+                   {softmax.getOperation()},
+                   "linalg.softmax"};
+  }
+  // p = e / sum(e), e = exp(s - max(s)).
+  auto div = p.getDefiningOp<linalg::LinalgOp>();
+  if (!isElementwise(div, 2))
+    return Miss{"the weights are not a softmax"};
+  auto divOp = yielded(div).getDefiningOp<arith::DivFOp>();
+  if (!divOp || readsRow(div, 0) || !readsRow(div, 1) ||
+      divOp.getLhs() != inputArg(div, 0) || divOp.getRhs() != inputArg(div, 1))
+    return Miss{"the weights are not exp(...) divided by a row sum"};
+  Value e = div.getDpsInputs()[0];
+  auto sum = div.getDpsInputs()[1].getDefiningOp<linalg::LinalgOp>();
+  if (!isRowReduction<arith::AddFOp>(sum, 0.0) || sum.getDpsInputs()[0] != e)
+    return Miss{"the softmax denominator is not a sum over the key dim"};
+  auto exp = e.getDefiningOp<linalg::LinalgOp>();
+  if (!isElementwise(exp, 2) || readsRow(exp, 0) || !readsRow(exp, 1))
+    return Miss{"the softmax numerator is not exp(s - max)"};
+  auto expOp = yielded(exp).getDefiningOp<math::ExpOp>();
+  auto sub = expOp ? expOp.getOperand().getDefiningOp<arith::SubFOp>()
+                   : arith::SubFOp();
+  if (!sub || sub.getLhs() != inputArg(exp, 0) ||
+      sub.getRhs() != inputArg(exp, 1))
+    return Miss{"the softmax numerator is not exp(s - max)"};
+  Value s = exp.getDpsInputs()[0];
+  auto max = exp.getDpsInputs()[1].getDefiningOp<linalg::LinalgOp>();
+  if (!isRowReduction<arith::MaximumFOp, arith::MaxNumFOp>(
+          max, -std::numeric_limits<double>::infinity()) ||
+      max.getDpsInputs()[0] != s)
+    return Miss{"the softmax subtracts something other than the row maximum "
+                "over the key dim"};
+  if (!e.hasNUses(2) || !max->getResult(0).hasOneUse() ||
+      !sum->getResult(0).hasOneUse())
+    return Miss{"a softmax intermediate has another use"};
+  return Weights{SoftmaxAttr::get(ctx),
+                 s,
+                 {div.getOperation(), sum.getOperation(), exp.getOperation(),
+                  max.getOperation()},
+                 "softmax decomposed into max, exp, sum, div"};
+}
+
+/// relu(s), optionally times a constant c: #attn.pointwise<relu, alpha>
+/// with c = Lk^-alpha.
+Matched<Weights> matchRelu(Value p, int64_t keyLen) {
+  MLIRContext *ctx = p.getContext();
+  SmallVector<Operation *> ops;
+  double factor = 1.0;
+  auto op = p.getDefiningOp<linalg::LinalgOp>();
+  if (isElementwise(op, 1)) {
+    if (auto mul = yielded(op).getDefiningOp<arith::MulFOp>()) {
+      Value other = mul.getLhs() == inputArg(op, 0) ? mul.getRhs()
+                                                     : mul.getLhs();
+      std::optional<double> c = constantOf(other);
+      if ((mul.getLhs() == inputArg(op, 0) || mul.getRhs() == inputArg(op, 0)) &&
+          c) {
+        factor = *c;
+        ops.push_back(op.getOperation());
+        if (!op.getDpsInputs()[0].hasOneUse())
+          return Miss{"the relu has another use"};
+        op = op.getDpsInputs()[0].getDefiningOp<linalg::LinalgOp>();
+      }
+    }
+  }
+  if (!isElementwise(op, 1))
+    return Miss{"the weights are neither a softmax nor a relu"};
+  Operation *max = yielded(op).getDefiningOp();
+  if (!max || !isa<arith::MaximumFOp, arith::MaxNumFOp>(max))
+    return Miss{"the weights are neither a softmax nor a relu"};
+  Value x = inputArg(op, 0);
+  Value other = max->getOperand(0) == x ? max->getOperand(1)
+                                        : max->getOperand(0);
+  std::optional<double> zero = constantOf(other);
+  if ((max->getOperand(0) != x && max->getOperand(1) != x) || !zero ||
+      *zero != 0.0)
+    return Miss{"the weights are neither a softmax nor a relu"};
+  if (factor <= 0 || factor > 1)
+    return Miss{"the relu is scaled by " + std::to_string(factor) +
+                ", not Lk^-alpha with alpha in [0, 1]"};
+  double alpha = keyLen > 1 ? -std::log(factor) / std::log(double(keyLen))
+                            : 0.0;
+  if (alpha > 1.0 + 1e-9)
+    return Miss{"the relu factor is below Lk^-1"};
+  ops.push_back(op.getOperation());
+  return Weights{PointwiseAttr::get(ctx, PointwiseFn::relu,
+                                    llvm::APFloat(std::clamp(alpha, 0.0, 1.0))),
+                 op.getDpsInputs()[0], ops,
+                 "relu" + std::string(factor != 1.0 ? " times a constant" : "")};
+}
+
+/// An elementwise multiplication or division of the scores by a constant.
+std::optional<std::pair<double, Operation *>> matchScale(Value s) {
+  auto op = s.getDefiningOp<linalg::LinalgOp>();
+  if (!isElementwise(op, 1))
+    return std::nullopt;
+  Value x = inputArg(op, 0);
+  Operation *body = yielded(op).getDefiningOp();
+  if (auto mul = dyn_cast_or_null<arith::MulFOp>(body)) {
+    Value other = mul.getLhs() == x ? mul.getRhs() : mul.getLhs();
+    if (mul.getLhs() != x && mul.getRhs() != x)
+      return std::nullopt;
+    if (std::optional<double> c = constantOf(other))
+      return std::make_pair(*c, op.getOperation());
+  }
+  if (auto div = dyn_cast_or_null<arith::DivFOp>(body))
+    if (div.getLhs() == x)
+      if (std::optional<double> c = constantOf(div.getRhs()); c && *c != 0)
+        return std::make_pair(1.0 / *c, op.getOperation());
+  return std::nullopt;
+}
+
+/// Whether the scale op looks like one but is not a constant (for the
+/// remark).
+bool looksLikeScale(Value s) {
+  auto op = s.getDefiningOp<linalg::LinalgOp>();
+  if (!op || op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0 ||
+      op.getNumDpsInputs() == 0)
+    return false;
+  Operation *body = yielded(op).getDefiningOp();
+  return body && isa<arith::MulFOp, arith::DivFOp>(body);
+}
+
+/// Raises the attention whose output contraction is `pv`, or says why not.
+LogicalResult raise(linalg::LinalgOp pvOp, std::string &why) {
+  auto fail = [&](const Miss &m) {
+    why = m.why;
+    return failure();
+  };
+  auto pvMatch = matchContraction(pvOp, "the output product");
+  if (auto *m = std::get_if<Miss>(&pvMatch))
+    return fail(*m);
+  Contraction pv = std::get<Contraction>(pvMatch);
+  // P [batch..., Lq, Lk] times V [batch..., Lk, Dv].
+  if (pv.lhs != concat(pv.batch, {pv.m, pv.k}) ||
+      pv.rhs != concat(pv.batch, {pv.k, pv.n}))
+    return fail({"the output product is not P [..., Lq, Lk] x V [..., Lk, "
+                 "Dv]"});
+  Value p = pvOp.getDpsInputs()[0], v = pvOp.getDpsInputs()[1];
+  auto pType = dyn_cast<RankedTensorType>(p.getType());
+  if (!pType || !pType.hasStaticShape() ||
+      !cast<RankedTensorType>(v.getType()).hasStaticShape())
+    return fail({"the shapes are not static"});
+  int64_t rank = pType.getRank();
+  if (!p.hasOneUse())
+    return fail({"the weights have another use"});
+
+  // The normalizer.
+  Weights weights;
+  auto softmax = matchSoftmax(p, rank);
+  if (auto *w = std::get_if<Weights>(&softmax)) {
+    weights = *w;
+  } else {
+    auto relu = matchRelu(p, pType.getShape().back());
+    if (auto *w = std::get_if<Weights>(&relu))
+      weights = *w;
+    else
+      return fail(std::get<Miss>(softmax).why.find("not a softmax") !=
+                          std::string::npos
+                      ? std::get<Miss>(relu)
+                      : std::get<Miss>(softmax));
+  }
+
+  // The scale. The decomposed softmax reads the scores twice (max, exp).
+  Value s = weights.scores;
+  double scale = 1.0;
+  Operation *scaleOp = nullptr;
+  unsigned scoreUses =
+      StringRef(weights.form).starts_with("softmax decomposed") ? 2 : 1;
+  if (auto sc = matchScale(s)) {
+    if (!s.hasNUses(scoreUses))
+      return fail({"the scaled scores have another use"});
+    scale = sc->first;
+    scaleOp = sc->second;
+    s = cast<linalg::LinalgOp>(scaleOp).getDpsInputs()[0];
+    scoreUses = 1;
+  } else if (looksLikeScale(s)) {
+    return fail({"the scores are scaled by something that is not a constant"});
+  }
+  if (!s.hasNUses(scoreUses))
+    return fail({"the scores have another use"});
+
+  // The scores.
+  auto qkMatch = matchContraction(s.getDefiningOp(), "the scores");
+  if (auto *m = std::get_if<Miss>(&qkMatch))
+    return fail(*m);
+  Contraction qk = std::get<Contraction>(qkMatch);
+  if (qk.batch.size() != pv.batch.size())
+    return fail({"the two products have different batch dims"});
+  Value q, k = qk.op.getDpsInputs()[1];
+  bool keyTransposed = false;
+  if (qk.lhs == concat(qk.batch, {qk.m, qk.k})) {
+    q = qk.op.getDpsInputs()[0];
+  } else {
+    return fail({"the scores do not read Q as [..., Lq, D]"});
+  }
+  if (qk.rhs == concat(qk.batch, {qk.k, qk.n}))
+    keyTransposed = true;
+  else if (qk.rhs != concat(qk.batch, {qk.n, qk.k}))
+    return fail({"the scores do not read K as [..., Lk, D] or [..., D, Lk]"});
+
+  // Build the op.
+  OpBuilder b(pvOp);
+  Location loc = pvOp.getLoc();
+  if (keyTransposed) {
+    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    std::swap(perm[rank - 1], perm[rank - 2]);
+    auto transpose = k.getDefiningOp<linalg::TransposeOp>();
+    if (transpose && transpose.getPermutation() == ArrayRef<int64_t>(perm)) {
+      k = transpose.getInput();
+    } else {
+      auto kt = cast<RankedTensorType>(k.getType());
+      SmallVector<int64_t> shape(kt.getShape());
+      std::swap(shape[rank - 1], shape[rank - 2]);
+      Value init = tensor::EmptyOp::create(b, loc, shape, kt.getElementType());
+      k = linalg::TransposeOp::create(b, loc, k, init, perm)->getResult(0);
+    }
+  }
+  auto to4d = [&](Value x) -> Value {
+    if (rank == 4)
+      return x;
+    auto t = cast<RankedTensorType>(x.getType());
+    auto type = RankedTensorType::get(
+        {t.getDimSize(0), 1, t.getDimSize(1), t.getDimSize(2)},
+        t.getElementType());
+    return tensor::ExpandShapeOp::create(
+        b, loc, type, x, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+  };
+  auto op = AttentionOp::create(b, loc, to4d(q), to4d(k), to4d(v),
+                                weights.normalizer);
+  op.setScaleAttr(b.getF32FloatAttr(scale));
+  Value result = op.getResult();
+  if (rank == 3)
+    result = tensor::CollapseShapeOp::create(
+        b, loc, pvOp->getResult(0).getType(), result,
+        ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+  if (failed(mlir::verify(op)))
+    return fail({"the raised op does not verify"});
+  std::string note;
+  llvm::raw_string_ostream os(note);
+  os << "raised attention: " << weights.form << ", scale "
+     << llvm::format("%g", scale)
+     << (keyTransposed ? ", K transposed" : "")
+     << (rank == 3 ? ", [B*H, L, D] operands" : "");
+  op->emitRemark(note);
+
+  // Replace, then erase the matched ops (outputs first).
+  pvOp->getResult(0).replaceAllUsesWith(result);
+  SmallVector<Operation *> dead = {pvOp};
+  dead.append(weights.ops.begin(), weights.ops.end());
+  if (scaleOp)
+    dead.push_back(scaleOp);
+  dead.push_back(qk.op);
+  // And what only they used (fills, empties, the transpose of K).
+  SmallVector<Operation *> worklist(dead.begin(), dead.end());
+  while (!worklist.empty()) {
+    Operation *d = worklist.pop_back_val();
+    if (!isOpTriviallyDead(d))
+      continue;
+    for (Value operand : d->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        worklist.push_back(def);
+    d->erase();
+    llvm::erase(worklist, d);
+  }
+  return success();
+}
+
+struct AttnRaise : public attn::impl::AttnRaiseBase<AttnRaise> {
+  void runOnOperation() override {
+    // Candidates: contractions whose left operand comes from a softmax or
+    // an elementwise op (a possible normalizer).
+    SmallVector<linalg::LinalgOp> candidates;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op.getNumDpsInputs() != 2 || !linalg::isaContractionOpInterface(op))
+        return;
+      Operation *def = op.getDpsInputs()[0].getDefiningOp();
+      if (isa_and_nonnull<linalg::SoftmaxOp>(def) ||
+          (isa_and_nonnull<linalg::LinalgOp>(def) &&
+           !linalg::isaContractionOpInterface(cast<linalg::LinalgOp>(def)) &&
+           cast<linalg::LinalgOp>(def).getNumReductionLoops() == 0))
+        candidates.push_back(op);
+    });
+    for (linalg::LinalgOp op : candidates) {
+      std::string why;
+      if (failed(raise(op, why)))
+        op->emitRemark() << "not raised to attn.attention: " << why;
+    }
+  }
+};
+
+} // namespace

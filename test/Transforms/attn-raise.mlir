@@ -1,0 +1,182 @@
+// RUN: attn-opt %s --split-input-file --attn-raise --verify-diagnostics | FileCheck %s
+
+// torch-mlir's form: [B*H, L, D] batch_matmul with K transposed, the scores
+// multiplied by a constant, linalg.softmax, batch_matmul.
+// CHECK-LABEL: func.func @named_3d(
+// CHECK-SAME:    %[[Q:.+]]: tensor<8x128x64xf32>, %[[K:.+]]: tensor<8x128x64xf32>, %[[V:.+]]: tensor<8x128x64xf32>)
+// CHECK-DAG:     %[[Q4:.+]] = tensor.expand_shape %[[Q]] {{\[\[}}0, 1], [2], [3]] output_shape [8, 1, 128, 64]
+// CHECK-DAG:     %[[K4:.+]] = tensor.expand_shape %[[K]]
+// CHECK-DAG:     %[[V4:.+]] = tensor.expand_shape %[[V]]
+// CHECK:         %[[O:.+]] = attn.attention %[[Q4]], %[[K4]], %[[V4]] {normalizer = #attn.softmax, scale = 1.250000e-01 : f32}
+// CHECK:         %[[O3:.+]] = tensor.collapse_shape %[[O]] {{\[\[}}0, 1], [2], [3]] : tensor<8x1x128x64xf32> into tensor<8x128x64xf32>
+// CHECK-NOT:     linalg.batch_matmul
+// CHECK-NOT:     linalg.softmax
+// CHECK:         return %[[O3]]
+func.func @named_3d(%q: tensor<8x128x64xf32>, %k: tensor<8x128x64xf32>, %v: tensor<8x128x64xf32>) -> tensor<8x128x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %scale = arith.constant 0.125 : f32
+  %kt0 = tensor.empty() : tensor<8x64x128xf32>
+  %kt = linalg.transpose ins(%k : tensor<8x128x64xf32>) outs(%kt0 : tensor<8x64x128xf32>) permutation = [0, 2, 1]
+  %s0 = tensor.empty() : tensor<8x128x128xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%s0 : tensor<8x128x128xf32>) -> tensor<8x128x128xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<8x128x64xf32>, tensor<8x64x128xf32>) outs(%sz : tensor<8x128x128xf32>) -> tensor<8x128x128xf32>
+  %ss = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<8x128x128xf32>) outs(%s0 : tensor<8x128x128xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %scale : f32
+    linalg.yield %y : f32
+  } -> tensor<8x128x128xf32>
+  %p = linalg.softmax dimension(2) ins(%ss : tensor<8x128x128xf32>) outs(%s0 : tensor<8x128x128xf32>) -> tensor<8x128x128xf32>
+  %o0 = tensor.empty() : tensor<8x128x64xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<8x128x64xf32>) -> tensor<8x128x64xf32>
+  // expected-remark @below {{raised attention: linalg.softmax, scale 0.125, K transposed, [B*H, L, D] operands}}
+  %o = linalg.batch_matmul ins(%p, %v : tensor<8x128x128xf32>, tensor<8x128x64xf32>) outs(%oz : tensor<8x128x64xf32>) -> tensor<8x128x64xf32>
+  return %o : tensor<8x128x64xf32>
+}
+
+// -----
+
+// 4-D [B, H, L, D] contractions as linalg.generic, the scores divided by a
+// constant, softmax decomposed into max, exp(s - max), sum, div.
+#q = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#k = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#s = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#p = affine_map<(b, h, i, d, j) -> (b, h, i, j)>
+#v = affine_map<(b, h, i, d, j) -> (b, h, j, d)>
+#o = affine_map<(b, h, i, d, j) -> (b, h, i, d)>
+#id = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+// CHECK-LABEL: func.func @generic_4d(
+// CHECK-SAME:    %[[Q:.+]]: tensor<2x4x37x16xf32>, %[[K:.+]]: tensor<2x4x50x16xf32>, %[[V:.+]]: tensor<2x4x50x8xf32>)
+// CHECK-NOT:     linalg.
+// CHECK:         %[[O:.+]] = attn.attention %[[Q]], %[[K]], %[[V]] {normalizer = #attn.softmax, scale = 2.500000e-01 : f32}
+// CHECK-NEXT:    return %[[O]]
+func.func @generic_4d(%q: tensor<2x4x37x16xf32>, %k: tensor<2x4x50x16xf32>, %v: tensor<2x4x50x8xf32>) -> tensor<2x4x37x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %four = arith.constant 4.0 : f32
+  %e0 = tensor.empty() : tensor<2x4x37x50xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%e0 : tensor<2x4x37x50xf32>) -> tensor<2x4x37x50xf32>
+  %s = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<2x4x37x16xf32>, tensor<2x4x50x16xf32>) outs(%sz : tensor<2x4x37x50xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x50xf32>
+  %ss = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<2x4x37x50xf32>) outs(%e0 : tensor<2x4x37x50xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.divf %x, %four : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x37x50xf32>
+  %r0 = tensor.empty() : tensor<2x4x37xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%r0 : tensor<2x4x37xf32>) -> tensor<2x4x37xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ss : tensor<2x4x37x50xf32>) outs(%mi : tensor<2x4x37xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.maximumf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x37xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ss, %max : tensor<2x4x37x50xf32>, tensor<2x4x37xf32>) outs(%e0 : tensor<2x4x37x50xf32>) {
+  ^bb0(%x: f32, %mx: f32, %o: f32):
+    %d = arith.subf %x, %mx : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x37x50xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%r0 : tensor<2x4x37xf32>) -> tensor<2x4x37xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ex : tensor<2x4x37x50xf32>) outs(%si : tensor<2x4x37xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.addf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x37xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %sum : tensor<2x4x37x50xf32>, tensor<2x4x37xf32>) outs(%e0 : tensor<2x4x37x50xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %y = arith.divf %x, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x37x50xf32>
+  %o0 = tensor.empty() : tensor<2x4x37x8xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x4x37x8xf32>) -> tensor<2x4x37x8xf32>
+  // expected-remark @below {{raised attention: softmax decomposed into max, exp, sum, div, scale 0.25}}
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : tensor<2x4x37x50xf32>, tensor<2x4x50x8xf32>) outs(%oz : tensor<2x4x37x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x37x8xf32>
+  return %o : tensor<2x4x37x8xf32>
+}
+
+// -----
+
+// ReLU attention: relu of the scaled scores times 1/8 = 64^-0.5 (Lk = 64).
+// CHECK-LABEL: func.func @relu(
+// CHECK:         attn.attention %{{.+}}, %{{.+}}, %{{.+}} {normalizer = #attn.pointwise<relu, alpha = 5.0e-01>, scale = 1.250000e-01 : f32}
+// CHECK-NOT:     linalg.
+func.func @relu(%q: tensor<4x64x32xf32>, %k: tensor<4x64x32xf32>, %v: tensor<4x64x32xf32>) -> tensor<4x64x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %scale = arith.constant 0.125 : f32
+  %kt0 = tensor.empty() : tensor<4x32x64xf32>
+  %kt = linalg.transpose ins(%k : tensor<4x64x32xf32>) outs(%kt0 : tensor<4x32x64xf32>) permutation = [0, 2, 1]
+  %s0 = tensor.empty() : tensor<4x64x64xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%s0 : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<4x64x32xf32>, tensor<4x32x64xf32>) outs(%sz : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  %ss = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<4x64x64xf32>) outs(%s0 : tensor<4x64x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %scale : f32
+    linalg.yield %y : f32
+  } -> tensor<4x64x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ss : tensor<4x64x64xf32>) outs(%s0 : tensor<4x64x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.maximumf %x, %zero : f32
+    linalg.yield %y : f32
+  } -> tensor<4x64x64xf32>
+  %c = arith.constant 0.125 : f32
+  %p = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%r : tensor<4x64x64xf32>) outs(%s0 : tensor<4x64x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<4x64x64xf32>
+  %o0 = tensor.empty() : tensor<4x64x32xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
+  // expected-remark @below {{raised attention: relu times a constant, scale 0.125, K transposed, [B*H, L, D] operands}}
+  %o = linalg.batch_matmul ins(%p, %v : tensor<4x64x64xf32>, tensor<4x64x32xf32>) outs(%oz : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
+  return %o : tensor<4x64x32xf32>
+}
+
+// -----
+
+// Near misses: softmax over the query dim; a scale that is a run-time
+// value; the scores used twice; an accumulation into something other than
+// zeros. Nothing is raised; remarks say why.
+// CHECK-LABEL: func.func @near_misses(
+// CHECK-NOT:     attn.attention
+func.func @near_misses(%q: tensor<4x64x32xf32>, %kt: tensor<4x32x64xf32>, %v: tensor<4x64x32xf32>, %t: f32, %init: tensor<4x64x32xf32>) -> (tensor<4x64x32xf32>, tensor<4x64x32xf32>, tensor<4x64x32xf32>, tensor<4x64x64xf32>, tensor<4x64x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %s0 = tensor.empty() : tensor<4x64x64xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%s0 : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  %o0 = tensor.empty() : tensor<4x64x32xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
+
+  %s1 = linalg.batch_matmul ins(%q, %kt : tensor<4x64x32xf32>, tensor<4x32x64xf32>) outs(%sz : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  %p1 = linalg.softmax dimension(1) ins(%s1 : tensor<4x64x64xf32>) outs(%s0 : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  // expected-remark @below {{not raised to attn.attention: linalg.softmax normalizes dim 1, not the key dim 2}}
+  %o1 = linalg.batch_matmul ins(%p1, %v : tensor<4x64x64xf32>, tensor<4x64x32xf32>) outs(%oz : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
+
+  %s2 = linalg.batch_matmul ins(%q, %kt : tensor<4x64x32xf32>, tensor<4x32x64xf32>) outs(%sz : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  %ss2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s2 : tensor<4x64x64xf32>) outs(%s0 : tensor<4x64x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<4x64x64xf32>
+  %p2 = linalg.softmax dimension(2) ins(%ss2 : tensor<4x64x64xf32>) outs(%s0 : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  // expected-remark @below {{not raised to attn.attention: the scores are scaled by something that is not a constant}}
+  %o2 = linalg.batch_matmul ins(%p2, %v : tensor<4x64x64xf32>, tensor<4x64x32xf32>) outs(%oz : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
+
+  %s3 = linalg.batch_matmul ins(%q, %kt : tensor<4x64x32xf32>, tensor<4x32x64xf32>) outs(%sz : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  %p3 = linalg.softmax dimension(2) ins(%s3 : tensor<4x64x64xf32>) outs(%s0 : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  // expected-remark @below {{not raised to attn.attention: the scores have another use}}
+  %o3 = linalg.batch_matmul ins(%p3, %v : tensor<4x64x64xf32>, tensor<4x64x32xf32>) outs(%oz : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
+
+  %s4 = linalg.batch_matmul ins(%q, %kt : tensor<4x64x32xf32>, tensor<4x32x64xf32>) outs(%sz : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  %p4 = linalg.softmax dimension(2) ins(%s4 : tensor<4x64x64xf32>) outs(%s0 : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  // expected-remark @below {{not raised to attn.attention: the output product does not accumulate into zeros}}
+  %o4 = linalg.batch_matmul ins(%p4, %v : tensor<4x64x64xf32>, tensor<4x64x32xf32>) outs(%init : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
+  return %o1, %o2, %o3, %s3, %o4 : tensor<4x64x32xf32>, tensor<4x64x32xf32>, tensor<4x64x32xf32>, tensor<4x64x64xf32>, tensor<4x64x32xf32>
+}
