@@ -1,4 +1,8 @@
 // RUN: attn-opt %s --split-input-file --attn-raise --verify-diagnostics | FileCheck %s
+// linalg.softmax decomposed by upstream (max with a NaN init and maxnumf)
+// is raised too:
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-decompose-aggregates,attn-raise))" 2>&1 | FileCheck %s --check-prefix=UPSTREAM
+// UPSTREAM: remark: raised attention: softmax decomposed into max, exp, sum, div, scale 0.125, K transposed, [B*H, L, D] operands
 
 // torch-mlir's form: [B*H, L, D] batch_matmul with K transposed, the scores
 // multiplied by a constant, linalg.softmax, batch_matmul.

@@ -61,14 +61,18 @@ SmallVector<unsigned> concat(ArrayRef<unsigned> a, ArrayRef<unsigned> b) {
 }
 
 /// Whether `v` is a tensor filled with the float `value` (linalg.fill of a
-/// constant), or with a value below -1e30 when `value` is -inf.
-bool isFilledWith(Value v, double value) {
+/// constant), or with a value below -1e30 when `value` is -inf (or a NaN
+/// when `nanIsIdentity`: the identity of maxnumf, which upstream's softmax
+/// decomposition uses).
+bool isFilledWith(Value v, double value, bool nanIsIdentity = false) {
   auto fill = v.getDefiningOp<linalg::FillOp>();
   FloatAttr attr;
   if (!fill || !matchPattern(fill.value(), m_Constant(&attr)))
     return false;
   double x = attr.getValueAsDouble();
-  return std::isinf(value) && value < 0 ? x <= -1e30 : x == value;
+  if (std::isinf(value) && value < 0)
+    return x <= -1e30 || (nanIsIdentity && std::isnan(x));
+  return x == value;
 }
 
 /// The float constant `v` is (a scalar arith.constant), if any.
@@ -174,7 +178,8 @@ bool isRowReduction(linalg::LinalgOp op, double init) {
   Value a = inputArg(op, 0), acc = op.getBlock()->getArgument(1);
   bool operands = (combine->getOperand(0) == a && combine->getOperand(1) == acc) ||
                   (combine->getOperand(0) == acc && combine->getOperand(1) == a);
-  return operands && isFilledWith(op.getDpsInits()[0], init);
+  return operands && isFilledWith(op.getDpsInits()[0], init,
+                                  isa<arith::MaxNumFOp>(combine));
 }
 
 /// What the weights P are: the normalizer, and the scores S' they are
