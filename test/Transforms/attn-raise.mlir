@@ -184,3 +184,24 @@ func.func @near_misses(%q: tensor<4x64x32xf32>, %kt: tensor<4x32x64xf32>, %v: te
   %o4 = linalg.batch_matmul ins(%p4, %v : tensor<4x64x64xf32>, tensor<4x64x32xf32>) outs(%init : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
   return %o1, %o2, %o3, %s3, %o4 : tensor<4x64x32xf32>, tensor<4x64x32xf32>, tensor<4x64x32xf32>, tensor<4x64x64xf32>, tensor<4x64x32xf32>
 }
+
+// -----
+
+// Not attention: a matrix product after an activation (an MLP) gets no
+// remark and stays.
+// CHECK-LABEL: func.func @mlp(
+// CHECK:         linalg.batch_matmul
+// CHECK-NOT:     attn.attention
+func.func @mlp(%x: tensor<4x64x32xf32>, %w: tensor<4x32x16xf32>) -> tensor<4x64x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x64x32xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<4x64x32xf32>) outs(%e : tensor<4x64x32xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %y = math.tanh %a : f32
+    linalg.yield %y : f32
+  } -> tensor<4x64x32xf32>
+  %o0 = tensor.empty() : tensor<4x64x16xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<4x64x16xf32>) -> tensor<4x64x16xf32>
+  %o = linalg.batch_matmul ins(%g, %w : tensor<4x64x32xf32>, tensor<4x32x16xf32>) outs(%oz : tensor<4x64x16xf32>) -> tensor<4x64x16xf32>
+  return %o : tensor<4x64x16xf32>
+}

@@ -36,9 +36,12 @@ using namespace mlir::attn;
 
 namespace {
 
-/// A failed match: why (for the remark).
+/// A failed match: why (for the remark). `silent` when the subgraph does
+/// not look like attention at all (a matmul after an activation): no
+/// remark.
 struct Miss {
   std::string why;
+  bool silent = false;
 };
 template <typename T>
 using Matched = std::variant<T, Miss>;
@@ -100,6 +103,8 @@ struct Contraction {
   SmallVector<unsigned> batch;
   unsigned m, n, k;
   SmallVector<unsigned> lhs, rhs, out;
+  /// Whether it accumulates into zeros (a plain product).
+  bool zeroInit = false;
 };
 
 Matched<Contraction> matchContraction(Operation *op, StringRef what) {
@@ -113,8 +118,10 @@ Matched<Contraction> matchContraction(Operation *op, StringRef what) {
   if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
       dims->k.size() != 1 || dims->batch.empty() || dims->batch.size() > 2)
     return Miss{(what + " is not a batched matrix product").str()};
-  Contraction c{linalgOp, llvm::to_vector(dims->batch), dims->m[0],
-                dims->n[0], dims->k[0], {}, {}, {}};
+  Contraction c{linalgOp,   llvm::to_vector(dims->batch),
+                dims->m[0], dims->n[0],
+                dims->k[0], {},
+                {},         {}};
   auto maps = linalgOp.getIndexingMapsArray();
   auto lhs = dimsOf(maps[0]), rhs = dimsOf(maps[1]), out = dimsOf(maps[2]);
   if (!lhs || !rhs || !out)
@@ -124,8 +131,7 @@ Matched<Contraction> matchContraction(Operation *op, StringRef what) {
   c.out = *out;
   if (c.out != concat(c.batch, {c.m, c.n}))
     return Miss{(what + " does not produce [batch..., rows, columns]").str()};
-  if (!isFilledWith(linalgOp.getDpsInits()[0], 0.0))
-    return Miss{(what + " does not accumulate into zeros").str()};
+  c.zeroInit = isFilledWith(linalgOp.getDpsInits()[0], 0.0);
   return c;
 }
 
@@ -176,8 +182,9 @@ bool isRowReduction(linalg::LinalgOp op, double init) {
   if (!combine || !isa<Combiner...>(combine))
     return false;
   Value a = inputArg(op, 0), acc = op.getBlock()->getArgument(1);
-  bool operands = (combine->getOperand(0) == a && combine->getOperand(1) == acc) ||
-                  (combine->getOperand(0) == acc && combine->getOperand(1) == a);
+  bool operands =
+      (combine->getOperand(0) == a && combine->getOperand(1) == acc) ||
+      (combine->getOperand(0) == acc && combine->getOperand(1) == a);
   return operands && isFilledWith(op.getDpsInits()[0], init,
                                   isa<arith::MaxNumFOp>(combine));
 }
@@ -250,10 +257,11 @@ Matched<Weights> matchRelu(Value p, int64_t keyLen) {
   auto op = p.getDefiningOp<linalg::LinalgOp>();
   if (isElementwise(op, 1)) {
     if (auto mul = yielded(op).getDefiningOp<arith::MulFOp>()) {
-      Value other = mul.getLhs() == inputArg(op, 0) ? mul.getRhs()
-                                                     : mul.getLhs();
+      Value other =
+          mul.getLhs() == inputArg(op, 0) ? mul.getRhs() : mul.getLhs();
       std::optional<double> c = constantOf(other);
-      if ((mul.getLhs() == inputArg(op, 0) || mul.getRhs() == inputArg(op, 0)) &&
+      if ((mul.getLhs() == inputArg(op, 0) ||
+           mul.getRhs() == inputArg(op, 0)) &&
           c) {
         factor = *c;
         ops.push_back(op.getOperation());
@@ -269,24 +277,27 @@ Matched<Weights> matchRelu(Value p, int64_t keyLen) {
   if (!max || !isa<arith::MaximumFOp, arith::MaxNumFOp>(max))
     return Miss{"the weights are neither a softmax nor a relu"};
   Value x = inputArg(op, 0);
-  Value other = max->getOperand(0) == x ? max->getOperand(1)
-                                        : max->getOperand(0);
+  Value other =
+      max->getOperand(0) == x ? max->getOperand(1) : max->getOperand(0);
   std::optional<double> zero = constantOf(other);
   if ((max->getOperand(0) != x && max->getOperand(1) != x) || !zero ||
       *zero != 0.0)
     return Miss{"the weights are neither a softmax nor a relu"};
+  if (ShapedType::isDynamic(keyLen) && factor != 1.0)
+    return Miss{"the key length is dynamic (alpha of a scaled relu)"};
   if (factor <= 0 || factor > 1)
     return Miss{"the relu is scaled by " + std::to_string(factor) +
                 ", not Lk^-alpha with alpha in [0, 1]"};
-  double alpha = keyLen > 1 ? -std::log(factor) / std::log(double(keyLen))
-                            : 0.0;
+  double alpha =
+      keyLen > 1 ? -std::log(factor) / std::log(double(keyLen)) : 0.0;
   if (alpha > 1.0 + 1e-9)
     return Miss{"the relu factor is below Lk^-1"};
   ops.push_back(op.getOperation());
   return Weights{PointwiseAttr::get(ctx, PointwiseFn::relu,
                                     llvm::APFloat(std::clamp(alpha, 0.0, 1.0))),
                  op.getDpsInputs()[0], ops,
-                 "relu" + std::string(factor != 1.0 ? " times a constant" : "")};
+                 "relu" +
+                     std::string(factor != 1.0 ? " times a constant" : "")};
 }
 
 /// An elementwise multiplication or division of the scores by a constant.
@@ -322,30 +333,22 @@ bool looksLikeScale(Value s) {
 }
 
 /// Raises the attention whose output contraction is `pv`, or says why not.
-LogicalResult raise(linalg::LinalgOp pvOp, std::string &why) {
+LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
   auto fail = [&](const Miss &m) {
-    why = m.why;
+    why = m;
     return failure();
   };
   auto pvMatch = matchContraction(pvOp, "the output product");
   if (auto *m = std::get_if<Miss>(&pvMatch))
-    return fail(*m);
+    return fail({m->why, /*silent=*/true});
   Contraction pv = std::get<Contraction>(pvMatch);
-  // P [batch..., Lq, Lk] times V [batch..., Lk, Dv].
-  if (pv.lhs != concat(pv.batch, {pv.m, pv.k}) ||
-      pv.rhs != concat(pv.batch, {pv.k, pv.n}))
-    return fail({"the output product is not P [..., Lq, Lk] x V [..., Lk, "
-                 "Dv]"});
   Value p = pvOp.getDpsInputs()[0], v = pvOp.getDpsInputs()[1];
   auto pType = dyn_cast<RankedTensorType>(p.getType());
-  if (!pType || !pType.hasStaticShape() ||
-      !cast<RankedTensorType>(v.getType()).hasStaticShape())
-    return fail({"the shapes are not static"});
+  if (!pType)
+    return fail({"the weights are not a ranked tensor", true});
   int64_t rank = pType.getRank();
-  if (!p.hasOneUse())
-    return fail({"the weights have another use"});
 
-  // The normalizer.
+  // The normalizer: a subgraph without one is not attention (silent).
   Weights weights;
   auto softmax = matchSoftmax(p, rank);
   if (auto *w = std::get_if<Weights>(&softmax)) {
@@ -354,12 +357,26 @@ LogicalResult raise(linalg::LinalgOp pvOp, std::string &why) {
     auto relu = matchRelu(p, pType.getShape().back());
     if (auto *w = std::get_if<Weights>(&relu))
       weights = *w;
+    else if (std::get<Miss>(softmax).why == "the weights are not a softmax")
+      return fail(
+          {std::get<Miss>(relu).why,
+           std::get<Miss>(relu).why.find("neither") != std::string::npos});
     else
-      return fail(std::get<Miss>(softmax).why.find("not a softmax") !=
-                          std::string::npos
-                      ? std::get<Miss>(relu)
-                      : std::get<Miss>(softmax));
+      return fail(std::get<Miss>(softmax));
   }
+
+  // P [batch..., Lq, Lk] times V [batch..., Lk, Dv], static shapes.
+  if (pv.lhs != concat(pv.batch, {pv.m, pv.k}) ||
+      pv.rhs != concat(pv.batch, {pv.k, pv.n}))
+    return fail({"the output product is not P [..., Lq, Lk] x V [..., Lk, "
+                 "Dv]"});
+  if (!pType.hasStaticShape() ||
+      !cast<RankedTensorType>(v.getType()).hasStaticShape())
+    return fail({"the shapes are not static"});
+  if (!p.hasOneUse())
+    return fail({"the weights have another use"});
+  if (!pv.zeroInit)
+    return fail({"the output product does not accumulate into zeros"});
 
   // The scale. The decomposed softmax reads the scores twice (max, exp).
   Value s = weights.scores;
@@ -385,6 +402,8 @@ LogicalResult raise(linalg::LinalgOp pvOp, std::string &why) {
   if (auto *m = std::get_if<Miss>(&qkMatch))
     return fail(*m);
   Contraction qk = std::get<Contraction>(qkMatch);
+  if (!qk.zeroInit)
+    return fail({"the scores do not accumulate into zeros"});
   if (qk.batch.size() != pv.batch.size())
     return fail({"the two products have different batch dims"});
   Value q, k = qk.op.getDpsInputs()[1];
@@ -439,8 +458,7 @@ LogicalResult raise(linalg::LinalgOp pvOp, std::string &why) {
   std::string note;
   llvm::raw_string_ostream os(note);
   os << "raised attention: " << weights.form << ", scale "
-     << llvm::format("%g", scale)
-     << (keyTransposed ? ", K transposed" : "")
+     << llvm::format("%g", scale) << (keyTransposed ? ", K transposed" : "")
      << (rank == 3 ? ", [B*H, L, D] operands" : "");
   op->emitRemark(note);
 
@@ -482,9 +500,9 @@ struct AttnRaise : public attn::impl::AttnRaiseBase<AttnRaise> {
         candidates.push_back(op);
     });
     for (linalg::LinalgOp op : candidates) {
-      std::string why;
-      if (failed(raise(op, why)))
-        op->emitRemark() << "not raised to attn.attention: " << why;
+      Miss why;
+      if (failed(raise(op, why)) && !why.silent)
+        op->emitRemark() << "not raised to attn.attention: " << why.why;
     }
   }
 };
