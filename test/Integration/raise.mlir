@@ -16,6 +16,10 @@
 // RUN: %{run}
 // relu: remark: raised attention: relu times a constant, scale 0.125, K transposed, [B*H, L, D] operands
 // relu: check result0: {{.*}} ok
+// REDEFINE: %{fn} = gqa
+// RUN: %{run}
+// gqa: remark: raised attention: linalg.softmax, scale 0.25, grouped heads (2 query heads per key/value head), Q scaled
+// gqa: check result0: {{.*}} ok
 
 // torch-mlir's form: [B*H, L, D] batch_matmul with K transposed, the scores
 // multiplied by a constant, linalg.softmax, batch_matmul.
@@ -130,4 +134,46 @@ func.func @relu(%q: tensor<4x64x32xf32>, %k: tensor<4x64x32xf32>, %v: tensor<4x6
   %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
   %o = linalg.batch_matmul ins(%p, %v : tensor<4x64x64xf32>, tensor<4x64x32xf32>) outs(%oz : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
   return %o : tensor<4x64x32xf32>
+}
+
+// Grouped-query attention as exporters write it: K and V heads broadcast
+// ([B, 2, L, D] -> [B, 2, 2, L, D] -> [B, 4, L, D]); the scale on Q.
+#q4 = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#k4 = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#s4 = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#p4 = affine_map<(b, h, i, d, j) -> (b, h, i, j)>
+#v4 = affine_map<(b, h, i, d, j) -> (b, h, j, d)>
+#o4 = affine_map<(b, h, i, d, j) -> (b, h, i, d)>
+#id4 = affine_map<(b, h, i, d) -> (b, h, i, d)>
+func.func @gqa(%q: tensor<1x4x33x16xf32>, %k: tensor<1x2x33x16xf32>, %v: tensor<1x2x33x16xf32>) -> tensor<1x4x33x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %quarter = arith.constant 0.25 : f32
+  %eq = tensor.empty() : tensor<1x4x33x16xf32>
+  %qs = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%q : tensor<1x4x33x16xf32>) outs(%eq : tensor<1x4x33x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %quarter : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x33x16xf32>
+  %e5 = tensor.empty() : tensor<1x2x2x33x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x33x16xf32>) outs(%e5 : tensor<1x2x2x33x16xf32>) dimensions = [2]
+  %kk = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x2x33x16xf32> into tensor<1x4x33x16xf32>
+  %vb = linalg.broadcast ins(%v : tensor<1x2x33x16xf32>) outs(%e5 : tensor<1x2x2x33x16xf32>) dimensions = [2]
+  %vv = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x2x33x16xf32> into tensor<1x4x33x16xf32>
+  %es = tensor.empty() : tensor<1x4x33x33xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%es : tensor<1x4x33x33xf32>) -> tensor<1x4x33x33xf32>
+  %s = linalg.generic {indexing_maps = [#q4, #k4, #s4], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qs, %kk : tensor<1x4x33x16xf32>, tensor<1x4x33x16xf32>) outs(%sz : tensor<1x4x33x33xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x33x33xf32>
+  %p = linalg.softmax dimension(3) ins(%s : tensor<1x4x33x33xf32>) outs(%es : tensor<1x4x33x33xf32>) -> tensor<1x4x33x33xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%eq : tensor<1x4x33x16xf32>) -> tensor<1x4x33x16xf32>
+  %o = linalg.generic {indexing_maps = [#p4, #v4, #o4], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %vv : tensor<1x4x33x33xf32>, tensor<1x4x33x16xf32>) outs(%oz : tensor<1x4x33x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x33x16xf32>
+  return %o : tensor<1x4x33x16xf32>
 }

@@ -332,6 +332,64 @@ bool looksLikeScale(Value s) {
   return body && isa<arith::MulFOp, arith::DivFOp>(body);
 }
 
+/// The heads of a key or value tensor `[B, H, L, D]` written as a
+/// broadcast of fewer heads (grouped-query attention): `collapse_shape
+/// [[0], [1, 2], [3], [4]]` of a `linalg.broadcast` over dim 2 (`[B, Hkv,
+/// G, L, D]`), optionally through `expand_shape` of `[B, Hkv, L, D]`
+/// first, or a copy whose input map is `(b, h, l, d) -> (b, h floordiv G,
+/// l, d)`. Returns the `[B, Hkv, L, D]` source and G, if so.
+std::optional<std::pair<Value, int64_t>> unbroadcastHeads(Value x) {
+  auto type = dyn_cast<RankedTensorType>(x.getType());
+  if (!type || type.getRank() != 4)
+    return std::nullopt;
+  // A copy with h -> h floordiv G.
+  if (auto copy = x.getDefiningOp<linalg::GenericOp>()) {
+    if (copy.getNumDpsInputs() != 1 || copy.getNumDpsInits() != 1 ||
+        yielded(copy) != inputArg(copy, 0) ||
+        copy.getNumReductionLoops() != 0 || !x.hasOneUse())
+      return std::nullopt;
+    AffineMap in = copy.getIndexingMapsArray()[0];
+    MLIRContext *ctx = x.getContext();
+    if (in.getNumResults() != 4 || in.getNumDims() != 4 ||
+        !copy.getIndexingMapsArray()[1].isIdentity())
+      return std::nullopt;
+    auto head = dyn_cast<AffineBinaryOpExpr>(in.getResult(1));
+    auto groups = head ? dyn_cast<AffineConstantExpr>(head.getRHS())
+                       : AffineConstantExpr();
+    if (!head || head.getKind() != AffineExprKind::FloorDiv || !groups ||
+        head.getLHS() != getAffineDimExpr(1, ctx) ||
+        in.getResult(0) != getAffineDimExpr(0, ctx) ||
+        in.getResult(2) != getAffineDimExpr(2, ctx) ||
+        in.getResult(3) != getAffineDimExpr(3, ctx))
+      return std::nullopt;
+    return std::make_pair(copy.getDpsInputs()[0], groups.getValue());
+  }
+  auto collapse = x.getDefiningOp<tensor::CollapseShapeOp>();
+  if (!collapse || !x.hasOneUse() ||
+      collapse.getReassociationIndices() !=
+          SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}})
+    return std::nullopt;
+  auto broadcast = collapse.getSrc().getDefiningOp<linalg::BroadcastOp>();
+  Value source;
+  int64_t groups;
+  if (broadcast && broadcast.getDimensions() == ArrayRef<int64_t>{2}) {
+    source = broadcast.getInput();
+    groups = broadcast.getInit().getType().getDimSize(2);
+  } else {
+    return std::nullopt;
+  }
+  return std::make_pair(source, groups);
+}
+
+/// Q times a constant (a scale applied before the scores), if so.
+std::optional<std::pair<Value, double>> matchQueryScale(Value q) {
+  auto scale = matchScale(q);
+  if (!scale || !q.hasOneUse())
+    return std::nullopt;
+  return std::make_pair(cast<linalg::LinalgOp>(scale->second).getDpsInputs()[0],
+                        scale->first);
+}
+
 /// Raises the attention whose output contraction is `pv`, or says why not.
 LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
   auto fail = [&](const Miss &m) {
@@ -435,6 +493,23 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
       k = linalg::TransposeOp::create(b, loc, k, init, perm)->getResult(0);
     }
   }
+  // Grouped heads: K and V broadcast from the same fewer heads.
+  std::string gqa;
+  if (rank == 4) {
+    auto kSource = unbroadcastHeads(k), vSource = unbroadcastHeads(v);
+    if (kSource && vSource && kSource->second == vSource->second) {
+      k = kSource->first;
+      v = vSource->first;
+      gqa = ", grouped heads (" + std::to_string(kSource->second) +
+            " query heads per key/value head)";
+    }
+  }
+  // A scale applied to Q.
+  if (auto qs = matchQueryScale(q)) {
+    q = qs->first;
+    scale *= qs->second;
+    gqa += ", Q scaled";
+  }
   auto to4d = [&](Value x) -> Value {
     if (rank == 4)
       return x;
@@ -459,7 +534,7 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
   llvm::raw_string_ostream os(note);
   os << "raised attention: " << weights.form << ", scale "
      << llvm::format("%g", scale) << (keyTransposed ? ", K transposed" : "")
-     << (rank == 3 ? ", [B*H, L, D] operands" : "");
+     << (rank == 3 ? ", [B*H, L, D] operands" : "") << gqa;
   op->emitRemark(note);
 
   // Replace, then erase the matched ops (outputs first).
