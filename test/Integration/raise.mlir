@@ -16,6 +16,14 @@
 // RUN: %{run}
 // relu: remark: raised attention: relu times a constant, scale 0.125, K transposed, [B*H, L, D] operands
 // relu: check result0: {{.*}} ok
+// REDEFINE: %{fn} = linear_quadratic
+// RUN: %{run}
+// linear_quadratic: remark: raised attention: linear attention (elu + 1 features) in quadratic form
+// linear_quadratic: check result0: {{.*}} ok
+// REDEFINE: %{fn} = relu6
+// RUN: %{run}
+// relu6: remark: raised attention: relu6, scale 1
+// relu6: check result0: {{.*}} ok
 // REDEFINE: %{fn} = gqa
 // RUN: %{run}
 // gqa: remark: raised attention: linalg.softmax, scale 0.25, grouped heads (2 query heads per key/value head), Q scaled
@@ -176,4 +184,71 @@ func.func @gqa(%q: tensor<1x4x33x16xf32>, %k: tensor<1x2x33x16xf32>, %v: tensor<
     linalg.yield %r : f32
   } -> tensor<1x4x33x16xf32>
   return %o : tensor<1x4x33x16xf32>
+}
+
+// Linear attention written in its quadratic form: elu(x) + 1 features of Q
+// and K, their products normalized by the row sum. Raised to the kernel
+// normalizer (no scale), which attn-reassociate then makes linear.
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#row3 = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @linear_quadratic(%q: tensor<4x64x32xf32>, %k: tensor<4x64x32xf32>, %v: tensor<4x64x32xf32>) -> tensor<4x64x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<4x64x32xf32>
+  %fq = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%q : tensor<4x64x32xf32>) outs(%e : tensor<4x64x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %pos = arith.cmpf ogt, %x, %zero : f32
+    %a = arith.addf %x, %one : f32
+    %b = math.exp %x : f32
+    %y = arith.select %pos, %a, %b : f32
+    linalg.yield %y : f32
+  } -> tensor<4x64x32xf32>
+  %fk = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%k : tensor<4x64x32xf32>) outs(%e : tensor<4x64x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %pos = arith.cmpf ogt, %x, %zero : f32
+    %a = arith.addf %x, %one : f32
+    %b = math.exp %x : f32
+    %y = arith.select %pos, %a, %b : f32
+    linalg.yield %y : f32
+  } -> tensor<4x64x32xf32>
+  %kt0 = tensor.empty() : tensor<4x32x64xf32>
+  %fkt = linalg.transpose ins(%fk : tensor<4x64x32xf32>) outs(%kt0 : tensor<4x32x64xf32>) permutation = [0, 2, 1]
+  %s0 = tensor.empty() : tensor<4x64x64xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%s0 : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  %s = linalg.batch_matmul ins(%fq, %fkt : tensor<4x64x32xf32>, tensor<4x32x64xf32>) outs(%sz : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  %r0 = tensor.empty() : tensor<4x64xf32>
+  %rz = linalg.fill ins(%zero : f32) outs(%r0 : tensor<4x64xf32>) -> tensor<4x64xf32>
+  %sum = linalg.generic {indexing_maps = [#id3, #row3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%s : tensor<4x64x64xf32>) outs(%rz : tensor<4x64xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.addf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<4x64xf32>
+  %p = linalg.generic {indexing_maps = [#id3, #row3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %sum : tensor<4x64x64xf32>, tensor<4x64xf32>) outs(%s0 : tensor<4x64x64xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %y = arith.divf %x, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<4x64x64xf32>
+  %o0 = tensor.empty() : tensor<4x64x32xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<4x64x64xf32>, tensor<4x64x32xf32>) outs(%oz : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
+  return %o : tensor<4x64x32xf32>
+}
+
+// relu6 attention (a clamp of the scores to [0, 6]), no factor: alpha 0.
+func.func @relu6(%q: tensor<4x64x32xf32>, %kt: tensor<4x32x64xf32>, %v: tensor<4x64x32xf32>) -> tensor<4x64x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %six = arith.constant 6.0 : f32
+  %s0 = tensor.empty() : tensor<4x64x64xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%s0 : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<4x64x32xf32>, tensor<4x32x64xf32>) outs(%sz : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<4x64x64xf32>) outs(%s0 : tensor<4x64x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.maximumf %x, %zero : f32
+    %y = arith.minimumf %r, %six : f32
+    linalg.yield %y : f32
+  } -> tensor<4x64x64xf32>
+  %o0 = tensor.empty() : tensor<4x64x32xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<4x64x64xf32>, tensor<4x64x32xf32>) outs(%oz : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
+  return %o : tensor<4x64x32xf32>
 }

@@ -196,7 +196,43 @@ struct Weights {
   Value scores;
   SmallVector<Operation *> ops;
   std::string form;
+  /// Kernel attention: the feature map Q and K went through (their
+  /// elementwise ops are unwrapped when the scores are matched).
+  std::optional<FeatureMap> featureMap;
 };
+
+/// The feature map an elementwise op on one tensor applies: elu(x) + 1
+/// (`select(x > 0, x + 1, exp(x))`) or relu (`max(x, 0)`).
+std::optional<FeatureMap> featureMapOf(linalg::LinalgOp op) {
+  if (!isElementwise(op, 1) || readsRow(op, 0))
+    return std::nullopt;
+  Value x = inputArg(op, 0);
+  Operation *body = yielded(op).getDefiningOp();
+  if (auto select = dyn_cast_or_null<arith::SelectOp>(body)) {
+    auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
+    auto add = select.getTrueValue().getDefiningOp<arith::AddFOp>();
+    auto exp = select.getFalseValue().getDefiningOp<math::ExpOp>();
+    std::optional<double> zero =
+        cmp ? constantOf(cmp.getRhs()) : std::optional<double>();
+    std::optional<double> one =
+        add ? constantOf(add.getLhs() == x ? add.getRhs() : add.getLhs())
+            : std::optional<double>();
+    if (cmp && cmp.getPredicate() == arith::CmpFPredicate::OGT &&
+        cmp.getLhs() == x && zero && *zero == 0 && add &&
+        (add.getLhs() == x || add.getRhs() == x) && one && *one == 1 && exp &&
+        exp.getOperand() == x)
+      return FeatureMap::elu_plus_one;
+  }
+  if (body && isa<arith::MaximumFOp, arith::MaxNumFOp>(body)) {
+    Value other =
+        body->getOperand(0) == x ? body->getOperand(1) : body->getOperand(0);
+    std::optional<double> zero = constantOf(other);
+    if ((body->getOperand(0) == x || body->getOperand(1) == x) && zero &&
+        *zero == 0)
+      return FeatureMap::relu;
+  }
+  return std::nullopt;
+}
 
 Matched<Weights> matchSoftmax(Value p, int64_t rank) {
   MLIRContext *ctx = p.getContext();
@@ -222,6 +258,32 @@ Matched<Weights> matchSoftmax(Value p, int64_t rank) {
   auto sum = div.getDpsInputs()[1].getDefiningOp<linalg::LinalgOp>();
   if (!isRowReduction<arith::AddFOp>(sum, 0.0) || sum.getDpsInputs()[0] != e)
     return Miss{"the softmax denominator is not a sum over the key dim"};
+  // Linear attention in its quadratic form: phi(Q) phi(K)^T normalized by
+  // its row sum (no exp).
+  if (auto scores = e.getDefiningOp<linalg::LinalgOp>();
+      scores && linalg::isaContractionOpInterface(scores) &&
+      scores.getNumDpsInputs() == 2) {
+    auto phiQ = featureMapOf(
+        scores.getDpsInputs()[0].getDefiningOp<linalg::LinalgOp>());
+    Value k = scores.getDpsInputs()[1];
+    if (auto t = k.getDefiningOp<linalg::TransposeOp>())
+      k = t.getInput();
+    auto phiK = featureMapOf(k.getDefiningOp<linalg::LinalgOp>());
+    if (!phiQ || !phiK || *phiQ != *phiK)
+      return Miss{"the weights are scores divided by their row sum, but Q "
+                  "and K do not go through the same feature map (elu + 1 "
+                  "or relu)"};
+    if (!e.hasNUses(2) || !sum->getResult(0).hasOneUse())
+      return Miss{"a normalization intermediate has another use"};
+    Weights w{KernelAttr::get(ctx, *phiQ, 0, false, 0, APFloat(0.0)),
+              e,
+              {div.getOperation(), sum.getOperation()},
+              std::string("linear attention (") +
+                  (*phiQ == FeatureMap::relu ? "relu" : "elu + 1") +
+                  " features) in quadratic form",
+              *phiQ};
+    return w;
+  }
   auto exp = e.getDefiningOp<linalg::LinalgOp>();
   if (!isElementwise(exp, 2) || readsRow(exp, 0) || !readsRow(exp, 1))
     return Miss{"the softmax numerator is not exp(s - max)"};
@@ -273,7 +335,19 @@ Matched<Weights> matchRelu(Value p, int64_t keyLen) {
   }
   if (!isElementwise(op, 1))
     return Miss{"the weights are neither a softmax nor a relu"};
+  PointwiseFn fn = PointwiseFn::relu;
   Operation *max = yielded(op).getDefiningOp();
+  // relu6 = min(max(x, 0), 6).
+  if (max && isa<arith::MinimumFOp, arith::MinNumFOp>(max)) {
+    Value inner = max->getOperand(0), six = max->getOperand(1);
+    if (constantOf(inner))
+      std::swap(inner, six);
+    std::optional<double> c = constantOf(six);
+    if (!c || *c != 6.0)
+      return Miss{"the weights are neither a softmax nor a relu"};
+    fn = PointwiseFn::relu6;
+    max = inner.getDefiningOp();
+  }
   if (!max || !isa<arith::MaximumFOp, arith::MaxNumFOp>(max))
     return Miss{"the weights are neither a softmax nor a relu"};
   Value x = inputArg(op, 0);
@@ -292,12 +366,14 @@ Matched<Weights> matchRelu(Value p, int64_t keyLen) {
       keyLen > 1 ? -std::log(factor) / std::log(double(keyLen)) : 0.0;
   if (alpha > 1.0 + 1e-9)
     return Miss{"the relu factor is below Lk^-1"};
+  if (alpha == 0.0)
+    alpha = 0.0; // not -0.0 (no factor)
   ops.push_back(op.getOperation());
-  return Weights{PointwiseAttr::get(ctx, PointwiseFn::relu,
-                                    llvm::APFloat(std::clamp(alpha, 0.0, 1.0))),
-                 op.getDpsInputs()[0], ops,
-                 "relu" +
-                     std::string(factor != 1.0 ? " times a constant" : "")};
+  return Weights{
+      PointwiseAttr::get(ctx, fn, llvm::APFloat(std::clamp(alpha, 0.0, 1.0))),
+      op.getDpsInputs()[0], ops,
+      std::string(fn == PointwiseFn::relu6 ? "relu6" : "relu") +
+          (factor != 1.0 ? " times a constant" : "")};
 }
 
 /// An elementwise multiplication or division of the scores by a constant.
@@ -440,8 +516,12 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
   Value s = weights.scores;
   double scale = 1.0;
   Operation *scaleOp = nullptr;
-  unsigned scoreUses =
-      StringRef(weights.form).starts_with("softmax decomposed") ? 2 : 1;
+  unsigned scoreUses = StringRef(weights.form)
+                                   .starts_with("softmax "
+                                                "decomposed") ||
+                               weights.featureMap
+                           ? 2
+                           : 1;
   if (auto sc = matchScale(s)) {
     if (!s.hasNUses(scoreUses))
       return fail({"the scaled scores have another use"});
@@ -475,6 +555,29 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
     keyTransposed = true;
   else if (qk.rhs != concat(qk.batch, {qk.n, qk.k}))
     return fail({"the scores do not read K as [..., Lk, D] or [..., D, Lk]"});
+  // Kernel attention: Q and K before the feature map (matched above).
+  SmallVector<Operation *> featureOps;
+  if (weights.featureMap) {
+    if (scaleOp)
+      return fail({"linear attention with a scale on the feature products"});
+    auto phiQ = q.getDefiningOp<linalg::LinalgOp>();
+    if (!q.hasOneUse())
+      return fail({"phi(Q) has another use"});
+    q = phiQ.getDpsInputs()[0];
+    featureOps.push_back(phiQ);
+    Value kt = k;
+    if (auto t = kt.getDefiningOp<linalg::TransposeOp>())
+      kt = t.getInput();
+    auto phiK = kt.getDefiningOp<linalg::LinalgOp>();
+    if (!kt.hasOneUse())
+      return fail({"phi(K) has another use"});
+    // With a transpose between phi(K) and the product, phi(K) and so K
+    // are [..., Lk, D]; without, K has the layout the product reads.
+    if (kt != k)
+      keyTransposed = false;
+    k = phiK.getDpsInputs()[0];
+    featureOps.push_back(phiK);
+  }
 
   // Build the op.
   OpBuilder b(pvOp);
@@ -522,7 +625,8 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
   };
   auto op = AttentionOp::create(b, loc, to4d(q), to4d(k), to4d(v),
                                 weights.normalizer);
-  op.setScaleAttr(b.getF32FloatAttr(scale));
+  if (!weights.featureMap)
+    op.setScaleAttr(b.getF32FloatAttr(scale));
   Value result = op.getResult();
   if (rank == 3)
     result = tensor::CollapseShapeOp::create(
@@ -532,8 +636,10 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
     return fail({"the raised op does not verify"});
   std::string note;
   llvm::raw_string_ostream os(note);
-  os << "raised attention: " << weights.form << ", scale "
-     << llvm::format("%g", scale) << (keyTransposed ? ", K transposed" : "")
+  os << "raised attention: " << weights.form;
+  if (!weights.featureMap)
+    os << ", scale " << llvm::format("%g", scale);
+  os << (keyTransposed ? ", K transposed" : "")
      << (rank == 3 ? ", [B*H, L, D] operands" : "") << gqa;
   op->emitRemark(note);
 
@@ -544,6 +650,7 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
   if (scaleOp)
     dead.push_back(scaleOp);
   dead.push_back(qk.op);
+  dead.append(featureOps.begin(), featureOps.end());
   // And what only they used (fills, empties, the transpose of K).
   SmallVector<Operation *> worklist(dead.begin(), dead.end());
   while (!worklist.empty()) {
