@@ -6,6 +6,7 @@
 #include "attn-opt/GPU/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -66,6 +67,17 @@ void mlir::attn::addCpuToLLVMPasses(OpPassManager &pm) {
 
 void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
                                           const LowerToLLVMOptions &options) {
+  // Graphs: TOSA to linalg (also for the reference); then, unless this is
+  // the reference, elementwise ops fused and attention raised.
+  pm.addNestedPass<func::FuncOp>(tosa::createTosaToLinalgNamed());
+  pm.addNestedPass<func::FuncOp>(tosa::createTosaToLinalg());
+  pm.addNestedPass<func::FuncOp>(createTosaToArithPass());
+  pm.addNestedPass<func::FuncOp>(createTosaToTensorPass());
+  if (options.raise && !options.reference) {
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createLinalgElementwiseOpFusionPass());
+    pm.addNestedPass<func::FuncOp>(createAttnRaise());
+  }
   // attn rewrites, then the remaining attn ops to linalg on tensors.
   if (!options.reference) {
     AttnReassociateOptions reassociate;

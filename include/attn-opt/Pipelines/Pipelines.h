@@ -28,6 +28,12 @@ struct LowerToLLVMOptions : public PassPipelineOptions<LowerToLLVMOptions> {
       llvm::cl::desc("Lower attn ops through the reference lowering only "
                      "(convert-attn-to-linalg), as a baseline"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> raise{
+      *this, "raise",
+      llvm::cl::desc("Raise attention written as TOSA or linalg ops to "
+                     "attn.attention first (TOSA to linalg, elementwise "
+                     "fusion, attn-raise; docs/Raising.md)"),
+      llvm::cl::init(true)};
   PassOptions::Option<std::string> reassociate{
       *this, "reassociate",
       llvm::cl::desc("Kernelized attention: auto (cost model), linear or "

@@ -135,30 +135,56 @@ Matched<Contraction> matchContraction(Operation *op, StringRef what) {
   return c;
 }
 
+/// Whether `map` reads a row value in a loop nest of rank `rank`: the
+/// first rank - 1 dims, the last dropped ([..., i]) or read at 0 from a
+/// size-1 dim ([..., i, 1], what TOSA's keep-dim reductions give).
+bool isRowMap(AffineMap map, unsigned rank) {
+  if (map.getNumResults() != rank && map.getNumResults() != rank - 1)
+    return false;
+  for (unsigned d = 0; d + 1 < rank; ++d)
+    if (map.getResult(d) != getAffineDimExpr(d, map.getContext()))
+      return false;
+  if (map.getNumResults() == rank - 1)
+    return true;
+  auto last = dyn_cast<AffineConstantExpr>(map.getResult(rank - 1));
+  return last && last.getValue() == 0;
+}
+
 /// Whether `op` is elementwise over its rank: all loops parallel, the init
-/// and every full-rank input read with the identity map; `rowInputs`
-/// inputs may read a row value ([..., i], the last dim dropped).
+/// and every full-rank input read with the identity map, other inputs
+/// read as row values (isRowMap).
 bool isElementwise(linalg::LinalgOp op, unsigned numInputs) {
   if (!op || op.getNumDpsInputs() != numInputs || op.getNumDpsInits() != 1 ||
       !op.hasPureTensorSemantics() || op.getNumReductionLoops() != 0)
     return false;
   unsigned rank = op.getNumLoops();
-  for (AffineMap map : op.getIndexingMapsArray()) {
-    auto dims = dimsOf(map);
-    if (!dims)
+  for (AffineMap map : op.getIndexingMapsArray())
+    if (!map.isIdentity() && !isRowMap(map, rank))
       return false;
-    SmallVector<unsigned> full = llvm::to_vector(llvm::seq<unsigned>(0, rank));
-    SmallVector<unsigned> row(full.begin(), full.end() - 1);
-    if (*dims != full && *dims != row)
-      return false;
-  }
-  return true;
+  return op.getIndexingMapsArray().back().isIdentity();
 }
 
-/// Whether input `i` of `op` is read as a row value (last dim dropped).
+/// Whether input `i` of `op` is read as a row value.
 bool readsRow(linalg::LinalgOp op, unsigned i) {
-  return op.getMatchingIndexingMap(op.getDpsInputOperand(i)).getNumResults() <
-         op.getNumLoops();
+  return !op.getMatchingIndexingMap(op.getDpsInputOperand(i)).isIdentity();
+}
+
+/// The value a row reduction reduces: its input, or the source of the
+/// `tensor.expand_shape` that put a unit dim before the last (TOSA's
+/// keep-dim reductions reduce `[..., L, 1, Lk]`).
+Value reducedValue(linalg::LinalgOp op) {
+  Value in = op.getDpsInputs()[0];
+  auto expand = in.getDefiningOp<tensor::ExpandShapeOp>();
+  if (!expand)
+    return in;
+  auto type = expand.getResultType();
+  int64_t rank = type.getRank();
+  SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
+  if (rank < 3 || type.getDimSize(rank - 2) != 1 ||
+      groups.back() != ReassociationIndices{rank - 1} ||
+      groups[groups.size() - 2] != ReassociationIndices{rank - 3, rank - 2})
+    return in;
+  return expand.getSrc();
 }
 
 /// A reduction over the last dim of its single input into [..., i], whose
@@ -250,13 +276,26 @@ Matched<Weights> matchSoftmax(Value p, int64_t rank) {
   auto div = p.getDefiningOp<linalg::LinalgOp>();
   if (!isElementwise(div, 2))
     return Miss{"the weights are not a softmax"};
-  auto divOp = yielded(div).getDefiningOp<arith::DivFOp>();
-  if (!divOp || readsRow(div, 0) || !readsRow(div, 1) ||
-      divOp.getLhs() != inputArg(div, 0) || divOp.getRhs() != inputArg(div, 1))
+  // x / t, or x * (1 / t) (TOSA's reciprocal).
+  auto isDivision = [&](Value y, Value x, Value t) {
+    if (auto d = y.getDefiningOp<arith::DivFOp>())
+      return d.getLhs() == x && d.getRhs() == t;
+    auto m = y.getDefiningOp<arith::MulFOp>();
+    if (!m)
+      return false;
+    Value other = m.getLhs() == x ? m.getRhs() : m.getLhs();
+    auto r = other.getDefiningOp<arith::DivFOp>();
+    std::optional<double> one =
+        r ? constantOf(r.getLhs()) : std::optional<double>();
+    return (m.getLhs() == x || m.getRhs() == x) && r && one && *one == 1.0 &&
+           r.getRhs() == t;
+  };
+  if (readsRow(div, 0) || !readsRow(div, 1) ||
+      !isDivision(yielded(div), inputArg(div, 0), inputArg(div, 1)))
     return Miss{"the weights are not exp(...) divided by a row sum"};
   Value e = div.getDpsInputs()[0];
   auto sum = div.getDpsInputs()[1].getDefiningOp<linalg::LinalgOp>();
-  if (!isRowReduction<arith::AddFOp>(sum, 0.0) || sum.getDpsInputs()[0] != e)
+  if (!isRowReduction<arith::AddFOp>(sum, 0.0) || reducedValue(sum) != e)
     return Miss{"the softmax denominator is not a sum over the key dim"};
   // Linear attention in its quadratic form: phi(Q) phi(K)^T normalized by
   // its row sum (no exp).
@@ -297,7 +336,7 @@ Matched<Weights> matchSoftmax(Value p, int64_t rank) {
   auto max = exp.getDpsInputs()[1].getDefiningOp<linalg::LinalgOp>();
   if (!isRowReduction<arith::MaximumFOp, arith::MaxNumFOp>(
           max, -std::numeric_limits<double>::infinity()) ||
-      max.getDpsInputs()[0] != s)
+      reducedValue(max) != s)
     return Miss{"the softmax subtracts something other than the row maximum "
                 "over the key dim"};
   if (!e.hasNUses(2) || !max->getResult(0).hasOneUse() ||

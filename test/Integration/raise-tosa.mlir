@@ -1,0 +1,28 @@
+// Attention as a TOSA legalization emits it (matmul with K transposed, a
+// scale, softmax as reduce_max / sub / exp / reduce_sum / reciprocal /
+// mul, matmul): attn-lower-to-llvm-pipeline lowers TOSA to linalg, fuses
+// elementwise ops and raises it; the result matches the graph compiled
+// without raising (the reference pipeline) and, with raising off, the
+// plain linalg path runs it too.
+// RUN: attn-run %s --random-inputs --seed 5 --check --remarks 2>&1 | FileCheck %s
+// CHECK: remark: raised attention: softmax decomposed into max, exp, sum, div, scale 0.125, K transposed, [B*H, L, D] operands
+// CHECK: check result0: {{.*}} ok
+// RUN: attn-run %s --random-inputs --seed 5 --check --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=OFF
+// OFF-NOT: raised attention
+// OFF: check result0: {{.*}} ok
+func.func @tosa_attention(%q: tensor<6x75x32xf32>, %k: tensor<6x75x32xf32>, %v: tensor<6x75x32xf32>) -> tensor<6x75x32xf32> {
+  %kt = tosa.transpose %k {perms = array<i32: 0, 2, 1>} : (tensor<6x75x32xf32>) -> tensor<6x32x75xf32>
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %s = tosa.matmul %q, %kt, %zp, %zp : (tensor<6x75x32xf32>, tensor<6x32x75xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<6x75x75xf32>
+  %c = "tosa.const"() <{values = dense<0.125> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %ss = tosa.mul %s, %c, %shift : (tensor<6x75x75xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<6x75x75xf32>
+  %m = tosa.reduce_max %ss {axis = 2 : i32} : (tensor<6x75x75xf32>) -> tensor<6x75x1xf32>
+  %d = tosa.sub %ss, %m : (tensor<6x75x75xf32>, tensor<6x75x1xf32>) -> tensor<6x75x75xf32>
+  %e = tosa.exp %d : (tensor<6x75x75xf32>) -> tensor<6x75x75xf32>
+  %sum = tosa.reduce_sum %e {axis = 2 : i32} : (tensor<6x75x75xf32>) -> tensor<6x75x1xf32>
+  %r = tosa.reciprocal %sum : (tensor<6x75x1xf32>) -> tensor<6x75x1xf32>
+  %p = tosa.mul %e, %r, %shift : (tensor<6x75x75xf32>, tensor<6x75x1xf32>, tensor<1xi8>) -> tensor<6x75x75xf32>
+  %o = tosa.matmul %p, %v, %zp, %zp : (tensor<6x75x75xf32>, tensor<6x75x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<6x75x32xf32>
+  return %o : tensor<6x75x32xf32>
+}
