@@ -41,7 +41,7 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # The Python package (build/python) and the interpreter it is tested with
 # (Debian's python3, which has python3-numpy and python3-torch).
-config.substitutions.append(("%python", config.attn_python))
+config.substitutions.append(("%attn_py3", config.attn_python))
 config.substitutions.append(
     ("%attn_python_dir", os.path.join(config.attn_obj_root, "python")))
 config.substitutions.append(("%attn_obj_root", config.attn_obj_root))

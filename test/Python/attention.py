@@ -3,7 +3,7 @@
 # GQA; bias, gate, qk-layernorm, segments; explicit MLIR spellings.
 # REQUIRES: python-numpy
 # UNSUPPORTED: asan
-# RUN: rm -rf %t && env ATTN_OPT_CACHE_DIR=%t PYTHONPATH=%attn_python_dir:%S %python %s | FileCheck %s
+# RUN: rm -rf %t && env ATTN_OPT_CACHE_DIR=%t PYTHONPATH=%attn_python_dir:%S %attn_py3 %s | FileCheck %s
 
 import numpy as np
 

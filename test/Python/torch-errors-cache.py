@@ -3,10 +3,10 @@
 # and the disk cache reused by a second process.
 # REQUIRES: python-numpy, python-torch
 # UNSUPPORTED: asan
-# RUN: rm -rf %t && env ATTN_OPT_CACHE_DIR=%t PYTHONPATH=%attn_python_dir:%S %python %s | FileCheck %s
+# RUN: rm -rf %t && env ATTN_OPT_CACHE_DIR=%t PYTHONPATH=%attn_python_dir:%S %attn_py3 %s | FileCheck %s
 # A second process compiles nothing (ATTN_OPT_OFFLINE: a compilation would
 # raise).
-# RUN: env ATTN_OPT_CACHE_DIR=%t ATTN_OPT_OFFLINE=1 PYTHONPATH=%attn_python_dir:%S %python %s --cached | FileCheck %s --check-prefix=CACHED
+# RUN: env ATTN_OPT_CACHE_DIR=%t ATTN_OPT_OFFLINE=1 PYTHONPATH=%attn_python_dir:%S %attn_py3 %s --cached | FileCheck %s --check-prefix=CACHED
 
 import sys
 import threading
