@@ -1,7 +1,7 @@
 // A pre-norm Transformer encoder block written as linalg ops, the way a
 // framework exporter spells it: layer norm, Q/K/V projections, heads split
-// by expand_shape + transpose, scaled dot-product attention with
-// linalg.softmax, heads merged, output projection, residual, layer norm,
+// by expand_shape + transpose, causal scaled dot-product attention (the
+// mask from linalg.index comparisons) with linalg.softmax, heads merged, output projection, residual, layer norm,
 // a GELU MLP, residual. L = 64 tokens, E = 32, H = 4 heads of D = 8.
 //
 //   build/bin/attn-run examples/graphs/transformer_block.mlir --random-inputs --check --remarks
@@ -98,7 +98,17 @@ func.func @transformer_block(%x: tensor<64x32xf32>, %wq: tensor<32x32xf32>, %wk:
     %y = arith.mulf %a, %scale : f32
     linalg.yield %y : f32
   } -> tensor<4x64x64xf32>
-  %p = linalg.softmax dimension(2) ins(%ss : tensor<4x64x64xf32>) outs(%s0 : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  // The causal mask, from the loop indices.
+  %ninf = arith.constant 0xFF800000 : f32
+  %sm = linalg.generic {indexing_maps = [affine_map<(h, i, j) -> (h, i, j)>, affine_map<(h, i, j) -> (h, i, j)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ss : tensor<4x64x64xf32>) outs(%s0 : tensor<4x64x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %keep = arith.cmpi sle, %j, %i : index
+    %y = arith.select %keep, %a, %ninf : f32
+    linalg.yield %y : f32
+  } -> tensor<4x64x64xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<4x64x64xf32>) outs(%s0 : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
   %a0 = tensor.empty() : tensor<4x64x8xf32>
   %az = linalg.fill ins(%zero : f32) outs(%a0 : tensor<4x64x8xf32>) -> tensor<4x64x8xf32>
   %att = linalg.batch_matmul ins(%p, %v : tensor<4x64x64xf32>, tensor<4x64x8xf32>) outs(%az : tensor<4x64x8xf32>) -> tensor<4x64x8xf32>

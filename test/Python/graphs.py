@@ -35,7 +35,7 @@ def check(name, got, want, tol):
     print(f"ok {name} (normwise error {rel:.1e})")
 
 
-# The pre-norm Transformer block.
+# The pre-norm Transformer block (causal attention).
 block = attn_opt.compile(os.path.join(graphs, "transformer_block.mlir"))
 x = rng.standard_normal((64, 32)).astype(np.float32)
 w = {n: (rng.standard_normal(s) / math.sqrt(s[0])).astype(np.float32)
@@ -47,7 +47,9 @@ xd = x.astype(np.float64)
 h = layer_norm(xd)
 heads = lambda t: t.reshape(64, 4, 8).transpose(1, 0, 2)
 q, k, v = (heads(h @ w[n]) for n in "qkv")
-att = softmax(q @ k.transpose(0, 2, 1) / math.sqrt(8)) @ v
+causal = np.tril(np.ones((64, 64), bool))
+att = softmax(np.where(causal, q @ k.transpose(0, 2, 1) / math.sqrt(8),
+                       -np.inf)) @ v
 x1 = xd + att.transpose(1, 0, 2).reshape(64, 32) @ w["o"]
 g = layer_norm(x1) @ w["1"]
 g = 0.5 * g * (1 + np.vectorize(math.erf)(g / math.sqrt(2)))

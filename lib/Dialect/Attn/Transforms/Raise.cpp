@@ -505,6 +505,116 @@ std::optional<std::pair<Value, double>> matchQueryScale(Value q) {
                         scale->first);
 }
 
+/// Whether `cond` compares the key index with the query index of a
+/// payload as `j <= i` (a causal mask computed with linalg.index), `i` and
+/// `j` being loop dims `rank - 2` and `rank - 1`.
+bool isCausalCondition(Value cond, unsigned rank) {
+  auto cmp = cond.getDefiningOp<arith::CmpIOp>();
+  if (!cmp)
+    return false;
+  auto indexDim = [](Value v) -> std::optional<uint64_t> {
+    if (auto cast = v.getDefiningOp<arith::IndexCastOp>())
+      v = cast.getIn();
+    if (auto index = v.getDefiningOp<linalg::IndexOp>())
+      return index.getDim();
+    return std::nullopt;
+  };
+  auto lhs = indexDim(cmp.getLhs()), rhs = indexDim(cmp.getRhs());
+  if (!lhs || !rhs)
+    return false;
+  uint64_t i = rank - 2, j = rank - 1;
+  using P = arith::CmpIPredicate;
+  P p = cmp.getPredicate();
+  return (*lhs == j && *rhs == i && (p == P::sle || p == P::ule)) ||
+         (*lhs == i && *rhs == j && (p == P::sge || p == P::uge));
+}
+
+/// Whether `v` is a constant at most -1e30 (a masked score).
+bool isMinusInfinity(Value v) {
+  std::optional<double> c = constantOf(v);
+  return c && *c <= -1e30;
+}
+
+/// `e` as a multiple of `x`: 1 for `x` itself, `c` for `x * c` or
+/// `c * x`, `1 / c` for `x / c` (a scale fused into the mask's payload).
+std::optional<double> multipleOf(Value e, Value x) {
+  if (e == x)
+    return 1.0;
+  if (auto mul = e.getDefiningOp<arith::MulFOp>()) {
+    if (mul.getLhs() == x)
+      return constantOf(mul.getRhs());
+    if (mul.getRhs() == x)
+      return constantOf(mul.getLhs());
+  }
+  if (auto div = e.getDefiningOp<arith::DivFOp>(); div && div.getLhs() == x)
+    if (std::optional<double> c = constantOf(div.getRhs()); c && *c != 0)
+      return 1.0 / *c;
+  return std::nullopt;
+}
+
+/// Whether `v` is `select(j <= i, 0, -inf)`.
+bool isAdditiveCausal(Value v, unsigned rank) {
+  auto select = v.getDefiningOp<arith::SelectOp>();
+  std::optional<double> zero =
+      select ? constantOf(select.getTrueValue()) : std::nullopt;
+  return select && zero && *zero == 0 &&
+         isMinusInfinity(select.getFalseValue()) &&
+         isCausalCondition(select.getCondition(), rank);
+}
+
+/// A causal mask applied to the (maybe scaled) scores, written with
+/// linalg.index, as exporters and elementwise fusion leave it: one
+/// elementwise op yielding `select(j <= i, E, -inf)` or `E + select(j <=
+/// i, 0, -inf)` with E = s, s * c or s / c; or `s + m` with `m` from an op
+/// without inputs yielding `select(j <= i, 0, -inf)`.
+struct CausalMask {
+  Value scores;
+  double scale = 1.0;
+  SmallVector<Operation *> ops;
+};
+std::optional<CausalMask> matchCausalMask(Value s) {
+  auto op = s.getDefiningOp<linalg::LinalgOp>();
+  unsigned rank = op ? op.getNumLoops() : 0;
+  if (isElementwise(op, 1) && !readsRow(op, 0)) {
+    Value x = inputArg(op, 0), y = yielded(op);
+    std::optional<double> c;
+    if (auto select = y.getDefiningOp<arith::SelectOp>();
+        select && isMinusInfinity(select.getFalseValue()) &&
+        isCausalCondition(select.getCondition(), rank))
+      c = multipleOf(select.getTrueValue(), x);
+    if (auto add = y.getDefiningOp<arith::AddFOp>()) {
+      if (isAdditiveCausal(add.getRhs(), rank))
+        c = multipleOf(add.getLhs(), x);
+      else if (isAdditiveCausal(add.getLhs(), rank))
+        c = multipleOf(add.getRhs(), x);
+    }
+    if (c)
+      return CausalMask{op.getDpsInputs()[0], *c, {op.getOperation()}};
+  }
+  if (isElementwise(op, 2) && !readsRow(op, 0) && !readsRow(op, 1)) {
+    auto add = yielded(op).getDefiningOp<arith::AddFOp>();
+    if (!add)
+      return std::nullopt;
+    for (unsigned x = 0; x < 2; ++x) {
+      Value scores = inputArg(op, x), mask = inputArg(op, 1 - x);
+      if (!((add.getLhs() == scores && add.getRhs() == mask) ||
+            (add.getLhs() == mask && add.getRhs() == scores)))
+        continue;
+      Value maskTensor = op.getDpsInputs()[1 - x];
+      auto maskOp = maskTensor.getDefiningOp<linalg::LinalgOp>();
+      if (!maskOp || maskOp.getNumDpsInputs() != 0 ||
+          maskOp.getNumDpsInits() != 1 || maskOp.getNumReductionLoops() ||
+          maskOp.getNumLoops() != rank || !maskTensor.hasOneUse())
+        continue;
+      if (isAdditiveCausal(yielded(maskOp), rank))
+        return CausalMask{op.getDpsInputs()[x],
+                          1.0,
+                          {op.getOperation(), maskOp.getOperation()}};
+    }
+  }
+  return std::nullopt;
+}
+
 /// Raises the attention whose output contraction is `pv`, or says why not.
 LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
   auto fail = [&](const Miss &m) {
@@ -551,20 +661,38 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
   if (!pv.zeroInit)
     return fail({"the output product does not accumulate into zeros"});
 
-  // The scale. The decomposed softmax reads the scores twice (max, exp).
+  // A causal mask computed from the loop indices (square scores only: the
+  // exporters' j <= i is attn's bottom-right alignment when Lq == Lk).
   Value s = weights.scores;
+  SmallVector<Operation *> maskOps;
+  MaskPatternAttrInterface pattern;
+  double maskScale = 1.0;
+  bool readsScoresTwice =
+      StringRef(weights.form).starts_with("softmax decomposed") ||
+      weights.featureMap.has_value();
+  if (auto masked = matchCausalMask(s)) {
+    auto sType = cast<RankedTensorType>(s.getType());
+    int64_t r = sType.getRank();
+    if (sType.getDimSize(r - 1) != sType.getDimSize(r - 2))
+      return fail({"a causal mask on non-square scores (the exporter's "
+                   "alignment is not attn's)"});
+    if (!s.hasNUses(readsScoresTwice ? 2 : 1))
+      return fail({"the masked scores have another use"});
+    s = masked->scores;
+    maskOps = masked->ops;
+    maskScale = masked->scale;
+    pattern = CausalAttr::get(s.getContext());
+  }
+
+  // The scale. The decomposed softmax reads the scores twice (max, exp).
   double scale = 1.0;
   Operation *scaleOp = nullptr;
-  unsigned scoreUses = StringRef(weights.form)
-                                   .starts_with("softmax "
-                                                "decomposed") ||
-                               weights.featureMap
-                           ? 2
-                           : 1;
+  unsigned scoreUses = maskOps.empty() && readsScoresTwice ? 2 : 1;
+  scale = maskScale;
   if (auto sc = matchScale(s)) {
     if (!s.hasNUses(scoreUses))
       return fail({"the scaled scores have another use"});
-    scale = sc->first;
+    scale *= sc->first;
     scaleOp = sc->second;
     s = cast<linalg::LinalgOp>(scaleOp).getDpsInputs()[0];
     scoreUses = 1;
@@ -663,7 +791,7 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
         b, loc, type, x, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
   };
   auto op = AttentionOp::create(b, loc, to4d(q), to4d(k), to4d(v),
-                                weights.normalizer);
+                                weights.normalizer, pattern);
   if (!weights.featureMap)
     op.setScaleAttr(b.getF32FloatAttr(scale));
   Value result = op.getResult();
@@ -675,7 +803,8 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
     return fail({"the raised op does not verify"});
   std::string note;
   llvm::raw_string_ostream os(note);
-  os << "raised attention: " << weights.form;
+  os << "raised attention: " << weights.form
+     << (pattern ? ", causal mask from the indices" : "");
   if (!weights.featureMap)
     os << ", scale " << llvm::format("%g", scale);
   os << (keyTransposed ? ", K transposed" : "")
@@ -688,6 +817,7 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
   dead.append(weights.ops.begin(), weights.ops.end());
   if (scaleOp)
     dead.push_back(scaleOp);
+  dead.append(maskOps.begin(), maskOps.end());
   dead.push_back(qk.op);
   dead.append(featureOps.begin(), featureOps.end());
   // And what only they used (fills, empties, the transpose of K).
