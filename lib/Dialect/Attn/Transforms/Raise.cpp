@@ -450,9 +450,9 @@ bool looksLikeScale(Value s) {
 /// The heads of a key or value tensor `[B, H, L, D]` written as a
 /// broadcast of fewer heads (grouped-query attention): `collapse_shape
 /// [[0], [1, 2], [3], [4]]` of a `linalg.broadcast` over dim 2 (`[B, Hkv,
-/// G, L, D]`), optionally through `expand_shape` of `[B, Hkv, L, D]`
-/// first, or a copy whose input map is `(b, h, l, d) -> (b, h floordiv G,
-/// l, d)`. Returns the `[B, Hkv, L, D]` source and G, if so.
+/// G, L, D]`) of `[B, Hkv, L, D]`, or a copy whose input map is `(b, h, l, d)
+/// -> (b, h floordiv G, l, d)`. Returns the `[B, Hkv, L, D]` source and G, if
+/// so.
 std::optional<std::pair<Value, int64_t>> unbroadcastHeads(Value x) {
   auto type = dyn_cast<RankedTensorType>(x.getType());
   if (!type || type.getRank() != 4)
@@ -485,15 +485,10 @@ std::optional<std::pair<Value, int64_t>> unbroadcastHeads(Value x) {
           SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}})
     return std::nullopt;
   auto broadcast = collapse.getSrc().getDefiningOp<linalg::BroadcastOp>();
-  Value source;
-  int64_t groups;
-  if (broadcast && broadcast.getDimensions() == ArrayRef<int64_t>{2}) {
-    source = broadcast.getInput();
-    groups = broadcast.getInit().getType().getDimSize(2);
-  } else {
+  if (!broadcast || broadcast.getDimensions() != ArrayRef<int64_t>{2})
     return std::nullopt;
-  }
-  return std::make_pair(source, groups);
+  return std::make_pair(broadcast.getInput(),
+                        broadcast.getInit().getType().getDimSize(2));
 }
 
 /// Q times a constant (a scale applied before the scores), if so.
