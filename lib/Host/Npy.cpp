@@ -20,6 +20,8 @@ size_t npy::byteWidth(DType type) {
     return 2;
   case DType::I64:
     return 8;
+  case DType::Bool:
+    return 1;
   }
   std::abort();
 }
@@ -36,12 +38,15 @@ const char *npy::name(DType type) {
     return "i32";
   case DType::I64:
     return "i64";
+  case DType::Bool:
+    return "i1";
   }
   std::abort();
 }
 
 std::optional<DType> npy::parseDType(const std::string &text) {
-  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64})
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64,
+                  DType::Bool})
     if (text == name(t))
       return t;
   return std::nullopt;
@@ -60,6 +65,8 @@ static const char *descr(DType type) {
     return "<i4";
   case DType::I64:
     return "<i8";
+  case DType::Bool:
+    return "|b1";
   }
   std::abort();
 }
@@ -176,9 +183,11 @@ static std::string parse(const std::string &bytes, Array &a) {
     a.type = DType::I32;
   else if (dt == "<i8")
     a.type = DType::I64;
+  else if (dt == "|b1")
+    a.type = DType::Bool;
   else
     return "unsupported dtype '" + dt +
-           "' (supported: <f4, <f2, <u2 or |V2 for bf16, <i4, <i8)";
+           "' (supported: <f4, <f2, <u2 or |V2 for bf16, <i4, <i8, |b1)";
   if (*fortran != "False")
     return "Fortran-order arrays are not supported; save a C-order array "
            "(numpy.ascontiguousarray)";
@@ -209,6 +218,11 @@ static std::string parse(const std::string &bytes, Array &a) {
            " bytes for " + a.describe() + ", found " + std::to_string(have);
   const char *begin = bytes.data() + headerStart + headerLen;
   a.data.assign(begin, begin + want);
+  if (a.type == DType::Bool)
+    for (size_t i = 0; i < want; ++i)
+      if (a.data[i] > 1)
+        return "bool element " + std::to_string(i) + " is the byte " +
+               std::to_string(a.data[i]) + ", not 0 or 1";
   return "";
 }
 
@@ -330,6 +344,8 @@ double npy::loadElement(DType type, const void *data, int64_t i) {
     return loadAs<int32_t>(data, i);
   case DType::I64:
     return static_cast<double>(loadAs<int64_t>(data, i));
+  case DType::Bool:
+    return loadAs<uint8_t>(data, i) != 0 ? 1.0 : 0.0;
   }
   std::abort();
 }
@@ -346,6 +362,8 @@ void npy::storeElement(DType type, void *data, int64_t i, double value) {
     return storeAs(data, i, static_cast<int32_t>(value));
   case DType::I64:
     return storeAs(data, i, static_cast<int64_t>(value));
+  case DType::Bool:
+    return storeAs(data, i, static_cast<uint8_t>(value != 0));
   }
 }
 

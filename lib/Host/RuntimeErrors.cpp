@@ -17,7 +17,8 @@ const char *mlir::attn::attentionOperandName(int64_t operand) {
   static const char *const names[] = {
       "query",         "key",         "value",         "bias",
       "gate",          "segments",    "key_segments",  "projection",
-      "query_lengths", "key_lengths", "query_offsets", "key_offsets"};
+      "query_lengths", "key_lengths", "query_offsets", "key_offsets",
+      "mask"};
   if (operand < 0 || operand >= static_cast<int64_t>(std::size(names)))
     return "an operand";
   return names[operand];

@@ -76,7 +76,7 @@ struct TestPrintBlockLayoutPass
       BlockLayout layout =
           op.getLayoutAttr()
               ? op.getLayoutAttr().getLayout()
-              : BlockLayout::compute(op.getMask(), blockQ, blockK);
+              : BlockLayout::compute(op.getPatternMask(), blockQ, blockK);
       print(layout, d.queryLen, d.keyLen);
     });
   }

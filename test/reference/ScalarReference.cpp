@@ -298,6 +298,19 @@ Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
           if (spec.pattern)
             ok[j] = allowed(*spec.pattern, h, i, j, lq, lk, b, spec.segQ,
                             spec.segK);
+          if (spec.mask) {
+            const Tensor &m = *spec.mask;
+            double mv = m.shape.size() == 2
+                            ? m.at({i, j})
+                            : m.at({m.dim(0) == 1 ? 0 : b,
+                                    m.dim(1) == 1 ? 0 : h, i, j});
+            if (spec.maskIsBool) {
+              ok[j] = ok[j] && mv != 0;
+            } else {
+              scores[j] += mv;
+              ok[j] = ok[j] && mv > -std::numeric_limits<double>::infinity();
+            }
+          }
         }
         Row p = normalize(scores, ok, spec, lk);
         for (int64_t e = 0; e < dv; ++e) {

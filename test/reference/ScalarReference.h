@@ -80,6 +80,10 @@ struct AttentionSpec {
   /// cumulative offsets (packed, `N + 1` entries), as in docs/Semantics.md.
   const Tensor *queryLengths = nullptr, *keyLengths = nullptr,
                *queryOffsets = nullptr, *keyOffsets = nullptr;
+  /// The mask tensor (`Lq x Lk` or `{1 or B} x {1 or Hq} x Lq x Lk`):
+  /// boolean (0 / 1) or additive.
+  const Tensor *mask = nullptr;
+  bool maskIsBool = false;
 };
 
 Tensor attention(const Tensor &q, const Tensor &k, const Tensor &v,

@@ -201,6 +201,8 @@ static bool checkRun(const LoadedModule &loaded, const std::string &dir,
             spec.keyLengths = input(op.getKeyLengths());
             spec.queryOffsets = input(op.getQueryOffsets());
             spec.keyOffsets = input(op.getKeyOffsets());
+            spec.mask = input(op.getMask());
+            spec.maskIsBool = op.hasBoolMask();
             return ref::attention(*input(op.getQuery()), *input(op.getKey()),
                                   *input(op.getValue()), spec);
           })

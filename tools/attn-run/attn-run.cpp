@@ -48,6 +48,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -113,7 +114,8 @@ static cl::list<std::string> shapes(
 static cl::opt<bool> randomInputs(
     "random-inputs",
     cl::desc("Fill inputs not given by --input with seeded random data: "
-             "standard normal floats, sorted segment ids in [0, 4)"),
+             "standard normal floats, sorted segment ids in [0, 4), masks "
+             "allowing 3 in 4 entries (true or 0; else false or -inf)"),
     cl::cat(category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Seed of --random-inputs"),
                               cl::init(0), cl::cat(category));
@@ -236,11 +238,13 @@ npy::DType dtypeOf(RankedTensorType type, const llvm::Twine &what) {
     return npy::DType::I32;
   if (et.isInteger(64))
     return npy::DType::I64;
+  if (et.isInteger(1))
+    return npy::DType::Bool;
   std::string s;
   llvm::raw_string_ostream os(s);
   os << type;
   fail(what + " has unsupported type " + s +
-       " (supported elements: f32, f16, bf16, i32, i64)");
+       " (supported elements: f32, f16, bf16, i32, i64, i1)");
 }
 
 std::string describe(RankedTensorType type) {
@@ -287,10 +291,23 @@ npy::Array randomVarlen(const Slot &slot, const VarlenRole &role, int64_t rows,
   return a;
 }
 
-npy::Array randomArray(const Slot &slot, uint64_t seedValue, int64_t index) {
+npy::Array randomArray(const Slot &slot, uint64_t seedValue, int64_t index,
+                       bool isMask = false) {
   npy::Array a = allocate(slot);
   SplitMix64 rng(deriveSeed(seedValue, index));
   int64_t n = a.numElements();
+  if (isMask) {
+    // Masks: allowed (true, or 0 for an additive mask) with probability
+    // 3/4, else masked (false, or -inf).
+    for (int64_t i = 0; i < n; ++i) {
+      bool allowed = rng.below(4) != 0;
+      npy::storeFloat(a, i,
+                      a.type == npy::DType::Bool
+                          ? (allowed ? 1.0f : 0.0f)
+                          : (allowed ? 0.0f : -INFINITY));
+    }
+    return a;
+  }
   if (a.type == npy::DType::I32 || a.type == npy::DType::I64) {
     // Segment ids: each row sorted, like packed documents.
     int64_t row = a.shape.empty() ? 1 : a.shape.back();
@@ -779,6 +796,12 @@ int run(MLIRContext &context) {
     mark(op.getQueryOffsets(), op.getQuery(), true);
     mark(op.getKeyOffsets(), op.getKey(), true);
   });
+  // Arguments that are mask tensors.
+  std::set<int64_t> maskArgs;
+  entry.walk([&](AttentionOp op) {
+    if (Value m = op.getMask(); m && argIndexOf(m) >= 0)
+      maskArgs.insert(argIndexOf(m));
+  });
 
   // Every run's inputs, result shapes and work, before compiling: a bad
   // shape fails fast.
@@ -816,7 +839,8 @@ int run(MLIRContext &context) {
              "=DIMS, or an --input");
       auto role = roles.find(i);
       if (role == roles.end()) {
-        run.inputs.push_back(randomArray(slot, runSeed, i));
+        run.inputs.push_back(
+            randomArray(slot, runSeed, i, maskArgs.count(i) != 0));
         continue;
       }
       int64_t r = role->second.rowsArg;

@@ -4,7 +4,8 @@
 // files (format versions 1.0 to 3.0), C order, little endian. Part of the
 // LLVM-free host library (no LLVM or MLIR needed where it runs).
 //
-// Element types: f32 (`<f4`), f16 (`<f2`), bf16, i32 (`<i4`), i64 (`<i8`).
+// Element types: f32 (`<f4`), f16 (`<f2`), bf16, i32 (`<i4`), i64 (`<i8`),
+// bool (`|b1`, bytes 0 or 1; other bytes are rejected).
 // NumPy has no bfloat16, so a bf16 array is stored as its raw 16-bit
 // patterns with dtype `<u2` (also read: `|V2`, as ml_dtypes writes it).
 //
@@ -20,11 +21,11 @@
 
 namespace mlir::attn::npy {
 
-enum class DType { F32, F16, BF16, I32, I64 };
+enum class DType { F32, F16, BF16, I32, I64, Bool };
 
 /// Bytes per element.
 size_t byteWidth(DType type);
-/// "f32", "f16", "bf16", "i32", "i64".
+/// "f32", "f16", "bf16", "i32", "i64", "i1" (bool).
 const char *name(DType type);
 /// The type named `name` ("f32", ...), if any.
 std::optional<DType> parseDType(const std::string &name);

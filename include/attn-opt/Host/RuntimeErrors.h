@@ -81,6 +81,7 @@ enum AttentionOperand : int64_t {
   kKeyLengthsOperand,
   kQueryOffsetsOperand,
   kKeyOffsetsOperand,
+  kMaskOperand,
 };
 
 /// The name of an AttentionOperand ("query_lengths").

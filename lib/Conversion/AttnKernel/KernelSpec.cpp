@@ -13,7 +13,7 @@ using namespace mlir;
 using namespace mlir::attn;
 
 bool KernelSpec::applies(AttentionOp op) {
-  return isa<SoftmaxAttr, PointwiseAttr>(op.getNormalizer());
+  return isa<SoftmaxAttr, PointwiseAttr>(op.getNormalizer()) && !op.getMask();
 }
 
 KernelSpec KernelSpec::get(AttentionOp op) {
@@ -41,7 +41,7 @@ KernelSpec KernelSpec::get(AttentionOp op) {
     if (!ShapedType::isDynamic(d.keyLen))
       spec.lengthFactor = std::pow(static_cast<double>(d.keyLen), -spec.alpha);
   }
-  spec.mask = op.getMask();
+  spec.mask = op.getPatternMask();
   spec.segmentBound = op.isSegmentBound();
   spec.resultType = op.getType();
   return spec;

@@ -48,7 +48,9 @@ Value mlir::attn::biasAt5(ImplicitLocOpBuilder &b, Value bias, int64_t group,
       biasIndices(shapeOf(bias), arith::ConstantIndexOp::create(b, 0), idx[0],
                   head, idx[3], idx[4]));
   Type f32 = b.getF32Type();
-  return v.getType() == f32 ? v : arith::ExtFOp::create(b, f32, v);
+  if (v.getType() == f32 || v.getType().isInteger(1))
+    return v;
+  return arith::ExtFOp::create(b, f32, v);
 }
 
 Value mlir::attn::featureMap(TensorBuilder &tb, Value x, KernelAttr kernel,
@@ -311,11 +313,24 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec) {
           x = arith::MulFOp::create(bb, x, tb.f32Const(spec.scale));
         if (spec.bias)
           x = arith::AddFOp::create(bb, x, spec.bias(bb, idx));
+        // The mask tensor: a boolean decides; an additive one is added to
+        // the score, its -inf entries deciding.
+        Value tensorOk;
+        if (spec.maskTensor) {
+          Value m = biasAt5(bb, spec.maskTensor, spec.group, idx);
+          if (m.getType().isInteger(1)) {
+            tensorOk = m;
+          } else {
+            x = arith::AddFOp::create(bb, x, m);
+            tensorOk = arith::CmpFOp::create(bb, arith::CmpFPredicate::OGT, m,
+                                             tb.f32Const(negInf));
+          }
+        }
         if (pointwise)
           x = arith::MulFOp::create(
               bb, applyPointwiseFn(bb, pointwise.getFn(), x),
               pos ? powerOf(bb, pos->keyLen) : lengthFactor);
-        if (!spec.mask && !pos)
+        if (!spec.mask && !pos && !tensorOk)
           return x;
         Value allowed;
         if (spec.mask) {
@@ -345,11 +360,11 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec) {
                         : emitter.emitAllowed(bb, head, idx[3], idx[4],
                                               spec.maskOffset);
         }
-        if (pos)
-          allowed =
-              allowed
-                  ? arith::AndIOp::create(bb, allowed, pos->valid).getResult()
-                  : pos->valid;
+        for (Value part : {pos ? pos->valid : Value(), tensorOk})
+          if (part)
+            allowed = allowed
+                          ? arith::AndIOp::create(bb, allowed, part).getResult()
+                          : part;
         return arith::SelectOp::create(bb, allowed, x,
                                        tb.f32Const(maskedValue));
       });

@@ -58,7 +58,7 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
     }
     Value s = scores5(tb, q5, key);
 
-    mask::Mask m = op.getMask();
+    mask::Mask m = op.getPatternMask();
     if (!m.isAll()) {
       spec.mask = &m;
       spec.querySegments = op.getQuerySegments();
@@ -78,6 +78,7 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
       spec.keySequence =
           rowSequences(tb, spec.keyOffsets, tb.size(op.getKey(), 2));
     }
+    spec.maskTensor = op.getMask();
     if (Value bias = op.getBias()) {
       int64_t group = d.groupSize();
       spec.bias = [bias, group](ImplicitLocOpBuilder &bb,

@@ -97,7 +97,9 @@ struct NormalizeLowering : InternalLowering<NormalizeOp> {
     WeightSpec spec;
     spec.normalizer = op.getNormalizer();
     spec.keyLen = tb.size(op.getScores(), 3);
-    mask::Mask m = op.getMask();
+    spec.maskTensor = op.getMask();
+    spec.group = 1;
+    mask::Mask m = op.getPatternMask();
     if (!m.isAll()) {
       spec.mask = &m;
       if (!m.hasStaticLengths())

@@ -141,7 +141,7 @@ static LogicalResult lowerAll(Operation *root, int64_t lanes, int64_t registers,
     return failure();
   SmallVector<AttentionOp> ops;
   root->walk([&](AttentionOp op) {
-    if (isa<NormalizerT>(op.getNormalizer()))
+    if (isa<NormalizerT>(op.getNormalizer()) && KernelSpec::applies(op))
       ops.push_back(op);
   });
   for (AttentionOp op : ops)

@@ -683,3 +683,57 @@ func.func @packed_counts(%q: tensor<1x4x?x16xf32>, %cq: tensor<4xi32>, %ck: tens
   %0 = attn.attention %q, %q, %q query_offsets(%cq : tensor<4xi32>) key_offsets(%ck : tensor<3xi32>) {normalizer = #attn.softmax} : tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32> -> tensor<1x4x?x16xf32>
   return
 }
+
+// -----
+
+/// A mask tensor of the wrong shape.
+func.func @mask_shape(%q: tensor<1x4x64x16xf32>, %m: tensor<64x63xi1>) {
+  // expected-error @+1 {{expects mask of shape 64x64 or {1 or 1}x{1 or 4}x64x64, got 'tensor<64x63xi1>'}}
+  %0 = attn.attention %q, %q, %q mask(%m : tensor<64x63xi1>) {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// A mask broadcast over the wrong number of heads.
+func.func @mask_heads(%q: tensor<1x4x64x16xf32>, %m: tensor<1x2x64x64xi1>) {
+  // expected-error @+1 {{expects mask of shape 64x64 or {1 or 1}x{1 or 4}x64x64, got 'tensor<1x2x64x64xi1>'}}
+  %0 = attn.attention %q, %q, %q mask(%m : tensor<1x2x64x64xi1>) {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// An additive mask of another float type.
+func.func @mask_type(%q: tensor<1x4x64x16xf32>, %m: tensor<64x64xf16>) {
+  // expected-error @+1 {{expects a boolean (i1) mask or an additive mask of the query's element type 'f32', got 'tensor<64x64xf16>'}}
+  %0 = attn.attention %q, %q, %q mask(%m : tensor<64x64xf16>) {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// An additive mask with kernel attention.
+func.func @mask_kernel(%q: tensor<1x4x64x16xf32>, %m: tensor<64x64xf32>) {
+  // expected-error @+1 {{takes only a boolean mask with kernel attention}}
+  %0 = attn.attention %q, %q, %q mask(%m : tensor<64x64xf32>) {normalizer = #attn.kernel<elu_plus_one>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// A mask with a varlen batch.
+func.func @mask_varlen(%q: tensor<2x4x64x16xf32>, %m: tensor<64x64xi1>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{does not take a mask with varlen operands}}
+  %0 = attn.attention %q, %q, %q key_lengths(%l : tensor<2xi32>) mask(%m : tensor<64x64xi1>) {normalizer = #attn.softmax} : tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32> -> tensor<2x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// A mask with a dynamic head dimension.
+func.func @mask_dynamic_heads(%q: tensor<1x4x64x16xf32>, %m: tensor<1x?x64x64xi1>) {
+  // expected-error @+1 {{expects a static head dimension of mask, got 'tensor<1x?x64x64xi1>'}}
+  %0 = attn.attention %q, %q, %q mask(%m : tensor<1x?x64x64xi1>) {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}

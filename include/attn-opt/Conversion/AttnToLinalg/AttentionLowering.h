@@ -47,7 +47,8 @@ Value applyValues5(TensorBuilder &tb, Value p, Value value,
                    const WeightSpec *spec = nullptr);
 
 /// The bias element (as f32) of the 5-D score indices `(b, kvHead, g, i, j)`
-/// of attention with `group` query heads per key/value head.
+/// of attention with `group` query heads per key/value head; also the
+/// element of a mask tensor (f32 for additive masks, i1 for boolean ones).
 Value biasAt5(ImplicitLocOpBuilder &b, Value bias, int64_t group,
               ValueRange idx);
 
@@ -76,6 +77,8 @@ struct WeightSpec {
   Value queryLengths, keyLengths, queryOffsets, keyOffsets;
   Value querySequence, keySequence;
   Value querySegments, keySegments;
+  /// The mask tensor (attn.attention's `mask`): boolean, or additive.
+  Value maskTensor;
   /// Query heads per key/value head.
   int64_t group = 1;
 };

@@ -161,6 +161,16 @@ LogicalResult NormalizeOp::verify() {
                            << shape[3] << ")";
     }
   }
+  Named m{"mask", typeOf(getMask())};
+  if (m.type) {
+    if (failed(check.requireBias(m, shape[0], shape[1], shape[2], shape[3],
+                                 /*allowRank2=*/true)))
+      return failure();
+    if (!m.type.getElementType().isInteger(1) &&
+        isa<KernelAttr>(getNormalizer()))
+      return emitOpError() << "takes only a boolean mask with a kernel "
+                              "normalizer";
+  }
   MaskPatternAttrInterface pattern = getPatternAttr();
   bool hasSegments = static_cast<bool>(getQuerySegments());
   if (pattern && failed(pattern.verifyPattern(
@@ -173,7 +183,7 @@ LogicalResult NormalizeOp::verify() {
   return success();
 }
 
-mask::Mask NormalizeOp::getMask() {
+mask::Mask NormalizeOp::getPatternMask() {
   ArrayRef<int64_t> s = typeOf(getScores()).getShape();
   return buildMask(getPatternAttr(),
                    {s[1], s[2], s[3], static_cast<bool>(getQuerySegments())});

@@ -76,7 +76,8 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
         /*gate=*/Value(), /*query_segments=*/Value(),
         /*key_segments=*/Value(), /*projection=*/Value(),
         /*query_lengths=*/Value(), /*key_lengths=*/Value(),
-        /*query_offsets=*/Value(), /*key_offsets=*/Value(), normalizer, pattern,
+        /*query_offsets=*/Value(), /*key_offsets=*/Value(), /*mask=*/Value(),
+        normalizer, pattern,
         /*scale=*/FloatAttr(), /*qk_norm_eps=*/FloatAttr(),
         /*layout=*/BlockLayoutAttr());
 }
@@ -110,12 +111,50 @@ static LogicalResult verifyLayout(AttentionOp op, const AttentionDims &d) {
     return op.emitOpError()
            << "expects a layout entry for each of the " << d.queryHeads
            << " query heads, got " << layout.getHeads().size();
-  BlockLayout expected = BlockLayout::compute(op.getMask(), layout.getBlockQ(),
+  BlockLayout expected = BlockLayout::compute(op.getPatternMask(), layout.getBlockQ(),
                                               layout.getBlockK());
   std::string diff = layout.getLayout().firstDifference(expected);
   if (!diff.empty())
     return op.emitOpError()
            << "has a layout that does not match its pattern: " << diff;
+  return success();
+}
+
+/// The mask operand: `Lq x Lk` or broadcast from `B x Hq x Lq x Lk`, i1 or
+/// the op's float type (additive: softmax and pointwise only).
+static LogicalResult verifyMaskOperand(AttentionOp op, ShapeChecker &check,
+                                       const AttentionDims &d) {
+  Named m{"mask", typeOf(op.getMask())};
+  if (!m.type)
+    return success();
+  if (m.type.getRank() == 4 && m.type.isDynamicDim(1))
+    return op.emitOpError() << "expects a static head dimension of mask, got "
+                            << m.type;
+  if (failed(check.requireBias(m, d.batch, d.queryHeads, d.queryLen, d.keyLen,
+                               /*allowRank2=*/true)))
+    return failure();
+  Type elem = m.type.getElementType();
+  if (!elem.isInteger(1)) {
+    Type queryElem = typeOf(op.getQuery()).getElementType();
+    if (elem != queryElem)
+      return op.emitOpError()
+             << "expects a boolean (i1) mask or an additive mask of the "
+                "query's element type "
+             << queryElem << ", got " << m.type;
+    if (isa<KernelAttr>(op.getNormalizer()))
+      return op.emitOpError()
+             << "takes only a boolean mask with kernel attention (an additive "
+                "mask needs scores to add it to)";
+  }
+  if (op.isVarlen())
+    return op.emitOpError()
+           << "does not take a mask with varlen operands (its rows and "
+              "columns would not follow the sequences)";
+  if (op.getLayoutAttr())
+    return op.emitOpError()
+           << "has a block layout and a mask tensor; a layout describes the "
+              "pattern only (attn-infer-mask turns a constant mask into a "
+              "pattern)";
   return success();
 }
 
@@ -144,6 +183,8 @@ LogicalResult AttentionOp::verify() {
     return failure();
   if (gate.type && failed(check.requireShape(gate, res.type.getShape(),
                                              "the shape of the result")))
+    return failure();
+  if (failed(verifyMaskOperand(*this, check, d)))
     return failure();
 
   if (segK.type && !segQ.type)
@@ -277,6 +318,7 @@ AttentionOp::getRuntimeSizeChecks() {
     LenK = kKeyLengthsOperand,
     OffQ = kQueryOffsetsOperand,
     OffK = kKeyOffsetsOperand,
+    Mask = kMaskOperand,
   };
   require(K, 0, Q, 0);
   require(V, 0, K, 0);
@@ -300,6 +342,14 @@ AttentionOp::getRuntimeSizeChecks() {
   require(LenQ, 0, Q, 0);
   require(LenK, 0, Q, 0);
   require(OffK, 0, OffQ, 0);
+  if (present(Mask)) {
+    // Lq x Lk, or B' x H' x Lq x Lk.
+    int64_t rank = typeOf(getMask()).getRank();
+    if (rank == 4 && sizeOf(Mask, 0) != 1)
+      require(Mask, 0, Q, 0);
+    require(Mask, rank - 2, Q, 2);
+    require(Mask, rank - 1, K, 2);
+  }
   return checks;
 }
 
@@ -338,7 +388,7 @@ PatternShape AttentionOp::getPatternShape() {
           static_cast<bool>(getQuerySegments())};
 }
 
-mask::Mask AttentionOp::getMask() {
+mask::Mask AttentionOp::getPatternMask() {
   return buildMask(getPatternAttr(), getPatternShape());
 }
 
@@ -346,7 +396,7 @@ BlockLayout AttentionOp::getBlockLayout(int64_t blockQ, int64_t blockK) {
   if (BlockLayoutAttr layout = getLayoutAttr())
     if (layout.getBlockQ() == blockQ && layout.getBlockK() == blockK)
       return layout.getLayout();
-  return BlockLayout::compute(getMask(), blockQ, blockK);
+  return BlockLayout::compute(getPatternMask(), blockQ, blockK);
 }
 
 /// Allowed (query, key) pairs summed over the query heads of one batch.

@@ -118,17 +118,32 @@ public:
 
   /// A bias of shape `{1 or batch} x {1 or heads} x queryLen x keyLen`.
   LogicalResult requireBias(const Named &bias, int64_t batch, int64_t heads,
-                            int64_t queryLen, int64_t keyLen) {
+                            int64_t queryLen, int64_t keyLen,
+                            bool allowRank2 = false) {
     if (!bias.type)
       return success();
-    if (failed(requireRank({bias}, 4, "batch x heads x Lq x Lk")))
+    if (!allowRank2 &&
+        failed(requireRank({bias}, 4, "batch x heads x Lq x Lk")))
       return failure();
     ArrayRef<int64_t> s = bias.type.getShape();
-    if ((s[0] != 1 && !compatible(s[0], batch)) ||
-        (s[1] != 1 && s[1] != heads) || !compatible(s[2], queryLen) ||
-        !compatible(s[3], keyLen)) {
+    bool ok;
+    if (allowRank2 && s.size() == 2) {
+      ok = compatible(s[0], queryLen) && compatible(s[1], keyLen);
+    } else if (s.size() == 4) {
+      ok = (s[0] == 1 || compatible(s[0], batch)) &&
+           (s[1] == 1 || s[1] == heads) && compatible(s[2], queryLen) &&
+           compatible(s[3], keyLen);
+    } else {
+      ok = false;
+    }
+    if (!ok) {
       InFlightDiagnostic diag = op->emitOpError()
-                                << "expects bias of shape {1 or ";
+                                << "expects " << bias.name << " of shape ";
+      if (allowRank2) {
+        printShape(diag, {queryLen, keyLen});
+        diag << " or ";
+      }
+      diag << "{1 or ";
       printShape(diag, {batch});
       diag << "}x{1 or " << heads << "}x";
       printShape(diag, {queryLen, keyLen});

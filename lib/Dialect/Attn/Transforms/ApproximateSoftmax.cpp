@@ -33,6 +33,11 @@ struct ApproximateSoftmaxPass
                            "does not apply to kernel attention";
         return;
       }
+      if (op.getMask() && !op.hasBoolMask()) {
+        op.emitRemark() << "attn-approximate-softmax: left exact: an additive "
+                           "mask does not apply to kernel attention";
+        return;
+      }
       double scale = op.getEffectiveScale();
       if (!(scale > 0)) {
         op.emitRemark() << "attn-approximate-softmax: left exact: FAVOR+ "

@@ -72,7 +72,7 @@ FailureOr<ApplyOp> mlir::attn::decomposeAttention(RewriterBase &rewriter,
         ScoresOp::create(b, scoreType, query, key, op.getBias(), scoreScale);
     Value weights = NormalizeOp::create(
         b, scoreType, scores, op.getQuerySegments(), op.getKeySegments(),
-        op.getNormalizer(), op.getPatternAttr());
+        op.getMask(), op.getNormalizer(), op.getPatternAttr());
     apply =
         ApplyOp::create(b, op.getType(), weights, op.getValue(), op.getGate());
     return apply.getResult();

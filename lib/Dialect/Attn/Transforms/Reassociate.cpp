@@ -82,6 +82,7 @@ struct Candidate {
   KernelAttr kernel;
   MaskPatternAttrInterface pattern;
   bool hasBias = false;
+  bool hasMask = false;
   bool varlen = false;
   Value querySegments, keySegments;
   /// The (feature-mapped, for the chain) queries and keys, for their
@@ -104,6 +105,9 @@ std::string blocker(const Candidate &c) {
            "here";
   if (c.hasBias)
     return "it has a bias";
+  if (c.hasMask)
+    return "it has a mask tensor (attn-infer-mask turns a constant one into "
+           "a pattern)";
   std::optional<LinearMaskForm> form = linearForm(c.pattern);
   if (!form) {
     std::string s;
@@ -198,6 +202,7 @@ struct ReassociatePass
       c.features = c.kernel.getNumFeatures(c.dims.headDim);
       c.pattern = a.getPatternAttr();
       c.hasBias = static_cast<bool>(a.getBias());
+      c.hasMask = static_cast<bool>(a.getMask());
       c.querySegments = a.getQuerySegments();
       c.keySegments = a.getKeySegments();
       c.varlen = a.isVarlen();
@@ -215,6 +220,7 @@ struct ReassociatePass
     c.features = qs[3];
     c.pattern = norm.getPatternAttr();
     c.hasBias = static_cast<bool>(scores.getBias());
+    c.hasMask = static_cast<bool>(norm.getMask());
     c.querySegments = norm.getQuerySegments();
     c.keySegments = norm.getKeySegments();
     c.query = scores.getQuery();

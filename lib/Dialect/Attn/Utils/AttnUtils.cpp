@@ -112,6 +112,8 @@ SmallVector<Value, 4> mlir::attn::biasIndices(ArrayRef<int64_t> biasShape,
                                               Value zero, Value batch,
                                               Value head, Value query,
                                               Value key) {
+  if (biasShape.size() == 2)
+    return {query, key};
   return {biasShape[0] == 1 ? zero : batch, biasShape[1] == 1 ? zero : head,
           query, key};
 }

@@ -14,6 +14,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def Attn_IdTensor : RankedTensorOf<[I32, I64]>;
 def Attn_LengthTensor : 1DTensorOf<[I32]>;
+def Attn_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16]>;
 
 /// A user-level attention op; `interfaceOverrides` names the
 /// AttentionOpInterface methods with a default the op defines itself.
@@ -89,7 +90,18 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     - `segments(%s)`: `B x Lq` integer document ids for `#attn.segments`,
       and `key_segments(%t)` (`B x Lk`) when `Lq != Lk`;
     - `projection(%w)`: the `features x D` FAVOR+ projection, replacing the
-      seeded one of `#attn.kernel<favor, ...>`.
+      seeded one of `#attn.kernel<favor, ...>`;
+    - `mask(%m)`: a mask tensor with the semantics of PyTorch's `attn_mask`,
+      shaped `Lq x Lk` or `B' x H' x Lq x Lk` (`B'` in {1, B}, `H'` in
+      {1, Hq}, broadcast). Boolean (`i1`): `true` lets the query see the
+      key. Float (the op's element type, softmax and pointwise only):
+      added to the scores after the scale and the bias; `-inf` entries
+      remove the key, so an additive mask of 0 and -inf is the boolean
+      mask. The keys a query sees are those the pattern and the mask both
+      allow; a query that sees none gives zeros (PyTorch gives NaN). Not
+      with varlen operands nor a `layout`. `attn-infer-mask` turns a
+      constant mask into a pattern; the CPU kernels classify the blocks of
+      a run-time mask at run time (docs/Semantics.md, "Mask tensors").
 
     Attributes: `normalizer` (required), `pattern`, `scale` (f32),
     `qk_norm_eps` (f32 > 0): when present, each query and key vector is
@@ -142,6 +154,7 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
                        Optional<Attn_LengthTensor>:$key_lengths,
                        Optional<Attn_LengthTensor>:$query_offsets,
                        Optional<Attn_LengthTensor>:$key_offsets,
+                       Optional<Attn_MaskTensor>:$mask,
                        Attn_NormalizerAttrInterface:$normalizer,
                        OptionalAttr<Attn_MaskPatternAttrInterface>:$pattern,
                        OptionalAttr<F32Attr>:$scale,
@@ -159,6 +172,7 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
     (`query_offsets` `(` $query_offsets^ `:` type($query_offsets) `)`)?
     (`key_offsets` `(` $key_offsets^ `:` type($key_offsets) `)`)?
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value) `->`
     type($result)
   }];
@@ -177,7 +191,7 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     ::mlir::attn::PatternShape getPatternShape();
     /// The mask of this op, built by the mask library (over dynamic
     /// lengths when the op's are dynamic).
-    ::mlir::attn::mask::Mask getMask();
+    ::mlir::attn::mask::Mask getPatternMask();
     /// The FLOP count (FlopCountOpInterface) for concrete dimensions: the
     /// interface method counts the op's own static shapes (0 when dynamic);
     /// runners pass the run-time sizes.
@@ -185,6 +199,11 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     /// The block layout of the mask in blocks of `blockQ x blockK`: the
     /// `layout` attribute's when its blocks are those, else computed.
     ::mlir::attn::BlockLayout getBlockLayout(int64_t blockQ, int64_t blockK);
+    /// True if the mask operand is boolean (else additive, or absent).
+    bool hasBoolMask() {
+      return getMask() && cast<::mlir::RankedTensorType>(getMask().getType())
+                              .getElementType().isInteger(1);
+    }
     /// True if a varlen operand (lengths or offsets) is present.
     bool isVarlen() {
       return getQueryLengths() || getKeyLengths() || getQueryOffsets();
@@ -459,7 +478,8 @@ def Attn_NormalizeOp : Attn_InternalOp<"normalize", [AttrSizedOperandSegments]> 
   let summary = "masked normalization of scores into weights";
   let description = [{
     Turns scores `B x Hq x Lq x Lk` into weights of the same shape under the
-    `normalizer` and the optional `pattern` (and segment ids), exactly as
+    `normalizer`, the optional `pattern` (and segment ids) and the optional
+    mask tensor (boolean or additive, as `attn.attention`'s), exactly as
     `attn.attention` defines them: masked weights are 0, fully masked rows
     are 0; for `#attn.kernel` the scores are the feature products and are
     divided by their masked row sum plus eps.
@@ -474,6 +494,7 @@ def Attn_NormalizeOp : Attn_InternalOp<"normalize", [AttrSizedOperandSegments]> 
   let arguments = (ins Attn_F32Tensor:$scores,
                        Optional<Attn_IdTensor>:$query_segments,
                        Optional<Attn_IdTensor>:$key_segments,
+                       Optional<Attn_MaskTensor>:$mask,
                        Attn_NormalizerAttrInterface:$normalizer,
                        OptionalAttr<Attn_MaskPatternAttrInterface>:$pattern);
   let results = (outs Attn_F32Tensor:$result);
@@ -481,11 +502,12 @@ def Attn_NormalizeOp : Attn_InternalOp<"normalize", [AttrSizedOperandSegments]> 
     $scores
     (`segments` `(` $query_segments^ `:` type($query_segments) `)`)?
     (`key_segments` `(` $key_segments^ `:` type($key_segments) `)`)?
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
     attr-dict `:` type($scores) `->` type($result)
   }];
   let extraClassDeclaration = [{
     /// The mask of this op, built by the mask library.
-    ::mlir::attn::mask::Mask getMask();
+    ::mlir::attn::mask::Mask getPatternMask();
   }];
 }
 

@@ -33,7 +33,8 @@ Value floatLike(ImplicitLocOpBuilder &b, Value like, double value);
 
 /// The indices of the bias element of (batch, query head, query, key) in a
 /// bias of shape `biasShape` (`{1 or B} x {1 or Hq} x Lq x Lk`): broadcast
-/// dimensions of size 1 read index `zero`.
+/// dimensions of size 1 read index `zero`. A mask tensor may also be
+/// `Lq x Lk` (two indices).
 SmallVector<Value, 4> biasIndices(ArrayRef<int64_t> biasShape, Value zero,
                                   Value batch, Value head, Value query,
                                   Value key);

@@ -1,0 +1,106 @@
+// Mask tensors (attn.attention's `mask`) against the scalar reference:
+// boolean and additive (0 / -inf) masks, Lq x Lk and broadcast 4-D shapes,
+// with patterns, bias, every normalizer, Lq != Lk, rows with no allowed key,
+// bf16, and dynamic sizes. Random masks allow 3 in 4 entries.
+// DEFINE: %{tol} = --rtol 1e-4 --atol 1e-5
+// DEFINE: %{fn} =
+// DEFINE: %{extra} =
+// DEFINE: %{check} = attn-run %s --entry %{fn} --random-inputs --seed 11 %{extra} --save-inputs %t/%{fn} --output %t/%{fn}.npy && attn-ref %s --entry %{fn} --inputs %t/%{fn} --compare %t/%{fn}.npy %{tol}
+// RUN: rm -rf %t && mkdir -p %t
+// REDEFINE: %{fn} = bool_2d
+// RUN: %{check}
+// REDEFINE: %{fn} = bool_per_head
+// RUN: %{check}
+// REDEFINE: %{fn} = additive_causal_bias
+// RUN: %{check}
+// REDEFINE: %{fn} = pointwise_gelu_additive
+// RUN: %{check}
+// REDEFINE: %{fn} = pointwise_relu_bool
+// RUN: %{check}
+// REDEFINE: %{fn} = kernel_bool
+// RUN: %{check}
+// REDEFINE: %{fn} = lq_lt_lk
+// RUN: %{check}
+// REDEFINE: %{fn} = empty_rows
+// RUN: %{check}
+// REDEFINE: %{fn} = window_bf16
+// REDEFINE: %{tol} = --rtol 2e-2 --atol 2e-2
+// RUN: %{check}
+// REDEFINE: %{tol} = --rtol 1e-4 --atol 1e-5
+// REDEFINE: %{fn} = dynamic
+// REDEFINE: %{extra} = --shape query=2x4x45x16 --shape key=2x2x61x16 --shape value=2x2x61x8 --shape mask=2x1x45x61
+// RUN: %{check}
+// The reference lowering alone, and a mask whose size differs at run time.
+// RUN: attn-run %s --entry bool_2d --reference --random-inputs --seed 3 --check
+// RUN: not attn-run %s --entry dynamic --random-inputs --shape query=2x4x45x16 --shape key=2x2x61x16 --shape value=2x2x61x8 --shape mask=2x1x45x60 2>&1 | FileCheck %s --check-prefix=SIZE
+// SIZE: dimension 3 of mask (60) differs from dimension 2 of key (61)
+
+/// a boolean Lq x Lk mask, grouped-query heads, odd length
+func.func @bool_2d(%query: tensor<2x4x77x16xf32>, %key: tensor<2x2x77x16xf32>, %value: tensor<2x2x77x8xf32>, %mask: tensor<77x77xi1>) -> tensor<2x4x77x8xf32> {
+  %0 = attn.attention %query, %key, %value mask(%mask : tensor<77x77xi1>) {normalizer = #attn.softmax}
+      : tensor<2x4x77x16xf32>, tensor<2x2x77x16xf32>, tensor<2x2x77x8xf32> -> tensor<2x4x77x8xf32>
+  return %0 : tensor<2x4x77x8xf32>
+}
+
+/// a boolean mask per batch row and head
+func.func @bool_per_head(%query: tensor<2x4x77x16xf32>, %key: tensor<2x2x77x16xf32>, %value: tensor<2x2x77x8xf32>, %mask: tensor<2x4x77x77xi1>) -> tensor<2x4x77x8xf32> {
+  %0 = attn.attention %query, %key, %value mask(%mask : tensor<2x4x77x77xi1>) {normalizer = #attn.softmax}
+      : tensor<2x4x77x16xf32>, tensor<2x2x77x16xf32>, tensor<2x2x77x8xf32> -> tensor<2x4x77x8xf32>
+  return %0 : tensor<2x4x77x8xf32>
+}
+
+/// an additive mask with a causal pattern and a bias
+func.func @additive_causal_bias(%query: tensor<2x4x77x16xf32>, %key: tensor<2x2x77x16xf32>, %value: tensor<2x2x77x8xf32>, %bias: tensor<1x4x77x77xf32>, %mask: tensor<2x1x77x77xf32>) -> tensor<2x4x77x8xf32> {
+  %0 = attn.attention %query, %key, %value bias(%bias : tensor<1x4x77x77xf32>) mask(%mask : tensor<2x1x77x77xf32>) {normalizer = #attn.softmax, pattern = #attn.causal}
+      : tensor<2x4x77x16xf32>, tensor<2x2x77x16xf32>, tensor<2x2x77x8xf32> -> tensor<2x4x77x8xf32>
+  return %0 : tensor<2x4x77x8xf32>
+}
+
+/// pointwise gelu (h(-inf) is no number) under an additive mask
+func.func @pointwise_gelu_additive(%query: tensor<1x4x77x16xf32>, %key: tensor<1x4x77x16xf32>, %value: tensor<1x4x77x8xf32>, %mask: tensor<77x77xf32>) -> tensor<1x4x77x8xf32> {
+  %0 = attn.attention %query, %key, %value mask(%mask : tensor<77x77xf32>) {normalizer = #attn.pointwise<gelu>}
+      : tensor<1x4x77x16xf32>, tensor<1x4x77x16xf32>, tensor<1x4x77x8xf32> -> tensor<1x4x77x8xf32>
+  return %0 : tensor<1x4x77x8xf32>
+}
+
+/// pointwise relu under a boolean mask and a window
+func.func @pointwise_relu_bool(%query: tensor<1x4x77x16xf32>, %key: tensor<1x4x77x16xf32>, %value: tensor<1x4x77x8xf32>, %mask: tensor<1x4x77x77xi1>) -> tensor<1x4x77x8xf32> {
+  %0 = attn.attention %query, %key, %value mask(%mask : tensor<1x4x77x77xi1>) {normalizer = #attn.pointwise<relu>, pattern = #attn.window<before = 9, after = 4>}
+      : tensor<1x4x77x16xf32>, tensor<1x4x77x16xf32>, tensor<1x4x77x8xf32> -> tensor<1x4x77x8xf32>
+  return %0 : tensor<1x4x77x8xf32>
+}
+
+/// kernel attention (elu + 1) under a boolean mask: stays quadratic
+func.func @kernel_bool(%query: tensor<1x2x77x16xf32>, %key: tensor<1x2x77x16xf32>, %value: tensor<1x2x77x8xf32>, %mask: tensor<77x77xi1>) -> tensor<1x2x77x8xf32> {
+  %0 = attn.attention %query, %key, %value mask(%mask : tensor<77x77xi1>) {normalizer = #attn.kernel<elu_plus_one>}
+      : tensor<1x2x77x16xf32>, tensor<1x2x77x16xf32>, tensor<1x2x77x8xf32> -> tensor<1x2x77x8xf32>
+  return %0 : tensor<1x2x77x8xf32>
+}
+
+/// fewer queries than keys (aligned to the end) with a causal pattern
+func.func @lq_lt_lk(%query: tensor<1x4x13x16xf32>, %key: tensor<1x2x50x16xf32>, %value: tensor<1x2x50x8xf32>, %mask: tensor<13x50xi1>) -> tensor<1x4x13x8xf32> {
+  %0 = attn.attention %query, %key, %value mask(%mask : tensor<13x50xi1>) {normalizer = #attn.softmax, pattern = #attn.causal}
+      : tensor<1x4x13x16xf32>, tensor<1x2x50x16xf32>, tensor<1x2x50x8xf32> -> tensor<1x4x13x8xf32>
+  return %0 : tensor<1x4x13x8xf32>
+}
+
+/// two keys: about one row in 16 has no allowed key (zeros)
+func.func @empty_rows(%query: tensor<1x2x64x16xf32>, %key: tensor<1x2x2x16xf32>, %value: tensor<1x2x2x8xf32>, %mask: tensor<1x2x64x2xf32>) -> tensor<1x2x64x8xf32> {
+  %0 = attn.attention %query, %key, %value mask(%mask : tensor<1x2x64x2xf32>) {normalizer = #attn.softmax}
+      : tensor<1x2x64x16xf32>, tensor<1x2x2x16xf32>, tensor<1x2x2x8xf32> -> tensor<1x2x64x8xf32>
+  return %0 : tensor<1x2x64x8xf32>
+}
+
+/// bf16 with an additive mask and a window
+func.func @window_bf16(%query: tensor<1x4x77x16xbf16>, %key: tensor<1x4x77x16xbf16>, %value: tensor<1x4x77x8xbf16>, %mask: tensor<77x77xbf16>) -> tensor<1x4x77x8xbf16> {
+  %0 = attn.attention %query, %key, %value mask(%mask : tensor<77x77xbf16>) {normalizer = #attn.softmax, pattern = #attn.window<before = 20, after = 20>}
+      : tensor<1x4x77x16xbf16>, tensor<1x4x77x16xbf16>, tensor<1x4x77x8xbf16> -> tensor<1x4x77x8xbf16>
+  return %0 : tensor<1x4x77x8xbf16>
+}
+
+/// dynamic batch and lengths, a mask per batch row
+func.func @dynamic(%query: tensor<?x4x?x16xf32>, %key: tensor<?x2x?x16xf32>, %value: tensor<?x2x?x8xf32>, %mask: tensor<?x1x?x?xi1>) -> tensor<?x4x?x8xf32> {
+  %0 = attn.attention %query, %key, %value mask(%mask : tensor<?x1x?x?xi1>) {normalizer = #attn.softmax}
+      : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x8xf32> -> tensor<?x4x?x8xf32>
+  return %0 : tensor<?x4x?x8xf32>
+}
