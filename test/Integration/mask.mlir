@@ -34,6 +34,13 @@
 // RUN: attn-run %s --entry bool_2d --reference --random-inputs --seed 3 --check
 // RUN: not attn-run %s --entry dynamic --random-inputs --shape query=2x4x45x16 --shape key=2x2x61x16 --shape value=2x2x61x8 --shape mask=2x1x45x60 2>&1 | FileCheck %s --check-prefix=SIZE
 // SIZE: dimension 3 of mask (60) differs from dimension 2 of key (61)
+// Masks computed in the graph (a band, alone and with a random mask): their
+// blocks are empty, wholly allowed or partial, each path of the kernels'
+// run-time classification; checked against the reference lowering.
+// RUN: attn-run %s --entry band --random-inputs --seed 5 --check --remarks 2>&1 | FileCheck %s --check-prefix=BAND
+// RUN: attn-run %s --entry band_and_random --random-inputs --seed 6 --check
+// BAND: the blocks of the mask tensor classified at run time
+// BAND: check result0: {{.*}} ok
 
 /// a boolean Lq x Lk mask, grouped-query heads, odd length
 func.func @bool_2d(%query: tensor<2x4x77x16xf32>, %key: tensor<2x2x77x16xf32>, %value: tensor<2x2x77x8xf32>, %mask: tensor<77x77xi1>) -> tensor<2x4x77x8xf32> {
@@ -103,4 +110,48 @@ func.func @dynamic(%query: tensor<?x4x?x16xf32>, %key: tensor<?x2x?x16xf32>, %va
   %0 = attn.attention %query, %key, %value mask(%mask : tensor<?x1x?x?xi1>) {normalizer = #attn.softmax}
       : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x8xf32> -> tensor<?x4x?x8xf32>
   return %0 : tensor<?x4x?x8xf32>
+}
+
+/// a band |i - j| <= 150 computed in the graph, additive
+func.func @band(%query: tensor<1x2x300x16xf32>, %key: tensor<1x2x300x16xf32>, %value: tensor<1x2x300x8xf32>) -> tensor<1x2x300x8xf32> {
+  %c150 = arith.constant 150 : index
+  %c_150 = arith.constant -150 : index
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %init = tensor.empty() : tensor<300x300xf32>
+  %mask = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} outs(%init : tensor<300x300xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %d = arith.subi %i, %j : index
+    %lo = arith.cmpi sge, %d, %c_150 : index
+    %hi = arith.cmpi sle, %d, %c150 : index
+    %in = arith.andi %lo, %hi : i1
+    %v = arith.select %in, %zero, %ninf : f32
+    linalg.yield %v : f32
+  } -> tensor<300x300xf32>
+  %0 = attn.attention %query, %key, %value mask(%mask : tensor<300x300xf32>) {normalizer = #attn.softmax}
+      : tensor<1x2x300x16xf32>, tensor<1x2x300x16xf32>, tensor<1x2x300x8xf32> -> tensor<1x2x300x8xf32>
+  return %0 : tensor<1x2x300x8xf32>
+}
+
+/// a band |i - j| <= 40 and a random boolean mask, combined in the graph
+func.func @band_and_random(%query: tensor<1x2x300x16xf32>, %key: tensor<1x2x300x16xf32>, %value: tensor<1x2x300x8xf32>, %random: tensor<300x300xi1>) -> tensor<1x2x300x8xf32> {
+  %c40 = arith.constant 40 : index
+  %c_40 = arith.constant -40 : index
+  %init = tensor.empty() : tensor<300x300xi1>
+  %mask = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%random : tensor<300x300xi1>) outs(%init : tensor<300x300xi1>) {
+  ^bb0(%r: i1, %out: i1):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %d = arith.subi %i, %j : index
+    %lo = arith.cmpi sge, %d, %c_40 : index
+    %hi = arith.cmpi sle, %d, %c40 : index
+    %in = arith.andi %lo, %hi : i1
+    %v = arith.andi %in, %r : i1
+    linalg.yield %v : i1
+  } -> tensor<300x300xi1>
+  %0 = attn.attention %query, %key, %value mask(%mask : tensor<300x300xi1>) {normalizer = #attn.pointwise<relu2>}
+      : tensor<1x2x300x16xf32>, tensor<1x2x300x16xf32>, tensor<1x2x300x8xf32> -> tensor<1x2x300x8xf32>
+  return %0 : tensor<1x2x300x8xf32>
 }

@@ -64,6 +64,21 @@ void KernelFrame::prepare() {
   valueBuf = buffer(spec.value);
   biasBuf = buffer(spec.bias);
   gateBuf = buffer(spec.gate);
+  if (Value m = spec.maskTensor) {
+    if (cast<RankedTensorType>(m.getType()).getElementType().isInteger(1)) {
+      // Bytes rather than i1, whose vectors LLVM packs into bits.
+      Type i8 = b.getI8Type();
+      m = tb.elementwise(
+          {m},
+          [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+            return arith::ExtUIOp::create(bb, i8, a[0]);
+          },
+          i8);
+      maskBuf = readOnlyBuffer(b, m);
+    } else {
+      maskBuf = readOnlyBuffer(b, toF32Tensor(tb, m));
+    }
+  }
   querySegmentBuf = readOnlyBuffer(b, spec.querySegments);
   keySegmentBuf = readOnlyBuffer(b, spec.keySegments);
   queryLengthBuf = readOnlyBuffer(b, spec.queryLengths);
@@ -241,10 +256,121 @@ std::pair<Value, Value> KernelFrame::idRange(Value ids, Value start,
   return {range[0], range[1]};
 }
 
+std::pair<Value, Value> KernelFrame::maskTensorTileKind(Value k0) {
+  auto type = cast<MemRefType>(maskBuf.getType());
+  Type elem = type.getElementType();
+  bool additive = elem.isF32();
+  int64_t rank = type.getRank();
+  Value rowEnd = minIdx(add(firstQuery, blockQ), seqQueryLen);
+  Value keyEnd = minIdx(add(k0, blockK), seqKeyLen);
+  // Each row of the block as vectors of `width` entries: whether the entry
+  // allows its key, and whether it allows it adding 0 (boolean masks: the
+  // same).
+  auto classify = [&](Value v) -> std::pair<Value, Value> {
+    auto vt = cast<VectorType>(v.getType());
+    if (!additive) {
+      Value allows = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::ne, v,
+          vector::BroadcastOp::create(
+              b, vt, arith::ConstantOp::create(b, b.getI8IntegerAttr(0))));
+      return {allows, allows};
+    }
+    Value allows = arith::CmpFOp::create(
+        b, arith::CmpFPredicate::OGT, v,
+        vector::BroadcastOp::create(b, vt, f32Const(kNegInf)));
+    Value neutral = arith::CmpFOp::create(
+        b, arith::CmpFPredicate::OEQ, v,
+        vector::BroadcastOp::create(b, vt, f32Const(0.0)));
+    return {allows, neutral};
+  };
+  auto reduce = [&](Value any, Value all) {
+    return std::pair<Value, Value>{
+        vector::ReductionOp::create(b, vector::CombiningKind::OR, any),
+        vector::ReductionOp::create(b, vector::CombiningKind::AND, all)};
+  };
+  auto rowAt = [&](Value row, Value k) {
+    return biasIndices(type.getShape(), idx(0), batch, head, row, k);
+  };
+
+  // A whole block (the usual case): one vector per row, combined across the
+  // rows lane by lane and reduced once.
+  auto wholeBlock = [&]() -> SmallVector<Value> {
+    auto vt = VectorType::get({blockK}, elem);
+    auto bits = VectorType::get({blockK}, b.getI1Type());
+    Value none =
+        arith::ConstantOp::create(b, DenseElementsAttr::get(bits, false));
+    Value every =
+        arith::ConstantOp::create(b, DenseElementsAttr::get(bits, true));
+    SmallVector<Value> acc = forLoop(
+        firstQuery, rowEnd, 1, {none, every}, [&](Value row, ValueRange a) {
+          Value v = vector::LoadOp::create(b, vt, maskBuf, rowAt(row, k0));
+          auto [allows, neutral] = classify(v);
+          return SmallVector<Value>{arith::OrIOp::create(b, a[0], allows),
+                                    arith::AndIOp::create(b, a[1], neutral)};
+        });
+    auto [any, all] = reduce(acc[0], acc[1]);
+    return {any, all};
+  };
+  // A ragged block (past the end of the keys): element by element.
+  auto raggedBlock = [&]() -> SmallVector<Value> {
+    Value f = arith::ConstantOp::create(b, b.getBoolAttr(false));
+    Value t = arith::ConstantOp::create(b, b.getBoolAttr(true));
+    auto one = VectorType::get({1}, elem);
+    return forLoop(firstQuery, rowEnd, 1, {f, t}, [&](Value row, ValueRange a) {
+      return forLoop(k0, keyEnd, 1, {a[0], a[1]}, [&](Value k, ValueRange c) {
+        Value v = vector::LoadOp::create(b, one, maskBuf, rowAt(row, k));
+        auto [allows, neutral] = classify(v);
+        auto [any, all] = reduce(allows, neutral);
+        return SmallVector<Value>{arith::OrIOp::create(b, c[0], any),
+                                  arith::AndIOp::create(b, c[1], all)};
+      });
+    });
+  };
+  (void)rank;
+  Value whole = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                      sub(keyEnd, k0), idx(blockK));
+  auto ifWhole = scf::IfOp::create(
+      b, whole,
+      [&](OpBuilder &, Location) { scf::YieldOp::create(b, wholeBlock()); },
+      [&](OpBuilder &, Location) { scf::YieldOp::create(b, raggedBlock()); });
+  return {ifWhole.getResult(0), ifWhole.getResult(1)};
+}
+
 SmallVector<Value>
 KernelFrame::visitSegmentBound(Value k0, bool masked, ValueRange state,
                                std::optional<std::pair<Value, Value>> qIds,
                                BlockBody body) {
+  if (maskBuf) {
+    // The mask tensor's block: skipped when it allows nothing, masked
+    // unless it allows everything (and adds 0).
+    std::pair<Value, Value> kind = maskTensorTileKind(k0);
+    Value any = kind.first, all = kind.second;
+    auto visit = [&](bool m) {
+      return [&, m](OpBuilder &, Location) {
+        scf::YieldOp::create(b, visitSegmentBoundIds(k0, m, state, qIds, body));
+      };
+    };
+    auto skip = [&](OpBuilder &, Location) { scf::YieldOp::create(b, state); };
+    if (masked) {
+      auto ifAny = scf::IfOp::create(b, any, visit(true), skip);
+      return SmallVector<Value>(ifAny.getResults());
+    }
+    auto ifAny = scf::IfOp::create(
+        b, any,
+        [&](OpBuilder &, Location) {
+          auto ifAll = scf::IfOp::create(b, all, visit(false), visit(true));
+          scf::YieldOp::create(b, ifAll.getResults());
+        },
+        skip);
+    return SmallVector<Value>(ifAny.getResults());
+  }
+  return visitSegmentBoundIds(k0, masked, state, qIds, body);
+}
+
+SmallVector<Value>
+KernelFrame::visitSegmentBoundIds(Value k0, bool masked, ValueRange state,
+                                  std::optional<std::pair<Value, Value>> qIds,
+                                  BlockBody body) {
   if (!qIds)
     return body(k0, masked, state);
   auto [kMin, kMax] = idRange(keySegmentBuf, k0, blockK, seqKeyLen);
@@ -447,18 +573,50 @@ Value KernelFrame::allowed(QueryRows rows, Value key) {
   return ok;
 }
 
-Value KernelFrame::loadBias(QueryRows rows, Value key) {
-  auto type = cast<MemRefType>(biasBuf.getType());
+/// Element (`rows`, `key`) of a bias-shaped buffer (`Lq x Lk` or
+/// `{1 or B} x {1 or Hq} x Lq x Lk`), a vector along the queries when
+/// `rows.lanes` > 0 (rows past the buffer read `pad`).
+static Value loadAlongQueries(ImplicitLocOpBuilder &b, Value buf,
+                              QueryRows rows, Value batch, Value head,
+                              Value key, Attribute pad) {
+  auto type = cast<MemRefType>(buf.getType());
   SmallVector<Value, 4> at =
-      biasIndices(type.getShape(), idx(0), batch, head, rows.start, key);
+      biasIndices(type.getShape(), arith::ConstantIndexOp::create(b, 0), batch,
+                  head, rows.start, key);
   if (rows.lanes == 0)
-    return toF32(memref::LoadOp::create(b, biasBuf, at));
-  Type elem = type.getElementType();
-  AffineMap alongQueries = AffineMap::get(4, 0, b.getAffineDimExpr(2));
-  Value pad = arith::ConstantOp::create(b, b.getFloatAttr(elem, 0.0));
-  return toF32(vector::TransferReadOp::create(
-      b, VectorType::get({rows.lanes}, elem), biasBuf, at, pad, alongQueries,
-      ArrayRef<bool>{false}));
+    return memref::LoadOp::create(b, buf, at);
+  int64_t rank = type.getRank();
+  AffineMap alongQueries =
+      AffineMap::get(rank, 0, b.getAffineDimExpr(rank - 2));
+  return vector::TransferReadOp::create(
+      b, VectorType::get({rows.lanes}, type.getElementType()), buf, at,
+      arith::ConstantOp::create(b, cast<TypedAttr>(pad)), alongQueries,
+      ArrayRef<bool>{false});
+}
+
+Value KernelFrame::loadBias(QueryRows rows, Value key) {
+  Type elem = cast<MemRefType>(biasBuf.getType()).getElementType();
+  return toF32(loadAlongQueries(b, biasBuf, rows, batch, head, key,
+                                b.getFloatAttr(elem, 0.0)));
+}
+
+std::pair<Value, Value> KernelFrame::loadMaskTensor(QueryRows rows, Value key) {
+  Type elem = cast<MemRefType>(maskBuf.getType()).getElementType();
+  bool additive = elem.isF32();
+  Attribute pad = additive ? Attribute(b.getF32FloatAttr(kNegInf))
+                           : Attribute(b.getI8IntegerAttr(0));
+  Value v = loadAlongQueries(b, maskBuf, rows, batch, head, key, pad);
+  auto like = [&](Attribute scalar) -> Value {
+    Value c = arith::ConstantOp::create(b, cast<TypedAttr>(scalar));
+    if (rows.lanes == 0)
+      return c;
+    return vector::BroadcastOp::create(b, v.getType(), c);
+  };
+  if (additive)
+    return {v, arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, v,
+                                     like(b.getF32FloatAttr(kNegInf)))};
+  return {Value(), arith::CmpIOp::create(b, arith::CmpIPredicate::ne, v,
+                                         like(b.getI8IntegerAttr(0)))};
 }
 
 Value KernelFrame::maskedScore(Value score, Value ok) {

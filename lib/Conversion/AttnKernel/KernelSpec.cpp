@@ -12,8 +12,9 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-bool KernelSpec::applies(AttentionOp op) {
-  return isa<SoftmaxAttr, PointwiseAttr>(op.getNormalizer()) && !op.getMask();
+bool KernelSpec::applies(AttentionOp op, bool maskTensors) {
+  return isa<SoftmaxAttr, PointwiseAttr>(op.getNormalizer()) &&
+         (maskTensors || !op.getMask());
 }
 
 KernelSpec KernelSpec::get(AttentionOp op) {
@@ -24,6 +25,7 @@ KernelSpec KernelSpec::get(AttentionOp op) {
   spec.value = op.getValue();
   spec.bias = op.getBias();
   spec.gate = op.getGate();
+  spec.maskTensor = op.getMask();
   spec.querySegments = op.getQuerySegments();
   spec.keySegments = op.getEffectiveKeySegments();
   spec.queryLengths = op.getQueryLengths();

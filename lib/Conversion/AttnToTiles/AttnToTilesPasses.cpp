@@ -93,6 +93,15 @@ static InFlightDiagnostic &describeRuntime(InFlightDiagnostic &&diag,
 
 /// Emits the tile kernel of `op` (its run-time checks first) and replaces
 /// the op.
+/// The remark's note on a mask tensor, if the op has one.
+static InFlightDiagnostic &describeMaskTensor(InFlightDiagnostic &diag,
+                                              AttentionOp op) {
+  if (op.getMask())
+    diag << "; the blocks of the mask tensor classified at run time "
+            "(empty: skipped, wholly allowed: unmasked)";
+  return diag;
+}
+
 static void emitKernel(AttentionOp op, const TargetModel &target,
                        const TileSizes &tiles, const BlockLayout *layout) {
   IRRewriter rewriter(op->getContext());
@@ -119,14 +128,18 @@ static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
   if (failed(tiles))
     return failure();
   if (!spec.hasStaticLayout()) {
-    describeRuntime(op.emitRemark() << pass << ": ", tiles->queryTile(target),
-                    tiles->keyBlock, target.lanes);
+    describeMaskTensor(describeRuntime(op.emitRemark() << pass << ": ",
+                                       tiles->queryTile(target),
+                                       tiles->keyBlock, target.lanes),
+                       op);
     emitKernel(op, target, *tiles, nullptr);
     return success();
   }
   BlockLayout layout =
       op.getBlockLayout(tiles->queryTile(target), tiles->keyBlock);
-  describeLayout(op.emitRemark() << pass << ": ", layout, target.lanes);
+  describeMaskTensor(
+      describeLayout(op.emitRemark() << pass << ": ", layout, target.lanes),
+      op);
   emitKernel(op, target, *tiles, &layout);
   return success();
 }
@@ -141,7 +154,8 @@ static LogicalResult lowerAll(Operation *root, int64_t lanes, int64_t registers,
     return failure();
   SmallVector<AttentionOp> ops;
   root->walk([&](AttentionOp op) {
-    if (isa<NormalizerT>(op.getNormalizer()) && KernelSpec::applies(op))
+    if (isa<NormalizerT>(op.getNormalizer()) &&
+        KernelSpec::applies(op, /*maskTensors=*/true))
       ops.push_back(op);
   });
   for (AttentionOp op : ops)
@@ -182,7 +196,7 @@ struct BlockSparsePass
       return signalPassFailure();
     SmallVector<AttentionOp> ops;
     getOperation()->walk([&](AttentionOp op) {
-      if (op.getPatternAttr() && KernelSpec::applies(op))
+      if (op.getPatternAttr() && KernelSpec::applies(op, /*maskTensors=*/true))
         ops.push_back(op);
     });
     for (AttentionOp op : ops) {
@@ -204,8 +218,17 @@ struct BlockSparsePass
                         << ": no empty blocks; left for the dense kernels";
         continue;
       }
-      describeLayout(op.emitRemark() << getArgument() << ": ", layout,
-                     target->lanes);
+      describeMaskTensor(
+          describeLayout(op.emitRemark() << getArgument() << ": ", layout,
+                         target->lanes),
+          op);
+      if (op.getMask()) {
+        // A layout describes the pattern only: the kernel takes it here, the
+        // op does not.
+        if (kernels)
+          emitKernel(op, *target, *tiles, &layout);
+        continue;
+      }
       op.setLayoutAttr(BlockLayoutAttr::get(&getContext(), layout));
       if (!kernels)
         continue;

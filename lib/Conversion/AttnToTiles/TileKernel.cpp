@@ -261,6 +261,12 @@ private:
         if (f.biasBuf)
           s = arith::AddFOp::create(b, s, f.loadBias(rows, keysRead[j]));
         Value ok = masked ? f.allowed(rows, keys[j]) : Value();
+        if (masked && f.maskBuf) {
+          auto [added, tensorOk] = f.loadMaskTensor(rows, keysRead[j]);
+          if (added)
+            s = arith::AddFOp::create(b, s, added);
+          ok = arith::AndIOp::create(b, ok, tensorOk);
+        }
         if (spec.softmax) {
           s = f.maskedScore(s, ok);
           m[v] = arith::MaximumFOp::create(b, m[v], s);

@@ -10,7 +10,8 @@
 //   for each query tile:       (batch, query head, tile), its key/value head
 //     for each key block of the tile's row of the layout: full blocks,
 //     then partial ones, segment-bound masks skipping blocks whose ids
-//     cannot meet the tile's                                  (visitTile)
+//     cannot meet the tile's, a mask tensor's blocks classified as they
+//     are visited (empty: skipped; not wholly allowed: masked) (visitTile)
 //       S = scale Q K^T (+ bias)                 (loadBias; target code)
 //       masked in partial blocks                               (allowed)
 //       softmax: online max / sum, rescale the accumulator
@@ -113,6 +114,9 @@ public:
   /// layer-normalized with qk-layernorm), the output buffer, the tables.
   Value queryBuf, keyBuf, valueBuf, biasBuf, gateBuf, querySegmentBuf,
       keySegmentBuf, outputBuf;
+  /// The mask tensor as a read-only buffer (null when absent): f32 for an
+  /// additive mask, i8 (0 / 1) for a boolean one.
+  Value maskBuf;
   KernelTables tables;
 
   /// The current tile: batch row of the buffers, query head, its key/value
@@ -182,6 +186,12 @@ public:
   /// bias's shape says (rows and key within bounds, or read as 0 past the
   /// queries for vectors).
   Value loadBias(QueryRows rows, Value key);
+
+  /// The mask tensor at `rows` and `key` (a buffer row, within bounds):
+  /// what it adds to the score (null for a boolean mask) and whether it
+  /// allows the key (i1, or a vector of i1 over the rows; rows past the
+  /// queries read as masked).
+  std::pair<Value, Value> loadMaskTensor(QueryRows rows, Value key);
 
   /// The score where `ok` (may be null: everywhere), -inf elsewhere: what
   /// the row maximum of softmax is taken over.
@@ -280,11 +290,21 @@ private:
   /// (positions past `length` read the last one).
   std::pair<Value, Value> idRange(Value ids, Value start, int64_t count,
                                   Value length);
-  /// Runs `body` on a block unless segment ids rule it out.
+  /// Runs `body` on a block unless segment ids or the mask tensor rule it
+  /// out; a block the mask tensor does not wholly allow is masked.
   SmallVector<Value>
   visitSegmentBound(Value k0, bool masked, ValueRange state,
                     std::optional<std::pair<Value, Value>> qIds,
                     BlockBody body);
+  /// The mask tensor over the current tile's queries and the keys of the
+  /// block from `k0`: (does it allow any key, does it allow every key and
+  /// add 0 to each score), i1 values.
+  std::pair<Value, Value> maskTensorTileKind(Value k0);
+  /// visitSegmentBound without the mask tensor.
+  SmallVector<Value>
+  visitSegmentBoundIds(Value k0, bool masked, ValueRange state,
+                       std::optional<std::pair<Value, Value>> qIds,
+                       BlockBody body);
   SmallVector<Value> visitBlocks(Value offsets, Value list, Value at,
                                  bool masked, ValueRange state,
                                  std::optional<std::pair<Value, Value>> qIds,

@@ -24,6 +24,9 @@ namespace mlir::attn {
 /// kernel for. Tensors are the op's operands (null when absent).
 struct KernelSpec {
   Value query, key, value, bias, gate, querySegments, keySegments;
+  /// The mask tensor (boolean, or additive), null when absent. Only the CPU
+  /// tile kernel takes one (see `applies`).
+  Value maskTensor;
   /// Varlen operands (null when absent): padded lengths or packed offsets.
   Value queryLengths, keyLengths, queryOffsets, keyOffsets;
   /// Batch and lengths may be dynamic (ShapedType::kDynamic).
@@ -55,8 +58,9 @@ struct KernelSpec {
 
   /// The spec of `op`, which has a softmax or pointwise normalizer.
   static KernelSpec get(AttentionOp op);
-  /// True if `op` can become a fused kernel (softmax or pointwise).
-  static bool applies(AttentionOp op);
+  /// True if `op` can become a fused kernel (softmax or pointwise); with a
+  /// mask tensor only where the target takes one (`maskTensors`: the CPU).
+  static bool applies(AttentionOp op, bool maskTensors = false);
 };
 
 /// A block layout flattened into the int32 tables the kernels read: for

@@ -111,8 +111,8 @@ static LogicalResult verifyLayout(AttentionOp op, const AttentionDims &d) {
     return op.emitOpError()
            << "expects a layout entry for each of the " << d.queryHeads
            << " query heads, got " << layout.getHeads().size();
-  BlockLayout expected = BlockLayout::compute(op.getPatternMask(), layout.getBlockQ(),
-                                              layout.getBlockK());
+  BlockLayout expected = BlockLayout::compute(
+      op.getPatternMask(), layout.getBlockQ(), layout.getBlockK());
   std::string diff = layout.getLayout().firstDifference(expected);
   if (!diff.empty())
     return op.emitOpError()
@@ -128,8 +128,8 @@ static LogicalResult verifyMaskOperand(AttentionOp op, ShapeChecker &check,
   if (!m.type)
     return success();
   if (m.type.getRank() == 4 && m.type.isDynamicDim(1))
-    return op.emitOpError() << "expects a static head dimension of mask, got "
-                            << m.type;
+    return op.emitOpError()
+           << "expects a static head dimension of mask, got " << m.type;
   if (failed(check.requireBias(m, d.batch, d.queryHeads, d.queryLen, d.keyLen,
                                /*allowRank2=*/true)))
     return failure();
