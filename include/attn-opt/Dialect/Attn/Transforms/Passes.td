@@ -187,4 +187,51 @@ def AttnRaise : Pass<"attn-raise", "func::FuncOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def AttnInferMask : Pass<"attn-infer-mask"> {
+  let summary = "Read the structure of constant mask tensors into patterns";
+  let description = [{
+    A constant mask tensor (`mask(%m)` of `attn.attention`, an
+    `arith.constant`) says at compile time which keys each query sees; the
+    kernels can only use that when it is a pattern (blocks skipped or
+    computed unmasked from the block layout). This pass replaces the
+    operand by the pattern it equals, intersected with the op's own
+    pattern, and drops the operand:
+
+    - per head of the mask (one pattern, or `#attn.per_head` when the heads
+      differ; a mask that differs across the batch is kept), the allowed
+      set is compared, element by element through the mask library, with
+      candidates whose parameters are read from the mask: `#attn.causal`;
+      `#attn.window<before, after>` and `#attn.dilated` from the smallest
+      and largest `j - i` and their gcd; `#attn.strided` and
+      `#attn.fixed` (alone and intersected with causal); each of these in a
+      union with `#attn.global<G>`, G the keys every query sees whose own
+      query sees every key; `#attn.global<G>` alone;
+    - no candidate equal: `#attn.block<size = s, ...>`, s the largest of
+      64, 32, ..., 1 on whose `s x s` blocks the mask is uniform, so empty
+      blocks are skipped and full ones run unmasked (a layout of more than
+      2^22 blocks keeps the operand, the run-time classification applies);
+    - an additive mask's allowed set is its entries above -inf; finite
+      non-zero entries become the op's bias (with -inf entries as 0) when
+      it has none, else the operand is kept.
+
+    ```mlir
+    %m = arith.constant dense<[[true, false, false], [true, true, false],
+                               [true, true, true]]> : tensor<3x3xi1>
+    %o = attn.attention %q, %k, %v mask(%m : tensor<3x3xi1>)
+        {normalizer = #attn.softmax} : ...
+    ```
+
+    becomes `attn.attention %q, %k, %v {normalizer = #attn.softmax,
+    pattern = #attn.causal}`. A remark on each op says what the mask became
+    and how many blocks of `block-q x block-k` its layout visits.
+  }];
+  let options = [
+    Option<"blockQ", "block-q", "int64_t", "64",
+           "Query rows of the blocks the remark counts">,
+    Option<"blockK", "block-k", "int64_t", "64",
+           "Keys of the blocks the remark counts">,
+  ];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD
