@@ -397,3 +397,156 @@ func.func @causal_additive(%q: tensor<4x64x32xf32>, %kt: tensor<4x32x64xf32>, %v
   %o = linalg.batch_matmul ins(%p, %v : tensor<4x64x64xf32>, tensor<4x64x32xf32>) outs(%oz : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
   return %o : tensor<4x64x32xf32>
 }
+
+// -----
+
+// Masks before the softmax: a window from linalg.index (a constant mask
+// operand, which attn-infer-mask reads as #attn.window), an additive mask
+// tensor [Lq, Lk] broadcast over batch and heads, a boolean mask tensor
+// [B, 1, Lq, Lk] read at head 0 (TOSA's broadcast), and a masked fill that
+// is not -inf (not raised: rows with no allowed key would differ).
+// RUN: attn-opt %s --split-input-file --attn-raise --attn-infer-mask 2>&1 | FileCheck %s --check-prefix=INFER
+// INFER: remark: attn-infer-mask: the constant mask is #attn.window<before = 3, after = 0>
+#mq = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#mk = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#ms = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#mp = affine_map<(b, h, i, d, j) -> (b, h, i, j)>
+#mv = affine_map<(b, h, i, d, j) -> (b, h, j, d)>
+#mo = affine_map<(b, h, i, d, j) -> (b, h, i, d)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#lqlk = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+#b1 = affine_map<(d0, d1, d2, d3) -> (d0, 0, d2, d3)>
+// CHECK-LABEL: func.func @window_index(
+// CHECK:         %[[M:.*]] = arith.constant dense<{{.*}}> : tensor<16x16xi1>
+// CHECK:         attn.attention %{{.*}}, %{{.*}}, %{{.*}} mask(%[[M]] : tensor<16x16xi1>) {normalizer = #attn.softmax, scale = 2.500000e-01 : f32}
+// CHECK-NOT:     linalg.index
+// CHECK-LABEL: func.func @additive_tensor(
+// CHECK-SAME:    %[[A:[a-z0-9]+]]: tensor<16x16xf32>
+// CHECK:         attn.attention %{{.*}}, %{{.*}}, %{{.*}} mask(%[[A]] : tensor<16x16xf32>) {normalizer = #attn.softmax, scale = 1.000000e+00 : f32}
+// CHECK-LABEL: func.func @bool_tensor(
+// CHECK-SAME:    %[[B:[a-z0-9]+]]: tensor<2x1x16x16xi1>
+// CHECK:         attn.attention %{{.*}}, %{{.*}}, %{{.*}} mask(%[[B]] : tensor<2x1x16x16xi1>) {normalizer = #attn.softmax, scale = 2.500000e-01 : f32}
+// CHECK-LABEL: func.func @finite_fill(
+// CHECK-NOT:     attn.attention
+func.func @window_index(%q: tensor<2x4x16x16xf32>, %k: tensor<2x4x16x16xf32>, %v: tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %quarter = arith.constant 0.25 : f32
+  %c3 = arith.constant 3 : index
+  %e = tensor.empty() : tensor<2x4x16x16xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32>
+  %s = linalg.generic {indexing_maps = [#mq, #mk, #ms], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>) outs(%z : tensor<2x4x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %mm = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x16x16xf32>
+  %m = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<2x4x16x16xf32>) outs(%e : tensor<2x4x16x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %d = arith.subi %i, %j : index
+    %c = arith.cmpi ule, %d, %c3 : index
+    %sx = arith.mulf %x, %quarter : f32
+    %y = arith.select %c, %sx, %ninf : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x16x16xf32>
+  %p = linalg.softmax dimension(3) ins(%m : tensor<2x4x16x16xf32>) outs(%e : tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32>
+  // expected-remark @below {{raised attention: linalg.softmax, mask from the indices (a constant), scale 0.25}}
+  %o = linalg.generic {indexing_maps = [#mp, #mv, #mo], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>) outs(%z : tensor<2x4x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %mm = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x16x16xf32>
+  return %o : tensor<2x4x16x16xf32>
+}
+
+func.func @additive_tensor(%q: tensor<2x4x16x16xf32>, %k: tensor<2x4x16x16xf32>, %v: tensor<2x4x16x16xf32>, %am: tensor<16x16xf32>) -> tensor<2x4x16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %quarter = arith.constant 0.25 : f32
+  %c3 = arith.constant 3 : index
+  %e = tensor.empty() : tensor<2x4x16x16xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32>
+  %s = linalg.generic {indexing_maps = [#mq, #mk, #ms], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>) outs(%z : tensor<2x4x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %mm = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x16x16xf32>
+  %m = linalg.generic {indexing_maps = [#id4, #lqlk, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %am : tensor<2x4x16x16xf32>, tensor<16x16xf32>) outs(%e : tensor<2x4x16x16xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %y = arith.addf %x, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x16x16xf32>
+  %p = linalg.softmax dimension(3) ins(%m : tensor<2x4x16x16xf32>) outs(%e : tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32>
+  // expected-remark @below {{raised attention: linalg.softmax, additive mask tensor, scale 1}}
+  %o = linalg.generic {indexing_maps = [#mp, #mv, #mo], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>) outs(%z : tensor<2x4x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %mm = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x16x16xf32>
+  return %o : tensor<2x4x16x16xf32>
+}
+
+func.func @bool_tensor(%q: tensor<2x4x16x16xf32>, %k: tensor<2x4x16x16xf32>, %v: tensor<2x4x16x16xf32>, %bm: tensor<2x1x16x16xi1>) -> tensor<2x4x16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %quarter = arith.constant 0.25 : f32
+  %c3 = arith.constant 3 : index
+  %e = tensor.empty() : tensor<2x4x16x16xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32>
+  %s = linalg.generic {indexing_maps = [#mq, #mk, #ms], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>) outs(%z : tensor<2x4x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %mm = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x16x16xf32>
+  %m = linalg.generic {indexing_maps = [#id4, #b1, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %bm : tensor<2x4x16x16xf32>, tensor<2x1x16x16xi1>) outs(%e : tensor<2x4x16x16xf32>) {
+  ^bb0(%x: f32, %t: i1, %o: f32):
+    %sx = arith.mulf %x, %quarter : f32
+    %y = arith.select %t, %sx, %ninf : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x16x16xf32>
+  %p = linalg.softmax dimension(3) ins(%m : tensor<2x4x16x16xf32>) outs(%e : tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32>
+  // expected-remark @below {{raised attention: linalg.softmax, boolean mask tensor, scale 0.25}}
+  %o = linalg.generic {indexing_maps = [#mp, #mv, #mo], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>) outs(%z : tensor<2x4x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %mm = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x16x16xf32>
+  return %o : tensor<2x4x16x16xf32>
+}
+
+func.func @finite_fill(%q: tensor<2x4x16x16xf32>, %k: tensor<2x4x16x16xf32>, %v: tensor<2x4x16x16xf32>, %bm: tensor<2x1x16x16xi1>) -> tensor<2x4x16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %quarter = arith.constant 0.25 : f32
+  %c3 = arith.constant 3 : index
+  %e = tensor.empty() : tensor<2x4x16x16xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32>
+  %s = linalg.generic {indexing_maps = [#mq, #mk, #ms], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>) outs(%z : tensor<2x4x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %mm = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x16x16xf32>
+  %m = linalg.generic {indexing_maps = [#id4, #b1, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %bm : tensor<2x4x16x16xf32>, tensor<2x1x16x16xi1>) outs(%e : tensor<2x4x16x16xf32>) {
+  ^bb0(%x: f32, %t: i1, %o: f32):
+    %big = arith.constant -1.0e+09 : f32
+    %y = arith.select %t, %x, %big : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x16x16xf32>
+  %p = linalg.softmax dimension(3) ins(%m : tensor<2x4x16x16xf32>) outs(%e : tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32>
+  // expected-remark @below {{not raised to attn.attention: the masked scores are filled with -1e+09, not -inf (rows with no allowed key would differ)}}
+  %o = linalg.generic {indexing_maps = [#mp, #mv, #mo], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>) outs(%z : tensor<2x4x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %mm = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x16x16xf32>
+  return %o : tensor<2x4x16x16xf32>
+}

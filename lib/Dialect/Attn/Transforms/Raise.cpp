@@ -547,67 +547,241 @@ std::optional<double> multipleOf(Value e, Value x) {
   return std::nullopt;
 }
 
-/// Whether `v` is `select(j <= i, 0, -inf)`.
-bool isAdditiveCausal(Value v, unsigned rank) {
-  auto select = v.getDefiningOp<arith::SelectOp>();
-  std::optional<double> zero =
-      select ? constantOf(select.getTrueValue()) : std::nullopt;
-  return select && zero && *zero == 0 &&
-         isMinusInfinity(select.getFalseValue()) &&
-         isCausalCondition(select.getCondition(), rank);
+/// The value of an integer or index expression of a payload that reads
+/// only the loop indices `i` (dim `rank - 2`) and `j` (dim `rank - 1`) and
+/// constants, at (i, j); std::nullopt for anything else (another dim, a
+/// block argument, an op it does not know).
+std::optional<int64_t> evalIndexExpr(Value v, unsigned rank, int64_t i,
+                                     int64_t j, int depth = 0) {
+  if (depth > 32)
+    return std::nullopt;
+  auto eval = [&](Value x) { return evalIndexExpr(x, rank, i, j, depth + 1); };
+  if (auto index = v.getDefiningOp<linalg::IndexOp>()) {
+    if (index.getDim() == rank - 2)
+      return i;
+    if (index.getDim() == rank - 1)
+      return j;
+    return std::nullopt;
+  }
+  IntegerAttr attr;
+  if (matchPattern(v, m_Constant(&attr)))
+    return attr.getType().isInteger(1) ? (attr.getValue().isZero() ? 0 : 1)
+                                       : attr.getValue().getSExtValue();
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  if (isa<arith::IndexCastOp, arith::ExtSIOp, arith::ExtUIOp,
+          arith::TruncIOp>(op))
+    return eval(op->getOperand(0));
+  if (auto select = dyn_cast<arith::SelectOp>(op)) {
+    std::optional<int64_t> c = eval(select.getCondition());
+    return c ? eval(*c ? select.getTrueValue() : select.getFalseValue())
+             : std::nullopt;
+  }
+  if (op->getNumOperands() != 2)
+    return std::nullopt;
+  std::optional<int64_t> a = eval(op->getOperand(0));
+  std::optional<int64_t> b = a ? eval(op->getOperand(1)) : std::nullopt;
+  if (!b)
+    return std::nullopt;
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+    using P = arith::CmpIPredicate;
+    uint64_t ua = *a, ub = *b;
+    switch (cmp.getPredicate()) {
+    case P::eq:
+      return *a == *b;
+    case P::ne:
+      return *a != *b;
+    case P::slt:
+      return *a < *b;
+    case P::sle:
+      return *a <= *b;
+    case P::sgt:
+      return *a > *b;
+    case P::sge:
+      return *a >= *b;
+    case P::ult:
+      return ua < ub;
+    case P::ule:
+      return ua <= ub;
+    case P::ugt:
+      return ua > ub;
+    case P::uge:
+      return ua >= ub;
+    }
+  }
+  if (isa<arith::AddIOp>(op))
+    return *a + *b;
+  if (isa<arith::SubIOp>(op))
+    return *a - *b;
+  if (isa<arith::MulIOp>(op))
+    return *a * *b;
+  if (isa<arith::AndIOp>(op))
+    return *a & *b;
+  if (isa<arith::OrIOp>(op))
+    return *a | *b;
+  if (isa<arith::XOrIOp>(op))
+    return *a ^ *b;
+  if (isa<arith::MinSIOp>(op))
+    return std::min(*a, *b);
+  if (isa<arith::MaxSIOp>(op))
+    return std::max(*a, *b);
+  if (*b == 0)
+    return std::nullopt;
+  if (isa<arith::DivSIOp>(op))
+    return *a / *b;
+  if (isa<arith::RemSIOp>(op))
+    return *a % *b;
+  if (isa<arith::FloorDivSIOp>(op))
+    return llvm::divideFloorSigned(*a, *b);
+  return std::nullopt;
 }
 
-/// A causal mask applied to the (maybe scaled) scores, written with
-/// linalg.index, as exporters and elementwise fusion leave it: one
-/// elementwise op yielding `select(j <= i, E, -inf)` or `E + select(j <=
-/// i, 0, -inf)` with E = s, s * c or s / c; or `s + m` with `m` from an op
-/// without inputs yielding `select(j <= i, 0, -inf)`.
-struct CausalMask {
+/// A mask applied to the (maybe scaled) scores before the normalizer, as
+/// exporters and elementwise fusion leave it: one elementwise op over the
+/// scores `s` (E = s, s * c or s / c) yielding
+///   - `select(cond, E, -inf)` or `E + select(cond, 0, -inf)`, `cond` a
+///     predicate of the loop indices (e.g. `j <= i`): an index mask;
+///   - `E + m` with `m` read from a tensor: an additive mask tensor (or an
+///     index mask when that tensor is an op without inputs yielding
+///     `select(cond, 0, -inf)`);
+///   - `select(m, E, -inf)` or `E + select(m, 0, -inf)` with `m` read from
+///     an i1 tensor: a boolean mask tensor.
+struct ScoreMask {
   Value scores;
   double scale = 1.0;
   SmallVector<Operation *> ops;
+  /// An index mask: the predicate (true = allowed) and the op whose loop
+  /// indices it reads.
+  Value indexCond;
+  unsigned indexRank = 0;
+  /// A mask tensor and the map the masking op reads it with.
+  Value tensor;
+  AffineMap tensorMap;
+  bool additive = false;
 };
-std::optional<CausalMask> matchCausalMask(Value s) {
+
+/// Whether `v` is `select(cond, 0, -inf)`; returns `cond`.
+Value additiveCondition(Value v) {
+  auto select = v.getDefiningOp<arith::SelectOp>();
+  std::optional<double> zero =
+      select ? constantOf(select.getTrueValue()) : std::nullopt;
+  if (select && zero && *zero == 0 && isMinusInfinity(select.getFalseValue()))
+    return select.getCondition();
+  return Value();
+}
+
+/// Whether `map` reads a mask tensor: each result a loop dim or the
+/// constant 0, the last two the key and query dims.
+bool isMaskMap(AffineMap map, unsigned rank) {
+  unsigned n = map.getNumResults();
+  if (n < 2 || n > rank)
+    return false;
+  for (auto [r, e] : llvm::enumerate(map.getResults())) {
+    if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+      if (c.getValue() != 0 || r + 2 >= n)
+        return false;
+      continue;
+    }
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d || d.getPosition() != rank - n + r)
+      return false;
+  }
+  return true;
+}
+
+Matched<ScoreMask> matchMask(Value s) {
+  Miss none{"no mask", /*silent=*/true};
   auto op = s.getDefiningOp<linalg::LinalgOp>();
-  unsigned rank = op ? op.getNumLoops() : 0;
-  if (isElementwise(op, 1) && !readsRow(op, 0)) {
-    Value x = inputArg(op, 0), y = yielded(op);
+  if (!op || op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics() ||
+      op.getNumReductionLoops() != 0 || op.getNumDpsInputs() < 1 ||
+      op.getNumDpsInputs() > 2 || !op.getIndexingMapsArray().back().isIdentity())
+    return none;
+  unsigned rank = op.getNumLoops();
+  Value y = yielded(op);
+  auto fill = [&](Value selectValue) -> Matched<ScoreMask> {
+    std::optional<double> c = constantOf(selectValue);
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "the masked scores are filled with "
+       << llvm::format("%g", c ? *c : 0.0) << ", not -inf (rows with no allowed key would differ)";
+    return Miss{text};
+  };
+  for (unsigned x = 0; x < op.getNumDpsInputs(); ++x) {
+    if (!op.getMatchingIndexingMap(op.getDpsInputOperand(x)).isIdentity())
+      continue;
+    Value scores = inputArg(op, x);
+    Value other = op.getNumDpsInputs() == 2 ? inputArg(op, 1 - x) : Value();
+    ScoreMask m;
+    m.scores = op.getDpsInputs()[x];
+    m.ops = {op.getOperation()};
     std::optional<double> c;
-    if (auto select = y.getDefiningOp<arith::SelectOp>();
-        select && isMinusInfinity(select.getFalseValue()) &&
-        isCausalCondition(select.getCondition(), rank))
-      c = multipleOf(select.getTrueValue(), x);
+    Value cond, boolArg;
+    // select(cond, E, fill)
+    if (auto select = y.getDefiningOp<arith::SelectOp>()) {
+      if (auto e = multipleOf(select.getTrueValue(), scores)) {
+        if (!isMinusInfinity(select.getFalseValue())) {
+          if (constantOf(select.getFalseValue()))
+            return fill(select.getFalseValue());
+          continue;
+        }
+        c = e;
+        cond = select.getCondition();
+      }
+    }
+    // E + t
     if (auto add = y.getDefiningOp<arith::AddFOp>()) {
-      if (isAdditiveCausal(add.getRhs(), rank))
-        c = multipleOf(add.getLhs(), x);
-      else if (isAdditiveCausal(add.getLhs(), rank))
-        c = multipleOf(add.getRhs(), x);
+      for (auto [e, t] : {std::pair{add.getLhs(), add.getRhs()},
+                          std::pair{add.getRhs(), add.getLhs()}}) {
+        std::optional<double> f = multipleOf(e, scores);
+        if (!f)
+          continue;
+        if (Value ac = additiveCondition(t)) {
+          c = f;
+          cond = ac;
+        } else if (other && t == other) {
+          c = f;
+          m.additive = true;
+        }
+        break;
+      }
     }
-    if (c)
-      return CausalMask{op.getDpsInputs()[0], *c, {op.getOperation()}};
-  }
-  if (isElementwise(op, 2) && !readsRow(op, 0) && !readsRow(op, 1)) {
-    auto add = yielded(op).getDefiningOp<arith::AddFOp>();
-    if (!add)
-      return std::nullopt;
-    for (unsigned x = 0; x < 2; ++x) {
-      Value scores = inputArg(op, x), mask = inputArg(op, 1 - x);
-      if (!((add.getLhs() == scores && add.getRhs() == mask) ||
-            (add.getLhs() == mask && add.getRhs() == scores)))
-        continue;
-      Value maskTensor = op.getDpsInputs()[1 - x];
-      auto maskOp = maskTensor.getDefiningOp<linalg::LinalgOp>();
-      if (!maskOp || maskOp.getNumDpsInputs() != 0 ||
-          maskOp.getNumDpsInits() != 1 || maskOp.getNumReductionLoops() ||
-          maskOp.getNumLoops() != rank || !maskTensor.hasOneUse())
-        continue;
-      if (isAdditiveCausal(yielded(maskOp), rank))
-        return CausalMask{op.getDpsInputs()[x],
-                          1.0,
-                          {op.getOperation(), maskOp.getOperation()}};
+    if (!c)
+      continue;
+    m.scale = *c;
+    if (cond && other && cond == other)
+      boolArg = other;
+    if (other && (m.additive || boolArg)) {
+      // A mask tensor; an op without inputs yielding select(cond, 0, -inf)
+      // over the same loops is an index mask.
+      OpOperand *operand = op.getDpsInputOperand(1 - x);
+      AffineMap map = op.getMatchingIndexingMap(operand);
+      Value t = operand->get();
+      auto producer = t.getDefiningOp<linalg::LinalgOp>();
+      if (m.additive && producer && producer.getNumDpsInputs() == 0 &&
+          producer.getNumDpsInits() == 1 && map.isIdentity() &&
+          producer.getNumLoops() == rank && t.hasOneUse())
+        if (Value pc = additiveCondition(yielded(producer))) {
+          m.indexCond = pc;
+          m.indexRank = rank;
+          m.additive = false;
+          m.ops.push_back(producer);
+          return m;
+        }
+      if (!isMaskMap(map, rank))
+        return Miss{"the mask is not read as [Lq, Lk] or broadcast from [B, "
+                    "H, Lq, Lk]"};
+      m.tensor = t;
+      m.tensorMap = map;
+      return m;
+    }
+    if (cond) {
+      m.indexCond = cond;
+      m.indexRank = rank;
+      return m;
     }
   }
-  return std::nullopt;
+  return none;
 }
 
 /// Raises the attention whose output contraction is `pv`, or says why not.
@@ -656,27 +830,37 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
   if (!pv.zeroInit)
     return fail({"the output product does not accumulate into zeros"});
 
-  // A causal mask computed from the loop indices (square scores only: the
-  // exporters' j <= i is attn's bottom-right alignment when Lq == Lk).
+  // A mask before the normalizer: a causal one from the loop indices
+  // (square scores: the exporters' j <= i is attn's bottom-right alignment
+  // when Lq == Lk) becomes #attn.causal; other index masks a constant mask
+  // operand (attn-infer-mask reads its pattern); mask tensors the operand.
   Value s = weights.scores;
   SmallVector<Operation *> maskOps;
   MaskPatternAttrInterface pattern;
+  std::optional<ScoreMask> mask;
   double maskScale = 1.0;
   bool readsScoresTwice =
       StringRef(weights.form).starts_with("softmax decomposed") ||
       weights.featureMap.has_value();
-  if (auto masked = matchCausalMask(s)) {
+  auto maskMatch = matchMask(s);
+  if (auto *m = std::get_if<Miss>(&maskMatch); m && !m->silent)
+    return fail(*m);
+  if (auto *masked = std::get_if<ScoreMask>(&maskMatch)) {
+    if (weights.featureMap)
+      return fail({"linear attention with a mask on the feature products"});
     auto sType = cast<RankedTensorType>(s.getType());
     int64_t r = sType.getRank();
-    if (sType.getDimSize(r - 1) != sType.getDimSize(r - 2))
-      return fail({"a causal mask on non-square scores (the exporter's "
-                   "alignment is not attn's)"});
     if (!s.hasNUses(readsScoresTwice ? 2 : 1))
       return fail({"the masked scores have another use"});
+    bool square = sType.getDimSize(r - 1) == sType.getDimSize(r - 2);
+    if (masked->indexCond && square &&
+        isCausalCondition(masked->indexCond, masked->indexRank))
+      pattern = CausalAttr::get(s.getContext());
+    else
+      mask = *masked;
     s = masked->scores;
     maskOps = masked->ops;
     maskScale = masked->scale;
-    pattern = CausalAttr::get(s.getContext());
   }
 
   // The scale. The decomposed softmax reads the scores twice (max, exp).
@@ -785,8 +969,65 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
     return tensor::ExpandShapeOp::create(
         b, loc, type, x, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
   };
+  // The mask operand.
+  Value maskOperand;
+  std::string maskNote;
+  if (mask) {
+    auto sType = cast<RankedTensorType>(weights.scores.getType());
+    int64_t lq = sType.getDimSize(rank - 2), lk = sType.getDimSize(rank - 1);
+    if (mask->indexCond) {
+      if (lq * lk > (int64_t(1) << 26))
+        return fail({"an index mask of more than 2^26 entries (it is "
+                     "evaluated at compile time)"});
+      SmallVector<bool> bits;
+      bits.reserve(lq * lk);
+      for (int64_t i = 0; i < lq; ++i)
+        for (int64_t j = 0; j < lk; ++j) {
+          std::optional<int64_t> bit =
+              evalIndexExpr(mask->indexCond, mask->indexRank, i, j);
+          if (!bit)
+            return fail({"the mask's condition reads more than the query "
+                         "and key indices and constants"});
+          bits.push_back(*bit != 0);
+        }
+      auto type = RankedTensorType::get({lq, lk}, b.getI1Type());
+      maskOperand = arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(type, ArrayRef<bool>(bits)));
+      maskNote = ", mask from the indices (a constant)";
+    } else {
+      Value t = mask->tensor;
+      auto tt = cast<RankedTensorType>(t.getType());
+      Type queryElem = cast<RankedTensorType>(q.getType()).getElementType();
+      if (mask->additive ? tt.getElementType() != queryElem
+                         : !tt.getElementType().isInteger(1))
+        return fail({"the mask tensor's element type is not the query's "
+                     "(additive) or i1 (boolean)"});
+      if (!tt.hasStaticShape())
+        return fail({"the mask tensor's shape is not static"});
+      unsigned n = mask->tensorMap.getNumResults();
+      for (auto [r, e] : llvm::enumerate(mask->tensorMap.getResults()))
+        if (isa<AffineConstantExpr>(e) && tt.getDimSize(r) != 1)
+          return fail({"the mask tensor is read at index 0 of a dim larger "
+                       "than 1"});
+      if (n == 3) {
+        // [B', Lq, Lk] of [B*H] operands, or [H', Lq, Lk]: a unit dim in
+        // front of the right one.
+        SmallVector<int64_t> shape =
+            rank == 3 ? SmallVector<int64_t>{tt.getDimSize(0), 1, lq, lk}
+                      : SmallVector<int64_t>{1, tt.getDimSize(0), lq, lk};
+        t = tensor::ExpandShapeOp::create(
+            b, loc, RankedTensorType::get(shape, tt.getElementType()), t,
+            ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+      }
+      maskOperand = t;
+      maskNote = mask->additive ? ", additive mask tensor"
+                                : ", boolean mask tensor";
+    }
+  }
   auto op = AttentionOp::create(b, loc, to4d(q), to4d(k), to4d(v),
                                 weights.normalizer, pattern);
+  if (maskOperand)
+    op.getMaskMutable().assign(maskOperand);
   if (!weights.featureMap)
     op.setScaleAttr(b.getF32FloatAttr(scale));
   Value result = op.getResult();
@@ -799,7 +1040,7 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
   std::string note;
   llvm::raw_string_ostream os(note);
   os << "raised attention: " << weights.form
-     << (pattern ? ", causal mask from the indices" : "");
+     << (pattern ? ", causal mask from the indices" : "") << maskNote;
   if (!weights.featureMap)
     os << ", scale " << llvm::format("%g", scale);
   os << (keyTransposed ? ", K transposed" : "")
