@@ -74,7 +74,13 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createTosaToArithPass());
   pm.addNestedPass<func::FuncOp>(createTosaToTensorPass());
   if (options.raise && !options.reference) {
+    // Raised before fusion (which moves reshapes, e.g. the GQA broadcasts'
+    // collapse_shape, through the contractions) and after it (which merges
+    // masks and scales into one op); misses are reported the second time.
     pm.addPass(createCanonicalizerPass());
+    AttnRaiseOptions quiet;
+    quiet.missRemarks = false;
+    pm.addNestedPass<func::FuncOp>(createAttnRaise(quiet));
     pm.addPass(createLinalgElementwiseOpFusionPass());
     pm.addNestedPass<func::FuncOp>(createAttnRaise());
   }

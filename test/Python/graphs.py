@@ -64,3 +64,21 @@ q, k, v = (rng.standard_normal((6, 75, 32)).astype(np.float32)
 want = softmax(q.astype(np.float64) @ k.transpose(0, 2, 1) * 0.125) @ v
 check("tosa_attention", tosa.tosa_attention(q, k, v), want, 1e-4)
 # CHECK: ok tosa_attention
+
+# Grouped-query attention with a window mask, computed in the graph and
+# given as a boolean tensor (a random band, so that rows differ).
+gqa = attn_opt.compile(os.path.join(graphs, "gqa_window.mlir"))
+q = rng.standard_normal((1, 8, 300, 64)).astype(np.float32)
+k, v = (rng.standard_normal((1, 2, 300, 64)).astype(np.float32)
+        for _ in range(2))
+kd, vd = (np.repeat(t.astype(np.float64), 4, axis=1) for t in (k, v))
+i, j = np.indices((300, 300))
+band = np.abs(i - j) <= 64
+s = q.astype(np.float64) @ kd.transpose(0, 1, 3, 2) * 0.125
+want = softmax(np.where(band, s, -np.inf)) @ vd
+check("gqa_window", gqa.gqa_window(q, k, v), want, 1e-4)
+# CHECK: ok gqa_window
+mask = band & (rng.random((300, 300)) < 0.9)
+want = softmax(np.where(mask, s, -np.inf)) @ vd
+check("gqa_mask_tensor", gqa.gqa_mask_tensor(q, k, v, mask), want, 1e-4)
+# CHECK: ok gqa_mask_tensor

@@ -86,9 +86,8 @@ MaskPatternAttrInterface blockPattern(MLIRContext *ctx, const Matrix &m,
 }
 
 /// The pattern `m` equals (null: every key allowed), or std::nullopt.
-std::optional<MaskPatternAttrInterface> inferPattern(MLIRContext *ctx,
-                                                     const Matrix &m,
-                                                     int64_t maxBlocks) {
+std::optional<MaskPatternAttrInterface>
+inferPattern(MLIRContext *ctx, const Matrix &m, int64_t maxBlocks) {
   if (llvm::all_of(m.bits, [](uint8_t b) { return b != 0; }))
     return MaskPatternAttrInterface();
   int64_t offset = m.cols - m.rows; // key position of query 0
@@ -106,9 +105,7 @@ std::optional<MaskPatternAttrInterface> inferPattern(MLIRContext *ctx,
     if (column && row)
       tokens.push_back(j);
   }
-  auto isToken = [&](int64_t pos) {
-    return llvm::binary_search(tokens, pos);
-  };
+  auto isToken = [&](int64_t pos) { return llvm::binary_search(tokens, pos); };
   // The offsets j - i of what the tokens do not explain.
   std::optional<int64_t> lo, hi;
   int64_t g = 0;
@@ -131,7 +128,8 @@ std::optional<MaskPatternAttrInterface> inferPattern(MLIRContext *ctx,
   if (g >= 1) {
     bases.push_back(StridedAttr::get(ctx, g));
     bases.push_back(IntersectAttr::get(
-        ctx, {causal, cast<MaskPatternAttrInterface>(StridedAttr::get(ctx, g))}));
+        ctx,
+        {causal, cast<MaskPatternAttrInterface>(StridedAttr::get(ctx, g))}));
   }
   if (lo && hi && *lo <= 0 && *hi >= 0) {
     bases.push_back(WindowAttr::get(ctx, -*lo, *hi));
@@ -153,7 +151,8 @@ std::optional<MaskPatternAttrInterface> inferPattern(MLIRContext *ctx,
         c += m.at(m.rows - 1, j);
       if (c < 1 || c > stride)
         continue;
-      auto fixed = cast<MaskPatternAttrInterface>(FixedAttr::get(ctx, stride, c));
+      auto fixed =
+          cast<MaskPatternAttrInterface>(FixedAttr::get(ctx, stride, c));
       bases.push_back(fixed);
       bases.push_back(IntersectAttr::get(ctx, {causal, fixed}));
     }
@@ -219,8 +218,7 @@ struct InferMaskPass : public attn::impl::AttnInferMaskBase<InferMaskPass> {
       auto bits = dense.getValues<bool>();
       for (int64_t s = 0; s < batches * heads; ++s)
         for (int64_t e = 0; e < lq * lk; ++e)
-          slices[s].bits.push_back(
-              bits[dense.isSplat() ? 0 : s * lq * lk + e]);
+          slices[s].bits.push_back(bits[dense.isSplat() ? 0 : s * lq * lk + e]);
     } else {
       values = llvm::to_vector(dense.getValues<APFloat>());
       for (int64_t s = 0; s < batches * heads; ++s)
@@ -272,8 +270,8 @@ struct InferMaskPass : public attn::impl::AttnInferMaskBase<InferMaskPass> {
     }
     MaskPatternAttrInterface pattern = op.getPatternAttr();
     if (inferred)
-      pattern = pattern ? IntersectAttr::get(ctx, {pattern, inferred})
-                        : inferred;
+      pattern =
+          pattern ? IntersectAttr::get(ctx, {pattern, inferred}) : inferred;
 
     // The finite entries of an additive mask: a bias.
     if (hasValues) {
@@ -281,8 +279,7 @@ struct InferMaskPass : public attn::impl::AttnInferMaskBase<InferMaskPass> {
       SmallVector<APFloat> bias;
       for (int64_t e = 0; e < batches * heads * lq * lk; ++e) {
         const APFloat &v = values[dense.isSplat() ? 0 : e];
-        bias.push_back(v.isInfinity() ? APFloat::getZero(v.getSemantics())
-                                      : v);
+        bias.push_back(v.isInfinity() ? APFloat::getZero(v.getSemantics()) : v);
       }
       OpBuilder b(op);
       auto biasType = RankedTensorType::get(shape, type.getElementType());
@@ -303,8 +300,8 @@ struct InferMaskPass : public attn::impl::AttnInferMaskBase<InferMaskPass> {
     if (pattern) {
       BlockLayout layout = op.getBlockLayout(blockQ, blockK);
       remark << "; " << static_cast<int64_t>(blockQ) << " x "
-             << static_cast<int64_t>(blockK) << " blocks: visiting " << layout.countVisited()
-             << " of " << layout.countBlocks() << " ("
+             << static_cast<int64_t>(blockK) << " blocks: visiting "
+             << layout.countVisited() << " of " << layout.countBlocks() << " ("
              << layout.countFull() << " full)";
     }
     if (maskValue.use_empty())

@@ -570,8 +570,8 @@ std::optional<int64_t> evalIndexExpr(Value v, unsigned rank, int64_t i,
   Operation *op = v.getDefiningOp();
   if (!op)
     return std::nullopt;
-  if (isa<arith::IndexCastOp, arith::ExtSIOp, arith::ExtUIOp,
-          arith::TruncIOp>(op))
+  if (isa<arith::IndexCastOp, arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp>(
+          op))
     return eval(op->getOperand(0));
   if (auto select = dyn_cast<arith::SelectOp>(op)) {
     std::optional<int64_t> c = eval(select.getCondition());
@@ -695,7 +695,8 @@ Matched<ScoreMask> matchMask(Value s) {
   auto op = s.getDefiningOp<linalg::LinalgOp>();
   if (!op || op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics() ||
       op.getNumReductionLoops() != 0 || op.getNumDpsInputs() < 1 ||
-      op.getNumDpsInputs() > 2 || !op.getIndexingMapsArray().back().isIdentity())
+      op.getNumDpsInputs() > 2 ||
+      !op.getIndexingMapsArray().back().isIdentity())
     return none;
   unsigned rank = op.getNumLoops();
   Value y = yielded(op);
@@ -704,7 +705,8 @@ Matched<ScoreMask> matchMask(Value s) {
     std::string text;
     llvm::raw_string_ostream os(text);
     os << "the masked scores are filled with "
-       << llvm::format("%g", c ? *c : 0.0) << ", not -inf (rows with no allowed key would differ)";
+       << llvm::format("%g", c ? *c : 0.0)
+       << ", not -inf (rows with no allowed key would differ)";
     return Miss{text};
   };
   for (unsigned x = 0; x < op.getNumDpsInputs(); ++x) {
@@ -757,20 +759,27 @@ Matched<ScoreMask> matchMask(Value s) {
       OpOperand *operand = op.getDpsInputOperand(1 - x);
       AffineMap map = op.getMatchingIndexingMap(operand);
       Value t = operand->get();
+      if (!isMaskMap(map, rank))
+        return Miss{"the mask is not read as [Lq, Lk] or broadcast from [B, "
+                    "H, Lq, Lk]"};
+      // Computed by an op without inputs from its indices: an index mask
+      // (its last two loops are the query and key dims).
       auto producer = t.getDefiningOp<linalg::LinalgOp>();
-      if (m.additive && producer && producer.getNumDpsInputs() == 0 &&
-          producer.getNumDpsInits() == 1 && map.isIdentity() &&
-          producer.getNumLoops() == rank && t.hasOneUse())
-        if (Value pc = additiveCondition(yielded(producer))) {
+      if (producer && producer.getNumDpsInputs() == 0 &&
+          producer.getNumDpsInits() == 1 &&
+          producer.getNumReductionLoops() == 0 &&
+          producer.getIndexingMapsArray().back().isIdentity() &&
+          t.hasOneUse()) {
+        Value pc = m.additive ? additiveCondition(yielded(producer))
+                              : yielded(producer);
+        if (pc && evalIndexExpr(pc, producer.getNumLoops(), 0, 0)) {
           m.indexCond = pc;
-          m.indexRank = rank;
+          m.indexRank = producer.getNumLoops();
           m.additive = false;
           m.ops.push_back(producer);
           return m;
         }
-      if (!isMaskMap(map, rank))
-        return Miss{"the mask is not read as [Lq, Lk] or broadcast from [B, "
-                    "H, Lq, Lk]"};
+      }
       m.tensor = t;
       m.tensorMap = map;
       return m;
@@ -1020,8 +1029,8 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
             ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
       }
       maskOperand = t;
-      maskNote = mask->additive ? ", additive mask tensor"
-                                : ", boolean mask tensor";
+      maskNote =
+          mask->additive ? ", additive mask tensor" : ", boolean mask tensor";
     }
   }
   auto op = AttentionOp::create(b, loc, to4d(q), to4d(k), to4d(v),
@@ -1072,6 +1081,7 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
 }
 
 struct AttnRaise : public attn::impl::AttnRaiseBase<AttnRaise> {
+  using Base::Base;
   void runOnOperation() override {
     // Candidates: contractions whose left operand comes from a softmax or
     // an elementwise op (a possible normalizer).
@@ -1088,7 +1098,7 @@ struct AttnRaise : public attn::impl::AttnRaiseBase<AttnRaise> {
     });
     for (linalg::LinalgOp op : candidates) {
       Miss why;
-      if (failed(raise(op, why)) && !why.silent)
+      if (failed(raise(op, why)) && !why.silent && missRemarks)
         op->emitRemark() << "not raised to attn.attention: " << why.why;
     }
   }

@@ -182,7 +182,14 @@ def AttnRaise : Pass<"attn-raise", "func::FuncOp"> {
     not raised gets a remark saying why (another use of the scores, a
     scale that is not a constant, a reduction over the wrong dim, ...).
   }];
-  let dependentDialects = ["::mlir::attn::AttnDialect",
+  let options = [
+    Option<"missRemarks", "miss-remarks", "bool", "true",
+           "Say why a subgraph that looks like attention was not raised "
+           "(attn-lower-to-llvm-pipeline raises twice, before and after "
+           "elementwise fusion, and says it only the second time)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::attn::AttnDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
 }
