@@ -1,6 +1,8 @@
 //===- Pipelines.cpp - attn-opt code generation pipelines -----------------===//
 
 #include "attn-opt/Pipelines/Pipelines.h"
+
+#include "attn-opt/Analysis/TargetModel.h"
 #include "attn-opt/Conversion/Passes.h"
 #include "attn-opt/Dialect/Attn/Transforms/Passes.h"
 #include "attn-opt/GPU/Passes.h"
@@ -31,6 +33,8 @@ using namespace mlir::attn;
 /// the guarded results of dynamically shaped attention would have dynamic
 /// strides and be copied element by element on return.
 static void addBufferization(OpPassManager &pm) {
+  // The caller's input buffers are never written.
+  pm.addNestedPass<func::FuncOp>(createAttnReadOnlyArguments());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -111,13 +115,31 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
-  // Threads: outer parallel loops of every linalg op become scf.forall.
+  // Threads: the graph's contractions in row chunks (register-tiled and
+  // vectorized after bufferization), the outer parallel loops of every
+  // other linalg op, as scf.forall.
+  // (The reference keeps them as loops: --check then also checks the
+  // vectorized contractions.)
+  std::optional<TargetModel> target =
+      TargetModel::get(options.vectorWidth, options.vectorRegisters);
+  if (!options.reference) {
+    AttnTileContractionsOptions contractions;
+    contractions.chunks = options.chunks;
+    contractions.rowTile = target ? registerRows(*target) : 8;
+    pm.addNestedPass<func::FuncOp>(createAttnTileContractions(contractions));
+  }
   AttnParallelizeLinalgOptions parallel;
   parallel.chunks = options.chunks;
   pm.addNestedPass<func::FuncOp>(createAttnParallelizeLinalg(parallel));
   pm.addPass(createCanonicalizerPass());
 
   addBufferization(pm);
+  if (!options.reference) {
+    AttnVectorizeContractionsOptions vectorize;
+    vectorize.vectorWidth = options.vectorWidth;
+    vectorize.vectorRegisters = options.vectorRegisters;
+    pm.addNestedPass<func::FuncOp>(createAttnVectorizeContractions(vectorize));
+  }
   addDeallocation(pm);
 
   // Loops, threads, math.

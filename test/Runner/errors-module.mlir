@@ -8,7 +8,7 @@
 // SCALAR: attn-run: error: argument x of @b must be a ranked tensor
 
 // RUN: not attn-run %s --random-inputs --entry c 2>&1 | FileCheck %s --check-prefix=ELEMENT
-// ELEMENT: attn-run: error: argument x of @c has unsupported type tensor<4xf64> (supported elements: f32, f16, bf16, i32, i64)
+// ELEMENT: attn-run: error: argument x of @c has unsupported type tensor<4xf64> (supported elements: f32, f16, bf16, i32, i64, i1)
 
 func.func @a(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>

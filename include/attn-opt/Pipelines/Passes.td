@@ -39,6 +39,86 @@ def AttnParallelizeLinalg : Pass<"attn-parallelize-linalg", "func::FuncOp"> {
   ];
 }
 
+def AttnTileContractions : Pass<"attn-tile-contractions", "func::FuncOp"> {
+  let summary = "Tile the contractions of a graph (matmuls) for threads";
+  let description = [{
+    The non-attention contractions of a graph (projections, MLPs:
+    `linalg.matmul`, `linalg.batch_matmul`, contraction `linalg.generic`s;
+    f32, static shapes, one M, N and K dim) are tiled with upstream's
+    TilingInterface into an `scf.forall` over the batch dims (size 1) and M
+    cut into `chunks` pieces, each a multiple of `row-tile` rows (the
+    register tile of `attn-vectorize-contractions`, which takes the tiles
+    after bufferization). Other linalg ops are left to
+    `attn-parallelize-linalg`.
+
+    ```mlir
+    %y = linalg.matmul ins(%x, %w : tensor<4096x512xf32>, tensor<512x2048xf32>)
+                       outs(%z : tensor<4096x2048xf32>) -> tensor<4096x2048xf32>
+    ```
+
+    becomes an `scf.forall` over 8 chunks of 512 rows, each a
+    `linalg.matmul` of `512x512` by `512x2048`.
+  }];
+  let options = [
+    Option<"chunks", "chunks", "int64_t", /*default=*/"8",
+           "pieces the M dim is cut into">,
+    Option<"rowTile", "row-tile", "int64_t", /*default=*/"8",
+           "chunks are a multiple of this many rows">,
+  ];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def AttnVectorizeContractions : Pass<"attn-vectorize-contractions",
+                                     "func::FuncOp"> {
+  let summary = "Register-tile and vectorize contractions on buffers";
+  let description = [{
+    After bufferization, each contraction `linalg` op on memrefs that
+    `attn-tile-contractions` takes (f32, one M, N and K dim) is tiled with
+    `scf.for` loops (order: batch, N, M, K) into tiles of `mr x nr`
+    outputs (`mr` = 8 rows, `nr` two vectors of `vector-width` lanes: 16
+    accumulators, measured best on AVX2 and AVX-512 against 4 x 16, 8 x 8,
+    2 x 32 and 8 x 32) and K steps of `k-tile` (halved until it divides
+    K), each whole tile vectorized (`linalg::vectorize`) into a
+    `vector.contract`, lowered to outer products (a broadcast-FMA per row
+    and K step). Ragged tiles at the edges of M and N stay linalg ops
+    (lowered to loops with the rest). The accumulator tile's read and
+    write move out of the K loop (the inputs of a contraction on buffers
+    never alias its output), so it stays in registers. A remark on each op
+    gives its tiles.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes of a vector register">,
+    Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"0",
+           "vector registers (0: 32 with 16 lanes, else 16)">,
+    Option<"kTile", "k-tile", "int64_t", /*default=*/"16",
+           "K steps of one vector.contract">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
+def AttnReadOnlyArguments : Pass<"attn-read-only-arguments",
+                                 "func::FuncOp"> {
+  let summary = "Mark the tensor arguments of public functions read-only "
+                "for bufferization";
+  let description = [{
+    One-shot bufferization assumes function arguments writable: an op that
+    writes into an argument tensor (a `linalg.matmul` accumulating into its
+    `outs` argument) would write into the caller's buffer, which the
+    library ABI declares `const` and attn-run reuses for every call and for
+    --check. This pass sets `bufferization.writable = false` on the tensor
+    arguments of public functions with a body, so such ops work on a copy.
+  }];
+}
+
 def AttnDecomposeAggregates : Pass<"attn-decompose-aggregates",
                                    "func::FuncOp"> {
   let summary = "Decompose aggregate linalg ops (linalg.softmax) into "

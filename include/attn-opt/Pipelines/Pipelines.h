@@ -14,6 +14,11 @@ class FuncOp;
 } // namespace func
 
 namespace attn {
+struct TargetModel;
+
+/// The rows of the register tile attn-vectorize-contractions uses on
+/// `target` (attn-tile-contractions' `row-tile`).
+int64_t registerRows(const TargetModel &target);
 
 #define GEN_PASS_DECL
 #include "attn-opt/Pipelines/Passes.h.inc"
@@ -25,7 +30,8 @@ namespace attn {
 struct LowerToLLVMOptions : public PassPipelineOptions<LowerToLLVMOptions> {
   PassOptions::Option<bool> reference{
       *this, "reference",
-      llvm::cl::desc("Lower attn ops through the reference lowering only "
+      llvm::cl::desc("Lower attn ops through the reference lowering only, "
+                     "and the graph's contractions as loops "
                      "(convert-attn-to-linalg), as a baseline"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> raise{

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The example pre-norm Transformer block (examples/graphs/transformer_block.mlir)
+# at length L, embedding E, H heads (MLP 4E; f32, causal attention), written
+# as linalg ops, timed (attn-run --bench, median of TB_RUNS calls):
+#   raised     - attn-lower-to-llvm-pipeline (attention raised to
+#                attn.attention; the rest tiled and vectorized),
+#   not raised - the same pipeline with raise=false (the attention as
+#                written: matmuls, masked softmax),
+# and its attention part alone:
+#   graph      - the block's attention subgraph (heads split, causal
+#                softmax attention, heads merged), raised,
+#   op         - the same attention as one attn.attention op.
+# Prints the times and the ratios not raised / raised and graph / op.
+#
+#   bench/transformer.sh [L] [E] [H]
+#
+# Environment: TB_THREADS (2), TB_RUNS (3).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+len="${1:-4096}"
+embed="${2:-512}"
+heads="${3:-8}"
+threads="${TB_THREADS:-2}"
+runs="${TB_RUNS:-3}"
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+python3 "$root/bench/transformer_block.py" "$dir" --length "$len" --embed "$embed" --heads "$heads"
+
+# The host's vector width for the explicit pipeline (as attn-run picks it).
+if grep -qw avx512f /proc/cpuinfo; then width=16 regs=32; else width=8 regs=16; fi
+noraise="attn-lower-to-llvm-pipeline{raise=false vector-width=$width vector-registers=$regs}"
+
+read -r raised _ <<< "$(bench_one "$dir/block.mlir" "$threads" "$runs")"
+read -r plain _ <<< "$(bench_one "$dir/block.mlir" "$threads" "$runs" --pipeline "$noraise")"
+read -r graph _ <<< "$(bench_one "$dir/attention.mlir" "$threads" "$runs")"
+read -r op _ <<< "$(bench_one "$dir/op.mlir" "$threads" "$runs")"
+echo "| L | E | H | raised ms | not raised ms | attention graph ms | attn.attention ms | not raised / raised | graph / op |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+awk -v l="$len" -v e="$embed" -v h="$heads" -v r="$raised" -v p="$plain" -v g="$graph" -v o="$op" \
+  'BEGIN { printf "| %d | %d | %d | %.1f | %.1f | %.1f | %.1f | %.2f | %.3f |\n", l, e, h, r, p, g, o, p / r, g / o }'

@@ -1,0 +1,46 @@
+// The contractions of graphs, tiled and vectorized by attn-tile-contractions
+// and attn-vectorize-contractions, against the reference pipeline (which
+// keeps them as loops): whole and ragged register tiles (M, N not multiples
+// of the tile), odd K (K steps of 1), batch dims, a transposed operand.
+// RUN: attn-run %s --entry matmul_ragged --random-inputs --seed 1 --check --remarks 2>&1 | FileCheck %s --check-prefix=RAGGED
+// RAGGED: remark: attn-vectorize-contractions: register tiles of 8 x {{16|32}} outputs, K steps of 1
+// RAGGED: check result0: {{.*}} ok
+// RUN: attn-run %s --entry matmul_whole --random-inputs --seed 2 --check
+// RUN: attn-run %s --entry batch_matmul --random-inputs --seed 3 --check --remarks 2>&1 | FileCheck %s --check-prefix=BATCH
+// BATCH: remark: attn-vectorize-contractions: register tiles of 8 x {{16|32}} outputs, K steps of 16
+// BATCH: check result0: {{.*}} ok
+// RUN: attn-run %s --entry transposed_b --random-inputs --seed 4 --check
+
+func.func @matmul_ragged(%a: tensor<77x45xf32>, %b: tensor<45x50xf32>) -> tensor<77x50xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<77x50xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<77x50xf32>) -> tensor<77x50xf32>
+  %y = linalg.matmul ins(%a, %b : tensor<77x45xf32>, tensor<45x50xf32>) outs(%z : tensor<77x50xf32>) -> tensor<77x50xf32>
+  return %y : tensor<77x50xf32>
+}
+
+func.func @matmul_whole(%a: tensor<128x64xf32>, %b: tensor<64x96xf32>, %c: tensor<128x96xf32>) -> tensor<128x96xf32> {
+  %y = linalg.matmul ins(%a, %b : tensor<128x64xf32>, tensor<64x96xf32>) outs(%c : tensor<128x96xf32>) -> tensor<128x96xf32>
+  return %y : tensor<128x96xf32>
+}
+
+func.func @batch_matmul(%a: tensor<3x40x32xf32>, %b: tensor<3x32x48xf32>) -> tensor<3x40x48xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x40x48xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<3x40x48xf32>) -> tensor<3x40x48xf32>
+  %y = linalg.batch_matmul ins(%a, %b : tensor<3x40x32xf32>, tensor<3x32x48xf32>) outs(%z : tensor<3x40x48xf32>) -> tensor<3x40x48xf32>
+  return %y : tensor<3x40x48xf32>
+}
+
+func.func @transposed_b(%a: tensor<64x24xf32>, %bt: tensor<40x24xf32>) -> tensor<64x40xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x40xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<64x40xf32>) -> tensor<64x40xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %bt : tensor<64x24xf32>, tensor<40x24xf32>) outs(%z : tensor<64x40xf32>) {
+  ^bb0(%x: f32, %w: f32, %acc: f32):
+    %p = arith.mulf %x, %w : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<64x40xf32>
+  return %y : tensor<64x40xf32>
+}
