@@ -4,6 +4,12 @@
 // RUN: attn-run %s --entry causal_gqa --random-inputs --seed 1 --check --remarks 2>&1 | FileCheck %s --check-prefix=CAUSAL
 // CAUSAL: attn-infer-mask: the constant mask is #attn.causal
 // CAUSAL: check result0: {{.*}} ok
+// The GPU pipeline reads the constant as a pattern too: its fused kernels
+// take the op.
+// RUN: attn-run %s --entry causal_gqa --target=gpu-emulator --random-inputs --seed 1 --check --remarks 2>&1 | FileCheck %s --check-prefix=GPU
+// GPU: attn-infer-mask: the constant mask is #attn.causal
+// GPU: remark: convert-attn-to-gpu:
+// GPU: check result0: {{.*}} ok
 // RUN: attn-run %s --entry irregular --random-inputs --seed 2 --check --remarks 2>&1 | FileCheck %s --check-prefix=IRREGULAR
 // IRREGULAR: attn-infer-mask: the constant mask is #attn.block<size = 1,
 // IRREGULAR: check result0: {{.*}} ok

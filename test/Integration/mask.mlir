@@ -39,6 +39,10 @@
 // run-time classification; checked against the reference lowering.
 // RUN: attn-run %s --entry band --random-inputs --seed 5 --check --remarks 2>&1 | FileCheck %s --check-prefix=BAND
 // RUN: attn-run %s --entry band_and_random --random-inputs --seed 6 --check
+// The GPU pipeline on the emulator: ops with a run-time mask run through
+// the reference lowering mapped to GPU threads (the GPU kernels do not take
+// mask tensors yet).
+// RUN: attn-run %s --entry additive_causal_bias --target=gpu-emulator --random-inputs --seed 7 --check
 // BAND: the blocks of the mask tensor classified at run time
 // BAND: check result0: {{.*}} ok
 
