@@ -13,22 +13,22 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
-#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
@@ -61,8 +61,7 @@ std::optional<ContractionLoops> contractionLoops(linalg::LinalgOp op) {
     return std::nullopt;
   for (Value v : op->getOperands()) {
     auto type = cast<ShapedType>(v.getType());
-    if (!type.getElementType().isF32() ||
-        (onTensors && !type.hasStaticShape()))
+    if (!type.getElementType().isF32() || (onTensors && !type.hasStaticShape()))
       return std::nullopt;
   }
   FailureOr<linalg::ContractionDimensions> dims =
@@ -107,11 +106,10 @@ struct TileContractionsPass
     IRRewriter rewriter(&getContext());
     for (auto &[op, loops] : ops) {
       SmallVector<int64_t> bounds = op.getStaticLoopRanges();
-      int64_t rows = std::max<int64_t>(1, (bounds[loops.m] + chunks - 1) /
-                                              chunks);
+      int64_t rows =
+          std::max<int64_t>(1, (bounds[loops.m] + chunks - 1) / chunks);
       rows = (rows + rowTile - 1) / rowTile * rowTile;
-      SmallVector<OpFoldResult> sizes(bounds.size(),
-                                      rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes(bounds.size(), rewriter.getIndexAttr(0));
       for (unsigned b : loops.batch)
         sizes[b] = rewriter.getIndexAttr(1);
       sizes[loops.m] = rewriter.getIndexAttr(rows);
@@ -202,8 +200,8 @@ struct VectorizeContractionsPass
     if (!target || kTile < 1) {
       getOperation()->emitError()
           << "attn-vectorize-contractions: vector-width (" << vectorWidth
-          << ") must be 4, 8, 16 or 32, vector-registers ("
-          << vectorRegisters << ") 0 or at least 8, k-tile positive";
+          << ") must be 4, 8, 16 or 32, vector-registers (" << vectorRegisters
+          << ") 0 or at least 8, k-tile positive";
       return signalPassFailure();
     }
     int64_t nr = 2 * target->lanes;
@@ -287,8 +285,7 @@ struct VectorizeContractionsPass
     // Static tile sizes where the tiles are whole.
     {
       RewritePatternSet patterns(&getContext());
-      affine::AffineMinOp::getCanonicalizationPatterns(patterns,
-                                                       &getContext());
+      affine::AffineMinOp::getCanonicalizationPatterns(patterns, &getContext());
       memref::SubViewOp::getCanonicalizationPatterns(patterns, &getContext());
       (void)applyPatternsGreedily(getOperation(), std::move(patterns));
     }
