@@ -58,21 +58,6 @@ SmallVector<OpFoldResult> threadTileSizes(RewriterBase &rewriter,
   return sizes;
 }
 
-/// True if `op` runs once per call of its function: no loop or other op
-/// with a region but scf.if between them (the pass introduces the outermost
-/// parallelism; conditional code, such as the run-time checks' guards,
-/// counts as outermost).
-bool isOutermost(Operation *op) {
-  for (Operation *parent = op->getParentOp(); parent;
-       parent = parent->getParentOp()) {
-    if (isa<func::FuncOp>(parent))
-      return true;
-    if (!isa<scf::IfOp>(parent))
-      return false;
-  }
-  return false;
-}
-
 struct ParallelizeLinalgPass
     : public attn::impl::AttnParallelizeLinalgBase<ParallelizeLinalgPass> {
   using Base::Base;
@@ -84,7 +69,7 @@ struct ParallelizeLinalgPass
     }
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (op.hasPureTensorSemantics() && isOutermost(op))
+      if (op.hasPureTensorSemantics() && runsOncePerCall(op))
         ops.push_back(op);
     });
 
@@ -108,3 +93,14 @@ struct ParallelizeLinalgPass
   }
 };
 } // namespace
+
+bool mlir::attn::runsOncePerCall(Operation *op) {
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp()) {
+    if (isa<func::FuncOp>(parent))
+      return true;
+    if (!isa<scf::IfOp>(parent))
+      return false;
+  }
+  return false;
+}

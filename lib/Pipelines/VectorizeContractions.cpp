@@ -73,19 +73,6 @@ std::optional<ContractionLoops> contractionLoops(linalg::LinalgOp op) {
                           dims->n.front(), dims->k.front()};
 }
 
-/// True if `op` runs once per call of its function (as in
-/// attn-parallelize-linalg): only scf.if between it and the function.
-bool isOutermost(Operation *op) {
-  for (Operation *parent = op->getParentOp(); parent;
-       parent = parent->getParentOp()) {
-    if (isa<func::FuncOp>(parent))
-      return true;
-    if (!isa<scf::IfOp>(parent))
-      return false;
-  }
-  return false;
-}
-
 struct TileContractionsPass
     : public attn::impl::AttnTileContractionsBase<TileContractionsPass> {
   using Base::Base;
@@ -98,7 +85,7 @@ struct TileContractionsPass
     }
     SmallVector<std::pair<linalg::LinalgOp, ContractionLoops>> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (!op.hasPureTensorSemantics() || !isOutermost(op))
+      if (!op.hasPureTensorSemantics() || !runsOncePerCall(op))
         return;
       if (std::optional<ContractionLoops> loops = contractionLoops(op))
         ops.push_back({op, *loops});

@@ -16,6 +16,12 @@ class FuncOp;
 namespace attn {
 struct TargetModel;
 
+/// True if `op` runs once per call of its function: only `scf.if` (such as
+/// the guards of run-time checks) between it and the function, no loop.
+/// The passes that introduce threads (attn-parallelize-linalg,
+/// attn-tile-contractions) take only such ops.
+bool runsOncePerCall(Operation *op);
+
 /// The rows of the register tile attn-vectorize-contractions uses on
 /// `target` (attn-tile-contractions' `row-tile`).
 int64_t registerRows(const TargetModel &target);

@@ -270,7 +270,8 @@ Matched<Weights> matchSoftmax(Value p, int64_t rank) {
     return Weights{SoftmaxAttr::get(ctx),
                    softmax.getInput(),
                    {softmax.getOperation()},
-                   "linalg.softmax"};
+                   "linalg.softmax",
+                   std::nullopt};
   }
   // p = e / sum(e), e = exp(s - max(s)).
   auto div = p.getDefiningOp<linalg::LinalgOp>();
@@ -346,7 +347,7 @@ Matched<Weights> matchSoftmax(Value p, int64_t rank) {
                  s,
                  {div.getOperation(), sum.getOperation(), exp.getOperation(),
                   max.getOperation()},
-                 "softmax decomposed into max, exp, sum, div"};
+                 "softmax decomposed into max, exp, sum, div", std::nullopt};
 }
 
 /// relu(s), optionally times a constant c: #attn.pointwise<relu, alpha>
@@ -412,7 +413,8 @@ Matched<Weights> matchRelu(Value p, int64_t keyLen) {
       PointwiseAttr::get(ctx, fn, llvm::APFloat(std::clamp(alpha, 0.0, 1.0))),
       op.getDpsInputs()[0], ops,
       std::string(fn == PointwiseFn::relu6 ? "relu6" : "relu") +
-          (factor != 1.0 ? " times a constant" : "")};
+          (factor != 1.0 ? " times a constant" : ""),
+          std::nullopt};
 }
 
 /// An elementwise multiplication or division of the scores by a constant.
