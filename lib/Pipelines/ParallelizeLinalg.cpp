@@ -79,16 +79,8 @@ struct ParallelizeLinalgPass
       SmallVector<OpFoldResult> sizes = threadTileSizes(rewriter, op, chunks);
       if (sizes.empty())
         continue;
-      scf::SCFTilingOptions options;
-      options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-      options.setTileSizes(sizes);
-      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-          rewriter, cast<TilingInterface>(op.getOperation()), options);
-      if (failed(tiled)) {
-        op.emitError("attn-parallelize-linalg: could not tile this op");
+      if (failed(tileForThreads(rewriter, op, sizes, getArgument())))
         return signalPassFailure();
-      }
-      rewriter.replaceOp(op, tiled->replacements);
     }
   }
 };
@@ -103,4 +95,20 @@ bool mlir::attn::runsOncePerCall(Operation *op) {
       return false;
   }
   return false;
+}
+
+LogicalResult mlir::attn::tileForThreads(RewriterBase &rewriter,
+                                         linalg::LinalgOp op,
+                                         ArrayRef<OpFoldResult> sizes,
+                                         StringRef pass) {
+  rewriter.setInsertionPoint(op);
+  scf::SCFTilingOptions options;
+  options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  options.setTileSizes(sizes);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled))
+    return op.emitError() << pass << ": could not tile this op";
+  rewriter.replaceOp(op, tiled->replacements);
+  return success();
 }

@@ -100,17 +100,8 @@ struct TileContractionsPass
       for (unsigned b : loops.batch)
         sizes[b] = rewriter.getIndexAttr(1);
       sizes[loops.m] = rewriter.getIndexAttr(rows);
-      rewriter.setInsertionPoint(op);
-      scf::SCFTilingOptions options;
-      options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-      options.setTileSizes(sizes);
-      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-          rewriter, cast<TilingInterface>(op.getOperation()), options);
-      if (failed(tiled)) {
-        op.emitError("attn-tile-contractions: could not tile this op");
+      if (failed(tileForThreads(rewriter, op, sizes, getArgument())))
         return signalPassFailure();
-      }
-      rewriter.replaceOp(op, tiled->replacements);
     }
   }
 };

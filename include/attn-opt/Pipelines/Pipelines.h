@@ -3,11 +3,16 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
+#include "mlir/IR/OpDefinition.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
 class OpPassManager;
+class RewriterBase;
+namespace linalg {
+class LinalgOp;
+} // namespace linalg
 
 namespace func {
 class FuncOp;
@@ -21,6 +26,11 @@ struct TargetModel;
 /// The passes that introduce threads (attn-parallelize-linalg,
 /// attn-tile-contractions) take only such ops.
 bool runsOncePerCall(Operation *op);
+
+/// Tiles `op` (on tensors) into an `scf.forall` with tile `sizes` (0: not
+/// tiled) at its place, replacing it; an error naming `pass` if it cannot.
+LogicalResult tileForThreads(RewriterBase &rewriter, linalg::LinalgOp op,
+                             ArrayRef<OpFoldResult> sizes, StringRef pass);
 
 /// The rows of the register tile attn-vectorize-contractions uses on
 /// `target` (attn-tile-contractions' `row-tile`).
