@@ -347,7 +347,8 @@ Matched<Weights> matchSoftmax(Value p, int64_t rank) {
                  s,
                  {div.getOperation(), sum.getOperation(), exp.getOperation(),
                   max.getOperation()},
-                 "softmax decomposed into max, exp, sum, div", std::nullopt};
+                 "softmax decomposed into max, exp, sum, div",
+                 std::nullopt};
 }
 
 /// relu(s), optionally times a constant c: #attn.pointwise<relu, alpha>
@@ -414,7 +415,7 @@ Matched<Weights> matchRelu(Value p, int64_t keyLen) {
       op.getDpsInputs()[0], ops,
       std::string(fn == PointwiseFn::relu6 ? "relu6" : "relu") +
           (factor != 1.0 ? " times a constant" : ""),
-          std::nullopt};
+      std::nullopt};
 }
 
 /// An elementwise multiplication or division of the scores by a constant.
