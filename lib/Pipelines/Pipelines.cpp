@@ -1,8 +1,6 @@
 //===- Pipelines.cpp - attn-opt code generation pipelines -----------------===//
 
 #include "attn-opt/Pipelines/Pipelines.h"
-
-#include "attn-opt/Analysis/TargetModel.h"
 #include "attn-opt/Conversion/Passes.h"
 #include "attn-opt/Dialect/Attn/Transforms/Passes.h"
 #include "attn-opt/GPU/Passes.h"
@@ -120,12 +118,10 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   // other linalg op, as scf.forall.
   // (The reference keeps them as loops: --check then also checks the
   // vectorized contractions.)
-  std::optional<TargetModel> target =
-      TargetModel::get(options.vectorWidth, options.vectorRegisters);
   if (!options.reference) {
     AttnTileContractionsOptions contractions;
     contractions.chunks = options.chunks;
-    contractions.rowTile = target ? registerRows(*target) : 8;
+    contractions.rowTile = kContractionRowTile;
     pm.addNestedPass<func::FuncOp>(createAttnTileContractions(contractions));
   }
   AttnParallelizeLinalgOptions parallel;

@@ -183,7 +183,7 @@ struct VectorizeContractionsPass
       return signalPassFailure();
     }
     int64_t nr = 2 * target->lanes;
-    int64_t mr = registerRows(*target);
+    int64_t mr = kContractionRowTile;
 
     SmallVector<std::pair<linalg::LinalgOp, ContractionLoops>> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
@@ -192,6 +192,10 @@ struct VectorizeContractionsPass
       if (std::optional<ContractionLoops> loops = contractionLoops(op))
         ops.push_back({op, *loops});
     });
+    // The clean-ups below (alias folding, LICM, CSE) are for these loops
+    // only: a function without contractions is left as it is.
+    if (ops.empty())
+      return;
     IRRewriter rewriter(&getContext());
     for (auto &[op, loops] : ops) {
       int64_t numLoops = op.getNumLoops();
@@ -229,19 +233,8 @@ struct VectorizeContractionsPass
           << "attn-vectorize-contractions: register tiles of " << mr << " x "
           << nr << " outputs, K steps of " << kc;
       tiled->tiledOps.back()->setAttr(kTileMarker, rewriter.getUnitAttr());
-      // The K loop: loops come in the interchanged order, one per tiled
-      // dim.
-      unsigned kIndex = 0;
-      for (int64_t d : interchange) {
-        if (d == loops.k)
-          break;
-        if (!isConstantIntValue(sizes[d], 0))
-          ++kIndex;
-      }
-      tiled->loops[kIndex]->setAttr(kLoopMarker, rewriter.getUnitAttr());
-      // Whole tiles apart from the ragged last one of M and N (an M range
-      // known only at run time, such as a thread's last chunk, included):
-      // the main loops' tiles get static sizes.
+      // The loop of `dim`: loops come in the interchanged order, one per
+      // tiled dim.
       auto loopOf = [&](unsigned dim) -> scf::ForOp {
         unsigned index = 0;
         for (int64_t d : interchange) {
@@ -252,6 +245,10 @@ struct VectorizeContractionsPass
         }
         return {};
       };
+      loopOf(loops.k)->setAttr(kLoopMarker, rewriter.getUnitAttr());
+      // Whole tiles apart from the ragged last one of M and N (an M range
+      // known only at run time, such as a thread's last chunk, included):
+      // the main loops' tiles get static sizes.
       for (unsigned dim : {loops.m, loops.n})
         if (scf::ForOp loop = loopOf(dim)) {
           scf::ForOp partial;
@@ -325,6 +322,7 @@ struct VectorizeContractionsPass
       return signalPassFailure();
   }
 };
+
 struct ReadOnlyArgumentsPass
     : public attn::impl::AttnReadOnlyArgumentsBase<ReadOnlyArgumentsPass> {
   void runOnOperation() override {
@@ -339,5 +337,3 @@ struct ReadOnlyArgumentsPass
   }
 };
 } // namespace
-
-int64_t mlir::attn::registerRows(const TargetModel &) { return 8; }

@@ -783,8 +783,10 @@ int run(MLIRContext &context) {
     }
   }
 
-  // How arguments serve the attention ops as varlen lengths or offsets.
+  // How arguments serve the attention ops: as varlen lengths or offsets,
+  // as mask tensors.
   std::map<int64_t, VarlenRole> roles;
+  std::set<int64_t> maskArgs;
   entry.walk([&](AttentionOp op) {
     auto mark = [&](Value operand, Value rows, bool offsets) {
       int64_t i = operand ? argIndexOf(operand) : -1;
@@ -795,10 +797,6 @@ int run(MLIRContext &context) {
     mark(op.getKeyLengths(), op.getKey(), false);
     mark(op.getQueryOffsets(), op.getQuery(), true);
     mark(op.getKeyOffsets(), op.getKey(), true);
-  });
-  // Arguments that are mask tensors.
-  std::set<int64_t> maskArgs;
-  entry.walk([&](AttentionOp op) {
     if (Value m = op.getMask(); m && argIndexOf(m) >= 0)
       maskArgs.insert(argIndexOf(m));
   });

@@ -75,8 +75,10 @@ def AttnVectorizeContractions : Pass<"attn-vectorize-contractions",
                                      "func::FuncOp"> {
   let summary = "Register-tile and vectorize contractions on buffers";
   let description = [{
-    After bufferization, each contraction `linalg` op on memrefs that
-    `attn-tile-contractions` takes (f32, one M, N and K dim) is tiled with
+    After bufferization, each contraction `linalg` op on memrefs (f32, one
+    M, N and K dim: the row chunks of `attn-tile-contractions`, and the
+    contractions of reference lowerings that `attn-parallelize-linalg`
+    tiled) is tiled with
     `scf.for` loops (order: batch, N, M, K) into tiles of `mr x nr`
     outputs (`mr` = 8 rows, `nr` two vectors of `vector-width` lanes: 16
     accumulators, measured best on AVX2 and AVX-512 against 4 x 16, 8 x 8,

@@ -19,7 +19,6 @@ class FuncOp;
 } // namespace func
 
 namespace attn {
-struct TargetModel;
 
 /// True if `op` runs once per call of its function: only `scf.if` (such as
 /// the guards of run-time checks) between it and the function, no loop.
@@ -32,9 +31,10 @@ bool runsOncePerCall(Operation *op);
 LogicalResult tileForThreads(RewriterBase &rewriter, linalg::LinalgOp op,
                              ArrayRef<OpFoldResult> sizes, StringRef pass);
 
-/// The rows of the register tile attn-vectorize-contractions uses on
-/// `target` (attn-tile-contractions' `row-tile`).
-int64_t registerRows(const TargetModel &target);
+/// The rows of the register tile of attn-vectorize-contractions (its
+/// description says why 8), hence attn-tile-contractions' `row-tile` in the
+/// pipeline.
+constexpr int64_t kContractionRowTile = 8;
 
 #define GEN_PASS_DECL
 #include "attn-opt/Pipelines/Passes.h.inc"

@@ -256,31 +256,36 @@ std::pair<Value, Value> KernelFrame::idRange(Value ids, Value start,
   return {range[0], range[1]};
 }
 
+/// Whether entries `v` of the mask buffer (f32 additive or i8 boolean; a
+/// scalar or a vector) allow their key: above -inf, or not 0.
+static Value maskAllows(ImplicitLocOpBuilder &b, Value v) {
+  Type elem = getElementTypeOrSelf(v.getType());
+  Value bound = arith::ConstantOp::create(
+      b, elem.isF32() ? TypedAttr(b.getF32FloatAttr(kNegInf))
+                      : TypedAttr(b.getI8IntegerAttr(0)));
+  if (auto vt = dyn_cast<VectorType>(v.getType()))
+    bound = vector::BroadcastOp::create(b, vt, bound);
+  if (elem.isF32())
+    return arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, v, bound);
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, v, bound);
+}
+
 std::pair<Value, Value> KernelFrame::maskTensorTileKind(Value k0) {
   auto type = cast<MemRefType>(maskBuf.getType());
   Type elem = type.getElementType();
   bool additive = elem.isF32();
-  int64_t rank = type.getRank();
   Value rowEnd = minIdx(add(firstQuery, blockQ), seqQueryLen);
   Value keyEnd = minIdx(add(k0, blockK), seqKeyLen);
   // Each row of the block as vectors of `width` entries: whether the entry
   // allows its key, and whether it allows it adding 0 (boolean masks: the
   // same).
   auto classify = [&](Value v) -> std::pair<Value, Value> {
-    auto vt = cast<VectorType>(v.getType());
-    if (!additive) {
-      Value allows = arith::CmpIOp::create(
-          b, arith::CmpIPredicate::ne, v,
-          vector::BroadcastOp::create(
-              b, vt, arith::ConstantOp::create(b, b.getI8IntegerAttr(0))));
+    Value allows = maskAllows(b, v);
+    if (!additive)
       return {allows, allows};
-    }
-    Value allows = arith::CmpFOp::create(
-        b, arith::CmpFPredicate::OGT, v,
-        vector::BroadcastOp::create(b, vt, f32Const(kNegInf)));
     Value neutral = arith::CmpFOp::create(
         b, arith::CmpFPredicate::OEQ, v,
-        vector::BroadcastOp::create(b, vt, f32Const(0.0)));
+        vector::BroadcastOp::create(b, v.getType(), f32Const(0.0)));
     return {allows, neutral};
   };
   auto reduce = [&](Value any, Value all) {
@@ -326,7 +331,6 @@ std::pair<Value, Value> KernelFrame::maskTensorTileKind(Value k0) {
       });
     });
   };
-  (void)rank;
   Value whole = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                       sub(keyEnd, k0), idx(blockK));
   auto ifWhole = scf::IfOp::create(
@@ -337,9 +341,9 @@ std::pair<Value, Value> KernelFrame::maskTensorTileKind(Value k0) {
 }
 
 SmallVector<Value>
-KernelFrame::visitSegmentBound(Value k0, bool masked, ValueRange state,
-                               std::optional<std::pair<Value, Value>> qIds,
-                               BlockBody body) {
+KernelFrame::visitBlock(Value k0, bool masked, ValueRange state,
+                        std::optional<std::pair<Value, Value>> qIds,
+                        BlockBody body) {
   if (maskBuf) {
     // The mask tensor's block: skipped when it allows nothing, masked
     // unless it allows everything (and adds 0).
@@ -347,7 +351,7 @@ KernelFrame::visitSegmentBound(Value k0, bool masked, ValueRange state,
     Value any = kind.first, all = kind.second;
     auto visit = [&](bool m) {
       return [&, m](OpBuilder &, Location) {
-        scf::YieldOp::create(b, visitSegmentBoundIds(k0, m, state, qIds, body));
+        scf::YieldOp::create(b, visitSegmentBound(k0, m, state, qIds, body));
       };
     };
     auto skip = [&](OpBuilder &, Location) { scf::YieldOp::create(b, state); };
@@ -364,13 +368,13 @@ KernelFrame::visitSegmentBound(Value k0, bool masked, ValueRange state,
         skip);
     return SmallVector<Value>(ifAny.getResults());
   }
-  return visitSegmentBoundIds(k0, masked, state, qIds, body);
+  return visitSegmentBound(k0, masked, state, qIds, body);
 }
 
 SmallVector<Value>
-KernelFrame::visitSegmentBoundIds(Value k0, bool masked, ValueRange state,
-                                  std::optional<std::pair<Value, Value>> qIds,
-                                  BlockBody body) {
+KernelFrame::visitSegmentBound(Value k0, bool masked, ValueRange state,
+                               std::optional<std::pair<Value, Value>> qIds,
+                               BlockBody body) {
   if (!qIds)
     return body(k0, masked, state);
   auto [kMin, kMax] = idRange(keySegmentBuf, k0, blockK, seqKeyLen);
@@ -394,7 +398,7 @@ SmallVector<Value> KernelFrame::visitBlocks(
   Value end = loadIndex(offsets, add(at, 1));
   return forLoop(begin, end, 1, state, [&](Value i, ValueRange st) {
     Value k0 = mul(loadIndex(list, i), blockK);
-    return visitSegmentBound(k0, masked, st, qIds, body);
+    return visitBlock(k0, masked, st, qIds, body);
   });
 }
 
@@ -430,14 +434,13 @@ KernelFrame::visitRuntimeBlocks(ValueRange state,
     auto ifFull = scf::IfOp::create(
         b, full,
         [&](OpBuilder &, Location) {
-          scf::YieldOp::create(b, visitSegmentBound(k0, false, st, qIds, body));
+          scf::YieldOp::create(b, visitBlock(k0, false, st, qIds, body));
         },
         [&](OpBuilder &, Location) {
           auto ifAny = scf::IfOp::create(
               b, kind.any,
               [&](OpBuilder &, Location) {
-                scf::YieldOp::create(
-                    b, visitSegmentBound(k0, true, st, qIds, body));
+                scf::YieldOp::create(b, visitBlock(k0, true, st, qIds, body));
               },
               [&](OpBuilder &, Location) { scf::YieldOp::create(b, st); });
           scf::YieldOp::create(b, ifAny.getResults());
@@ -606,17 +609,7 @@ std::pair<Value, Value> KernelFrame::loadMaskTensor(QueryRows rows, Value key) {
   Attribute pad = additive ? Attribute(b.getF32FloatAttr(kNegInf))
                            : Attribute(b.getI8IntegerAttr(0));
   Value v = loadAlongQueries(b, maskBuf, rows, batch, head, key, pad);
-  auto like = [&](Attribute scalar) -> Value {
-    Value c = arith::ConstantOp::create(b, cast<TypedAttr>(scalar));
-    if (rows.lanes == 0)
-      return c;
-    return vector::BroadcastOp::create(b, v.getType(), c);
-  };
-  if (additive)
-    return {v, arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, v,
-                                     like(b.getF32FloatAttr(kNegInf)))};
-  return {Value(), arith::CmpIOp::create(b, arith::CmpIPredicate::ne, v,
-                                         like(b.getI8IntegerAttr(0)))};
+  return {additive ? v : Value(), maskAllows(b, v)};
 }
 
 Value KernelFrame::maskedScore(Value score, Value ok) {

@@ -98,7 +98,6 @@ struct NormalizeLowering : InternalLowering<NormalizeOp> {
     spec.normalizer = op.getNormalizer();
     spec.keyLen = tb.size(op.getScores(), 3);
     spec.maskTensor = op.getMask();
-    spec.group = 1;
     mask::Mask m = op.getPatternMask();
     if (!m.isAll()) {
       spec.mask = &m;

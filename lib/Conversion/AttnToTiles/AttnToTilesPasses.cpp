@@ -91,8 +91,6 @@ static InFlightDiagnostic &describeRuntime(InFlightDiagnostic &&diag,
               << "(lengths known at run time)";
 }
 
-/// Emits the tile kernel of `op` (its run-time checks first) and replaces
-/// the op.
 /// The remark's note on a mask tensor, if the op has one.
 static InFlightDiagnostic &describeMaskTensor(InFlightDiagnostic &diag,
                                               AttentionOp op) {
@@ -102,6 +100,8 @@ static InFlightDiagnostic &describeMaskTensor(InFlightDiagnostic &diag,
   return diag;
 }
 
+/// Emits the tile kernel of `op` (its run-time checks first) and replaces
+/// the op.
 static void emitKernel(AttentionOp op, const TargetModel &target,
                        const TileSizes &tiles, const BlockLayout *layout) {
   IRRewriter rewriter(op->getContext());

@@ -290,21 +290,20 @@ private:
   /// (positions past `length` read the last one).
   std::pair<Value, Value> idRange(Value ids, Value start, int64_t count,
                                   Value length);
-  /// Runs `body` on a block unless segment ids or the mask tensor rule it
+  /// Runs `body` on a block unless the mask tensor or segment ids rule it
   /// out; a block the mask tensor does not wholly allow is masked.
-  SmallVector<Value>
-  visitSegmentBound(Value k0, bool masked, ValueRange state,
-                    std::optional<std::pair<Value, Value>> qIds,
-                    BlockBody body);
+  SmallVector<Value> visitBlock(Value k0, bool masked, ValueRange state,
+                                std::optional<std::pair<Value, Value>> qIds,
+                                BlockBody body);
   /// The mask tensor over the current tile's queries and the keys of the
   /// block from `k0`: (does it allow any key, does it allow every key and
   /// add 0 to each score), i1 values.
   std::pair<Value, Value> maskTensorTileKind(Value k0);
-  /// visitSegmentBound without the mask tensor.
+  /// Runs `body` on a block unless segment ids rule it out.
   SmallVector<Value>
-  visitSegmentBoundIds(Value k0, bool masked, ValueRange state,
-                       std::optional<std::pair<Value, Value>> qIds,
-                       BlockBody body);
+  visitSegmentBound(Value k0, bool masked, ValueRange state,
+                    std::optional<std::pair<Value, Value>> qIds,
+                    BlockBody body);
   SmallVector<Value> visitBlocks(Value offsets, Value list, Value at,
                                  bool masked, ValueRange state,
                                  std::optional<std::pair<Value, Value>> qIds,

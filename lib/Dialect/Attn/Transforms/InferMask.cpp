@@ -212,6 +212,10 @@ struct InferMaskPass : public attn::impl::AttnInferMaskBase<InferMaskPass> {
     // The allowed sets per (batch, head), and the finite non-zero entries of
     // an additive mask.
     std::vector<Matrix> slices(batches * heads, Matrix{lq, lk, {}});
+    // An additive entry allows its key above -inf (a NaN does not).
+    auto allows = [](const APFloat &v) {
+      return !v.isNaN() && !(v.isInfinity() && v.isNegative());
+    };
     bool hasValues = false;
     SmallVector<APFloat> values;
     if (isBool) {
@@ -224,7 +228,7 @@ struct InferMaskPass : public attn::impl::AttnInferMaskBase<InferMaskPass> {
       for (int64_t s = 0; s < batches * heads; ++s)
         for (int64_t e = 0; e < lq * lk; ++e) {
           const APFloat &v = values[dense.isSplat() ? 0 : s * lq * lk + e];
-          bool allowed = !v.isNaN() && !(v.isInfinity() && v.isNegative());
+          bool allowed = allows(v);
           slices[s].bits.push_back(allowed);
           if (allowed && !v.isZero())
             hasValues = true;
@@ -261,8 +265,7 @@ struct InferMaskPass : public attn::impl::AttnInferMaskBase<InferMaskPass> {
     if (llvm::any_of(perHead, [&](MaskPatternAttrInterface p) {
           return p != perHead.front();
         })) {
-      // Null (every key) per head becomes an empty intersection's
-      // equivalent: a window over every key.
+      // A head that sees every key (null) gets a window over every key.
       SmallVector<MaskPatternAttrInterface> parts;
       for (MaskPatternAttrInterface p : perHead)
         parts.push_back(p ? p : WindowAttr::get(ctx, lq + lk, lq + lk));
@@ -279,7 +282,7 @@ struct InferMaskPass : public attn::impl::AttnInferMaskBase<InferMaskPass> {
       SmallVector<APFloat> bias;
       for (int64_t e = 0; e < batches * heads * lq * lk; ++e) {
         const APFloat &v = values[dense.isSplat() ? 0 : e];
-        bias.push_back(v.isInfinity() ? APFloat::getZero(v.getSemantics()) : v);
+        bias.push_back(allows(v) ? v : APFloat::getZero(v.getSemantics()));
       }
       OpBuilder b(op);
       auto biasType = RankedTensorType::get(shape, type.getElementType());

@@ -721,7 +721,7 @@ Matched<ScoreMask> matchMask(Value s) {
     m.scores = op.getDpsInputs()[x];
     m.ops = {op.getOperation()};
     std::optional<double> c;
-    Value cond, boolArg;
+    Value cond;
     // select(cond, E, fill)
     if (auto select = y.getDefiningOp<arith::SelectOp>()) {
       if (auto e = multipleOf(select.getTrueValue(), scores)) {
@@ -754,9 +754,9 @@ Matched<ScoreMask> matchMask(Value s) {
     if (!c)
       continue;
     m.scale = *c;
-    if (cond && other && cond == other)
-      boolArg = other;
-    if (other && (m.additive || boolArg)) {
+    // A boolean tensor is read directly as the select's condition.
+    bool boolTensor = cond && other && cond == other;
+    if (m.additive || boolTensor) {
       // A mask tensor; an op without inputs yielding select(cond, 0, -inf)
       // over the same loops is an index mask.
       OpOperand *operand = op.getDpsInputOperand(1 - x);
@@ -937,6 +937,44 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
     featureOps.push_back(phiK);
   }
 
+  // The mask, checked (and an index mask evaluated) before any IR is
+  // built.
+  std::string maskNote;
+  SmallVector<bool> indexBits;
+  auto sType = cast<RankedTensorType>(weights.scores.getType());
+  int64_t lq = sType.getDimSize(rank - 2), lk = sType.getDimSize(rank - 1);
+  if (mask && mask->indexCond) {
+    if (lq * lk > (int64_t(1) << 26))
+      return fail({"an index mask of more than 2^26 entries (it is "
+                   "evaluated at compile time)"});
+    indexBits.reserve(lq * lk);
+    for (int64_t i = 0; i < lq; ++i)
+      for (int64_t j = 0; j < lk; ++j) {
+        std::optional<int64_t> bit =
+            evalIndexExpr(mask->indexCond, mask->indexRank, i, j);
+        if (!bit)
+          return fail({"the mask's condition reads more than the query "
+                       "and key indices and constants"});
+        indexBits.push_back(*bit != 0);
+      }
+    maskNote = ", mask from the indices (a constant)";
+  } else if (mask) {
+    auto tt = cast<RankedTensorType>(mask->tensor.getType());
+    Type queryElem = cast<RankedTensorType>(q.getType()).getElementType();
+    if (mask->additive ? tt.getElementType() != queryElem
+                       : !tt.getElementType().isInteger(1))
+      return fail({"the mask tensor's element type is not the query's "
+                   "(additive) or i1 (boolean)"});
+    if (!tt.hasStaticShape())
+      return fail({"the mask tensor's shape is not static"});
+    for (auto [r, e] : llvm::enumerate(mask->tensorMap.getResults()))
+      if (isa<AffineConstantExpr>(e) && tt.getDimSize(r) != 1)
+        return fail({"the mask tensor is read at index 0 of a dim larger "
+                     "than 1"});
+    maskNote =
+        mask->additive ? ", additive mask tensor" : ", boolean mask tensor";
+  }
+
   // Build the op.
   OpBuilder b(pvOp);
   Location loc = pvOp.getLoc();
@@ -983,57 +1021,22 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
   };
   // The mask operand.
   Value maskOperand;
-  std::string maskNote;
-  if (mask) {
-    auto sType = cast<RankedTensorType>(weights.scores.getType());
-    int64_t lq = sType.getDimSize(rank - 2), lk = sType.getDimSize(rank - 1);
-    if (mask->indexCond) {
-      if (lq * lk > (int64_t(1) << 26))
-        return fail({"an index mask of more than 2^26 entries (it is "
-                     "evaluated at compile time)"});
-      SmallVector<bool> bits;
-      bits.reserve(lq * lk);
-      for (int64_t i = 0; i < lq; ++i)
-        for (int64_t j = 0; j < lk; ++j) {
-          std::optional<int64_t> bit =
-              evalIndexExpr(mask->indexCond, mask->indexRank, i, j);
-          if (!bit)
-            return fail({"the mask's condition reads more than the query "
-                         "and key indices and constants"});
-          bits.push_back(*bit != 0);
-        }
-      auto type = RankedTensorType::get({lq, lk}, b.getI1Type());
-      maskOperand = arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(type, ArrayRef<bool>(bits)));
-      maskNote = ", mask from the indices (a constant)";
-    } else {
-      Value t = mask->tensor;
-      auto tt = cast<RankedTensorType>(t.getType());
-      Type queryElem = cast<RankedTensorType>(q.getType()).getElementType();
-      if (mask->additive ? tt.getElementType() != queryElem
-                         : !tt.getElementType().isInteger(1))
-        return fail({"the mask tensor's element type is not the query's "
-                     "(additive) or i1 (boolean)"});
-      if (!tt.hasStaticShape())
-        return fail({"the mask tensor's shape is not static"});
-      unsigned n = mask->tensorMap.getNumResults();
-      for (auto [r, e] : llvm::enumerate(mask->tensorMap.getResults()))
-        if (isa<AffineConstantExpr>(e) && tt.getDimSize(r) != 1)
-          return fail({"the mask tensor is read at index 0 of a dim larger "
-                       "than 1"});
-      if (n == 3) {
-        // [B', Lq, Lk] of [B*H] operands, or [H', Lq, Lk]: a unit dim in
-        // front of the right one.
-        SmallVector<int64_t> shape =
-            rank == 3 ? SmallVector<int64_t>{tt.getDimSize(0), 1, lq, lk}
-                      : SmallVector<int64_t>{1, tt.getDimSize(0), lq, lk};
-        t = tensor::ExpandShapeOp::create(
-            b, loc, RankedTensorType::get(shape, tt.getElementType()), t,
-            ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
-      }
-      maskOperand = t;
-      maskNote =
-          mask->additive ? ", additive mask tensor" : ", boolean mask tensor";
+  if (mask && mask->indexCond) {
+    auto type = RankedTensorType::get({lq, lk}, b.getI1Type());
+    maskOperand = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, ArrayRef<bool>(indexBits)));
+  } else if (mask) {
+    maskOperand = mask->tensor;
+    auto tt = cast<RankedTensorType>(maskOperand.getType());
+    if (mask->tensorMap.getNumResults() == 3) {
+      // [B', Lq, Lk] of [B*H] operands, or [H', Lq, Lk]: a unit dim in
+      // front of the right one.
+      SmallVector<int64_t> shape =
+          rank == 3 ? SmallVector<int64_t>{tt.getDimSize(0), 1, lq, lk}
+                    : SmallVector<int64_t>{1, tt.getDimSize(0), lq, lk};
+      maskOperand = tensor::ExpandShapeOp::create(
+          b, loc, RankedTensorType::get(shape, tt.getElementType()),
+          maskOperand, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
     }
   }
   auto op = AttentionOp::create(b, loc, to4d(q), to4d(k), to4d(v),
@@ -1042,13 +1045,15 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
     op.getMaskMutable().assign(maskOperand);
   if (!weights.featureMap)
     op.setScaleAttr(b.getF32FloatAttr(scale));
+  if (failed(mlir::verify(op))) {
+    op->erase();
+    return fail({"the raised op does not verify"});
+  }
   Value result = op.getResult();
   if (rank == 3)
     result = tensor::CollapseShapeOp::create(
         b, loc, pvOp->getResult(0).getType(), result,
         ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
-  if (failed(mlir::verify(op)))
-    return fail({"the raised op does not verify"});
   std::string note;
   llvm::raw_string_ostream os(note);
   os << "raised attention: " << weights.form
