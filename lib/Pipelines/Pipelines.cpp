@@ -75,6 +75,11 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(tosa::createTosaToLinalg());
   pm.addNestedPass<func::FuncOp>(createTosaToArithPass());
   pm.addNestedPass<func::FuncOp>(createTosaToTensorPass());
+  // One function per entry (helpers such as a graph's head split inlined),
+  // so that the passes below see whole graphs: the kernels then read a
+  // head split's transposed operands as views of its input.
+  if (!options.reference)
+    pm.addPass(createInlinerPass());
   if (options.raise && !options.reference) {
     // Raised before fusion (which moves reshapes, e.g. the GQA broadcasts'
     // collapse_shape, through the contractions) and after it (which merges
@@ -85,6 +90,8 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createAttnRaise(quiet));
     pm.addPass(createLinalgElementwiseOpFusionPass());
     pm.addNestedPass<func::FuncOp>(createAttnRaise());
+    // The raised operands' transposes composed (K^T transposed back).
+    pm.addPass(createCanonicalizerPass());
   }
   // attn rewrites, then the remaining attn ops to linalg on tensors.
   if (!options.reference) {
@@ -121,7 +128,11 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   if (!options.reference) {
     AttnTileContractionsOptions contractions;
     contractions.chunks = options.chunks;
-    contractions.rowTile = kContractionRowTile;
+    // (Registers 0: the target model's default for the width.)
+    int64_t registers = options.vectorRegisters;
+    if (registers == 0)
+      registers = options.vectorWidth >= 16 ? 32 : 16;
+    contractions.rowTile = contractionRowTile(registers);
     pm.addNestedPass<func::FuncOp>(createAttnTileContractions(contractions));
   }
   AttnParallelizeLinalgOptions parallel;

@@ -73,6 +73,40 @@ std::optional<ContractionLoops> contractionLoops(linalg::LinalgOp op) {
                           dims->n.front(), dims->k.front()};
 }
 
+/// Collapses the M, N and K dims of contraction `op` (on tensors) that
+/// come in groups of consecutive loops, contiguous in every operand (a
+/// projection whose output fusion expanded into heads, `[L, H, D]`, has N =
+/// (H, D)), into one dim each, so that contractionLoops takes it. Leaves
+/// `op` as it is when there is nothing to collapse or it cannot be.
+void collapseDimGroups(RewriterBase &rewriter, linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !isa<linalg::GenericOp>(op) || !linalg::isaContractionOpInterface(op))
+    return;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
+    return;
+  SmallVector<ReassociationIndices> groups;
+  for (const SmallVector<unsigned, 2> &set : {dims->m, dims->n, dims->k}) {
+    if (set.size() < 2)
+      continue;
+    ReassociationIndices group(set.begin(), set.end());
+    llvm::sort(group);
+    for (size_t i = 1; i < group.size(); ++i)
+      if (group[i] != group[i - 1] + 1)
+        return;
+    groups.push_back(group);
+  }
+  if (groups.empty() ||
+      !linalg::areDimSequencesPreserved(op.getIndexingMapsArray(), groups))
+    return;
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::CollapseResult> collapsed =
+      linalg::collapseOpIterationDims(op, groups, rewriter);
+  if (succeeded(collapsed))
+    rewriter.replaceOp(op, collapsed->results);
+}
+
 struct TileContractionsPass
     : public attn::impl::AttnTileContractionsBase<TileContractionsPass> {
   using Base::Base;
@@ -82,6 +116,16 @@ struct TileContractionsPass
       getOperation()->emitError()
           << "attn-tile-contractions: chunks and row-tile must be positive";
       return signalPassFailure();
+    }
+    {
+      SmallVector<linalg::LinalgOp> candidates;
+      getOperation().walk([&](linalg::LinalgOp op) {
+        if (op.hasPureTensorSemantics() && runsOncePerCall(op))
+          candidates.push_back(op);
+      });
+      IRRewriter rewriter(&getContext());
+      for (linalg::LinalgOp op : candidates)
+        collapseDimGroups(rewriter, op);
     }
     SmallVector<std::pair<linalg::LinalgOp, ContractionLoops>> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
@@ -167,6 +211,256 @@ void hoistAccumulators(RewriterBase &rewriter, scf::ForOp loop) {
   }
 }
 
+/// The operands of a contraction for the broadcast-FMA micro-kernel: `b`
+/// the input with the N dim, `a` the other; both B and the output have N
+/// as their last dim with unit stride (vector loads along N), A any
+/// layout (one scalar per row and K step); N and K static. std::nullopt
+/// otherwise (linalg::vectorize then).
+struct DirectOperands {
+  OpOperand *a, *b, *c;
+};
+
+std::optional<DirectOperands> directOperands(linalg::LinalgOp op,
+                                             const ContractionLoops &loops) {
+  auto lastIsUnitN = [&](OpOperand *operand) {
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    auto type = dyn_cast<MemRefType>(operand->get().getType());
+    if (!type || map.getNumResults() == 0 ||
+        map.getResults().back() != getAffineDimExpr(loops.n, op.getContext()))
+      return false;
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    return succeeded(type.getStridesAndOffset(strides, offset)) &&
+           strides.back() == 1;
+  };
+  OpOperand *in0 = op.getDpsInputOperand(0), *in1 = op.getDpsInputOperand(1);
+  bool nIn0 = op.getMatchingIndexingMap(in0).isFunctionOfDim(loops.n);
+  OpOperand *b = nIn0 ? in0 : in1, *a = nIn0 ? in1 : in0;
+  OpOperand *c = op.getDpsInitOperand(0);
+  SmallVector<int64_t> bounds = op.getStaticLoopRanges();
+  if (!lastIsUnitN(b) || !lastIsUnitN(c) ||
+      ShapedType::isDynamic(bounds[loops.n]) ||
+      ShapedType::isDynamic(bounds[loops.k]))
+    return std::nullopt;
+  for (OpOperand *operand : {a, b, c})
+    if (!op.getMatchingIndexingMap(operand).isProjectedPermutation())
+      return std::nullopt;
+  return DirectOperands{a, b, c};
+}
+
+/// K rows of B packed at a time (the packed panel, K block x nr floats,
+/// stays in L1: 16 KiB with AVX2, 32 KiB with AVX-512).
+constexpr int64_t kPackRows = 256;
+/// Bytes of the K block of A that one M block reads (half of a 512 KiB
+/// L2: it stays there while every N tile passes over it).
+constexpr int64_t kBlockBytesL2 = 256 * 1024;
+
+/// Lowers contraction `op` (on buffers, DirectOperands layout, static N
+/// and K) to the broadcast-FMA micro-kernel:
+///
+///   for batch indices, n0 in [0, N - N % nr) step nr, k0 step KB:
+///     pack B[k0 : k0 + KB, n0 : n0 + nr] into a contiguous KB x nr buffer
+///     for m0 step mr (whole tiles), then each remaining row (1 x nr):
+///       acc (rows x nr / lanes vectors) = C tile
+///       for k in [0, KB) (unrolled by `unroll`): load the packed B row as
+///         vectors; per row, broadcast A[m, k0 + k] and FMA into each
+///       C tile = acc
+///   the last N % nr columns: the op on those columns (loops).
+///
+/// Packing makes the panel contiguous: B rows N floats apart map to the
+/// same cache sets, so an unpacked panel is re-fetched from L3 by every M
+/// tile. With 2 vectors per row and mr from contractionRowTile the
+/// accumulators, the B row and a broadcast fit the registers (no spills).
+void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
+                        const ContractionLoops &loops,
+                        const DirectOperands &ops, int64_t mr, int64_t nr,
+                        int64_t lanes, int64_t kTile) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  int64_t numLoops = op.getNumLoops();
+  SmallVector<int64_t> bounds = op.getStaticLoopRanges();
+  int64_t n = bounds[loops.n], k = bounds[loops.k];
+  int64_t nFull = n / nr * nr, nv = nr / lanes;
+  int64_t kBlock = k;
+  if (k > kPackRows)
+    for (int64_t c = kPackRows; c >= 16; c /= 2)
+      if (k % c == 0) {
+        kBlock = c;
+        break;
+      }
+  int64_t unroll = kTile;
+  while (unroll > 1 && kBlock % unroll != 0)
+    unroll /= 2;
+  emitRemark(loc) << "attn-vectorize-contractions: register tiles of " << mr
+                  << " x " << nr << " outputs, B packed in K blocks of "
+                  << kBlock << ", broadcast-FMA micro-kernel (K unrolled by "
+                  << unroll << ")";
+  Type f32 = rewriter.getF32Type();
+  auto vecType = VectorType::get({lanes}, f32);
+  auto cst = [&](OpBuilder &b, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  SmallVector<Range> ranges = op.createLoopRanges(rewriter, loc);
+  auto size = [&](unsigned dim) {
+    return getValueOrCreateConstantIndexOp(rewriter, loc, ranges[dim].size);
+  };
+  Value zero = cst(rewriter, 0);
+  Value a = ops.a->get(), b = ops.b->get(), c = ops.c->get();
+
+  if (nFull > 0) {
+    Value pack = memref::AllocOp::create(rewriter, loc,
+                                         MemRefType::get({kBlock, nr}, f32),
+                                         rewriter.getI64IntegerAttr(64));
+    Value mSize = size(loops.m);
+    Value mFull = arith::SubIOp::create(
+        rewriter, loc, mSize,
+        arith::RemUIOp::create(rewriter, loc, mSize, cst(rewriter, mr)));
+    // Rows of A per block: its K block (mc x KB floats) stays in L2 while
+    // every N tile passes over it.
+    int64_t mc = std::max<int64_t>(mr, kBlockBytesL2 / (kBlock * 4) / mr * mr);
+
+    // Packs the panel of B at (batch, k0, n0), then runs the tiles of
+    // `rows` rows from mBegin to mEnd against it.
+    auto panel = [&](OpBuilder &nb, Location l, ValueRange batchIvs, Value k0,
+                     Value n0, Value mBegin, Value mEnd, int64_t rows) {
+      // The indices of `operand` at m, n, k and the batch indices.
+      auto indices = [&](OpOperand *operand, Value m, Value nn, Value kk) {
+        SmallVector<Value> all(numLoops, zero);
+        for (auto [d, iv] : llvm::zip(loops.batch, batchIvs))
+          all[d] = iv;
+        all[loops.m] = m;
+        all[loops.n] = nn;
+        all[loops.k] = kk;
+        SmallVector<Value> result;
+        for (AffineExpr e : op.getMatchingIndexingMap(operand).getResults())
+          result.push_back(all[cast<AffineDimExpr>(e).getPosition()]);
+        return result;
+      };
+      SmallVector<Value> cols;
+      for (int64_t j = 0; j < nv; ++j)
+        cols.push_back(
+            j == 0 ? n0 : arith::AddIOp::create(nb, l, n0, cst(nb, j * lanes)));
+      scf::ForOp::create(
+          nb, l, zero, cst(nb, kBlock), cst(nb, 1), ValueRange{},
+          [&](OpBuilder &pb, Location pl, Value kk, ValueRange) {
+            Value kb = arith::AddIOp::create(pb, pl, k0, kk);
+            for (int64_t j = 0; j < nv; ++j) {
+              Value v = vector::LoadOp::create(
+                  pb, pl, vecType, b, indices(ops.b, zero, cols[j], kb));
+              vector::StoreOp::create(pb, pl, v, pack,
+                                      ValueRange{kk, cst(pb, j * lanes)});
+            }
+            scf::YieldOp::create(pb, pl);
+          });
+      // One tile of `rows` rows from m0.
+      auto tile = [&](OpBuilder &tb, Location tl, Value m0) {
+        SmallVector<Value> mRows;
+        for (int64_t i = 0; i < rows; ++i)
+          mRows.push_back(
+              i == 0 ? m0 : arith::AddIOp::create(tb, tl, m0, cst(tb, i)));
+        SmallVector<Value> init;
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < nv; ++j)
+            init.push_back(vector::LoadOp::create(
+                tb, tl, vecType, c, indices(ops.c, mRows[i], cols[j], zero)));
+        auto kLoop = scf::ForOp::create(
+            tb, tl, zero, cst(tb, kBlock), cst(tb, unroll), init,
+            [&](OpBuilder &kb, Location kl, Value kk0, ValueRange carried) {
+              SmallVector<Value> acc(carried);
+              for (int64_t u = 0; u < unroll; ++u) {
+                Value kk = u == 0
+                               ? kk0
+                               : arith::AddIOp::create(kb, kl, kk0, cst(kb, u));
+                Value ka = arith::AddIOp::create(kb, kl, k0, kk);
+                SmallVector<Value> bRow;
+                for (int64_t j = 0; j < nv; ++j)
+                  bRow.push_back(vector::LoadOp::create(
+                      kb, kl, vecType, pack,
+                      ValueRange{kk, cst(kb, j * lanes)}));
+                for (int64_t i = 0; i < rows; ++i) {
+                  Value s = memref::LoadOp::create(
+                      kb, kl, a, indices(ops.a, mRows[i], zero, ka));
+                  Value splat = vector::BroadcastOp::create(kb, kl, vecType, s);
+                  for (int64_t j = 0; j < nv; ++j)
+                    acc[i * nv + j] = vector::FMAOp::create(
+                        kb, kl, splat, bRow[j], acc[i * nv + j]);
+                }
+              }
+              scf::YieldOp::create(kb, kl, acc);
+            });
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < nv; ++j)
+            vector::StoreOp::create(tb, tl, kLoop.getResult(i * nv + j), c,
+                                    indices(ops.c, mRows[i], cols[j], zero));
+      };
+      scf::ForOp::create(nb, l, mBegin, mEnd, cst(nb, rows), ValueRange{},
+                         [&](OpBuilder &tb, Location tl, Value m0, ValueRange) {
+                           tile(tb, tl, m0);
+                           scf::YieldOp::create(tb, tl);
+                         });
+    };
+
+    SmallVector<Value> lbs, ubs, steps;
+    for (unsigned d : loops.batch) {
+      lbs.push_back(zero);
+      ubs.push_back(size(d));
+      steps.push_back(cst(rewriter, 1));
+    }
+    size_t numBatch = lbs.size();
+    // Whole tiles: batch, K blocks, M blocks, N tiles.
+    SmallVector<Value> wholeLbs(lbs), wholeUbs(ubs), wholeSteps(steps);
+    wholeLbs.append({zero, zero, zero});
+    wholeUbs.append({cst(rewriter, k), mFull, cst(rewriter, nFull)});
+    wholeSteps.append(
+        {cst(rewriter, kBlock), cst(rewriter, mc), cst(rewriter, nr)});
+    scf::buildLoopNest(
+        rewriter, loc, wholeLbs, wholeUbs, wholeSteps,
+        [&](OpBuilder &nb, Location l, ValueRange ivs) {
+          Value mb = ivs[numBatch + 1];
+          Value mEnd = arith::MinUIOp::create(
+              nb, l, arith::AddIOp::create(nb, l, mb, cst(nb, mc)), mFull);
+          panel(nb, l, ivs.take_front(numBatch), ivs[numBatch],
+                ivs[numBatch + 2], mb, mEnd, mr);
+        });
+    // The remaining rows (fewer than mr), one at a time.
+    Value ragged = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ult, mFull, mSize);
+    scf::IfOp::create(rewriter, loc, ragged, [&](OpBuilder &ib, Location il) {
+      SmallVector<Value> rowLbs(lbs), rowUbs(ubs), rowSteps(steps);
+      rowLbs.append({zero, zero});
+      rowUbs.append({cst(ib, k), cst(ib, nFull)});
+      rowSteps.append({cst(ib, kBlock), cst(ib, nr)});
+      scf::buildLoopNest(ib, il, rowLbs, rowUbs, rowSteps,
+                         [&](OpBuilder &nb, Location l, ValueRange ivs) {
+                           panel(nb, l, ivs.take_front(numBatch), ivs[numBatch],
+                                 ivs[numBatch + 1], mFull, mSize, 1);
+                         });
+      scf::YieldOp::create(ib, il);
+    });
+  }
+
+  // The last N % nr columns: the op on those columns of B and C.
+  if (nFull < n) {
+    auto lastColumns = [&](Value mem) -> Value {
+      auto type = cast<MemRefType>(mem.getType());
+      int64_t rank = type.getRank();
+      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes,
+          strides(rank, rewriter.getIndexAttr(1));
+      for (int64_t d = 0; d < rank; ++d)
+        sizes.push_back(memref::getMixedSize(rewriter, loc, mem, d));
+      offsets.back() = rewriter.getIndexAttr(nFull);
+      sizes.back() = rewriter.getIndexAttr(n - nFull);
+      return memref::SubViewOp::create(rewriter, loc, mem, offsets, sizes,
+                                       strides);
+    };
+    IRMapping mapping;
+    mapping.map(b, lastColumns(b));
+    mapping.map(c, lastColumns(c));
+    rewriter.clone(*op, mapping);
+  }
+  rewriter.eraseOp(op);
+}
+
 struct VectorizeContractionsPass
     : public attn::impl::AttnVectorizeContractionsBase<
           VectorizeContractionsPass> {
@@ -183,7 +477,7 @@ struct VectorizeContractionsPass
       return signalPassFailure();
     }
     int64_t nr = 2 * target->lanes;
-    int64_t mr = kContractionRowTile;
+    int64_t mr = contractionRowTile(target->registers);
 
     SmallVector<std::pair<linalg::LinalgOp, ContractionLoops>> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
@@ -206,6 +500,11 @@ struct VectorizeContractionsPass
       if (!ShapedType::isDynamic(k))
         while (kc > 1 && k % kc != 0)
           kc /= 2;
+      if (std::optional<DirectOperands> operands = directOperands(op, loops)) {
+        lowerToMicroKernel(rewriter, op, loops, *operands, mr, nr,
+                           target->lanes, kTile);
+        continue;
+      }
       SmallVector<OpFoldResult> sizes(numLoops, rewriter.getIndexAttr(0));
       for (unsigned b : loops.batch)
         sizes[b] = rewriter.getIndexAttr(1);
@@ -231,7 +530,8 @@ struct VectorizeContractionsPass
       }
       emitRemark(op.getLoc())
           << "attn-vectorize-contractions: register tiles of " << mr << " x "
-          << nr << " outputs, K steps of " << kc;
+          << nr << " outputs, K steps of " << kc
+          << ", vector.contract (B or the output not contiguous along N)";
       tiled->tiledOps.back()->setAttr(kTileMarker, rewriter.getUnitAttr());
       // The loop of `dim`: loops come in the interchanged order, one per
       // tiled dim.

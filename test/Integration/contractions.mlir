@@ -1,15 +1,22 @@
 // The contractions of graphs, tiled and vectorized by attn-tile-contractions
 // and attn-vectorize-contractions, against the reference pipeline (which
-// keeps them as loops): whole and ragged register tiles (M, N not multiples
-// of the tile), odd K (K steps of 1), batch dims, a transposed operand.
+// keeps them as loops): the micro-kernel with whole and ragged register
+// tiles (M, N not multiples of the tile), odd K (one K block, K unrolled by
+// 1), K split into packed blocks (K = 768: blocks of 256), batch dims; a
+// transposed operand (vector.contract tiles).
 // RUN: attn-run %s --entry matmul_ragged --random-inputs --seed 1 --check --remarks 2>&1 | FileCheck %s --check-prefix=RAGGED
-// RAGGED: remark: attn-vectorize-contractions: register tiles of 8 x {{16|32}} outputs, K steps of 1
+// RAGGED: remark: attn-vectorize-contractions: register tiles of {{6 x 16|14 x 32}} outputs, B packed in K blocks of 45, broadcast-FMA micro-kernel (K unrolled by 1)
 // RAGGED: check result0: {{.*}} ok
 // RUN: attn-run %s --entry matmul_whole --random-inputs --seed 2 --check
+// RUN: attn-run %s --entry matmul_k_blocks --random-inputs --seed 5 --check --remarks 2>&1 | FileCheck %s --check-prefix=KBLOCKS
+// KBLOCKS: remark: attn-vectorize-contractions: register tiles of {{6 x 16|14 x 32}} outputs, B packed in K blocks of 256, broadcast-FMA micro-kernel (K unrolled by 16)
+// KBLOCKS: check result0: {{.*}} ok
 // RUN: attn-run %s --entry batch_matmul --random-inputs --seed 3 --check --remarks 2>&1 | FileCheck %s --check-prefix=BATCH
-// BATCH: remark: attn-vectorize-contractions: register tiles of 8 x {{16|32}} outputs, K steps of 16
+// BATCH: remark: attn-vectorize-contractions: register tiles of {{6 x 16|14 x 32}} outputs, B packed in K blocks of 32, broadcast-FMA micro-kernel (K unrolled by 16)
 // BATCH: check result0: {{.*}} ok
-// RUN: attn-run %s --entry transposed_b --random-inputs --seed 4 --check
+// RUN: attn-run %s --entry transposed_b --random-inputs --seed 4 --check --remarks 2>&1 | FileCheck %s --check-prefix=TRANSPOSED
+// TRANSPOSED: remark: attn-vectorize-contractions: register tiles of {{6 x 16|14 x 32}} outputs, K steps of 8, vector.contract (B or the output not contiguous along N)
+// TRANSPOSED: check result0: {{.*}} ok
 
 func.func @matmul_ragged(%a: tensor<77x45xf32>, %b: tensor<45x50xf32>) -> tensor<77x50xf32> {
   %zero = arith.constant 0.0 : f32
@@ -22,6 +29,14 @@ func.func @matmul_ragged(%a: tensor<77x45xf32>, %b: tensor<45x50xf32>) -> tensor
 func.func @matmul_whole(%a: tensor<128x64xf32>, %b: tensor<64x96xf32>, %c: tensor<128x96xf32>) -> tensor<128x96xf32> {
   %y = linalg.matmul ins(%a, %b : tensor<128x64xf32>, tensor<64x96xf32>) outs(%c : tensor<128x96xf32>) -> tensor<128x96xf32>
   return %y : tensor<128x96xf32>
+}
+
+func.func @matmul_k_blocks(%a: tensor<50x768xf32>, %b: tensor<768x40xf32>) -> tensor<50x40xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<50x40xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<50x40xf32>) -> tensor<50x40xf32>
+  %y = linalg.matmul ins(%a, %b : tensor<50x768xf32>, tensor<768x40xf32>) outs(%z : tensor<50x40xf32>) -> tensor<50x40xf32>
+  return %y : tensor<50x40xf32>
 }
 
 func.func @batch_matmul(%a: tensor<3x40x32xf32>, %b: tensor<3x32x48xf32>) -> tensor<3x40x48xf32> {

@@ -1,28 +1,77 @@
 // RUN: attn-opt %s --attn-tile-contractions="chunks=2 row-tile=8" | FileCheck %s --check-prefix=TILE
-// RUN: attn-opt %s --pass-pipeline="builtin.module(func.func(attn-read-only-arguments,attn-tile-contractions{chunks=2}),one-shot-bufferize{bufferize-function-boundaries},func.func(attn-vectorize-contractions{vector-width=8}),canonicalize)" 2>&1 | FileCheck %s --check-prefix=VEC
+// RUN: attn-opt %s --pass-pipeline="builtin.module(func.func(attn-read-only-arguments,attn-tile-contractions{chunks=2 row-tile=6}),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(attn-vectorize-contractions{vector-width=8 vector-registers=16}),canonicalize)" 2>&1 | FileCheck %s --check-prefix=VEC
 // RUN: attn-opt %s --attn-read-only-arguments | FileCheck %s --check-prefix=RO
-// RO: func.func @matmul(%{{.*}}: tensor<77x64xf32> {bufferization.writable = false}, %{{.*}}: tensor<64x48xf32> {bufferization.writable = false}, %{{.*}}: tensor<77x48xf32> {bufferization.writable = false})
+// RO: func.func @matmul(%{{.*}}: tensor<77x64xf32> {bufferization.writable = false}, %{{.*}}: tensor<64x50xf32> {bufferization.writable = false}, %{{.*}}: tensor<77x50xf32> {bufferization.writable = false})
 
 // Threads: row chunks of a multiple of the register tile (77 rows in 2
 // chunks of 40; the last is ragged).
 // TILE-LABEL: func.func @matmul
 // TILE: scf.forall (%{{.*}}) = (0) to (77) step (40)
-// TILE: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<64x48xf32>)
-// Registers: 8 x 16 tiles (two AVX2 vectors), K steps of 16; the
-// accumulator carried in registers across the K loop; ragged edge tiles
-// stay linalg ops. Arguments are read-only: the accumulation into %c works
-// on a copy.
-// VEC: remark: attn-vectorize-contractions: register tiles of 8 x 16 outputs, K steps of 16
+// TILE: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<64x50xf32>)
+
+// Registers (AVX2: 16 vector registers): 6 x 16 tiles, 12 accumulators.
+// B and the output are contiguous along N: the micro-kernel. Per chunk and
+// 16 columns, the 64 x 16 panel of B is packed, then every 6-row tile
+// keeps its accumulators in registers across K (a broadcast of A times
+// each packed B vector per row and K step); the chunk's remaining rows
+// one at a time; the last 50 % 16 = 2 columns stay a linalg op. Arguments
+// are read-only: the accumulation into %c works on a copy.
+// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 64, broadcast-FMA micro-kernel (K unrolled by 16)
+// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, K steps of 16, vector.contract (B or the output not contiguous along N)
 // VEC-LABEL: func.func @matmul(
 // VEC: memref.copy
 // VEC: scf.forall
+// VEC: %[[PACK:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x16xf32>
+// VEC: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
 // VEC: scf.for
-// VEC: vector.transfer_read {{.*}} : memref<77x48xf32>, vector<8x16xf32>
-// VEC: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x16xf32>)
+// VEC: vector.load {{.*}} : memref<64x50xf32>, vector<8xf32>
+// VEC: vector.store {{.*}}, %[[PACK]]
+// VEC: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c6
+// VEC-COUNT-12: vector.load {{.*}} : memref<77x50xf32>, vector<8xf32>
+// VEC: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// VEC: vector.load %[[PACK]]
+// VEC: memref.load {{.*}} : memref<77x64xf32>
+// VEC: vector.broadcast
+// VEC: vector.fma {{.*}} : vector<8xf32>
+// VEC-COUNT-12: vector.store {{.*}} : memref<77x50xf32>, vector<8xf32>
+// VEC: scf.for {{.*}} step %c1
+// VEC: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>)
+// VEC: linalg.matmul ins({{.*}} : memref<?x64xf32, {{.*}}>, memref<64x2xf32, {{.*}}>) outs({{.*}} : memref<?x2xf32
+func.func @matmul(%a: tensor<77x64xf32>, %b: tensor<64x50xf32>, %c: tensor<77x50xf32>) -> tensor<77x50xf32> {
+  %y = linalg.matmul ins(%a, %b : tensor<77x64xf32>, tensor<64x50xf32>) outs(%c : tensor<77x50xf32>) -> tensor<77x50xf32>
+  return %y : tensor<77x50xf32>
+}
+
+// B transposed (not contiguous along N): register tiles vectorized with
+// vector.contract, the accumulator carried in registers across the K loop;
+// ragged edge tiles stay linalg ops.
+// VEC-LABEL: func.func @transposed_b(
+// VEC: scf.forall
+// VEC: vector.transfer_read {{.*}} : memref<77x48xf32>, vector<6x16xf32>
+// VEC: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<6x16xf32>)
 // VEC: vector.fma {{.*}} : vector<16xf32>
-// VEC: vector.transfer_write {{.*}} : vector<8x16xf32>, memref<77x48xf32>
-// VEC: linalg.matmul ins({{.*}} : memref<?x16xf32
-func.func @matmul(%a: tensor<77x64xf32>, %b: tensor<64x48xf32>, %c: tensor<77x48xf32>) -> tensor<77x48xf32> {
-  %y = linalg.matmul ins(%a, %b : tensor<77x64xf32>, tensor<64x48xf32>) outs(%c : tensor<77x48xf32>) -> tensor<77x48xf32>
+// VEC: vector.transfer_write {{.*}} : vector<6x16xf32>, memref<77x48xf32>
+// VEC: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins({{.*}} : memref<?x16xf32, {{.*}}>, memref<16x16xf32, {{.*}}>)
+func.func @transposed_b(%a: tensor<77x64xf32>, %bt: tensor<48x64xf32>, %c: tensor<77x48xf32>) -> tensor<77x48xf32> {
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] ins(%a, %bt : tensor<77x64xf32>, tensor<48x64xf32>) outs(%c : tensor<77x48xf32>) -> tensor<77x48xf32>
   return %y : tensor<77x48xf32>
+}
+
+// A projection whose output fusion expanded into heads, N = (H, D): the N
+// dims are collapsed into one (contiguous in B and the output), then tiled
+// like a matmul; the result is expanded back.
+// TILE-LABEL: func.func @projection_heads
+// TILE: tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : tensor<32x3x16xf32> into tensor<32x48xf32>
+// TILE: scf.forall (%{{.*}}) = (0) to (77) step (40)
+// TILE: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// TILE-SAME: ins(%{{.*}}, %{{.*}} : tensor<?x32xf32>, tensor<32x48xf32>)
+// TILE: tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2]] output_shape [77, 3, 16] : tensor<77x48xf32> into tensor<77x3x16xf32>
+func.func @projection_heads(%x: tensor<77x32xf32>, %w: tensor<32x3x16xf32>, %c: tensor<77x3x16xf32>) -> tensor<77x3x16xf32> {
+  %y = linalg.generic {indexing_maps = [affine_map<(m, h, d, k) -> (m, k)>, affine_map<(m, h, d, k) -> (k, h, d)>, affine_map<(m, h, d, k) -> (m, h, d)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x, %w : tensor<77x32xf32>, tensor<32x3x16xf32>) outs(%c : tensor<77x3x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<77x3x16xf32>
+  return %y : tensor<77x3x16xf32>
 }

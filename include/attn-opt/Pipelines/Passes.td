@@ -47,8 +47,9 @@ def AttnTileContractions : Pass<"attn-tile-contractions", "func::FuncOp"> {
     f32, static shapes, one M, N and K dim) are tiled with upstream's
     TilingInterface into an `scf.forall` over the batch dims (size 1) and M
     cut into `chunks` pieces, each a multiple of `row-tile` rows (the
-    register tile of `attn-vectorize-contractions`, which takes the tiles
-    after bufferization). Other linalg ops are left to
+    pipeline passes the register tile's rows of
+    `attn-vectorize-contractions`, which takes the tiles after
+    bufferization: 6 on AVX2, 14 on AVX-512). Other linalg ops are left to
     `attn-parallelize-linalg`.
 
     ```mlir
@@ -78,18 +79,38 @@ def AttnVectorizeContractions : Pass<"attn-vectorize-contractions",
     After bufferization, each contraction `linalg` op on memrefs (f32, one
     M, N and K dim: the row chunks of `attn-tile-contractions`, and the
     contractions of reference lowerings that `attn-parallelize-linalg`
-    tiled) is tiled with
-    `scf.for` loops (order: batch, N, M, K) into tiles of `mr x nr`
-    outputs (`mr` = 8 rows, `nr` two vectors of `vector-width` lanes: 16
-    accumulators, measured best on AVX2 and AVX-512 against 4 x 16, 8 x 8,
-    2 x 32 and 8 x 32) and K steps of `k-tile` (halved until it divides
-    K), each whole tile vectorized (`linalg::vectorize`) into a
-    `vector.contract`, lowered to outer products (a broadcast-FMA per row
-    and K step). Ragged tiles at the edges of M and N stay linalg ops
-    (lowered to loops with the rest). The accumulator tile's read and
-    write move out of the K loop (the inputs of a contraction on buffers
-    never alias its output), so it stays in registers. A remark on each op
-    gives its tiles.
+    tiled) becomes register tiles of `mr x nr` outputs: `nr` two vectors of
+    `vector-width` lanes, `mr` as many rows as leave registers for the B
+    row and a broadcast (`(vector-registers - 3) / 2`: 6 with AVX2's 16
+    registers, 14 with AVX-512's 32).
+
+    When B and the output are contiguous along N (N their last dim, unit
+    stride) and N and K are static, the op becomes the broadcast-FMA
+    micro-kernel (BLIS-style):
+
+    ```
+    for batch, k0 step KB, M blocks of MC rows (whole tiles), n0 step nr:
+      pack B[k0 : k0+KB, n0 : n0+nr] into a contiguous KB x nr buffer
+      for m0 step mr in the M block:
+        acc = C tile (mr x nr/lanes vectors, in registers)
+        for k < KB (unrolled by k-tile): load the packed B row;
+          per row i: acc[i] += broadcast(A[m0+i, k0+k]) * B row   (vector.fma)
+        C tile = acc
+    the remaining M % mr rows: the same, one row at a time
+    the last N % nr columns: the op on them (loops)
+    ```
+
+    `KB` is K up to 256, else the largest power of two from 256 down to 16
+    that divides K (else K): the packed panel stays in L1. `MC` rows of A's
+    K block take 256 KiB (L2) and are reused by every N tile. (Unpacked,
+    B's rows, N floats apart, fall into the same cache sets and every M
+    tile fetches the panel again.) Other layouts (a transposed B or output) are
+    tiled with `scf.for` loops (order: batch, N, M, K) into the same
+    register tiles with K steps of `k-tile` (halved until it divides K),
+    each whole tile vectorized (`linalg::vectorize`) into a
+    `vector.contract` lowered to outer products, the accumulator hoisted out
+    of the K loop; ragged edge tiles stay linalg ops. A remark on each op
+    gives its tiles and kernel.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",

@@ -31,10 +31,14 @@ bool runsOncePerCall(Operation *op);
 LogicalResult tileForThreads(RewriterBase &rewriter, linalg::LinalgOp op,
                              ArrayRef<OpFoldResult> sizes, StringRef pass);
 
-/// The rows of the register tile of attn-vectorize-contractions (its
-/// description says why 8), hence attn-tile-contractions' `row-tile` in the
-/// pipeline.
-constexpr int64_t kContractionRowTile = 8;
+/// The rows of the register tile of attn-vectorize-contractions on
+/// a target with `registers` vector registers: as many as keep 2
+/// accumulator vectors per row, the 2 vectors of a B row and a broadcast in
+/// registers (6 with 16 registers, 14 with 32), hence
+/// attn-tile-contractions' `row-tile` in the pipeline.
+inline int64_t contractionRowTile(int64_t registers) {
+  return registers > 4 ? (registers - 3) / 2 : 1;
+}
 
 #define GEN_PASS_DECL
 #include "attn-opt/Pipelines/Passes.h.inc"

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <limits>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -56,7 +57,14 @@ void KernelFrame::prepare() {
       tensor = toF32Tensor(tb, tensor);
     return readOnlyBuffer(b, tensor);
   };
-  queryBuf = buffer(spec.query);
+  // Q, K and V of the CPU kernels (f32, read element by element) may be
+  // strided views of the tensors a graph rearranged into them.
+  auto view = [&](Value tensor) {
+    if (convert && cast<ShapedType>(tensor.getType()).getElementType().isF32())
+      return readOnlyView(b, tensor);
+    return buffer(tensor);
+  };
+  queryBuf = view(spec.query);
   Value key = spec.key;
   if (spec.qkNormEps) // K is normalized once, up front.
     key = layerNorm(tb, key, *spec.qkNormEps);
@@ -98,7 +106,10 @@ void KernelFrame::prepare() {
     dynamicSizes.push_back(batchSize);
   if (outType.isDynamicDim(2))
     dynamicSizes.push_back(queryLen);
-  outputBuf = memref::AllocOp::create(b, outType, dynamicSizes);
+  outputBuf =
+      spec.outputView
+          ? spec.outputView
+          : memref::AllocOp::create(b, outType, dynamicSizes).getResult();
 
   if (layout) {
     tables = KernelTables::build(b, *layout, spec.dims.keyLen, spec.mask);
@@ -705,11 +716,25 @@ Value KernelFrame::applyGate(Value out, Value row, Value col) {
 }
 
 void KernelFrame::storeOutput(Value out, Value row, Value col) {
-  Type elem = cast<MemRefType>(outputBuf.getType()).getElementType();
-  Value v = fromF32(out, elem);
+  auto outType = cast<MemRefType>(outputBuf.getType());
+  Value v = fromF32(out, outType.getElementType());
   SmallVector<Value> at = {batch, head, add(queryBase, row), col};
+  // Rows of a strided view (spec.outputView) start at multiples of the
+  // gcd of its outer strides and offset.
+  int64_t rowLen = valueDim;
+  if (!outType.getLayout().isIdentity()) {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    rowLen = 1;
+    if (succeeded(outType.getStridesAndOffset(strides, offset)) &&
+        !ShapedType::isDynamic(offset)) {
+      rowLen = offset;
+      for (int64_t s : ArrayRef<int64_t>(strides).drop_back())
+        rowLen = ShapedType::isDynamic(s) ? 1 : std::gcd(rowLen, s);
+    }
+  }
   if (isa<VectorType>(v.getType()))
-    vectorStore(v, outputBuf, at, valueDim);
+    vectorStore(v, outputBuf, at, rowLen);
   else
     memref::StoreOp::create(b, v, outputBuf, at);
 }

@@ -4,6 +4,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 #include <algorithm>
 #include <cmath>
@@ -84,6 +88,126 @@ Value mlir::attn::readOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor) {
   return bufferization::ToBufferOp::create(
       b, MemRefType::get(type.getShape(), type.getElementType()), tensor,
       /*read_only=*/true);
+}
+
+Value mlir::attn::readOnlyView(ImplicitLocOpBuilder &b, Value tensor) {
+  if (!tensor)
+    return Value();
+  SmallVector<Operation *> chain;
+  Value source = tensor;
+  bool transposed = false;
+  while (Operation *def = source.getDefiningOp()) {
+    if (auto t = dyn_cast<linalg::TransposeOp>(def);
+        t && t.hasPureTensorSemantics()) {
+      source = t.getInput();
+      transposed = true;
+    } else if (auto e = dyn_cast<tensor::ExpandShapeOp>(def)) {
+      source = e.getSrc();
+    } else if (auto c = dyn_cast<tensor::CollapseShapeOp>(def)) {
+      source = c.getSrc();
+    } else {
+      break;
+    }
+    chain.push_back(def);
+  }
+  if (!transposed)
+    return readOnlyBuffer(b, tensor);
+  Value view = readOnlyBuffer(b, source);
+  for (Operation *op : llvm::reverse(chain)) {
+    auto type = cast<MemRefType>(view.getType());
+    if (auto t = dyn_cast<linalg::TransposeOp>(op)) {
+      AffineMap perm =
+          AffineMap::getPermutationMap(t.getPermutation(), b.getContext());
+      view = memref::TransposeOp::create(b, view, AffineMapAttr::get(perm));
+    } else if (auto e = dyn_cast<tensor::ExpandShapeOp>(op)) {
+      FailureOr<MemRefType> expanded =
+          memref::ExpandShapeOp::computeExpandedType(
+              type, e.getResultType().getShape(), e.getReassociationIndices());
+      if (failed(expanded))
+        return readOnlyBuffer(b, tensor);
+      view = memref::ExpandShapeOp::create(b, *expanded, view,
+                                           e.getReassociationIndices(),
+                                           e.getMixedOutputShape());
+    } else {
+      auto c = cast<tensor::CollapseShapeOp>(op);
+      if (!memref::CollapseShapeOp::isGuaranteedCollapsible(
+              type, c.getReassociationIndices()))
+        return readOnlyBuffer(b, tensor);
+      view =
+          memref::CollapseShapeOp::create(b, view, c.getReassociationIndices());
+    }
+  }
+  return view;
+}
+
+std::optional<Rearranged>
+mlir::attn::writeThroughRearrangement(ImplicitLocOpBuilder &b, Value result,
+                                      Value &view) {
+  auto resultType = cast<RankedTensorType>(result.getType());
+  if (!resultType.getElementType().isF32())
+    return std::nullopt;
+  SmallVector<Operation *> chain;
+  Value last = result;
+  bool transposed = false;
+  while (last.hasOneUse()) {
+    Operation *user = *last.getUsers().begin();
+    if (auto t = dyn_cast<linalg::TransposeOp>(user);
+        t && t.hasPureTensorSemantics() && t.getInput() == last) {
+      transposed = true;
+    } else if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user)) {
+      break;
+    }
+    chain.push_back(user);
+    last = user->getResult(0);
+  }
+  auto lastType = cast<RankedTensorType>(last.getType());
+  if (!transposed || !lastType.hasStaticShape())
+    return std::nullopt;
+  // The views back from the chain's result (erased again if one cannot be
+  // made).
+  auto bufferType =
+      MemRefType::get(lastType.getShape(), lastType.getElementType());
+  SmallVector<Operation *> built;
+  auto abandon = [&]() -> std::optional<Rearranged> {
+    for (Operation *op : llvm::reverse(built))
+      op->erase();
+    return std::nullopt;
+  };
+  Value buffer =
+      memref::AllocOp::create(b, bufferType, b.getI64IntegerAttr(64));
+  built.push_back(buffer.getDefiningOp());
+  Value v = buffer;
+  for (Operation *op : llvm::reverse(chain)) {
+    auto type = cast<MemRefType>(v.getType());
+    if (auto t = dyn_cast<linalg::TransposeOp>(op)) {
+      ArrayRef<int64_t> perm = t.getPermutation();
+      SmallVector<unsigned> inverse(perm.size());
+      for (auto [i, p] : llvm::enumerate(perm))
+        inverse[p] = i;
+      v = memref::TransposeOp::create(
+          b, v,
+          AffineMapAttr::get(
+              AffineMap::getPermutationMap(inverse, b.getContext())));
+    } else if (auto c = dyn_cast<tensor::CollapseShapeOp>(op)) {
+      FailureOr<MemRefType> expanded =
+          memref::ExpandShapeOp::computeExpandedType(
+              type, c.getSrcType().getShape(), c.getReassociationIndices());
+      if (failed(expanded))
+        return abandon();
+      v = memref::ExpandShapeOp::create(
+          b, *expanded, v, c.getReassociationIndices(),
+          getAsIndexOpFoldResult(b.getContext(), c.getSrcType().getShape()));
+    } else {
+      auto e = cast<tensor::ExpandShapeOp>(op);
+      if (!memref::CollapseShapeOp::isGuaranteedCollapsible(
+              type, e.getReassociationIndices()))
+        return abandon();
+      v = memref::CollapseShapeOp::create(b, v, e.getReassociationIndices());
+    }
+    built.push_back(v.getDefiningOp());
+  }
+  view = v;
+  return Rearranged{last, buffer};
 }
 
 /// `values` as a constant int32 buffer (one 0 when empty).

@@ -109,8 +109,27 @@ static void emitKernel(AttentionOp op, const TargetModel &target,
   ImplicitLocOpBuilder b(op->getLoc(), rewriter);
   KernelSpec spec = KernelSpec::get(op);
   spec.runtimeOk = emitRuntimeChecks(b, op);
+  // A result only rearranged (a graph's head merge) is written rearranged.
+  std::optional<Rearranged> rearranged =
+      writeThroughRearrangement(b, op.getResult(), spec.outputView);
   Value result = buildTileKernel(b, spec, target, tiles, layout);
-  rewriter.replaceOp(op, result);
+  if (!rearranged) {
+    rewriter.replaceOp(op, result);
+    return;
+  }
+  Value out = bufferization::ToTensorOp::create(
+      b, rearranged->last.getType(), rearranged->buffer, /*restrict=*/true,
+      /*writable=*/true);
+  rewriter.replaceAllUsesWith(rearranged->last, out);
+  // The chain (one use per link) and the op, last first.
+  for (Operation *link = rearranged->last.getDefiningOp(); link != op;) {
+    Operation *previous = link->getOperand(0).getDefiningOp();
+    rewriter.eraseOp(link);
+    link = previous;
+  }
+  rewriter.eraseOp(op);
+  if (result.use_empty())
+    rewriter.eraseOp(result.getDefiningOp());
 }
 
 /// Replaces `op` by the tile kernel. With a `layout` attribute, its blocks

@@ -44,6 +44,10 @@ struct KernelSpec {
   /// key ids cannot match are skipped at run time.
   bool segmentBound = false;
   Type resultType;
+  /// A buffer of the result's shape the kernel writes into (a strided view
+  /// of the buffer of a rearrangement of the result, see
+  /// writeThroughRearrangement), or null: the kernel allocates its output.
+  Value outputView;
   /// The verdict of the run-time checks (RuntimeChecks.h), an i1 the kernel
   /// runs under, or null when there is nothing to check.
   Value runtimeOk;
@@ -77,6 +81,31 @@ LayoutTables flattenLayout(const BlockLayout &layout, int64_t keyLen);
 
 /// `tensor` as a read-only buffer of its own type (null stays null).
 Value readOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor);
+
+/// When the only use of `result` (f32, an attention op's result) is a
+/// rearrangement (a chain of tensor.expand_shape, tensor.collapse_shape and
+/// linalg.transpose with at least one transpose, such as a graph's head
+/// merge `[H, L, D] -> [L, H*D]`) with a static result: allocates the
+/// chain's result buffer at `b`, sets `view` to that buffer viewed back
+/// through the inverse rearrangement (the result's shape, strided) and
+/// returns the chain's last value and the buffer; the kernel writing into
+/// `view` then writes the rearranged result directly. std::nullopt (and no
+/// IR) otherwise.
+struct Rearranged {
+  Value last, buffer;
+};
+std::optional<Rearranged> writeThroughRearrangement(ImplicitLocOpBuilder &b,
+                                                    Value result, Value &view);
+
+/// `tensor` as a read-only buffer that may be a strided view: when the
+/// tensor is a rearrangement of another one (a chain of linalg.transpose,
+/// tensor.expand_shape and tensor.collapse_shape with at least one
+/// transpose, such as a graph's head split `[L, H*D] -> [H, L, D]`), the
+/// other tensor's buffer viewed through the same rearrangement
+/// (memref.transpose / expand_shape / collapse_shape), so the transposed
+/// copy is never made; else readOnlyBuffer. Only for code that indexes the
+/// buffer element by element (the CPU kernels).
+Value readOnlyView(ImplicitLocOpBuilder &b, Value tensor);
 
 /// The constant int32 tables a fused kernel reads, as read-only buffers
 /// built at `b`: the flattened block layout (see LayoutTables) and the block
