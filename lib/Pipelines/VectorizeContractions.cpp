@@ -319,22 +319,41 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
     // every N tile passes over it.
     int64_t mc = std::max<int64_t>(mr, kBlockBytesL2 / (kBlock * 4) / mr * mr);
 
+    // The indices of `operand` at m, n, k and the batch indices.
+    auto indicesAt = [&](ValueRange batchIvs, OpOperand *operand, Value m,
+                         Value nn, Value kk) {
+      SmallVector<Value> all(numLoops, zero);
+      for (auto [d, iv] : llvm::zip(loops.batch, batchIvs))
+        all[d] = iv;
+      all[loops.m] = m;
+      all[loops.n] = nn;
+      all[loops.k] = kk;
+      SmallVector<Value> result;
+      for (AffineExpr e : op.getMatchingIndexingMap(operand).getResults())
+        result.push_back(all[cast<AffineDimExpr>(e).getPosition()]);
+      return result;
+    };
+    // A's K block of one M block packed tile by tile, `mr` rows side by
+    // side per K step (the micro-kernel's broadcasts read one stream).
+    // (Tiles of at most one M block; fewer when M is smaller.)
+    Value aTiles = arith::MaxUIOp::create(
+        rewriter, loc, cst(rewriter, 1),
+        arith::DivUIOp::create(
+            rewriter, loc,
+            arith::MinUIOp::create(rewriter, loc, mFull, cst(rewriter, mc)),
+            cst(rewriter, mr)));
+    Value aPack = memref::AllocOp::create(
+        rewriter, loc, MemRefType::get({ShapedType::kDynamic, kBlock, mr}, f32),
+        ValueRange{aTiles}, rewriter.getI64IntegerAttr(64));
+
     // Packs the panel of B at (batch, k0, n0), then runs the tiles of
-    // `rows` rows from mBegin to mEnd against it.
+    // `rows` rows from mBegin to mEnd against it, reading A from `aBlock`
+    // (A packed from row mBegin) when given, else from A.
     auto panel = [&](OpBuilder &nb, Location l, ValueRange batchIvs, Value k0,
-                     Value n0, Value mBegin, Value mEnd, int64_t rows) {
-      // The indices of `operand` at m, n, k and the batch indices.
+                     Value n0, Value mBegin, Value mEnd, int64_t rows,
+                     Value aBlock) {
       auto indices = [&](OpOperand *operand, Value m, Value nn, Value kk) {
-        SmallVector<Value> all(numLoops, zero);
-        for (auto [d, iv] : llvm::zip(loops.batch, batchIvs))
-          all[d] = iv;
-        all[loops.m] = m;
-        all[loops.n] = nn;
-        all[loops.k] = kk;
-        SmallVector<Value> result;
-        for (AffineExpr e : op.getMatchingIndexingMap(operand).getResults())
-          result.push_back(all[cast<AffineDimExpr>(e).getPosition()]);
-        return result;
+        return indicesAt(batchIvs, operand, m, nn, kk);
       };
       SmallVector<Value> cols;
       for (int64_t j = 0; j < nv; ++j)
@@ -363,6 +382,11 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
           for (int64_t j = 0; j < nv; ++j)
             init.push_back(vector::LoadOp::create(
                 tb, tl, vecType, c, indices(ops.c, mRows[i], cols[j], zero)));
+        Value aTile =
+            aBlock ? arith::DivUIOp::create(
+                         tb, tl, arith::SubIOp::create(tb, tl, m0, mBegin),
+                         cst(tb, mr))
+                   : Value();
         auto kLoop = scf::ForOp::create(
             tb, tl, zero, cst(tb, kBlock), cst(tb, unroll), init,
             [&](OpBuilder &kb, Location kl, Value kk0, ValueRange carried) {
@@ -378,8 +402,12 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
                       kb, kl, vecType, pack,
                       ValueRange{kk, cst(kb, j * lanes)}));
                 for (int64_t i = 0; i < rows; ++i) {
-                  Value s = memref::LoadOp::create(
-                      kb, kl, a, indices(ops.a, mRows[i], zero, ka));
+                  Value s = aBlock ? memref::LoadOp::create(
+                                         kb, kl, aBlock,
+                                         ValueRange{aTile, kk, cst(kb, i)})
+                                   : memref::LoadOp::create(
+                                         kb, kl, a,
+                                         indices(ops.a, mRows[i], zero, ka));
                   Value splat = vector::BroadcastOp::create(kb, kl, vecType, s);
                   for (int64_t j = 0; j < nv; ++j)
                     acc[i * nv + j] = vector::FMAOp::create(
@@ -407,20 +435,48 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
       steps.push_back(cst(rewriter, 1));
     }
     size_t numBatch = lbs.size();
-    // Whole tiles: batch, K blocks, M blocks, N tiles.
+    // Whole tiles: batch, K blocks, M blocks (A packed), N tiles.
     SmallVector<Value> wholeLbs(lbs), wholeUbs(ubs), wholeSteps(steps);
-    wholeLbs.append({zero, zero, zero});
-    wholeUbs.append({cst(rewriter, k), mFull, cst(rewriter, nFull)});
-    wholeSteps.append(
-        {cst(rewriter, kBlock), cst(rewriter, mc), cst(rewriter, nr)});
+    wholeLbs.append({zero, zero});
+    wholeUbs.append({cst(rewriter, k), mFull});
+    wholeSteps.append({cst(rewriter, kBlock), cst(rewriter, mc)});
     scf::buildLoopNest(
         rewriter, loc, wholeLbs, wholeUbs, wholeSteps,
         [&](OpBuilder &nb, Location l, ValueRange ivs) {
-          Value mb = ivs[numBatch + 1];
+          ValueRange batchIvs = ivs.take_front(numBatch);
+          Value k0 = ivs[numBatch], mb = ivs[numBatch + 1];
           Value mEnd = arith::MinUIOp::create(
               nb, l, arith::AddIOp::create(nb, l, mb, cst(nb, mc)), mFull);
-          panel(nb, l, ivs.take_front(numBatch), ivs[numBatch],
-                ivs[numBatch + 2], mb, mEnd, mr);
+          Value tiles = arith::DivUIOp::create(
+              nb, l, arith::SubIOp::create(nb, l, mEnd, mb), cst(nb, mr));
+          scf::buildLoopNest(
+              nb, l, {zero, zero}, {tiles, cst(nb, mr)},
+              {cst(nb, 1), cst(nb, 1)},
+              [&](OpBuilder &pb, Location pl, ValueRange tr) {
+                Value m = arith::AddIOp::create(
+                    pb, pl, mb,
+                    arith::AddIOp::create(
+                        pb, pl,
+                        arith::MulIOp::create(pb, pl, tr[0], cst(pb, mr)),
+                        tr[1]));
+                scf::ForOp::create(
+                    pb, pl, zero, cst(pb, kBlock), cst(pb, 1), ValueRange{},
+                    [&](OpBuilder &kb, Location kl, Value kk, ValueRange) {
+                      Value v = memref::LoadOp::create(
+                          kb, kl, a,
+                          indicesAt(batchIvs, ops.a, m, zero,
+                                    arith::AddIOp::create(kb, kl, k0, kk)));
+                      memref::StoreOp::create(kb, kl, v, aPack,
+                                              ValueRange{tr[0], kk, tr[1]});
+                      scf::YieldOp::create(kb, kl);
+                    });
+              });
+          scf::ForOp::create(
+              nb, l, zero, cst(nb, nFull), cst(nb, nr), ValueRange{},
+              [&](OpBuilder &fb, Location fl, Value n0, ValueRange) {
+                panel(fb, fl, batchIvs, k0, n0, mb, mEnd, mr, aPack);
+                scf::YieldOp::create(fb, fl);
+              });
         });
     // The remaining rows (fewer than mr), one at a time.
     Value ragged = arith::CmpIOp::create(
@@ -433,7 +489,7 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
       scf::buildLoopNest(ib, il, rowLbs, rowUbs, rowSteps,
                          [&](OpBuilder &nb, Location l, ValueRange ivs) {
                            panel(nb, l, ivs.take_front(numBatch), ivs[numBatch],
-                                 ivs[numBatch + 1], mFull, mSize, 1);
+                                 ivs[numBatch + 1], mFull, mSize, 1, Value());
                          });
       scf::YieldOp::create(ib, il);
     });

@@ -10,18 +10,23 @@
 // TILE: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<64x50xf32>)
 
 // Registers (AVX2: 16 vector registers): 6 x 16 tiles, 12 accumulators.
-// B and the output are contiguous along N: the micro-kernel. Per chunk and
-// 16 columns, the 64 x 16 panel of B is packed, then every 6-row tile
-// keeps its accumulators in registers across K (a broadcast of A times
-// each packed B vector per row and K step); the chunk's remaining rows
-// one at a time; the last 50 % 16 = 2 columns stay a linalg op. Arguments
-// are read-only: the accumulation into %c works on a copy.
+// B and the output are contiguous along N: the micro-kernel. Per chunk, K
+// block (all 64) and M block, A's rows are packed 6 rows side by side per
+// K step; per 16 columns, the 64 x 16 panel of B is packed, then every
+// 6-row tile keeps its accumulators in registers across K (a broadcast of
+// packed A times each packed B vector per row and K step); the chunk's
+// remaining rows one at a time (from A itself); the last 50 % 16 = 2
+// columns stay a linalg op. Arguments are read-only: the accumulation into
+// %c works on a copy.
 // VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 64, broadcast-FMA micro-kernel (K unrolled by 16)
 // VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, K steps of 16, vector.contract (B or the output not contiguous along N)
 // VEC-LABEL: func.func @matmul(
 // VEC: memref.copy
 // VEC: scf.forall
 // VEC: %[[PACK:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x16xf32>
+// VEC: %[[APACK:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x64x6xf32>
+// VEC: memref.load %{{.*}} : memref<77x64xf32>
+// VEC: memref.store %{{.*}}, %[[APACK]]
 // VEC: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
 // VEC: scf.for
 // VEC: vector.load {{.*}} : memref<64x50xf32>, vector<8xf32>
@@ -30,12 +35,13 @@
 // VEC-COUNT-12: vector.load {{.*}} : memref<77x50xf32>, vector<8xf32>
 // VEC: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // VEC: vector.load %[[PACK]]
-// VEC: memref.load {{.*}} : memref<77x64xf32>
+// VEC: memref.load %[[APACK]]
 // VEC: vector.broadcast
 // VEC: vector.fma {{.*}} : vector<8xf32>
 // VEC-COUNT-12: vector.store {{.*}} : memref<77x50xf32>, vector<8xf32>
-// VEC: scf.for {{.*}} step %c1
+// VEC: scf.if
 // VEC: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>)
+// VEC: memref.load {{.*}} : memref<77x64xf32>
 // VEC: linalg.matmul ins({{.*}} : memref<?x64xf32, {{.*}}>, memref<64x2xf32, {{.*}}>) outs({{.*}} : memref<?x2xf32
 func.func @matmul(%a: tensor<77x64xf32>, %b: tensor<64x50xf32>, %c: tensor<77x50xf32>) -> tensor<77x50xf32> {
   %y = linalg.matmul ins(%a, %b : tensor<77x64xf32>, tensor<64x50xf32>) outs(%c : tensor<77x50xf32>) -> tensor<77x50xf32>

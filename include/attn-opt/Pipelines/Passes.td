@@ -89,14 +89,16 @@ def AttnVectorizeContractions : Pass<"attn-vectorize-contractions",
     micro-kernel (BLIS-style):
 
     ```
-    for batch, k0 step KB, M blocks of MC rows (whole tiles), n0 step nr:
-      pack B[k0 : k0+KB, n0 : n0+nr] into a contiguous KB x nr buffer
-      for m0 step mr in the M block:
-        acc = C tile (mr x nr/lanes vectors, in registers)
-        for k < KB (unrolled by k-tile): load the packed B row;
-          per row i: acc[i] += broadcast(A[m0+i, k0+k]) * B row   (vector.fma)
-        C tile = acc
-    the remaining M % mr rows: the same, one row at a time
+    for batch, k0 step KB, M blocks of MC rows (whole tiles):
+      pack A[block, k0 : k0+KB] tile by tile: [MC/mr][KB][mr]
+      for n0 step nr:
+        pack B[k0 : k0+KB, n0 : n0+nr] into a contiguous KB x nr buffer
+        for m0 step mr in the M block:
+          acc = C tile (mr x nr/lanes vectors, in registers)
+          for k < KB (unrolled by k-tile): load the packed B row;
+            per row i: acc[i] += broadcast(packed A[m0+i, k]) * B row
+          C tile = acc
+    the remaining M % mr rows: the same, one row at a time (A unpacked)
     the last N % nr columns: the op on them (loops)
     ```
 
