@@ -46,9 +46,13 @@ using namespace mlir::attn;
 namespace {
 
 /// The loop dims of a contraction the passes take: batch dims, one M, N
-/// and K dim, f32 operands (tensors with static shapes, or memrefs).
+/// and K dim, f32 operands (tensors with static shapes, or memrefs). With
+/// several M or N dims, `m` is the innermost M dim of the output and `n`
+/// the output's last dim; the others are `outer` dims, looped over like
+/// batch dims (a projection writing heads first, `[H, L, D]`, has N = (H,
+/// D): H outer, D the vector dim).
 struct ContractionLoops {
-  SmallVector<unsigned> batch;
+  SmallVector<unsigned> batch, outer;
   unsigned m, n, k;
 };
 
@@ -66,11 +70,83 @@ std::optional<ContractionLoops> contractionLoops(linalg::LinalgOp op) {
   }
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
-      dims->k.size() != 1 || dims->batch.size() > 2)
+  if (failed(dims) || dims->m.empty() || dims->n.empty() ||
+      dims->k.size() != 1 || dims->batch.size() > 2 ||
+      dims->m.size() + dims->n.size() > 4)
     return std::nullopt;
-  return ContractionLoops{llvm::to_vector(dims->batch), dims->m.front(),
-                          dims->n.front(), dims->k.front()};
+  ContractionLoops loops;
+  loops.batch = llvm::to_vector(dims->batch);
+  loops.k = dims->k.front();
+  // The output's innermost M dim and its last (N) dim.
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  std::optional<unsigned> m, n;
+  for (AffineExpr e : out.getResults()) {
+    unsigned d = cast<AffineDimExpr>(e).getPosition();
+    if (llvm::is_contained(dims->m, d))
+      m = d;
+  }
+  unsigned last = cast<AffineDimExpr>(out.getResults().back()).getPosition();
+  if (!m || !llvm::is_contained(dims->n, last))
+    return std::nullopt;
+  loops.m = *m;
+  loops.n = last;
+  for (const SmallVector<unsigned, 2> &set : {dims->m, dims->n})
+    for (unsigned d : set)
+      if (d != loops.m && d != loops.n)
+        loops.outer.push_back(d);
+  return loops;
+}
+
+/// Folds a `linalg.transpose` of contraction `op`'s only result into the
+/// contraction: the contraction (generalized) writes the transposed result
+/// directly, its output map permuted, into a fill of the transpose's
+/// destination (the contraction's init must be a fill). A projection
+/// whose result a graph transposes into heads, `[L, H, D] -> [H, L, D]`,
+/// then writes heads first and the transposed copy is not made.
+void foldTransposeIntoContraction(RewriterBase &rewriter,
+                                  linalg::TransposeOp transpose) {
+  auto op = transpose.getInput().getDefiningOp<linalg::LinalgOp>();
+  if (!op || !transpose.hasPureTensorSemantics() ||
+      !op.hasPureTensorSemantics() || !op->hasOneUse() ||
+      op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !linalg::isaContractionOpInterface(op))
+    return;
+  auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return;
+  rewriter.setInsertionPoint(transpose);
+  Value init = linalg::FillOp::create(rewriter, fill.getLoc(),
+                                      fill.getInputs()[0], transpose.getInit())
+                   .getResult(0);
+  linalg::GenericOp generic;
+  if (auto g = dyn_cast<linalg::GenericOp>(op.getOperation())) {
+    generic = g;
+  } else {
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::GenericOp> generalized =
+        linalg::generalizeNamedOp(rewriter, op);
+    if (failed(generalized))
+      return;
+    generic = *generalized;
+  }
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  AffineMap out = maps.back();
+  SmallVector<AffineExpr> permuted;
+  for (int64_t p : transpose.getPermutation())
+    permuted.push_back(out.getResult(p));
+  maps.back() =
+      AffineMap::get(out.getNumDims(), 0, permuted, rewriter.getContext());
+  rewriter.setInsertionPoint(transpose);
+  auto folded = linalg::GenericOp::create(
+      rewriter, generic.getLoc(), TypeRange{init.getType()},
+      generic.getDpsInputs(), ValueRange{init}, maps,
+      generic.getIteratorTypesArray());
+  rewriter.cloneRegionBefore(generic.getRegion(), folded.getRegion(),
+                             folded.getRegion().end());
+  rewriter.replaceOp(transpose, folded.getResults());
+  rewriter.eraseOp(generic);
+  if (fill->use_empty())
+    rewriter.eraseOp(fill);
 }
 
 /// Collapses the M, N and K dims of contraction `op` (on tensors) that
@@ -118,12 +194,19 @@ struct TileContractionsPass
       return signalPassFailure();
     }
     {
+      IRRewriter rewriter(&getContext());
+      SmallVector<linalg::TransposeOp> transposes;
+      getOperation().walk([&](linalg::TransposeOp op) {
+        if (runsOncePerCall(op))
+          transposes.push_back(op);
+      });
+      for (linalg::TransposeOp op : transposes)
+        foldTransposeIntoContraction(rewriter, op);
       SmallVector<linalg::LinalgOp> candidates;
       getOperation().walk([&](linalg::LinalgOp op) {
         if (op.hasPureTensorSemantics() && runsOncePerCall(op))
           candidates.push_back(op);
       });
-      IRRewriter rewriter(&getContext());
       for (linalg::LinalgOp op : candidates)
         collapseDimGroups(rewriter, op);
     }
@@ -141,7 +224,7 @@ struct TileContractionsPass
           std::max<int64_t>(1, (bounds[loops.m] + chunks - 1) / chunks);
       rows = (rows + rowTile - 1) / rowTile * rowTile;
       SmallVector<OpFoldResult> sizes(bounds.size(), rewriter.getIndexAttr(0));
-      for (unsigned b : loops.batch)
+      for (unsigned b : llvm::concat<unsigned>(loops.batch, loops.outer))
         sizes[b] = rewriter.getIndexAttr(1);
       sizes[loops.m] = rewriter.getIndexAttr(rows);
       if (failed(tileForThreads(rewriter, op, sizes, getArgument())))
@@ -280,6 +363,9 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
   int64_t numLoops = op.getNumLoops();
   SmallVector<int64_t> bounds = op.getStaticLoopRanges();
   int64_t n = bounds[loops.n], k = bounds[loops.k];
+  // Batch and outer dims: loops around everything, one index at a time.
+  SmallVector<unsigned> outerDims(loops.batch);
+  llvm::append_range(outerDims, loops.outer);
   int64_t nFull = n / nr * nr, nv = nr / lanes;
   int64_t kBlock = k;
   if (k > kPackRows)
@@ -323,7 +409,7 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
     auto indicesAt = [&](ValueRange batchIvs, OpOperand *operand, Value m,
                          Value nn, Value kk) {
       SmallVector<Value> all(numLoops, zero);
-      for (auto [d, iv] : llvm::zip(loops.batch, batchIvs))
+      for (auto [d, iv] : llvm::zip(outerDims, batchIvs))
         all[d] = iv;
       all[loops.m] = m;
       all[loops.n] = nn;
@@ -429,7 +515,7 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
     };
 
     SmallVector<Value> lbs, ubs, steps;
-    for (unsigned d : loops.batch) {
+    for (unsigned d : outerDims) {
       lbs.push_back(zero);
       ubs.push_back(size(d));
       steps.push_back(cst(rewriter, 1));
@@ -559,6 +645,12 @@ struct VectorizeContractionsPass
       if (std::optional<DirectOperands> operands = directOperands(op, loops)) {
         lowerToMicroKernel(rewriter, op, loops, *operands, mr, nr,
                            target->lanes, kTile);
+        continue;
+      }
+      if (!loops.outer.empty()) {
+        emitRemark(op.getLoc())
+            << "attn-vectorize-contractions: several M or N dims and B or "
+               "the output not contiguous along N: left as loops";
         continue;
       }
       SmallVector<OpFoldResult> sizes(numLoops, rewriter.getIndexAttr(0));

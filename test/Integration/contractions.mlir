@@ -2,7 +2,8 @@
 // and attn-vectorize-contractions, against the reference pipeline (which
 // keeps them as loops): the micro-kernel with whole and ragged register
 // tiles (M, N not multiples of the tile), odd K (one K block, K unrolled by
-// 1), K split into packed blocks (K = 768: blocks of 256), batch dims; a
+// 1), K split into packed blocks (K = 768: blocks of 256), batch dims, a
+// projection transposed into heads (folded: heads an outer loop); a
 // transposed operand (vector.contract tiles).
 // RUN: attn-run %s --entry matmul_ragged --random-inputs --seed 1 --check --remarks 2>&1 | FileCheck %s --check-prefix=RAGGED
 // RAGGED: remark: attn-vectorize-contractions: register tiles of {{6 x 16|14 x 32}} outputs, B packed in K blocks of 45, broadcast-FMA micro-kernel (K unrolled by 1)
@@ -14,6 +15,13 @@
 // RUN: attn-run %s --entry batch_matmul --random-inputs --seed 3 --check --remarks 2>&1 | FileCheck %s --check-prefix=BATCH
 // BATCH: remark: attn-vectorize-contractions: register tiles of {{6 x 16|14 x 32}} outputs, B packed in K blocks of 32, broadcast-FMA micro-kernel (K unrolled by 16)
 // BATCH: check result0: {{.*}} ok
+// RUN: attn-run %s --entry heads_first --random-inputs --seed 6 --check --remarks 2>&1 | FileCheck %s --check-prefix=HEADS
+// RUN: attn-opt %s --pass-pipeline="builtin.module(attn-lower-to-llvm-pipeline{vector-width=8})" --mlir-print-ir-after=attn-tile-contractions -o /dev/null 2>&1 | FileCheck %s --check-prefix=FOLDED
+// FOLDED-LABEL: func.func @heads_first
+// FOLDED-NOT: linalg.transpose
+// FOLDED: return
+// HEADS: remark: attn-vectorize-contractions: register tiles of {{6 x 16|14 x 32}} outputs, B packed in K blocks of 40, broadcast-FMA micro-kernel (K unrolled by 8)
+// HEADS: check result0: {{.*}} ok
 // RUN: attn-run %s --entry transposed_b --random-inputs --seed 4 --check --remarks 2>&1 | FileCheck %s --check-prefix=TRANSPOSED
 // TRANSPOSED: remark: attn-vectorize-contractions: register tiles of {{6 x 16|14 x 32}} outputs, K steps of 8, vector.contract (B or the output not contiguous along N)
 // TRANSPOSED: check result0: {{.*}} ok
@@ -58,4 +66,15 @@ func.func @transposed_b(%a: tensor<64x24xf32>, %bt: tensor<40x24xf32>) -> tensor
     linalg.yield %s : f32
   } -> tensor<64x40xf32>
   return %y : tensor<64x40xf32>
+}
+
+func.func @heads_first(%x: tensor<67x40xf32>, %w: tensor<40x96xf32>) -> tensor<3x67x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<67x96xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<67x96xf32>) -> tensor<67x96xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<67x40xf32>, tensor<40x96xf32>) outs(%z : tensor<67x96xf32>) -> tensor<67x96xf32>
+  %h = tensor.expand_shape %y [[0], [1, 2]] output_shape [67, 3, 32] : tensor<67x96xf32> into tensor<67x3x32xf32>
+  %t0 = tensor.empty() : tensor<3x67x32xf32>
+  %t = linalg.transpose ins(%h : tensor<67x3x32xf32>) outs(%t0 : tensor<3x67x32xf32>) permutation = [1, 0, 2]
+  return %t : tensor<3x67x32xf32>
 }

@@ -3,6 +3,9 @@
 // RUN: attn-opt %s --attn-read-only-arguments | FileCheck %s --check-prefix=RO
 // RO: func.func @matmul(%{{.*}}: tensor<77x64xf32> {bufferization.writable = false}, %{{.*}}: tensor<64x50xf32> {bufferization.writable = false}, %{{.*}}: tensor<77x50xf32> {bufferization.writable = false})
 
+// (The heads-first output map of @projection_heads_first, below.)
+// TILE: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, d2)>
+
 // Threads: row chunks of a multiple of the register tile (77 rows in 2
 // chunks of 40; the last is ragged).
 // TILE-LABEL: func.func @matmul
@@ -20,6 +23,7 @@
 // %c works on a copy.
 // VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 64, broadcast-FMA micro-kernel (K unrolled by 16)
 // VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, K steps of 16, vector.contract (B or the output not contiguous along N)
+// VEC-COUNT-2: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 32, broadcast-FMA micro-kernel (K unrolled by 16)
 // VEC-LABEL: func.func @matmul(
 // VEC: memref.copy
 // VEC: scf.forall
@@ -80,4 +84,35 @@ func.func @projection_heads(%x: tensor<77x32xf32>, %w: tensor<32x3x16xf32>, %c: 
     linalg.yield %s : f32
   } -> tensor<77x3x16xf32>
   return %y : tensor<77x3x16xf32>
+}
+
+// The same projection transposed into heads first, [H, L, D]: the
+// transpose folds into the contraction (its output map permuted, its fill
+// moved to the transpose's destination); H is an outer dim (tiles of 1),
+// D the vector dim, L the rows chunked for threads.
+// TILE-LABEL: func.func @projection_heads_first
+// TILE-NOT: linalg.transpose
+// TILE: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<3x77x16xf32>)
+// TILE: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (77, 3) step (40, 1) shared_outs(%{{.*}} = %[[F]])
+// TILE: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// TILE-SAME: ins(%{{.*}}, %{{.*}} : tensor<?x32xf32>, tensor<32x1x16xf32>) outs(%{{.*}} : tensor<1x?x16xf32>)
+// TILE-NOT: linalg.transpose
+// VEC-LABEL: func.func @projection_heads_first
+// VEC: scf.forall (%{{.*}}, %[[H:.*]]) = (0, 0) to (77, 3) step (42, 1)
+// VEC: memref.alloc() {alignment = 64 : i64} : memref<32x16xf32>
+// VEC: vector.load %{{.*}}[%[[H]], %{{.*}}, %c0] : memref<3x77x16xf32>, vector<8xf32>
+// VEC: vector.fma
+func.func @projection_heads_first(%x: tensor<77x32xf32>, %w: tensor<32x3x16xf32>) -> tensor<3x77x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<77x3x16xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<77x3x16xf32>) -> tensor<77x3x16xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(m, h, d, k) -> (m, k)>, affine_map<(m, h, d, k) -> (k, h, d)>, affine_map<(m, h, d, k) -> (m, h, d)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x, %w : tensor<77x32xf32>, tensor<32x3x16xf32>) outs(%z : tensor<77x3x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<77x3x16xf32>
+  %t0 = tensor.empty() : tensor<3x77x16xf32>
+  %t = linalg.transpose ins(%y : tensor<77x3x16xf32>) outs(%t0 : tensor<3x77x16xf32>) permutation = [1, 0, 2]
+  return %t : tensor<3x77x16xf32>
 }

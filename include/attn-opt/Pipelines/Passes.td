@@ -52,6 +52,14 @@ def AttnTileContractions : Pass<"attn-tile-contractions", "func::FuncOp"> {
     bufferization: 6 on AVX2, 14 on AVX-512). Other linalg ops are left to
     `attn-parallelize-linalg`.
 
+    First, a `linalg.transpose` of a contraction's only result (into a
+    fill) is folded into the contraction, whose output map is permuted: a
+    projection that a graph transposes into heads (`[L, H, D] -> [H, L,
+    D]`) writes heads first. Then M, N or K dims in groups of consecutive
+    loops, contiguous in every operand, are collapsed into one. Remaining
+    extra M or N dims are outer dims (tiles of 1): `n` is the output's last
+    dim, `m` its innermost M dim.
+
     ```mlir
     %y = linalg.matmul ins(%x, %w : tensor<4096x512xf32>, tensor<512x2048xf32>)
                        outs(%z : tensor<4096x2048xf32>) -> tensor<4096x2048xf32>
