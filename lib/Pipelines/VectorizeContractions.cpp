@@ -78,16 +78,28 @@ std::optional<ContractionLoops> contractionLoops(linalg::LinalgOp op) {
   loops.batch = llvm::to_vector(dims->batch);
   loops.k = dims->k.front();
   // The output's innermost M dim and its last (N) dim.
+  // Every loop is a batch, M, N or K dim (no dim of one operand only).
+  if (dims->batch.size() + dims->m.size() + dims->n.size() + 1 !=
+      op.getNumLoops())
+    return std::nullopt;
   AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  std::optional<unsigned> m, n;
+  if (!out.isProjectedPermutation() || out.getNumResults() == 0)
+    return std::nullopt;
+  std::optional<unsigned> m;
   for (AffineExpr e : out.getResults()) {
     unsigned d = cast<AffineDimExpr>(e).getPosition();
     if (llvm::is_contained(dims->m, d))
       m = d;
   }
   unsigned last = cast<AffineDimExpr>(out.getResults().back()).getPosition();
-  if (!m || !llvm::is_contained(dims->n, last))
-    return std::nullopt;
+  if (!m || !llvm::is_contained(dims->n, last)) {
+    // An output not ending in N (transposed): one M and one N dim only.
+    if (dims->m.size() != 1 || dims->n.size() != 1)
+      return std::nullopt;
+    loops.m = dims->m.front();
+    loops.n = dims->n.front();
+    return loops;
+  }
   loops.m = *m;
   loops.n = last;
   for (const SmallVector<unsigned, 2> &set : {dims->m, dims->n})
@@ -106,6 +118,12 @@ std::optional<ContractionLoops> contractionLoops(linalg::LinalgOp op) {
 void foldTransposeIntoContraction(RewriterBase &rewriter,
                                   linalg::TransposeOp transpose) {
   auto op = transpose.getInput().getDefiningOp<linalg::LinalgOp>();
+  // (Only transposes that keep the last dim last: the contraction keeps
+  // its vector dim, N, last; a transposed output would leave the
+  // micro-kernel.)
+  ArrayRef<int64_t> perm = transpose.getPermutation();
+  if (perm.empty() || perm.back() != static_cast<int64_t>(perm.size()) - 1)
+    return;
   if (!op || !transpose.hasPureTensorSemantics() ||
       !op.hasPureTensorSemantics() || !op->hasOneUse() ||
       op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
@@ -303,8 +321,35 @@ struct DirectOperands {
   OpOperand *a, *b, *c;
 };
 
+/// True if the body of `op` is exactly `out + in0 * in1` (the micro-kernel
+/// emits that FMA and nothing else; contraction ops may also apply unary
+/// ops to their inputs).
+bool isMulAddBody(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  if (!body || body->getNumArguments() != 3)
+    return false;
+  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
+  if (!yield || yield.getNumOperands() != 1)
+    return false;
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  Value acc = body->getArgument(2);
+  Value product = add.getLhs() == acc   ? add.getRhs()
+                  : add.getRhs() == acc ? add.getLhs()
+                                        : Value();
+  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!mul)
+    return false;
+  Value a = body->getArgument(0), b = body->getArgument(1);
+  return (mul.getLhs() == a && mul.getRhs() == b) ||
+         (mul.getLhs() == b && mul.getRhs() == a);
+}
+
 std::optional<DirectOperands> directOperands(linalg::LinalgOp op,
                                              const ContractionLoops &loops) {
+  if (!isMulAddBody(op))
+    return std::nullopt;
   auto lastIsUnitN = [&](OpOperand *operand) {
     AffineMap map = op.getMatchingIndexingMap(operand);
     auto type = dyn_cast<MemRefType>(operand->get().getType());
@@ -595,10 +640,11 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
       return memref::SubViewOp::create(rewriter, loc, mem, offsets, sizes,
                                        strides);
     };
-    IRMapping mapping;
-    mapping.map(b, lastColumns(b));
-    mapping.map(c, lastColumns(c));
-    rewriter.clone(*op, mapping);
+    // (By operand number: A and B may be the same value.)
+    Value bColumns = lastColumns(b), cColumns = lastColumns(c);
+    Operation *columns = rewriter.clone(*op);
+    columns->setOperand(ops.b->getOperandNumber(), bColumns);
+    columns->setOperand(ops.c->getOperandNumber(), cColumns);
   }
   rewriter.eraseOp(op);
 }
@@ -679,7 +725,8 @@ struct VectorizeContractionsPass
       emitRemark(op.getLoc())
           << "attn-vectorize-contractions: register tiles of " << mr << " x "
           << nr << " outputs, K steps of " << kc
-          << ", vector.contract (B or the output not contiguous along N)";
+          << ", vector.contract (B or the output not contiguous along N, or "
+             "not a plain multiply-add)";
       tiled->tiledOps.back()->setAttr(kTileMarker, rewriter.getUnitAttr());
       // The loop of `dim`: loops come in the interchanged order, one per
       // tiled dim.

@@ -3,8 +3,10 @@
 // keeps them as loops): the micro-kernel with whole and ragged register
 // tiles (M, N not multiples of the tile), odd K (one K block, K unrolled by
 // 1), K split into packed blocks (K = 768: blocks of 256), batch dims, a
-// projection transposed into heads (folded: heads an outer loop); a
-// transposed operand (vector.contract tiles).
+// projection transposed into heads (folded: heads an outer loop), the
+// same value as both inputs with ragged columns; not the micro-kernel: a
+// body that negates A (fused producers), a transposed output, and
+// // transposed operand (vector.contract tiles).
 // RUN: attn-run %s --entry matmul_ragged --random-inputs --seed 1 --check --remarks 2>&1 | FileCheck %s --check-prefix=RAGGED
 // RAGGED: remark: attn-vectorize-contractions: register tiles of {{6 x 16|14 x 32}} outputs, B packed in K blocks of 45, broadcast-FMA micro-kernel (K unrolled by 1)
 // RAGGED: check result0: {{.*}} ok
@@ -22,8 +24,17 @@
 // FOLDED: return
 // HEADS: remark: attn-vectorize-contractions: register tiles of {{6 x 16|14 x 32}} outputs, B packed in K blocks of 40, broadcast-FMA micro-kernel (K unrolled by 8)
 // HEADS: check result0: {{.*}} ok
+// RUN: attn-run %s --entry negated_a --random-inputs --seed 7 --check --remarks 2>&1 | FileCheck %s --check-prefix=NEGATED
+// NEGATED: remark: attn-vectorize-contractions: {{.*}} vector.contract (B or the output not contiguous along N, or not a plain multiply-add)
+// NEGATED: check result0: {{.*}} ok
+// RUN: attn-run %s --entry square --random-inputs --seed 8 --check --remarks 2>&1 | FileCheck %s --check-prefix=SQUARE
+// SQUARE: remark: attn-vectorize-contractions: {{.*}} broadcast-FMA micro-kernel
+// SQUARE: check result0: {{.*}} ok
+// RUN: attn-run %s --entry transposed_out --random-inputs --seed 9 --check --remarks 2>&1 | FileCheck %s --check-prefix=TOUT
+// TOUT: remark: attn-vectorize-contractions: {{.*}} vector.contract
+// TOUT: check result0: {{.*}} ok
 // RUN: attn-run %s --entry transposed_b --random-inputs --seed 4 --check --remarks 2>&1 | FileCheck %s --check-prefix=TRANSPOSED
-// TRANSPOSED: remark: attn-vectorize-contractions: register tiles of {{6 x 16|14 x 32}} outputs, K steps of 8, vector.contract (B or the output not contiguous along N)
+// TRANSPOSED: remark: attn-vectorize-contractions: register tiles of {{6 x 16|14 x 32}} outputs, K steps of 8, vector.contract (B or the output not contiguous along N, or not a plain multiply-add)
 // TRANSPOSED: check result0: {{.*}} ok
 
 func.func @matmul_ragged(%a: tensor<77x45xf32>, %b: tensor<45x50xf32>) -> tensor<77x50xf32> {
@@ -77,4 +88,39 @@ func.func @heads_first(%x: tensor<67x40xf32>, %w: tensor<40x96xf32>) -> tensor<3
   %t0 = tensor.empty() : tensor<3x67x32xf32>
   %t = linalg.transpose ins(%h : tensor<67x3x32xf32>) outs(%t0 : tensor<3x67x32xf32>) permutation = [1, 0, 2]
   return %t : tensor<3x67x32xf32>
+}
+
+func.func @negated_a(%a: tensor<40x32xf32>, %b: tensor<32x48xf32>) -> tensor<40x48xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<40x48xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<40x48xf32>) -> tensor<40x48xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : tensor<40x32xf32>, tensor<32x48xf32>) outs(%z : tensor<40x48xf32>) {
+  ^bb0(%x: f32, %w: f32, %acc: f32):
+    %nx = arith.negf %x : f32
+    %p = arith.mulf %nx, %w : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<40x48xf32>
+  return %y : tensor<40x48xf32>
+}
+
+func.func @square(%x: tensor<50x50xf32>) -> tensor<50x50xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<50x50xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<50x50xf32>) -> tensor<50x50xf32>
+  %y = linalg.matmul ins(%x, %x : tensor<50x50xf32>, tensor<50x50xf32>) outs(%z : tensor<50x50xf32>) -> tensor<50x50xf32>
+  return %y : tensor<50x50xf32>
+}
+
+func.func @transposed_out(%a: tensor<40x32xf32>, %b: tensor<32x48xf32>) -> tensor<48x40xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<48x40xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<48x40xf32>) -> tensor<48x40xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (n, m)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : tensor<40x32xf32>, tensor<32x48xf32>) outs(%z : tensor<48x40xf32>) {
+  ^bb0(%x: f32, %w: f32, %acc: f32):
+    %p = arith.mulf %x, %w : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<48x40xf32>
+  return %y : tensor<48x40xf32>
 }

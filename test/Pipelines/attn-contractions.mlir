@@ -22,7 +22,7 @@
 // columns stay a linalg op. Arguments are read-only: the accumulation into
 // %c works on a copy.
 // VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 64, broadcast-FMA micro-kernel (K unrolled by 16)
-// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, K steps of 16, vector.contract (B or the output not contiguous along N)
+// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, K steps of 16, vector.contract (B or the output not contiguous along N, or not a plain multiply-add)
 // VEC-COUNT-2: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 32, broadcast-FMA micro-kernel (K unrolled by 16)
 // VEC-LABEL: func.func @matmul(
 // VEC: memref.copy

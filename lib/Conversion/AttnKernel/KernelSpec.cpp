@@ -206,6 +206,13 @@ mlir::attn::writeThroughRearrangement(ImplicitLocOpBuilder &b, Value result,
     }
     built.push_back(v.getDefiningOp());
   }
+  // The kernels store rows of Dv contiguous values.
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(
+          cast<MemRefType>(v.getType()).getStridesAndOffset(strides, offset)) ||
+      strides.back() != 1)
+    return abandon();
   view = v;
   return Rearranged{last, buffer};
 }
