@@ -92,9 +92,9 @@ def AttnVectorizeContractions : Pass<"attn-vectorize-contractions",
     row and a broadcast (`(vector-registers - 3) / 2`: 6 with AVX2's 16
     registers, 14 with AVX-512's 32).
 
-    When B and the output are contiguous along N (N their last dim, unit
-    stride) and N and K are static, the op becomes the broadcast-FMA
-    micro-kernel (BLIS-style):
+    When the body is a plain multiply-add, B and the output are contiguous
+    along N (N their last dim, unit stride) and N and K are static, the op
+    becomes the broadcast-FMA micro-kernel (BLIS-style):
 
     ```
     for batch, k0 step KB, M blocks of MC rows (whole tiles):
@@ -114,8 +114,9 @@ def AttnVectorizeContractions : Pass<"attn-vectorize-contractions",
     that divides K (else K): the packed panel stays in L1. `MC` rows of A's
     K block take 256 KiB (L2) and are reused by every N tile. (Unpacked,
     B's rows, N floats apart, fall into the same cache sets and every M
-    tile fetches the panel again.) Other layouts (a transposed B or output) are
-    tiled with `scf.for` loops (order: batch, N, M, K) into the same
+    tile fetches the panel again.) Other layouts (a transposed B or output)
+    and other bodies (a fused unary op on an input) are tiled with `scf.for`
+    loops (order: batch, N, M, K) into the same
     register tiles with K steps of `k-tile` (halved until it divides K),
     each whole tile vectorized (`linalg::vectorize`) into a
     `vector.contract` lowered to outer products, the accumulator hoisted out
