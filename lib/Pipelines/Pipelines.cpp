@@ -1,6 +1,8 @@
 //===- Pipelines.cpp - attn-opt code generation pipelines -----------------===//
 
 #include "attn-opt/Pipelines/Pipelines.h"
+
+#include "attn-opt/Analysis/TargetModel.h"
 #include "attn-opt/Conversion/Passes.h"
 #include "attn-opt/Dialect/Attn/Transforms/Passes.h"
 #include "attn-opt/GPU/Passes.h"
@@ -125,14 +127,13 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   // other linalg op, as scf.forall.
   // (The reference keeps them as loops: --check then also checks the
   // vectorized contractions.)
+  std::optional<TargetModel> target =
+      TargetModel::get(options.vectorWidth, options.vectorRegisters);
   if (!options.reference) {
     AttnTileContractionsOptions contractions;
     contractions.chunks = options.chunks;
-    // (Registers 0: the target model's default for the width.)
-    int64_t registers = options.vectorRegisters;
-    if (registers == 0)
-      registers = options.vectorWidth >= 16 ? 32 : 16;
-    contractions.rowTile = contractionRowTile(registers);
+    // (An invalid target: attn-vectorize-contractions reports it.)
+    contractions.rowTile = target ? registerRows(*target) : 1;
     pm.addNestedPass<func::FuncOp>(createAttnTileContractions(contractions));
   }
   AttnParallelizeLinalgOptions parallel;

@@ -376,6 +376,13 @@ std::optional<DirectOperands> directOperands(linalg::LinalgOp op,
   return DirectOperands{a, b, c};
 }
 
+/// `step`, halved (not below `floor`) until it divides `extent`.
+int64_t halveUntilDivides(int64_t step, int64_t extent, int64_t floor = 1) {
+  while (step > floor && extent % step != 0)
+    step /= 2;
+  return step;
+}
+
 /// K rows of B packed at a time (the packed panel, K block x nr floats,
 /// stays in L1: 16 KiB with AVX2, 32 KiB with AVX-512).
 constexpr int64_t kPackRows = 256;
@@ -384,21 +391,18 @@ constexpr int64_t kPackRows = 256;
 constexpr int64_t kBlockBytesL2 = 256 * 1024;
 
 /// Lowers contraction `op` (on buffers, DirectOperands layout, static N
-/// and K) to the broadcast-FMA micro-kernel:
-///
-///   for batch indices, n0 in [0, N - N % nr) step nr, k0 step KB:
-///     pack B[k0 : k0 + KB, n0 : n0 + nr] into a contiguous KB x nr buffer
-///     for m0 step mr (whole tiles), then each remaining row (1 x nr):
-///       acc (rows x nr / lanes vectors) = C tile
-///       for k in [0, KB) (unrolled by `unroll`): load the packed B row as
-///         vectors; per row, broadcast A[m, k0 + k] and FMA into each
-///       C tile = acc
-///   the last N % nr columns: the op on those columns (loops).
+/// and K) to the broadcast-FMA micro-kernel (the pass description has the
+/// loop nest): per batch and outer index, K block (KB rows) and M block,
+/// A's block is packed `mr` rows side by side; per N tile the KB x nr
+/// panel of B is packed and each `mr`-row tile keeps its accumulators in
+/// registers across the K block (C loaded before, stored after); the
+/// remaining M % mr rows run one at a time from A itself, the last N % nr
+/// columns as the op on those columns (loops).
 ///
 /// Packing makes the panel contiguous: B rows N floats apart map to the
 /// same cache sets, so an unpacked panel is re-fetched from L3 by every M
-/// tile. With 2 vectors per row and mr from contractionRowTile the
-/// accumulators, the B row and a broadcast fit the registers (no spills).
+/// tile. With 2 vectors per row and mr from registerRows the accumulators,
+/// the B row and a broadcast fit the registers (no spills).
 void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
                         const ContractionLoops &loops,
                         const DirectOperands &ops, int64_t mr, int64_t nr,
@@ -412,16 +416,12 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
   SmallVector<unsigned> outerDims(loops.batch);
   llvm::append_range(outerDims, loops.outer);
   int64_t nFull = n / nr * nr, nv = nr / lanes;
+  // K blocks: a power of two from kPackRows down to 16 dividing K, else K.
   int64_t kBlock = k;
-  if (k > kPackRows)
-    for (int64_t c = kPackRows; c >= 16; c /= 2)
-      if (k % c == 0) {
-        kBlock = c;
-        break;
-      }
-  int64_t unroll = kTile;
-  while (unroll > 1 && kBlock % unroll != 0)
-    unroll /= 2;
+  if (int64_t c = halveUntilDivides(kPackRows, k, 16);
+      k > kPackRows && k % c == 0)
+    kBlock = c;
+  int64_t unroll = halveUntilDivides(kTile, kBlock);
   emitRemark(loc) << "attn-vectorize-contractions: register tiles of " << mr
                   << " x " << nr << " outputs, B packed in K blocks of "
                   << kBlock << ", broadcast-FMA micro-kernel (K unrolled by "
@@ -665,7 +665,7 @@ struct VectorizeContractionsPass
       return signalPassFailure();
     }
     int64_t nr = 2 * target->lanes;
-    int64_t mr = contractionRowTile(target->registers);
+    int64_t mr = registerRows(*target);
 
     SmallVector<std::pair<linalg::LinalgOp, ContractionLoops>> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
@@ -681,13 +681,6 @@ struct VectorizeContractionsPass
     IRRewriter rewriter(&getContext());
     for (auto &[op, loops] : ops) {
       int64_t numLoops = op.getNumLoops();
-      // K steps that divide K (no ragged K tile): k-tile or a power of two
-      // below it.
-      int64_t kc = kTile;
-      int64_t k = op.getStaticLoopRanges()[loops.k];
-      if (!ShapedType::isDynamic(k))
-        while (kc > 1 && k % kc != 0)
-          kc /= 2;
       if (std::optional<DirectOperands> operands = directOperands(op, loops)) {
         lowerToMicroKernel(rewriter, op, loops, *operands, mr, nr,
                            target->lanes, kTile);
@@ -699,6 +692,11 @@ struct VectorizeContractionsPass
                "the output not contiguous along N: left as loops";
         continue;
       }
+      // K steps that divide K (no ragged K tile): k-tile or a power of two
+      // below it.
+      int64_t k = op.getStaticLoopRanges()[loops.k];
+      int64_t kc =
+          ShapedType::isDynamic(k) ? kTile : halveUntilDivides(kTile, k);
       SmallVector<OpFoldResult> sizes(numLoops, rewriter.getIndexAttr(0));
       for (unsigned b : loops.batch)
         sizes[b] = rewriter.getIndexAttr(1);
@@ -832,3 +830,7 @@ struct ReadOnlyArgumentsPass
   }
 };
 } // namespace
+
+int64_t mlir::attn::registerRows(const TargetModel &target) {
+  return std::max<int64_t>(1, (target.registers - 3) / 2);
+}

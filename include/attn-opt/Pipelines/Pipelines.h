@@ -19,6 +19,7 @@ class FuncOp;
 } // namespace func
 
 namespace attn {
+struct TargetModel;
 
 /// True if `op` runs once per call of its function: only `scf.if` (such as
 /// the guards of run-time checks) between it and the function, no loop.
@@ -32,13 +33,10 @@ LogicalResult tileForThreads(RewriterBase &rewriter, linalg::LinalgOp op,
                              ArrayRef<OpFoldResult> sizes, StringRef pass);
 
 /// The rows of the register tile of attn-vectorize-contractions on
-/// a target with `registers` vector registers: as many as keep 2
-/// accumulator vectors per row, the 2 vectors of a B row and a broadcast in
-/// registers (6 with 16 registers, 14 with 32), hence
-/// attn-tile-contractions' `row-tile` in the pipeline.
-inline int64_t contractionRowTile(int64_t registers) {
-  return registers > 4 ? (registers - 3) / 2 : 1;
-}
+/// `target`: as many as keep 2 accumulator vectors per row, the 2 vectors
+/// of a B row and a broadcast in registers (6 with 16 registers, 14 with
+/// 32), hence attn-tile-contractions' `row-tile` in the pipeline.
+int64_t registerRows(const TargetModel &target);
 
 #define GEN_PASS_DECL
 #include "attn-opt/Pipelines/Passes.h.inc"

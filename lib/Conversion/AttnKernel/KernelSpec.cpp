@@ -90,52 +90,72 @@ Value mlir::attn::readOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor) {
       /*read_only=*/true);
 }
 
+/// True if `op` only rearranges its first operand's elements: a
+/// linalg.transpose on tensors, tensor.expand_shape or collapse_shape.
+static bool isRearrangement(Operation *op) {
+  if (auto t = dyn_cast<linalg::TransposeOp>(op))
+    return t.hasPureTensorSemantics();
+  return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op);
+}
+
+/// `mem` viewed through rearrangement `op` (isRearrangement) from its
+/// operand to its result, or (`inverse`) from its result back to its
+/// operand; null when memref cannot express the view (a collapse of
+/// non-contiguous dims).
+static Value viewThrough(ImplicitLocOpBuilder &b, Value mem, Operation *op,
+                         bool inverse) {
+  auto type = cast<MemRefType>(mem.getType());
+  if (auto t = dyn_cast<linalg::TransposeOp>(op)) {
+    ArrayRef<int64_t> perm = t.getPermutation();
+    SmallVector<unsigned> order(perm.begin(), perm.end());
+    if (inverse)
+      for (auto [i, p] : llvm::enumerate(perm))
+        order[p] = i;
+    return memref::TransposeOp::create(
+        b, mem,
+        AffineMapAttr::get(
+            AffineMap::getPermutationMap(order, b.getContext())));
+  }
+  auto expand = dyn_cast<tensor::ExpandShapeOp>(op);
+  auto collapse = dyn_cast<tensor::CollapseShapeOp>(op);
+  SmallVector<ReassociationIndices> groups =
+      expand ? expand.getReassociationIndices()
+             : collapse.getReassociationIndices();
+  if (static_cast<bool>(expand) != inverse) {
+    // Expanding: to the expand's result, or back to the collapse's source.
+    auto shaped = expand ? expand.getResultType() : collapse.getSrcType();
+    FailureOr<MemRefType> expanded = memref::ExpandShapeOp::computeExpandedType(
+        type, shaped.getShape(), groups);
+    if (failed(expanded))
+      return Value();
+    SmallVector<OpFoldResult> shape =
+        expand ? expand.getMixedOutputShape()
+               : getAsIndexOpFoldResult(b.getContext(), shaped.getShape());
+    return memref::ExpandShapeOp::create(b, *expanded, mem, groups, shape);
+  }
+  if (!memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups))
+    return Value();
+  return memref::CollapseShapeOp::create(b, mem, groups);
+}
+
 Value mlir::attn::readOnlyView(ImplicitLocOpBuilder &b, Value tensor) {
   if (!tensor)
     return Value();
   SmallVector<Operation *> chain;
   Value source = tensor;
-  bool transposed = false;
   while (Operation *def = source.getDefiningOp()) {
-    if (auto t = dyn_cast<linalg::TransposeOp>(def);
-        t && t.hasPureTensorSemantics()) {
-      source = t.getInput();
-      transposed = true;
-    } else if (auto e = dyn_cast<tensor::ExpandShapeOp>(def)) {
-      source = e.getSrc();
-    } else if (auto c = dyn_cast<tensor::CollapseShapeOp>(def)) {
-      source = c.getSrc();
-    } else {
+    if (!isRearrangement(def))
       break;
-    }
     chain.push_back(def);
+    source = def->getOperand(0);
   }
-  if (!transposed)
+  if (!llvm::any_of(chain, llvm::IsaPred<linalg::TransposeOp>))
     return readOnlyBuffer(b, tensor);
   Value view = readOnlyBuffer(b, source);
   for (Operation *op : llvm::reverse(chain)) {
-    auto type = cast<MemRefType>(view.getType());
-    if (auto t = dyn_cast<linalg::TransposeOp>(op)) {
-      AffineMap perm =
-          AffineMap::getPermutationMap(t.getPermutation(), b.getContext());
-      view = memref::TransposeOp::create(b, view, AffineMapAttr::get(perm));
-    } else if (auto e = dyn_cast<tensor::ExpandShapeOp>(op)) {
-      FailureOr<MemRefType> expanded =
-          memref::ExpandShapeOp::computeExpandedType(
-              type, e.getResultType().getShape(), e.getReassociationIndices());
-      if (failed(expanded))
-        return readOnlyBuffer(b, tensor);
-      view = memref::ExpandShapeOp::create(b, *expanded, view,
-                                           e.getReassociationIndices(),
-                                           e.getMixedOutputShape());
-    } else {
-      auto c = cast<tensor::CollapseShapeOp>(op);
-      if (!memref::CollapseShapeOp::isGuaranteedCollapsible(
-              type, c.getReassociationIndices()))
-        return readOnlyBuffer(b, tensor);
-      view =
-          memref::CollapseShapeOp::create(b, view, c.getReassociationIndices());
-    }
+    view = viewThrough(b, view, op, /*inverse=*/false);
+    if (!view)
+      return readOnlyBuffer(b, tensor);
   }
   return view;
 }
@@ -148,20 +168,16 @@ mlir::attn::writeThroughRearrangement(ImplicitLocOpBuilder &b, Value result,
     return std::nullopt;
   SmallVector<Operation *> chain;
   Value last = result;
-  bool transposed = false;
   while (last.hasOneUse()) {
     Operation *user = *last.getUsers().begin();
-    if (auto t = dyn_cast<linalg::TransposeOp>(user);
-        t && t.hasPureTensorSemantics() && t.getInput() == last) {
-      transposed = true;
-    } else if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user)) {
+    if (!isRearrangement(user) || user->getOperand(0) != last)
       break;
-    }
     chain.push_back(user);
     last = user->getResult(0);
   }
   auto lastType = cast<RankedTensorType>(last.getType());
-  if (!transposed || !lastType.hasStaticShape())
+  if (!llvm::any_of(chain, llvm::IsaPred<linalg::TransposeOp>) ||
+      !lastType.hasStaticShape())
     return std::nullopt;
   // The views back from the chain's result (erased again if one cannot be
   // made).
@@ -178,32 +194,9 @@ mlir::attn::writeThroughRearrangement(ImplicitLocOpBuilder &b, Value result,
   built.push_back(buffer.getDefiningOp());
   Value v = buffer;
   for (Operation *op : llvm::reverse(chain)) {
-    auto type = cast<MemRefType>(v.getType());
-    if (auto t = dyn_cast<linalg::TransposeOp>(op)) {
-      ArrayRef<int64_t> perm = t.getPermutation();
-      SmallVector<unsigned> inverse(perm.size());
-      for (auto [i, p] : llvm::enumerate(perm))
-        inverse[p] = i;
-      v = memref::TransposeOp::create(
-          b, v,
-          AffineMapAttr::get(
-              AffineMap::getPermutationMap(inverse, b.getContext())));
-    } else if (auto c = dyn_cast<tensor::CollapseShapeOp>(op)) {
-      FailureOr<MemRefType> expanded =
-          memref::ExpandShapeOp::computeExpandedType(
-              type, c.getSrcType().getShape(), c.getReassociationIndices());
-      if (failed(expanded))
-        return abandon();
-      v = memref::ExpandShapeOp::create(
-          b, *expanded, v, c.getReassociationIndices(),
-          getAsIndexOpFoldResult(b.getContext(), c.getSrcType().getShape()));
-    } else {
-      auto e = cast<tensor::ExpandShapeOp>(op);
-      if (!memref::CollapseShapeOp::isGuaranteedCollapsible(
-              type, e.getReassociationIndices()))
-        return abandon();
-      v = memref::CollapseShapeOp::create(b, v, e.getReassociationIndices());
-    }
+    v = viewThrough(b, v, op, /*inverse=*/true);
+    if (!v)
+      return abandon();
     built.push_back(v.getDefiningOp());
   }
   // The kernels store rows of Dv contiguous values.
