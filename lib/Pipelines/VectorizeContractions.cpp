@@ -228,6 +228,14 @@ struct TileContractionsPass
       for (linalg::LinalgOp op : candidates)
         collapseDimGroups(rewriter, op);
     }
+    // A fill seen through the reshapes of the collapse (fill then reshape
+    // becomes reshape then fill): the contraction's init is the fill that
+    // tileFusingInitFill fuses.
+    {
+      RewritePatternSet patterns(&getContext());
+      linalg::FillOp::getCanonicalizationPatterns(patterns, &getContext());
+      (void)applyPatternsGreedily(getOperation(), std::move(patterns));
+    }
     SmallVector<std::pair<linalg::LinalgOp, ContractionLoops>> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (!op.hasPureTensorSemantics() || !runsOncePerCall(op))
@@ -245,9 +253,41 @@ struct TileContractionsPass
       for (unsigned b : llvm::concat<unsigned>(loops.batch, loops.outer))
         sizes[b] = rewriter.getIndexAttr(1);
       sizes[loops.m] = rewriter.getIndexAttr(rows);
-      if (failed(tileForThreads(rewriter, op, sizes, getArgument())))
+      if (failed(tileFusingInitFill(rewriter, op, sizes)))
         return signalPassFailure();
     }
+  }
+
+  /// tileForThreads, with a `linalg.fill` producing the contraction's
+  /// init fused into each chunk (attn-vectorize-contractions then folds it
+  /// into the micro-kernel's first K block).
+  LogicalResult tileFusingInitFill(RewriterBase &rewriter, linalg::LinalgOp op,
+                                   ArrayRef<OpFoldResult> sizes) {
+    if (!op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>())
+      return tileForThreads(rewriter, op, sizes, getArgument());
+    rewriter.setInsertionPoint(op);
+    scf::SCFTileAndFuseOptions options;
+    options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
+        .setTileSizes(sizes);
+    options.setFusionControlFn(
+        [](tensor::ExtractSliceOp, OpResult producer, bool isDestination)
+            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+          if (isDestination && isa<linalg::FillOp>(producer.getOwner()))
+            return scf::SCFTileAndFuseOptions::ControlFnResult{};
+          return std::nullopt;
+        });
+    FailureOr<scf::SCFTileAndFuseResult> tiled =
+        scf::tileConsumerAndFuseProducersUsingSCF(
+            rewriter, cast<TilingInterface>(op.getOperation()), options);
+    if (failed(tiled))
+      return op.emitError() << getArgument() << ": could not tile this op";
+    for (OpResult result : op->getResults())
+      rewriter.replaceAllUsesWith(result, tiled->replacements.lookup(result));
+    rewriter.eraseOp(op);
+    for (Operation *producer : tiled->fusedProducers)
+      if (producer->use_empty())
+        rewriter.eraseOp(producer);
+    return success();
   }
 };
 
@@ -383,30 +423,68 @@ int64_t halveUntilDivides(int64_t step, int64_t extent, int64_t floor = 1) {
   return step;
 }
 
-/// K rows of B packed at a time (the packed panel, K block x nr floats,
-/// stays in L1: 16 KiB with AVX2, 32 KiB with AVX-512).
-constexpr int64_t kPackRows = 256;
+/// Bytes of one packed panel of B (K block x nr floats): it stays in L1
+/// while the tiles of an M block pass over it. K blocks of 512 rows with
+/// AVX2, 256 with AVX-512 (measured on AVX2: 512 rows about 10 % faster
+/// than 256 for K = 512 and 2048).
+constexpr int64_t kPanelBytesL1 = 32 * 1024;
 /// Bytes of the K block of A that one M block reads (half of a 512 KiB
 /// L2: it stays there while every N tile passes over it).
 constexpr int64_t kBlockBytesL2 = 256 * 1024;
+/// Bytes of the packed K block of B (N block x K block floats; a thread's
+/// share of L3: its panels are read from there once per M block).
+constexpr int64_t kBlockBytesL3 = 2 * 1024 * 1024;
+
+/// A `linalg.fill` of the whole output of contraction `op` (on buffers)
+/// that the contraction can take over: in the same block before it, on the
+/// same buffer (the same value, or an identical subview), nothing between
+/// them with memory effects, and K > 0 (the micro-kernel's first K block
+/// then starts from the fill value instead of loading the output).
+linalg::FillOp foldableFill(linalg::LinalgOp op, OpOperand *c) {
+  SmallVector<int64_t> bounds = op.getStaticLoopRanges();
+  if (llvm::any_of(bounds, [](int64_t b) { return b == 0; }))
+    return {};
+  auto sameBuffer = [&](Value x) {
+    Value y = c->get();
+    if (x == y)
+      return true;
+    auto xv = x.getDefiningOp<memref::SubViewOp>();
+    auto yv = y.getDefiningOp<memref::SubViewOp>();
+    return xv && yv &&
+           OperationEquivalence::isEquivalentTo(
+               xv, yv, OperationEquivalence::Flags::IgnoreLocations);
+  };
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(prev))
+      return fill.hasPureBufferSemantics() &&
+                     sameBuffer(fill.getDpsInitOperand(0)->get())
+                 ? fill
+                 : linalg::FillOp();
+    if (!isMemoryEffectFree(prev))
+      return {};
+  }
+  return {};
+}
 
 /// Lowers contraction `op` (on buffers, DirectOperands layout, static N
 /// and K) to the broadcast-FMA micro-kernel (the pass description has the
-/// loop nest): per batch and outer index, K block (KB rows) and M block,
-/// A's block is packed `mr` rows side by side; per N tile the KB x nr
-/// panel of B is packed and each `mr`-row tile keeps its accumulators in
-/// registers across the K block (C loaded before, stored after); the
-/// remaining M % mr rows run one at a time from A itself, the last N % nr
-/// columns as the op on those columns (loops).
+/// loop nest): per batch and outer index, K block (KB rows) and N block
+/// (NC columns), B's block is packed once, panel by panel ([NC/nr][KB][nr]);
+/// per M block A's block is packed `mr` rows side by side; per panel each
+/// `mr`-row tile keeps its accumulators in registers across the K block
+/// (C loaded before, stored after; with `fill`, the first K block starts
+/// from the fill value and the fill is erased); the remaining M % mr rows
+/// run one at a time from A itself against the same panels, the last
+/// N % nr columns as the op on those columns (loops).
 ///
-/// Packing makes the panel contiguous: B rows N floats apart map to the
-/// same cache sets, so an unpacked panel is re-fetched from L3 by every M
-/// tile. With 2 vectors per row and mr from registerRows the accumulators,
-/// the B row and a broadcast fit the registers (no spills).
+/// Packing makes a panel contiguous: B rows N floats apart map to the same
+/// cache sets, so an unpacked panel is re-fetched from L3 by every M tile.
+/// With 2 vectors per row and mr from registerRows the accumulators, the B
+/// row and a broadcast fit the registers (no spills).
 void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
                         const ContractionLoops &loops,
-                        const DirectOperands &ops, int64_t mr, int64_t nr,
-                        int64_t lanes, int64_t kTile) {
+                        const DirectOperands &ops, linalg::FillOp fill,
+                        int64_t mr, int64_t nr, int64_t lanes, int64_t kTile) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   int64_t numLoops = op.getNumLoops();
@@ -416,7 +494,9 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
   SmallVector<unsigned> outerDims(loops.batch);
   llvm::append_range(outerDims, loops.outer);
   int64_t nFull = n / nr * nr, nv = nr / lanes;
-  // K blocks: a power of two from kPackRows down to 16 dividing K, else K.
+  // K blocks: a power of two from the panel's rows down to 16 dividing
+  // K, else K.
+  int64_t kPackRows = std::max<int64_t>(16, kPanelBytesL1 / (nr * 4));
   int64_t kBlock = k;
   if (int64_t c = halveUntilDivides(kPackRows, k, 16);
       k > kPackRows && k % c == 0)
@@ -425,7 +505,9 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
   emitRemark(loc) << "attn-vectorize-contractions: register tiles of " << mr
                   << " x " << nr << " outputs, B packed in K blocks of "
                   << kBlock << ", broadcast-FMA micro-kernel (K unrolled by "
-                  << unroll << ")";
+                  << unroll << ")"
+                  << (fill ? ", the output's fill folded into the first K block"
+                           : "");
   Type f32 = rewriter.getF32Type();
   auto vecType = VectorType::get({lanes}, f32);
   auto cst = [&](OpBuilder &b, int64_t v) -> Value {
@@ -437,18 +519,22 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
   };
   Value zero = cst(rewriter, 0);
   Value a = ops.a->get(), b = ops.b->get(), c = ops.c->get();
+  Value fillValue = fill ? fill.getDpsInputOperand(0)->get() : Value();
 
   if (nFull > 0) {
-    Value pack = memref::AllocOp::create(rewriter, loc,
-                                         MemRefType::get({kBlock, nr}, f32),
-                                         rewriter.getI64IntegerAttr(64));
     Value mSize = size(loops.m);
     Value mFull = arith::SubIOp::create(
         rewriter, loc, mSize,
         arith::RemUIOp::create(rewriter, loc, mSize, cst(rewriter, mr)));
     // Rows of A per block: its K block (mc x KB floats) stays in L2 while
-    // every N tile passes over it.
+    // every panel passes over it. Columns of B per block: its packed K
+    // block (KB x nc floats) stays in L3.
     int64_t mc = std::max<int64_t>(mr, kBlockBytesL2 / (kBlock * 4) / mr * mr);
+    int64_t nc = std::min(
+        nFull, std::max<int64_t>(nr, kBlockBytesL3 / (kBlock * 4) / nr * nr));
+    Value bPack = memref::AllocOp::create(
+        rewriter, loc, MemRefType::get({nc / nr, kBlock, nr}, f32),
+        rewriter.getI64IntegerAttr(64));
 
     // The indices of `operand` at m, n, k and the batch indices.
     auto indicesAt = [&](ValueRange batchIvs, OpOperand *operand, Value m,
@@ -477,88 +563,91 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
         rewriter, loc, MemRefType::get({ShapedType::kDynamic, kBlock, mr}, f32),
         ValueRange{aTiles}, rewriter.getI64IntegerAttr(64));
 
-    // Packs the panel of B at (batch, k0, n0), then runs the tiles of
-    // `rows` rows from mBegin to mEnd against it, reading A from `aBlock`
-    // (A packed from row mBegin) when given, else from A.
-    auto panel = [&](OpBuilder &nb, Location l, ValueRange batchIvs, Value k0,
-                     Value n0, Value mBegin, Value mEnd, int64_t rows,
-                     Value aBlock) {
+    // One tile of `rows` rows from m0 against packed panel `p` (columns
+    // from n0): reads A from `aBlock` (A packed from row mBegin) when
+    // given, else from A.
+    auto tile = [&](OpBuilder &tb, Location tl, ValueRange batchIvs, Value k0,
+                    Value n0, Value p, Value m0, int64_t rows, Value aBlock,
+                    Value mBegin) {
       auto indices = [&](OpOperand *operand, Value m, Value nn, Value kk) {
         return indicesAt(batchIvs, operand, m, nn, kk);
       };
-      SmallVector<Value> cols;
+      SmallVector<Value> cols, mRows;
       for (int64_t j = 0; j < nv; ++j)
         cols.push_back(
-            j == 0 ? n0 : arith::AddIOp::create(nb, l, n0, cst(nb, j * lanes)));
-      scf::ForOp::create(
-          nb, l, zero, cst(nb, kBlock), cst(nb, 1), ValueRange{},
-          [&](OpBuilder &pb, Location pl, Value kk, ValueRange) {
-            Value kb = arith::AddIOp::create(pb, pl, k0, kk);
-            for (int64_t j = 0; j < nv; ++j) {
-              Value v = vector::LoadOp::create(
-                  pb, pl, vecType, b, indices(ops.b, zero, cols[j], kb));
-              vector::StoreOp::create(pb, pl, v, pack,
-                                      ValueRange{kk, cst(pb, j * lanes)});
-            }
-            scf::YieldOp::create(pb, pl);
-          });
-      // One tile of `rows` rows from m0.
-      auto tile = [&](OpBuilder &tb, Location tl, Value m0) {
-        SmallVector<Value> mRows;
-        for (int64_t i = 0; i < rows; ++i)
-          mRows.push_back(
-              i == 0 ? m0 : arith::AddIOp::create(tb, tl, m0, cst(tb, i)));
+            j == 0 ? n0
+                   : arith::AddIOp::create(tb, tl, n0, cst(tb, j * lanes)));
+      for (int64_t i = 0; i < rows; ++i)
+        mRows.push_back(i == 0 ? m0
+                               : arith::AddIOp::create(tb, tl, m0, cst(tb, i)));
+      auto loadC = [&](OpBuilder &lb, Location ll) {
         SmallVector<Value> init;
         for (int64_t i = 0; i < rows; ++i)
           for (int64_t j = 0; j < nv; ++j)
             init.push_back(vector::LoadOp::create(
-                tb, tl, vecType, c, indices(ops.c, mRows[i], cols[j], zero)));
-        Value aTile =
-            aBlock ? arith::DivUIOp::create(
-                         tb, tl, arith::SubIOp::create(tb, tl, m0, mBegin),
-                         cst(tb, mr))
-                   : Value();
-        auto kLoop = scf::ForOp::create(
-            tb, tl, zero, cst(tb, kBlock), cst(tb, unroll), init,
-            [&](OpBuilder &kb, Location kl, Value kk0, ValueRange carried) {
-              SmallVector<Value> acc(carried);
-              for (int64_t u = 0; u < unroll; ++u) {
-                Value kk = u == 0
-                               ? kk0
-                               : arith::AddIOp::create(kb, kl, kk0, cst(kb, u));
-                Value ka = arith::AddIOp::create(kb, kl, k0, kk);
-                SmallVector<Value> bRow;
-                for (int64_t j = 0; j < nv; ++j)
-                  bRow.push_back(vector::LoadOp::create(
-                      kb, kl, vecType, pack,
-                      ValueRange{kk, cst(kb, j * lanes)}));
-                for (int64_t i = 0; i < rows; ++i) {
-                  Value s = aBlock ? memref::LoadOp::create(
-                                         kb, kl, aBlock,
-                                         ValueRange{aTile, kk, cst(kb, i)})
-                                   : memref::LoadOp::create(
-                                         kb, kl, a,
-                                         indices(ops.a, mRows[i], zero, ka));
-                  Value splat = vector::BroadcastOp::create(kb, kl, vecType, s);
-                  for (int64_t j = 0; j < nv; ++j)
-                    acc[i * nv + j] = vector::FMAOp::create(
-                        kb, kl, splat, bRow[j], acc[i * nv + j]);
-                }
-              }
-              scf::YieldOp::create(kb, kl, acc);
-            });
-        for (int64_t i = 0; i < rows; ++i)
-          for (int64_t j = 0; j < nv; ++j)
-            vector::StoreOp::create(tb, tl, kLoop.getResult(i * nv + j), c,
-                                    indices(ops.c, mRows[i], cols[j], zero));
+                lb, ll, vecType, c, indices(ops.c, mRows[i], cols[j], zero)));
+        return init;
       };
-      scf::ForOp::create(nb, l, mBegin, mEnd, cst(nb, rows), ValueRange{},
-                         [&](OpBuilder &tb, Location tl, Value m0, ValueRange) {
-                           tile(tb, tl, m0);
-                           scf::YieldOp::create(tb, tl);
-                         });
+      SmallVector<Value> init;
+      if (fillValue) {
+        // The first K block starts from the fill value.
+        Value first =
+            arith::CmpIOp::create(tb, tl, arith::CmpIPredicate::eq, k0, zero);
+        auto branch = scf::IfOp::create(
+            tb, tl, first,
+            [&](OpBuilder &ib, Location il) {
+              Value splat =
+                  vector::BroadcastOp::create(ib, il, vecType, fillValue);
+              scf::YieldOp::create(ib, il,
+                                   SmallVector<Value>(rows * nv, splat));
+            },
+            [&](OpBuilder &ib, Location il) {
+              scf::YieldOp::create(ib, il, loadC(ib, il));
+            });
+        llvm::append_range(init, branch.getResults());
+      } else {
+        init = loadC(tb, tl);
+      }
+      Value aTile = aBlock
+                        ? arith::DivUIOp::create(
+                              tb, tl, arith::SubIOp::create(tb, tl, m0, mBegin),
+                              cst(tb, mr))
+                        : Value();
+      auto kLoop = scf::ForOp::create(
+          tb, tl, zero, cst(tb, kBlock), cst(tb, unroll), init,
+          [&](OpBuilder &kb, Location kl, Value kk0, ValueRange carried) {
+            SmallVector<Value> acc(carried);
+            for (int64_t u = 0; u < unroll; ++u) {
+              Value kk =
+                  u == 0 ? kk0 : arith::AddIOp::create(kb, kl, kk0, cst(kb, u));
+              Value ka = arith::AddIOp::create(kb, kl, k0, kk);
+              SmallVector<Value> bRow;
+              for (int64_t j = 0; j < nv; ++j)
+                bRow.push_back(vector::LoadOp::create(
+                    kb, kl, vecType, bPack,
+                    ValueRange{p, kk, cst(kb, j * lanes)}));
+              for (int64_t i = 0; i < rows; ++i) {
+                Value s =
+                    aBlock
+                        ? memref::LoadOp::create(
+                              kb, kl, aBlock, ValueRange{aTile, kk, cst(kb, i)})
+                        : memref::LoadOp::create(
+                              kb, kl, a, indices(ops.a, mRows[i], zero, ka));
+                Value splat = vector::BroadcastOp::create(kb, kl, vecType, s);
+                for (int64_t j = 0; j < nv; ++j)
+                  acc[i * nv + j] = vector::FMAOp::create(
+                      kb, kl, splat, bRow[j], acc[i * nv + j]);
+              }
+            }
+            scf::YieldOp::create(kb, kl, acc);
+          });
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < nv; ++j)
+          vector::StoreOp::create(tb, tl, kLoop.getResult(i * nv + j), c,
+                                  indices(ops.c, mRows[i], cols[j], zero));
     };
 
+    // Loops over the batch and outer dims, K blocks and N blocks.
     SmallVector<Value> lbs, ubs, steps;
     for (unsigned d : outerDims) {
       lbs.push_back(zero);
@@ -566,67 +655,93 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
       steps.push_back(cst(rewriter, 1));
     }
     size_t numBatch = lbs.size();
-    // Whole tiles: batch, K blocks, M blocks (A packed), N tiles.
-    SmallVector<Value> wholeLbs(lbs), wholeUbs(ubs), wholeSteps(steps);
-    wholeLbs.append({zero, zero});
-    wholeUbs.append({cst(rewriter, k), mFull});
-    wholeSteps.append({cst(rewriter, kBlock), cst(rewriter, mc)});
+    lbs.append({zero, zero});
+    ubs.append({cst(rewriter, k), cst(rewriter, nFull)});
+    steps.append({cst(rewriter, kBlock), cst(rewriter, nc)});
     scf::buildLoopNest(
-        rewriter, loc, wholeLbs, wholeUbs, wholeSteps,
+        rewriter, loc, lbs, ubs, steps,
         [&](OpBuilder &nb, Location l, ValueRange ivs) {
           ValueRange batchIvs = ivs.take_front(numBatch);
-          Value k0 = ivs[numBatch], mb = ivs[numBatch + 1];
-          Value mEnd = arith::MinUIOp::create(
-              nb, l, arith::AddIOp::create(nb, l, mb, cst(nb, mc)), mFull);
-          Value tiles = arith::DivUIOp::create(
-              nb, l, arith::SubIOp::create(nb, l, mEnd, mb), cst(nb, mr));
+          Value k0 = ivs[numBatch], nb0 = ivs[numBatch + 1];
+          // Panels of this N block (the last block may be narrower).
+          Value panels = arith::DivUIOp::create(
+              nb, l,
+              arith::MinUIOp::create(
+                  nb, l, cst(nb, nc),
+                  arith::SubIOp::create(nb, l, cst(nb, nFull), nb0)),
+              cst(nb, nr));
+          auto panelStart = [&](OpBuilder &pb, Location pl, Value p) {
+            return arith::AddIOp::create(
+                pb, pl, nb0, arith::MulIOp::create(pb, pl, p, cst(pb, nr)));
+          };
+          // Pack B's block panel by panel.
           scf::buildLoopNest(
-              nb, l, {zero, zero}, {tiles, cst(nb, mr)},
+              nb, l, {zero, zero}, {panels, cst(nb, kBlock)},
               {cst(nb, 1), cst(nb, 1)},
-              [&](OpBuilder &pb, Location pl, ValueRange tr) {
-                Value m = arith::AddIOp::create(
-                    pb, pl, mb,
-                    arith::AddIOp::create(
-                        pb, pl,
-                        arith::MulIOp::create(pb, pl, tr[0], cst(pb, mr)),
-                        tr[1]));
-                scf::ForOp::create(
-                    pb, pl, zero, cst(pb, kBlock), cst(pb, 1), ValueRange{},
-                    [&](OpBuilder &kb, Location kl, Value kk, ValueRange) {
-                      Value v = memref::LoadOp::create(
-                          kb, kl, a,
-                          indicesAt(batchIvs, ops.a, m, zero,
-                                    arith::AddIOp::create(kb, kl, k0, kk)));
-                      memref::StoreOp::create(kb, kl, v, aPack,
-                                              ValueRange{tr[0], kk, tr[1]});
-                      scf::YieldOp::create(kb, kl);
-                    });
+              [&](OpBuilder &pb, Location pl, ValueRange pk) {
+                Value n0 = panelStart(pb, pl, pk[0]);
+                Value kb = arith::AddIOp::create(pb, pl, k0, pk[1]);
+                for (int64_t j = 0; j < nv; ++j) {
+                  Value col = j == 0 ? n0
+                                     : arith::AddIOp::create(
+                                           pb, pl, n0, cst(pb, j * lanes));
+                  Value v = vector::LoadOp::create(
+                      pb, pl, vecType, b,
+                      indicesAt(batchIvs, ops.b, zero, col, kb));
+                  vector::StoreOp::create(
+                      pb, pl, v, bPack,
+                      ValueRange{pk[0], pk[1], cst(pb, j * lanes)});
+                }
               });
+          // Whole tiles, M block by M block (A packed).
           scf::ForOp::create(
-              nb, l, zero, cst(nb, nFull), cst(nb, nr), ValueRange{},
-              [&](OpBuilder &fb, Location fl, Value n0, ValueRange) {
-                panel(fb, fl, batchIvs, k0, n0, mb, mEnd, mr, aPack);
-                scf::YieldOp::create(fb, fl);
+              nb, l, zero, mFull, cst(nb, mc), ValueRange{},
+              [&](OpBuilder &mbb, Location ml, Value mb, ValueRange) {
+                Value mEnd = arith::MinUIOp::create(
+                    mbb, ml, arith::AddIOp::create(mbb, ml, mb, cst(mbb, mc)),
+                    mFull);
+                Value tiles = arith::DivUIOp::create(
+                    mbb, ml, arith::SubIOp::create(mbb, ml, mEnd, mb),
+                    cst(mbb, mr));
+                scf::buildLoopNest(
+                    mbb, ml, {zero, zero, zero},
+                    {tiles, cst(mbb, kBlock), cst(mbb, mr)},
+                    {cst(mbb, 1), cst(mbb, 1), cst(mbb, 1)},
+                    [&](OpBuilder &pb, Location pl, ValueRange tr) {
+                      Value m = arith::AddIOp::create(
+                          pb, pl, mb,
+                          arith::AddIOp::create(
+                              pb, pl,
+                              arith::MulIOp::create(pb, pl, tr[0], cst(pb, mr)),
+                              tr[2]));
+                      Value v = memref::LoadOp::create(
+                          pb, pl, a,
+                          indicesAt(batchIvs, ops.a, m, zero,
+                                    arith::AddIOp::create(pb, pl, k0, tr[1])));
+                      memref::StoreOp::create(pb, pl, v, aPack,
+                                              ValueRange{tr[0], tr[1], tr[2]});
+                    });
+                scf::buildLoopNest(
+                    mbb, ml, {zero, mb}, {panels, mEnd},
+                    {cst(mbb, 1), cst(mbb, mr)},
+                    [&](OpBuilder &tb, Location tl, ValueRange pm) {
+                      tile(tb, tl, batchIvs, k0, panelStart(tb, tl, pm[0]),
+                           pm[0], pm[1], mr, aPack, mb);
+                    });
+                scf::YieldOp::create(mbb, ml);
+              });
+          // The remaining rows (fewer than mr), one at a time.
+          scf::buildLoopNest(
+              nb, l, {zero, mFull}, {panels, mSize}, {cst(nb, 1), cst(nb, 1)},
+              [&](OpBuilder &tb, Location tl, ValueRange pm) {
+                tile(tb, tl, batchIvs, k0, panelStart(tb, tl, pm[0]), pm[0],
+                     pm[1], 1, Value(), Value());
               });
         });
-    // The remaining rows (fewer than mr), one at a time.
-    Value ragged = arith::CmpIOp::create(
-        rewriter, loc, arith::CmpIPredicate::ult, mFull, mSize);
-    scf::IfOp::create(rewriter, loc, ragged, [&](OpBuilder &ib, Location il) {
-      SmallVector<Value> rowLbs(lbs), rowUbs(ubs), rowSteps(steps);
-      rowLbs.append({zero, zero});
-      rowUbs.append({cst(ib, k), cst(ib, nFull)});
-      rowSteps.append({cst(ib, kBlock), cst(ib, nr)});
-      scf::buildLoopNest(ib, il, rowLbs, rowUbs, rowSteps,
-                         [&](OpBuilder &nb, Location l, ValueRange ivs) {
-                           panel(nb, l, ivs.take_front(numBatch), ivs[numBatch],
-                                 ivs[numBatch + 1], mFull, mSize, 1, Value());
-                         });
-      scf::YieldOp::create(ib, il);
-    });
   }
 
-  // The last N % nr columns: the op on those columns of B and C.
+  // The last N % nr columns: the op on those columns of B and C (after
+  // the fill, if one was folded).
   if (nFull < n) {
     auto lastColumns = [&](Value mem) -> Value {
       auto type = cast<MemRefType>(mem.getType());
@@ -642,11 +757,15 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
     };
     // (By operand number: A and B may be the same value.)
     Value bColumns = lastColumns(b), cColumns = lastColumns(c);
+    if (fillValue)
+      linalg::FillOp::create(rewriter, loc, fillValue, cColumns);
     Operation *columns = rewriter.clone(*op);
     columns->setOperand(ops.b->getOperandNumber(), bColumns);
     columns->setOperand(ops.c->getOperandNumber(), cColumns);
   }
   rewriter.eraseOp(op);
+  if (fill)
+    rewriter.eraseOp(fill);
 }
 
 struct VectorizeContractionsPass
@@ -682,8 +801,9 @@ struct VectorizeContractionsPass
     for (auto &[op, loops] : ops) {
       int64_t numLoops = op.getNumLoops();
       if (std::optional<DirectOperands> operands = directOperands(op, loops)) {
-        lowerToMicroKernel(rewriter, op, loops, *operands, mr, nr,
-                           target->lanes, kTile);
+        lowerToMicroKernel(rewriter, op, loops, *operands,
+                           foldableFill(op, operands->c), mr, nr, target->lanes,
+                           kTile);
         continue;
       }
       if (!loops.outer.empty()) {

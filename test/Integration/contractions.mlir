@@ -14,6 +14,9 @@
 // RUN: attn-run %s --entry matmul_k_blocks --random-inputs --seed 5 --check --remarks 2>&1 | FileCheck %s --check-prefix=KBLOCKS
 // KBLOCKS: remark: attn-vectorize-contractions: register tiles of {{6 x 16|14 x 32}} outputs, B packed in K blocks of 256, broadcast-FMA micro-kernel (K unrolled by 16)
 // KBLOCKS: check result0: {{.*}} ok
+// RUN: attn-run %s --entry fill_n_blocks --random-inputs --seed 10 --check --remarks 2>&1 | FileCheck %s --check-prefix=NBLOCKS
+// NBLOCKS: remark: attn-vectorize-contractions: register tiles of {{6 x 16|14 x 32}} outputs, B packed in K blocks of {{512|256}}, broadcast-FMA micro-kernel (K unrolled by 16), the output's fill folded into the first K block
+// NBLOCKS: check result0: {{.*}} ok
 // RUN: attn-run %s --entry batch_matmul --random-inputs --seed 3 --check --remarks 2>&1 | FileCheck %s --check-prefix=BATCH
 // BATCH: remark: attn-vectorize-contractions: register tiles of {{6 x 16|14 x 32}} outputs, B packed in K blocks of 32, broadcast-FMA micro-kernel (K unrolled by 16)
 // BATCH: check result0: {{.*}} ok
@@ -56,6 +59,14 @@ func.func @matmul_k_blocks(%a: tensor<50x768xf32>, %b: tensor<768x40xf32>) -> te
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<50x40xf32>) -> tensor<50x40xf32>
   %y = linalg.matmul ins(%a, %b : tensor<50x768xf32>, tensor<768x40xf32>) outs(%z : tensor<50x40xf32>) -> tensor<50x40xf32>
   return %y : tensor<50x40xf32>
+}
+
+func.func @fill_n_blocks(%a: tensor<13x512xf32>, %b: tensor<512x2100xf32>) -> tensor<13x2100xf32> {
+  %half = arith.constant 0.5 : f32
+  %e = tensor.empty() : tensor<13x2100xf32>
+  %z = linalg.fill ins(%half : f32) outs(%e : tensor<13x2100xf32>) -> tensor<13x2100xf32>
+  %y = linalg.matmul ins(%a, %b : tensor<13x512xf32>, tensor<512x2100xf32>) outs(%z : tensor<13x2100xf32>) -> tensor<13x2100xf32>
+  return %y : tensor<13x2100xf32>
 }
 
 func.func @batch_matmul(%a: tensor<3x40x32xf32>, %b: tensor<3x32x48xf32>) -> tensor<3x40x48xf32> {

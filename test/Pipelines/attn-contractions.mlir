@@ -14,27 +14,30 @@
 
 // Registers (AVX2: 16 vector registers): 6 x 16 tiles, 12 accumulators.
 // B and the output are contiguous along N: the micro-kernel. Per chunk, K
-// block (all 64) and M block, A's rows are packed 6 rows side by side per
-// K step; per 16 columns, the 64 x 16 panel of B is packed, then every
-// 6-row tile keeps its accumulators in registers across K (a broadcast of
-// packed A times each packed B vector per row and K step); the chunk's
-// remaining rows one at a time (from A itself); the last 50 % 16 = 2
+// block (all 64) and N block (all 48 whole columns), B's block is packed
+// once, 16 columns (one panel) after the other; per M block A's rows are
+// packed 6 rows side by side per K step; per panel every 6-row tile keeps
+// its accumulators in registers across K (a broadcast of packed A times
+// each packed B vector per row and K step); the chunk's remaining rows one
+// at a time (from A itself, against the same panels); the last 50 % 16 = 2
 // columns stay a linalg op. Arguments are read-only: the accumulation into
 // %c works on a copy.
 // VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 64, broadcast-FMA micro-kernel (K unrolled by 16)
 // VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, K steps of 16, vector.contract (B or the output not contiguous along N, or not a plain multiply-add)
-// VEC-COUNT-2: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 32, broadcast-FMA micro-kernel (K unrolled by 16)
+// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 32, broadcast-FMA micro-kernel (K unrolled by 16)
+// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 32, broadcast-FMA micro-kernel (K unrolled by 16), the output's fill folded into the first K block
+// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 512, broadcast-FMA micro-kernel (K unrolled by 16), the output's fill folded into the first K block
 // VEC-LABEL: func.func @matmul(
 // VEC: memref.copy
 // VEC: scf.forall
-// VEC: %[[PACK:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x16xf32>
+// VEC: %[[PACK:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x64x16xf32>
 // VEC: %[[APACK:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x64x6xf32>
-// VEC: memref.load %{{.*}} : memref<77x64xf32>
-// VEC: memref.store %{{.*}}, %[[APACK]]
-// VEC: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
+// VEC: scf.for
 // VEC: scf.for
 // VEC: vector.load {{.*}} : memref<64x50xf32>, vector<8xf32>
 // VEC: vector.store {{.*}}, %[[PACK]]
+// VEC: memref.load %{{.*}} : memref<77x64xf32>
+// VEC: memref.store %{{.*}}, %[[APACK]]
 // VEC: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c6
 // VEC-COUNT-12: vector.load {{.*}} : memref<77x50xf32>, vector<8xf32>
 // VEC: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
@@ -43,8 +46,9 @@
 // VEC: vector.broadcast
 // VEC: vector.fma {{.*}} : vector<8xf32>
 // VEC-COUNT-12: vector.store {{.*}} : memref<77x50xf32>, vector<8xf32>
-// VEC: scf.if
+// VEC: scf.for
 // VEC: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>)
+// VEC: vector.load %[[PACK]]
 // VEC: memref.load {{.*}} : memref<77x64xf32>
 // VEC: linalg.matmul ins({{.*}} : memref<?x64xf32, {{.*}}>, memref<64x2xf32, {{.*}}>) outs({{.*}} : memref<?x2xf32
 func.func @matmul(%a: tensor<77x64xf32>, %b: tensor<64x50xf32>, %c: tensor<77x50xf32>) -> tensor<77x50xf32> {
@@ -88,20 +92,22 @@ func.func @projection_heads(%x: tensor<77x32xf32>, %w: tensor<32x3x16xf32>, %c: 
 
 // The same projection transposed into heads first, [H, L, D]: the
 // transpose folds into the contraction (its output map permuted, its fill
-// moved to the transpose's destination); H is an outer dim (tiles of 1),
+// moved to the transpose's destination, then into each chunk); H is an outer dim (tiles of 1),
 // D the vector dim, L the rows chunked for threads.
 // TILE-LABEL: func.func @projection_heads_first
 // TILE-NOT: linalg.transpose
-// TILE: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<3x77x16xf32>)
-// TILE: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (77, 3) step (40, 1) shared_outs(%{{.*}} = %[[F]])
+// TILE-NOT: linalg.fill
+// TILE: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (77, 3) step (40, 1) shared_outs(
+// TILE: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x?x16xf32>)
 // TILE: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
 // TILE-SAME: ins(%{{.*}}, %{{.*}} : tensor<?x32xf32>, tensor<32x1x16xf32>) outs(%{{.*}} : tensor<1x?x16xf32>)
 // TILE-NOT: linalg.transpose
 // VEC-LABEL: func.func @projection_heads_first
 // VEC: scf.forall (%{{.*}}, %[[H:.*]]) = (0, 0) to (77, 3) step (42, 1)
-// VEC: memref.alloc() {alignment = 64 : i64} : memref<32x16xf32>
-// VEC: vector.load %{{.*}}[%[[H]], %{{.*}}, %c0] : memref<3x77x16xf32>, vector<8xf32>
+// VEC: memref.alloc() {alignment = 64 : i64} : memref<1x32x16xf32>
+// VEC-NOT: linalg.fill
 // VEC: vector.fma
+// VEC: vector.store %{{.*}}, %{{.*}}[%[[H]], %{{.*}}, %c0] : memref<3x77x16xf32>, vector<8xf32>
 func.func @projection_heads_first(%x: tensor<77x32xf32>, %w: tensor<32x3x16xf32>) -> tensor<3x77x16xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<77x3x16xf32>
@@ -115,4 +121,35 @@ func.func @projection_heads_first(%x: tensor<77x32xf32>, %w: tensor<32x3x16xf32>
   %t0 = tensor.empty() : tensor<3x77x16xf32>
   %t = linalg.transpose ins(%y : tensor<77x3x16xf32>) outs(%t0 : tensor<3x77x16xf32>) permutation = [1, 0, 2]
   return %t : tensor<3x77x16xf32>
+}
+
+// A fill of the output (here 0.5, K = 1024 in two blocks, 40 = 2 x 16 + 8
+// columns): attn-tile-contractions fuses it into each chunk, and
+// attn-vectorize-contractions folds it into the micro-kernel: the first K
+// block's accumulators start as the fill value (scf.if on the K block),
+// later blocks load the output; only the ragged columns keep a fill.
+// TILE-LABEL: func.func @matmul_fill
+// TILE-NOT: linalg.fill
+// TILE: scf.forall (%{{.*}}) = (0) to (20) step (16)
+// TILE: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<?x40xf32>)
+// TILE: linalg.matmul
+// VEC-LABEL: func.func @matmul_fill
+// VEC-DAG: %[[SPLAT:.*]] = arith.constant dense<5.000000e-01> : vector<8xf32>
+// VEC-DAG: %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// VEC-NOT: linalg.fill
+// VEC: scf.forall
+// VEC: %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %c0 : index
+// VEC: scf.if %[[FIRST]] -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// VEC: scf.yield %[[SPLAT]], %[[SPLAT]], %[[SPLAT]]
+// VEC: } else {
+// VEC-COUNT-12: vector.load {{.*}} : memref<20x40xf32>, vector<8xf32>
+// VEC: vector.fma
+// VEC: linalg.fill ins(%[[HALF]] : f32) outs(%{{.*}} : memref<?x8xf32, {{.*}}>)
+// VEC: linalg.matmul ins({{.*}}) outs({{.*}} : memref<?x8xf32, {{.*}}>)
+func.func @matmul_fill(%a: tensor<20x1024xf32>, %b: tensor<1024x40xf32>) -> tensor<20x40xf32> {
+  %half = arith.constant 0.5 : f32
+  %e = tensor.empty() : tensor<20x40xf32>
+  %z = linalg.fill ins(%half : f32) outs(%e : tensor<20x40xf32>) -> tensor<20x40xf32>
+  %y = linalg.matmul ins(%a, %b : tensor<20x1024xf32>, tensor<1024x40xf32>) outs(%z : tensor<20x40xf32>) -> tensor<20x40xf32>
+  return %y : tensor<20x40xf32>
 }

@@ -66,7 +66,10 @@ def AttnTileContractions : Pass<"attn-tile-contractions", "func::FuncOp"> {
     ```
 
     becomes an `scf.forall` over 8 chunks of 512 rows, each a
-    `linalg.matmul` of `512x512` by `512x2048`.
+    `linalg.matmul` of `512x512` by `512x2048`. A `linalg.fill` that
+    initializes a contraction (also through a reshape of the collapse) is
+    fused into each chunk (`attn-vectorize-contractions` folds it into the
+    first K block).
   }];
   let options = [
     Option<"chunks", "chunks", "int64_t", /*default=*/"8",
@@ -97,24 +100,31 @@ def AttnVectorizeContractions : Pass<"attn-vectorize-contractions",
     becomes the broadcast-FMA micro-kernel (BLIS-style):
 
     ```
-    for batch, k0 step KB, M blocks of MC rows (whole tiles):
-      pack A[block, k0 : k0+KB] tile by tile: [MC/mr][KB][mr]
-      for n0 step nr:
-        pack B[k0 : k0+KB, n0 : n0+nr] into a contiguous KB x nr buffer
-        for m0 step mr in the M block:
-          acc = C tile (mr x nr/lanes vectors, in registers)
-          for k < KB (unrolled by k-tile): load the packed B row;
+    for batch, k0 step KB, n1 step NC:
+      pack B[k0 : k0+KB, n1 : n1+NC] panel by panel: [NC/nr][KB][nr]
+      for M blocks of MC rows (whole tiles):
+        pack A[block, k0 : k0+KB] tile by tile: [MC/mr][KB][mr]
+        for each panel p, m0 step mr in the M block:
+          acc = k0 == 0 and a fill was folded ? splat(fill value)
+                                               : C tile (mr x nr/lanes vectors)
+          for k < KB (unrolled by k-tile): load the packed B row of p;
             per row i: acc[i] += broadcast(packed A[m0+i, k]) * B row
           C tile = acc
-    the remaining M % mr rows: the same, one row at a time (A unpacked)
-    the last N % nr columns: the op on them (loops)
+      the remaining M % mr rows: the same, one row at a time (A unpacked)
+    the last N % nr columns: the op on them (loops, after the fill)
     ```
 
-    `KB` is K up to 256, else the largest power of two from 256 down to 16
-    that divides K (else K): the packed panel stays in L1. `MC` rows of A's
-    K block take 256 KiB (L2) and are reused by every N tile. (Unpacked,
-    B's rows, N floats apart, fall into the same cache sets and every M
-    tile fetches the panel again.) Other layouts (a transposed B or output)
+    `KB` is K up to the rows of a 32 KiB panel (512 with AVX2's 16-float
+    panels, 256 with AVX-512's 32), else the largest power of two from
+    there down to 16 that divides K (else K): the panel stays in L1. `NC`
+    columns of B's K block take 2 MiB (a thread's share of L3), packed once
+    per chunk; `MC` rows of A's K block take 256 KiB (L2) and are reused by
+    every panel. (Unpacked, B's rows, N floats apart, fall into the same
+    cache sets and every M tile fetches the panel again.) A `linalg.fill`
+    of the whole output just before the op (nothing in between touching
+    memory; `attn-tile-contractions` fuses an init fill into each chunk) is
+    folded: the first K block starts from the fill value instead of loading
+    the output, and the fill is erased. Other layouts (a transposed B or output)
     and other bodies (a fused unary op on an input) are tiled with `scf.for`
     loops (order: batch, N, M, K) into the same
     register tiles with K steps of `k-tile` (halved until it divides K),
