@@ -46,6 +46,10 @@ struct TileSizes {
   int64_t keysPerStep = 4;  ///< NJ: keys of one QK^T register block
   int64_t keyBlock = 64;    ///< Nb: keys per block (multiple of NJ)
   int64_t valueGroup = 4;   ///< EG: value columns of one PV register block
+  /// Decode: the query rows of one key/value head (its G query heads times
+  /// Lq queries) that share tiles, head by head; 0: a tile holds Mr queries
+  /// of one head.
+  int64_t groupedRows = 0;
 
   /// Defaults from the target model: QV = registers / 8; half the
   /// registers hold accumulators (QV x NJ and QV x EG); the S^T block

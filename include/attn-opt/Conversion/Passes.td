@@ -95,9 +95,11 @@ def AttnLowerPointwise : Pass<"attn-lower-pointwise"> {
     Empty blocks of the mask are never visited. No buffer is larger than one
     tile (D x Mr, Nb x Mr, Dv x Mr floats). Tile sizes come from a model of
     the target (`vector-width`, `vector-registers`; the defaults describe
-    AVX-512, whatever the host) unless given. A remark reports the tiles and
-    the key blocks visited. An op with a `layout` attribute (from
-    attn-block-sparse) is lowered with its layout's blocks.
+    AVX-512, whatever the host) unless given; with few queries the query
+    heads sharing a key/value head fill the tiles together (decode, as in
+    `attn-flash`). A remark reports the tiles and the key blocks visited.
+    An op with a `layout` attribute (from attn-block-sparse) is lowered
+    with its layout's blocks.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
@@ -190,8 +192,13 @@ def AttnFlash : Pass<"attn-flash"> {
     Bias, gate, segment ids, grouped-query heads and qk-layernorm are fused.
     An op with a `layout` attribute is lowered with its layout's blocks.
     Tiles come from the target model (`vector-width`, `vector-registers`;
-    the defaults describe AVX-512, whatever the host). A remark reports the
-    tiles and the key blocks visited.
+    the defaults describe AVX-512, whatever the host). With few queries
+    (decode: static `Lq` at most half a tile, no bias, gate, mask tensor,
+    segment ids, packed batch or per-head pattern) the `G x Lq` rows of the
+    query heads sharing a key/value head fill the tiles together, so each
+    K/V element is read once for them, and the next key block is prefetched
+    (docs/Kernels.md, "Decode"); `query-tile` turns this off. A remark
+    reports the tiles and the key blocks visited.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",

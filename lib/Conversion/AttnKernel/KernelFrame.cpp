@@ -510,7 +510,9 @@ Value KernelFrame::allowed(QueryRows rows, Value key) {
       return vector::BroadcastOp::create(
           b, lanesI32, arith::IndexCastOp::create(b, b.getI32Type(), index));
     };
-    q = arith::AddIOp::create(b, splatI32(rows.start), iota);
+    q = rows.positions
+            ? rows.positions
+            : Value(arith::AddIOp::create(b, splatI32(rows.start), iota));
     k = splatI32(key);
     if (offset)
       offset = splatI32(offset);

@@ -132,13 +132,32 @@ static void emitKernel(AttentionOp op, const TargetModel &target,
     rewriter.eraseOp(result.getDefiningOp());
 }
 
+/// Decode (few queries per sequence): the G x Lq query rows of each
+/// key/value head, when Lq is static and at most half the model's tile (a
+/// tile of one head's queries would be mostly padding), and nothing but the
+/// query is read per query row or head (no bias, gate, mask tensor, segment
+/// ids or packed batch; a pattern that is the same for every head). 0
+/// otherwise.
+static int64_t decodeRows(const KernelSpec &spec, int64_t tileRows) {
+  const AttentionDims &d = spec.dims;
+  if (ShapedType::isDynamic(d.queryLen) || d.queryLen < 1 ||
+      2 * d.queryLen > tileRows || spec.bias || spec.gate || spec.maskTensor ||
+      spec.querySegments || spec.isPacked() || spec.mask.isHeadDependent() ||
+      spec.mask.usesSegments())
+    return 0;
+  return d.groupSize() * d.queryLen;
+}
+
 /// Replaces `op` by the tile kernel. With a `layout` attribute, its blocks
-/// are the kernel's tiles; otherwise the options' (or the model's).
+/// are the kernel's tiles; otherwise the options' (or the model's), or for
+/// decode (decodeRows) tiles of as many query vectors as the grouped rows
+/// fill, up to the model's.
 static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
                                   int64_t queryTile, int64_t keyBlock,
                                   StringRef pass) {
   KernelSpec spec = KernelSpec::get(op);
-  if (BlockLayoutAttr given = op.getLayoutAttr()) {
+  BlockLayoutAttr given = op.getLayoutAttr();
+  if (given) {
     queryTile = given.getBlockQ();
     keyBlock = given.getBlockK();
   }
@@ -146,18 +165,40 @@ static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
       chooseTiles(op, target, spec.dims.valueDim, queryTile, keyBlock, pass);
   if (failed(tiles))
     return failure();
+  int64_t grouped =
+      queryTile > 0 ? 0 : decodeRows(spec, tiles->queryTile(target));
+  if (grouped) {
+    int64_t vectors = std::min<int64_t>(
+        tiles->queryVectors, llvm::divideCeil(grouped, target.lanes));
+    tiles = chooseTiles(op, target, spec.dims.valueDim, vectors * target.lanes,
+                        keyBlock, pass);
+    if (failed(tiles))
+      return failure();
+    tiles->groupedRows = grouped;
+  }
+  auto describeDecode =
+      [&](InFlightDiagnostic &&diag) -> InFlightDiagnostic && {
+    if (grouped)
+      diag << "decode: the " << spec.dims.groupSize() << " query heads x "
+           << spec.dims.queryLen << " queries of each key/value head in "
+           << llvm::divideCeil(grouped, tiles->queryTile(target))
+           << " tile(s), each key/value element read once for them; ";
+    return std::move(diag);
+  };
   if (!spec.hasStaticLayout()) {
-    describeMaskTensor(describeRuntime(op.emitRemark() << pass << ": ",
-                                       tiles->queryTile(target),
-                                       tiles->keyBlock, target.lanes),
-                       op);
+    describeMaskTensor(
+        describeRuntime(describeDecode(op.emitRemark() << pass << ": "),
+                        tiles->queryTile(target), tiles->keyBlock,
+                        target.lanes),
+        op);
     emitKernel(op, target, *tiles, nullptr);
     return success();
   }
   BlockLayout layout =
       op.getBlockLayout(tiles->queryTile(target), tiles->keyBlock);
   describeMaskTensor(
-      describeLayout(op.emitRemark() << pass << ": ", layout, target.lanes),
+      describeLayout(describeDecode(op.emitRemark() << pass << ": "), layout,
+                     target.lanes),
       op);
   emitKernel(op, target, *tiles, &layout);
   return success();

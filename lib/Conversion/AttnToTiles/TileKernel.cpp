@@ -41,14 +41,21 @@ public:
       : f(f), b(f.b), spec(f.spec), lanes(target.lanes),
         queryVectors(tiles.queryVectors), tileRows(tiles.queryTile(target)),
         keysPerStep(tiles.keysPerStep), keyBlock(tiles.keyBlock),
-        valueGroup(tiles.valueGroup),
+        valueGroup(tiles.valueGroup), groupedRows(tiles.groupedRows),
         vf(VectorType::get({lanes}, b.getF32Type())) {}
 
   Value build() {
     f.prepare();
     f.guarded([&] {
       SmallVector<Value> lbs = {f.idx(0), f.idx(0), f.idx(0)};
-      SmallVector<Value> ubs = {f.batchSize, f.idx(f.queryHeads), f.numTiles};
+      // Decode: per batch row, key/value head and tile of its grouped rows.
+      SmallVector<Value> ubs =
+          groupedRows
+              ? SmallVector<Value>{f.batchSize, f.idx(f.queryHeads / f.group),
+                                   f.idx(
+                                       llvm::divideCeil(groupedRows, tileRows))}
+              : SmallVector<Value>{f.batchSize, f.idx(f.queryHeads),
+                                   f.numTiles};
       SmallVector<Value> steps = {f.idx(1), f.idx(1), f.idx(1)};
       scf::ParallelOp::create(b, lbs, ubs, steps,
                               [&](OpBuilder &, Location, ValueRange ivs) {
@@ -65,9 +72,15 @@ private:
   const KernelSpec &spec;
   /// W: f32 lanes; QV query vectors of Mr = QV * W rows per tile; NJ keys
   /// per QK^T register block; Nb keys per block; EG value columns per PV
-  /// register block.
-  int64_t lanes, queryVectors, tileRows, keysPerStep, keyBlock, valueGroup;
+  /// register block; decode: the G x Lq rows of a key/value head (0 when
+  /// a tile holds one head's queries).
+  int64_t lanes, queryVectors, tileRows, keysPerStep, keyBlock, valueGroup,
+      groupedRows;
   VectorType vf;
+  /// Decode: the current tile's first grouped row, and per query vector
+  /// the query positions of its lanes (i32).
+  Value groupStart;
+  SmallVector<Value> lanePositions;
 
   Value fsplat(double v) {
     return arith::ConstantOp::create(
@@ -97,6 +110,15 @@ private:
   };
 
   void tile(Value bIdx, Value h, Value t) {
+    if (groupedRows) {
+      // Decode: `h` is the key/value head; every tile's queries lie in the
+      // first query tile (Lq <= Mr), whose key blocks it visits.
+      f.forTile(bIdx, f.mul(h, f.group), f.idx(0), [&] {
+        groupStart = f.mul(t, tileRows);
+        tileBody();
+      });
+      return;
+    }
     // Zigzag order: tiles 0, n-1, 1, n-2, ... so that contiguous shares of
     // the iteration space get as much causal work as each other.
     Value half = f.div(t, 2);
@@ -122,6 +144,7 @@ private:
         b, MemRefType::get({f.valueDim, tileRows}, f32));
     Value lbuf = memref::AllocOp::create(b, MemRefType::get({tileRows}, f32));
 
+    setLanePositions();
     loadQueryTile(qt);
     f.forEach(0, f.valueDim, 1, [&](Value e) {
       for (int64_t v = 0; v < queryVectors; ++v)
@@ -147,14 +170,53 @@ private:
     storeOutputTile(ot, lbuf);
   }
 
-  /// qt[d, r] = scale * (normalized) q[b, h, q0 + r, d]; rows past Lq
-  /// repeat the last row (their results are never stored).
+  /// The query head and the query (in the sequence) of row `r` of the
+  /// tile: the tile's head and query q0 + r, or with decode the grouped row
+  /// (the tile's first plus r, the last for padding rows) of head
+  /// kvHead * G + row / Lq, query row % Lq.
+  std::pair<Value, Value> rowAt(Value r) {
+    if (!groupedRows)
+      return {f.head, f.add(f.firstQuery, r)};
+    Value flat = f.minIdx(f.add(groupStart, r), groupedRows - 1);
+    int64_t lq = groupedRows / f.group;
+    return {f.add(f.head, f.div(flat, lq)), f.rem(flat, lq)};
+  }
+
+  /// Decode: the query positions of the lanes of each query vector (padding
+  /// lanes repeat the last row's).
+  void setLanePositions() {
+    lanePositions.clear();
+    if (!groupedRows)
+      return;
+    auto vi = VectorType::get({lanes}, b.getIndexType());
+    int64_t lq = groupedRows / f.group;
+    auto splatIdx = [&](int64_t v) -> Value {
+      return arith::ConstantOp::create(
+          b, DenseElementsAttr::get(vi, b.getIndexAttr(v)));
+    };
+    for (int64_t v = 0; v < queryVectors; ++v) {
+      SmallVector<Attribute> lane;
+      for (int64_t i = 0; i < lanes; ++i)
+        lane.push_back(b.getIndexAttr(v * lanes + i));
+      Value rows = arith::AddIOp::create(
+          b, vector::BroadcastOp::create(b, vi, groupStart),
+          arith::ConstantOp::create(b, DenseElementsAttr::get(vi, lane)));
+      rows = arith::MinUIOp::create(b, rows, splatIdx(groupedRows - 1));
+      Value pos = arith::RemUIOp::create(b, rows, splatIdx(lq));
+      lanePositions.push_back(arith::IndexCastOp::create(
+          b, VectorType::get({lanes}, b.getI32Type()), pos));
+    }
+  }
+
+  /// qt[d, r] = scale * (normalized) q[b, h, q0 + r, d] (rowAt); rows past
+  /// Lq repeat the last row (their results are never stored).
   void loadQueryTile(Value qt) {
     f.forEach(0, tileRows, 1, [&](Value r) {
-      Value row = f.queryRow(f.add(f.firstQuery, r));
+      auto [head, query] = rowAt(r);
+      Value row = f.queryRow(query);
       auto readQ = [&](Value d) -> Value {
         return memref::LoadOp::create(b, f.queryBuf,
-                                      ValueRange{f.batch, f.head, row, d});
+                                      ValueRange{f.batch, head, row, d});
       };
       auto sumOver = [&](function_ref<Value(Value)> term) {
         return f.forLoop(f.idx(0), f.idx(f.headDim), 1, {f.f32Const(0.0)},
@@ -181,11 +243,19 @@ private:
     });
   }
 
-  /// out[b, h, q0 + r, e] = ot[e, r] * rowFactor(l[r]), times the gate.
+  /// out[b, h, q0 + r, e] = ot[e, r] * rowFactor(l[r]), times the gate
+  /// (rowAt: with decode, rows past the grouped ones are padding).
   void storeOutputTile(Value ot, Value lbuf) {
     f.forEach(0, tileRows, 1, [&](Value r) {
-      Value row = f.add(f.firstQuery, r);
-      f.ifThen(f.rowInside(row), [&] {
+      auto [head, row] = rowAt(r);
+      Value inside = f.rowInside(row);
+      if (groupedRows)
+        inside = arith::AndIOp::create(b, inside,
+                                       f.lt(f.add(groupStart, r), groupedRows));
+      // (The frame stores at its current head.)
+      Value tileHead = f.head;
+      f.head = head;
+      f.ifThen(inside, [&] {
         Value l = memref::LoadOp::create(b, lbuf, ValueRange{r});
         Value inv = f.rowFactor(l);
         f.forEach(0, f.valueDim, 1, [&](Value e) {
@@ -194,6 +264,7 @@ private:
           f.storeOutput(f.applyGate(o, row, e), row, e);
         });
       });
+      f.head = tileHead;
     });
   }
 
@@ -204,11 +275,31 @@ private:
   /// Processes the key block from `k0`; `state` holds m and l for softmax.
   void block(Value k0, bool masked, Value qt, Value st, Value ot,
              RowState &state) {
+    if (groupedRows)
+      prefetchNextBlock(k0);
     SmallVector<Value> blockMax = scoreBlock(k0, masked, qt, st);
     SmallVector<Value> alpha;
     if (spec.softmax)
       alpha = softmaxBlock(st, state, blockMax);
     accumulateValues(k0, masked, st, ot, alpha);
+  }
+
+  /// Decode: K and V rows of the next key block (from k0 + Nb, clamped
+  /// into the keys) prefetched into L2, one cache line at a time. Decode
+  /// streams the cache once; a key block's rows are too short (D floats)
+  /// for the hardware prefetchers to ramp up.
+  void prefetchNextBlock(Value k0) {
+    constexpr int64_t lineFloats = 16;
+    Value next = f.add(k0, f.idx(keyBlock));
+    f.forEach(0, keyBlock, 1, [&](Value j) {
+      Value row = f.keyRow(f.add(next, j), /*clamp=*/true);
+      for (auto [buf, dim] :
+           {std::pair(f.keyBuf, f.headDim), std::pair(f.valueBuf, f.valueDim)})
+        for (int64_t c = 0; c < dim; c += lineFloats)
+          memref::PrefetchOp::create(
+              b, buf, ValueRange{f.batch, f.kvHead, row, f.idx(c)},
+              /*isWrite=*/false, /*localityHint=*/2, /*isDataCache=*/true);
+    });
   }
 
   /// Scores of keys [k0, k0 + Nb) into st (scaled, masked, and for
@@ -257,7 +348,8 @@ private:
     for (int64_t j = 0; j < keysPerStep; ++j)
       for (int64_t v = 0; v < queryVectors; ++v) {
         Value s = dots[j * queryVectors + v];
-        QueryRows rows{f.add(f.firstQuery, f.idx(v * lanes)), lanes};
+        QueryRows rows{f.add(f.firstQuery, f.idx(v * lanes)), lanes,
+                       groupedRows ? lanePositions[v] : Value()};
         if (f.biasBuf)
           s = arith::AddFOp::create(b, s, f.loadBias(rows, keysRead[j]));
         Value ok = masked ? f.allowed(rows, keys[j]) : Value();

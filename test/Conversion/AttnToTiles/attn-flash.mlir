@@ -172,3 +172,33 @@ func.func @packed_causal(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v:
     : tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x8xf32> -> tensor<1x4x?x8xf32>
   return %0 : tensor<1x4x?x8xf32>
 }
+
+// -----
+
+/// Decode: one query per sequence, 4 query heads per key/value head. The 4
+/// heads' rows share one tile (one query vector of 16 lanes instead of 64
+/// rows of one head's single query), launched per batch row and key/value
+/// head, so each K and V element is read once for the 4 heads; the next key
+/// block's K and V rows are prefetched (one per cache line).
+// CHECK-LABEL: func @decode
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}) = (%c0, %c0, %c0) to (%c2, %c2, %c1)
+// CHECK-COUNT-4: memref.prefetch %{{.*}}, read, locality<2>, data : memref<2x2x300x64xf32>
+// CHECK: vector.fma
+func.func @decode(%q: tensor<2x8x1x64xf32>, %k: tensor<2x2x300x64xf32>, %v: tensor<2x2x300x64xf32>) -> tensor<2x8x1x64xf32> {
+  // expected-remark @+1 {{attn-flash: decode: the 4 query heads x 1 queries of each key/value head in 1 tile(s), each key/value element read once for them; tiles of 16 queries x 64 keys, 16 lanes; visiting 40 of 40 key blocks (40 full)}}
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<2x8x1x64xf32>, tensor<2x2x300x64xf32>, tensor<2x2x300x64xf32> -> tensor<2x8x1x64xf32>
+  return %0 : tensor<2x8x1x64xf32>
+}
+
+// -----
+
+/// 40 queries per head fill most of a 64-row tile: the prefill kernel
+/// (tiles of one head's queries, per query head).
+// CHECK-LABEL: func @prefill
+// CHECK-NOT: memref.prefetch
+// CHECK: return
+func.func @prefill(%q: tensor<2x8x40x64xf32>, %k: tensor<2x2x300x64xf32>, %v: tensor<2x2x300x64xf32>) -> tensor<2x8x40x64xf32> {
+  // expected-remark @+1 {{attn-flash: tiles of 64 queries x 64 keys, 16 lanes; visiting 40 of 40 key blocks (32 full)}}
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<2x8x40x64xf32>, tensor<2x2x300x64xf32>, tensor<2x2x300x64xf32> -> tensor<2x8x40x64xf32>
+  return %0 : tensor<2x8x40x64xf32>
+}

@@ -70,10 +70,16 @@ public:
 };
 
 /// Query rows a value speaks of: row `start` alone (`lanes` = 0), or the
-/// `lanes` rows from `start`, one per lane of a vector.
+/// `lanes` rows from `start`, one per lane of a vector; or, when
+/// `positions` is set (a vector of `lanes` i32), the rows at those
+/// positions of the current sequence (the decode kernel's tiles, whose
+/// lanes hold several heads' queries; `start` is then the first of them
+/// for the block walk, and only patterns are evaluated: no bias, mask
+/// tensor or segment ids).
 struct QueryRows {
   Value start;
   int64_t lanes = 0;
+  Value positions;
 };
 
 /// One online-softmax step for a row: the new running maximum, the value

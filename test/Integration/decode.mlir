@@ -1,0 +1,63 @@
+// Decode (few queries per sequence against a long key/value cache) against
+// the scalar reference: the kernel puts the G query heads of a key/value
+// head and their Lq queries in the lanes of shared tiles (each K/V element
+// read once for all of them). Lq = 1, 2, 5 with GQA ratios G = 1, 4, 8
+// (5 x 8 = 40 rows: several tiles with AVX2), odd key lengths, Dv != D,
+// causal and window patterns (bottom-right aligned: query i sits at key
+// position i + Lk - Lq), padded key lengths (a KV cache: lengths 0, 1, 200,
+// 57), pointwise attention and qk-layernorm. attn-ref checks every element.
+// RUN: rm -rf %t && mkdir -p %t/in
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/lk.npy --dtype '<i4' --shape 4 --values 0,1,200,57
+// DEFINE: %{fn} =
+// DEFINE: %{args} =
+// DEFINE: %{check} = attn-run %s --entry %{fn} --random-inputs --seed 5 %{args} --save-inputs %t/%{fn} --output %t/%{fn}.npy --remarks 2> %t/%{fn}.remarks > %t/%{fn}.out && attn-ref %s --entry %{fn} --inputs %t/%{fn} --compare %t/%{fn}.npy --rtol 1e-4 --atol 1e-5 && FileCheck %s --check-prefix=%{fn} < %t/%{fn}.remarks
+// REDEFINE: %{fn} = g4_lq1
+// RUN: %{check}
+// g4_lq1: remark: attn-flash: decode: the 4 query heads x 1 queries of each key/value head in 1 tile(s)
+// REDEFINE: %{fn} = g8_lq5_causal
+// RUN: %{check}
+// g8_lq5_causal: remark: attn-flash: decode: the 8 query heads x 5 queries of each key/value head in {{[0-9]+}} tile(s)
+// REDEFINE: %{fn} = g1_lq2_window
+// RUN: %{check}
+// g1_lq2_window: remark: attn-flash: decode: the 1 query heads x 2 queries of each key/value head in 1 tile(s)
+// REDEFINE: %{fn} = g8_lq2
+// RUN: %{check}
+// g8_lq2: remark: attn-flash: decode: the 8 query heads x 2 queries
+// REDEFINE: %{fn} = cache_lengths
+// REDEFINE: %{args} = --input lk=%t/in/lk.npy --shape key=4x2x200x16 --shape value=4x2x200x16
+// RUN: %{check}
+// cache_lengths: remark: attn-flash: decode: the 4 query heads x 1 queries {{.*}} key blocks classified at run time
+// REDEFINE: %{fn} = relu_qknorm
+// REDEFINE: %{args} =
+// RUN: %{check}
+// relu_qknorm: remark: attn-lower-pointwise: decode: the 4 query heads x 3 queries
+
+func.func @g4_lq1(%query: tensor<2x8x1x64xf32>, %key: tensor<2x2x77x64xf32>, %value: tensor<2x2x77x64xf32>) -> tensor<2x8x1x64xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax, scale = 0.125 : f32} : tensor<2x8x1x64xf32>, tensor<2x2x77x64xf32>, tensor<2x2x77x64xf32> -> tensor<2x8x1x64xf32>
+  return %0 : tensor<2x8x1x64xf32>
+}
+
+func.func @g8_lq5_causal(%query: tensor<1x16x5x32xf32>, %key: tensor<1x2x300x32xf32>, %value: tensor<1x2x300x24xf32>) -> tensor<1x16x5x24xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<1x16x5x32xf32>, tensor<1x2x300x32xf32>, tensor<1x2x300x24xf32> -> tensor<1x16x5x24xf32>
+  return %0 : tensor<1x16x5x24xf32>
+}
+
+func.func @g1_lq2_window(%query: tensor<3x3x2x16xf32>, %key: tensor<3x3x130x16xf32>, %value: tensor<3x3x130x16xf32>) -> tensor<3x3x2x16xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax, pattern = #attn.window<before = 20, after = 0>} : tensor<3x3x2x16xf32>, tensor<3x3x130x16xf32>, tensor<3x3x130x16xf32> -> tensor<3x3x2x16xf32>
+  return %0 : tensor<3x3x2x16xf32>
+}
+
+func.func @g8_lq2(%query: tensor<2x16x2x64xf32>, %key: tensor<2x2x100x64xf32>, %value: tensor<2x2x100x64xf32>) -> tensor<2x16x2x64xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<2x16x2x64xf32>, tensor<2x2x100x64xf32>, tensor<2x2x100x64xf32> -> tensor<2x16x2x64xf32>
+  return %0 : tensor<2x16x2x64xf32>
+}
+
+func.func @cache_lengths(%query: tensor<4x8x1x16xf32>, %key: tensor<4x2x?x16xf32>, %value: tensor<4x2x?x16xf32>, %lk: tensor<4xi32>) -> tensor<4x8x1x16xf32> {
+  %0 = attn.attention %query, %key, %value key_lengths(%lk : tensor<4xi32>) {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<4x8x1x16xf32>, tensor<4x2x?x16xf32>, tensor<4x2x?x16xf32> -> tensor<4x8x1x16xf32>
+  return %0 : tensor<4x8x1x16xf32>
+}
+
+func.func @relu_qknorm(%query: tensor<2x8x3x32xf32>, %key: tensor<2x2x91x32xf32>, %value: tensor<2x2x91x32xf32>) -> tensor<2x8x3x32xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.pointwise<relu>, qk_norm_eps = 1.0e-5 : f32} : tensor<2x8x3x32xf32>, tensor<2x2x91x32xf32>, tensor<2x2x91x32xf32> -> tensor<2x8x3x32xf32>
+  return %0 : tensor<2x8x3x32xf32>
+}
