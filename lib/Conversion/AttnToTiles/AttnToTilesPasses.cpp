@@ -41,6 +41,12 @@ static FailureOr<TargetModel> targetOf(Operation *root, StringRef pass,
   return *target;
 }
 
+/// Keys per QK^T register block with `queryVectors` query vectors: QV x NJ
+/// accumulators within half the registers.
+static int64_t registerKeys(const TargetModel &t, int64_t queryVectors) {
+  return std::max<int64_t>(1, t.registers / 2 / queryVectors);
+}
+
 /// Tile sizes from the model, with the pass's overrides checked.
 static FailureOr<TileSizes> chooseTiles(Operation *op, const TargetModel &t,
                                         int64_t valueDim, int64_t queryTile,
@@ -52,8 +58,7 @@ static FailureOr<TileSizes> chooseTiles(Operation *op, const TargetModel &t,
              << pass << ": query-tile (" << queryTile
              << ") must be a multiple of the vector width (" << t.lanes << ")";
     s.queryVectors = queryTile / t.lanes;
-    // Keep QV x NJ accumulators within half the registers.
-    s.keysPerStep = std::max<int64_t>(1, t.registers / 2 / s.queryVectors);
+    s.keysPerStep = registerKeys(t, s.queryVectors);
     s.keyBlock =
         std::max(s.keysPerStep, s.keyBlock / s.keysPerStep * s.keysPerStep);
     s.valueGroup = 1;
@@ -167,9 +172,13 @@ static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
     return failure();
   int64_t grouped =
       queryTile > 0 ? 0 : decodeRows(spec, tiles->queryTile(target));
+  int64_t vectors = std::min<int64_t>(tiles->queryVectors,
+                                      llvm::divideCeil(grouped, target.lanes));
+  // (A key block given as an option must fit the decode tile's register
+  // block; else the prefill tiles.)
+  if (grouped && keyBlock > 0 && keyBlock % registerKeys(target, vectors) != 0)
+    grouped = 0;
   if (grouped) {
-    int64_t vectors = std::min<int64_t>(
-        tiles->queryVectors, llvm::divideCeil(grouped, target.lanes));
     tiles = chooseTiles(op, target, spec.dims.valueDim, vectors * target.lanes,
                         keyBlock, pass);
     if (failed(tiles))

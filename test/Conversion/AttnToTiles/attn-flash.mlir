@@ -202,3 +202,4 @@ func.func @prefill(%q: tensor<2x8x40x64xf32>, %k: tensor<2x2x300x64xf32>, %v: te
   %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<2x8x40x64xf32>, tensor<2x2x300x64xf32>, tensor<2x2x300x64xf32> -> tensor<2x8x40x64xf32>
   return %0 : tensor<2x8x40x64xf32>
 }
+
