@@ -5,7 +5,8 @@
 // (5 x 8 = 40 rows: several tiles with AVX2), odd key lengths, Dv != D,
 // causal and window patterns (bottom-right aligned: query i sits at key
 // position i + Lk - Lq), padded key lengths (a KV cache: lengths 0, 1, 200,
-// 57), pointwise attention and qk-layernorm. attn-ref checks every element.
+// 57), pointwise attention and qk-layernorm, and split-KV (below). attn-ref
+// checks every element.
 // RUN: rm -rf %t && mkdir -p %t/in
 // RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/lk.npy --dtype '<i4' --shape 4 --values 0,1,200,57
 // DEFINE: %{fn} =
@@ -31,6 +32,20 @@
 // REDEFINE: %{args} =
 // RUN: %{check}
 // relu_qknorm: remark: attn-lower-pointwise: decode: the 4 query heads x 3 queries
+// Few tasks (B x Hkv x tiles below 32): split-KV, the keys of each tile in
+// ranges run in parallel and merged through the log-sum-exp; a sliding
+// window over a long cache (block-sparse: most ranges hold no allowed key,
+// their partial results weigh 0), pointwise attention (the ranges add up)
+// and causal with 2 queries (partial blocks).
+// REDEFINE: %{fn} = split_window
+// RUN: %{check}
+// split_window: remark: attn-block-sparse: decode: the 4 query heads x 1 queries of each key/value head in 1 tile(s), each key/value element read once for them; split-KV: the key blocks of each tile in {{[0-9]+}} ranges run in parallel, merged by log-sum-exp
+// REDEFINE: %{fn} = split_relu
+// RUN: %{check}
+// split_relu: remark: attn-lower-pointwise: decode: {{.*}} split-KV: the key blocks of each tile in {{[0-9]+}} ranges
+// REDEFINE: %{fn} = split_causal
+// RUN: %{check}
+// split_causal: remark: attn-flash: decode: the 2 query heads x 2 queries {{.*}} split-KV: the key blocks of each tile in {{[0-9]+}} ranges
 
 func.func @g4_lq1(%query: tensor<2x8x1x64xf32>, %key: tensor<2x2x77x64xf32>, %value: tensor<2x2x77x64xf32>) -> tensor<2x8x1x64xf32> {
   %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax, scale = 0.125 : f32} : tensor<2x8x1x64xf32>, tensor<2x2x77x64xf32>, tensor<2x2x77x64xf32> -> tensor<2x8x1x64xf32>
@@ -60,4 +75,19 @@ func.func @cache_lengths(%query: tensor<4x8x1x16xf32>, %key: tensor<4x2x?x16xf32
 func.func @relu_qknorm(%query: tensor<2x8x3x32xf32>, %key: tensor<2x2x91x32xf32>, %value: tensor<2x2x91x32xf32>) -> tensor<2x8x3x32xf32> {
   %0 = attn.attention %query, %key, %value {normalizer = #attn.pointwise<relu>, qk_norm_eps = 1.0e-5 : f32} : tensor<2x8x3x32xf32>, tensor<2x2x91x32xf32>, tensor<2x2x91x32xf32> -> tensor<2x8x3x32xf32>
   return %0 : tensor<2x8x3x32xf32>
+}
+
+func.func @split_window(%query: tensor<1x4x1x64xf32>, %key: tensor<1x1x3001x64xf32>, %value: tensor<1x1x3001x48xf32>) -> tensor<1x4x1x48xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax, pattern = #attn.window<before = 1000, after = 0>} : tensor<1x4x1x64xf32>, tensor<1x1x3001x64xf32>, tensor<1x1x3001x48xf32> -> tensor<1x4x1x48xf32>
+  return %0 : tensor<1x4x1x48xf32>
+}
+
+func.func @split_relu(%query: tensor<1x8x3x32xf32>, %key: tensor<1x2x2050x32xf32>, %value: tensor<1x2x2050x32xf32>) -> tensor<1x8x3x32xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.pointwise<relu>} : tensor<1x8x3x32xf32>, tensor<1x2x2050x32xf32>, tensor<1x2x2050x32xf32> -> tensor<1x8x3x32xf32>
+  return %0 : tensor<1x8x3x32xf32>
+}
+
+func.func @split_causal(%query: tensor<1x2x2x32xf32>, %key: tensor<1x1x1500x32xf32>, %value: tensor<1x1x1500x32xf32>) -> tensor<1x2x2x32xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<1x2x2x32xf32>, tensor<1x1x1500x32xf32>, tensor<1x1x1500x32xf32> -> tensor<1x2x2x32xf32>
+  return %0 : tensor<1x2x2x32xf32>
 }

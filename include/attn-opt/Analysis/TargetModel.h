@@ -50,6 +50,10 @@ struct TileSizes {
   /// Lq queries) that share tiles, head by head; 0: a tile holds Mr queries
   /// of one head.
   int64_t groupedRows = 0;
+  /// Decode: the key blocks of each tile split into this many ranges run
+  /// in parallel, their partial results merged through the log-sum-exp
+  /// (split-KV); 1: no split.
+  int64_t keySplits = 1;
 
   /// Defaults from the target model: QV = registers / 8; half the
   /// registers hold accumulators (QV x NJ and QV x EG); the S^T block

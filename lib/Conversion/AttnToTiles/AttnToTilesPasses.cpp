@@ -153,19 +153,22 @@ static int64_t decodeRows(const KernelSpec &spec, int64_t tileRows) {
   return d.groupSize() * d.queryLen;
 }
 
-/// Replaces `op` by the tile kernel. With a `layout` attribute, its blocks
-/// are the kernel's tiles; otherwise the options' (or the model's), or for
-/// decode (decodeRows) tiles of as many query vectors as the grouped rows
-/// fill, up to the model's.
-static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
-                                  int64_t queryTile, int64_t keyBlock,
-                                  StringRef pass) {
-  KernelSpec spec = KernelSpec::get(op);
-  BlockLayoutAttr given = op.getLayoutAttr();
-  if (given) {
-    queryTile = given.getBlockQ();
-    keyBlock = given.getBlockK();
-  }
+/// Decode tasks (batch rows x key/value heads x tiles x key ranges) to aim
+/// for: fewer tasks than threads leave cores idle, so the keys of each tile
+/// are split into ranges (split-KV), each of at least kMinSplitBlocks key
+/// blocks (the merge reads Dv + 2 floats per row and range).
+constexpr int64_t kDecodeTasks = 32;
+constexpr int64_t kMinSplitBlocks = 4;
+
+/// The tiles of `op` from the model and the options (chooseTiles), then
+/// for decode (decodeRows; not with an explicit query tile, nor with a key
+/// block that does not fit the decode tile's register block) tiles of as
+/// many query vectors as the grouped rows fill, up to the model's, and
+/// split-KV when the tasks are few.
+static FailureOr<TileSizes>
+chooseKernelTiles(AttentionOp op, const KernelSpec &spec,
+                  const TargetModel &target, int64_t queryTile,
+                  int64_t keyBlock, StringRef pass) {
   FailureOr<TileSizes> tiles =
       chooseTiles(op, target, spec.dims.valueDim, queryTile, keyBlock, pass);
   if (failed(tiles))
@@ -174,29 +177,65 @@ static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
       queryTile > 0 ? 0 : decodeRows(spec, tiles->queryTile(target));
   int64_t vectors = std::min<int64_t>(tiles->queryVectors,
                                       llvm::divideCeil(grouped, target.lanes));
-  // (A key block given as an option must fit the decode tile's register
-  // block; else the prefill tiles.)
-  if (grouped && keyBlock > 0 && keyBlock % registerKeys(target, vectors) != 0)
-    grouped = 0;
-  if (grouped) {
-    tiles = chooseTiles(op, target, spec.dims.valueDim, vectors * target.lanes,
-                        keyBlock, pass);
-    if (failed(tiles))
-      return failure();
-    tiles->groupedRows = grouped;
+  if (!grouped ||
+      (keyBlock > 0 && keyBlock % registerKeys(target, vectors) != 0))
+    return tiles;
+  tiles = chooseTiles(op, target, spec.dims.valueDim, vectors * target.lanes,
+                      keyBlock, pass);
+  if (failed(tiles))
+    return failure();
+  tiles->groupedRows = grouped;
+  const AttentionDims &d = spec.dims;
+  if (!ShapedType::isDynamic(d.batch) && !ShapedType::isDynamic(d.keyLen)) {
+    int64_t tasks = d.batch * d.kvHeads *
+                    llvm::divideCeil(grouped, tiles->queryTile(target));
+    int64_t splits =
+        std::min(llvm::divideCeil(kDecodeTasks, std::max<int64_t>(tasks, 1)),
+                 llvm::divideCeil(d.keyLen, tiles->keyBlock) / kMinSplitBlocks);
+    if (splits > 1)
+      tiles->keySplits = splits;
   }
-  auto describeDecode =
-      [&](InFlightDiagnostic &&diag) -> InFlightDiagnostic && {
-    if (grouped)
-      diag << "decode: the " << spec.dims.groupSize() << " query heads x "
-           << spec.dims.queryLen << " queries of each key/value head in "
-           << llvm::divideCeil(grouped, tiles->queryTile(target))
-           << " tile(s), each key/value element read once for them; ";
+  return tiles;
+}
+
+/// The remark's words on the decode kernel, if `tiles` are decode tiles.
+static InFlightDiagnostic &&describeDecode(InFlightDiagnostic &&diag,
+                                           const KernelSpec &spec,
+                                           const TileSizes &tiles,
+                                           const TargetModel &target) {
+  if (!tiles.groupedRows)
     return std::move(diag);
+  diag << "decode: the " << spec.dims.groupSize() << " query heads x "
+       << spec.dims.queryLen << " queries of each key/value head in "
+       << llvm::divideCeil(tiles.groupedRows, tiles.queryTile(target))
+       << " tile(s), each key/value element read once for them; ";
+  if (tiles.keySplits > 1)
+    diag << "split-KV: the key blocks of each tile in " << tiles.keySplits
+         << " ranges run in parallel, merged by log-sum-exp; ";
+  return std::move(diag);
+}
+
+/// Replaces `op` by the tile kernel. With a `layout` attribute, its blocks
+/// are the kernel's tiles; otherwise chooseKernelTiles'.
+static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
+                                  int64_t queryTile, int64_t keyBlock,
+                                  StringRef pass) {
+  KernelSpec spec = KernelSpec::get(op);
+  if (BlockLayoutAttr given = op.getLayoutAttr()) {
+    queryTile = given.getBlockQ();
+    keyBlock = given.getBlockK();
+  }
+  FailureOr<TileSizes> tiles =
+      chooseKernelTiles(op, spec, target, queryTile, keyBlock, pass);
+  if (failed(tiles))
+    return failure();
+  auto describeDecodeOf =
+      [&](InFlightDiagnostic &&diag) -> InFlightDiagnostic && {
+    return describeDecode(std::move(diag), spec, *tiles, target);
   };
   if (!spec.hasStaticLayout()) {
     describeMaskTensor(
-        describeRuntime(describeDecode(op.emitRemark() << pass << ": "),
+        describeRuntime(describeDecodeOf(op.emitRemark() << pass << ": "),
                         tiles->queryTile(target), tiles->keyBlock,
                         target.lanes),
         op);
@@ -206,7 +245,7 @@ static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
   BlockLayout layout =
       op.getBlockLayout(tiles->queryTile(target), tiles->keyBlock);
   describeMaskTensor(
-      describeLayout(describeDecode(op.emitRemark() << pass << ": "), layout,
+      describeLayout(describeDecodeOf(op.emitRemark() << pass << ": "), layout,
                      target.lanes),
       op);
   emitKernel(op, target, *tiles, &layout);
@@ -269,11 +308,12 @@ struct BlockSparsePass
         ops.push_back(op);
     });
     for (AttentionOp op : ops) {
-      FailureOr<TileSizes> tiles = chooseTiles(
-          op, *target, op.getDims().valueDim, blockQ, blockK, getArgument());
+      KernelSpec spec = KernelSpec::get(op);
+      FailureOr<TileSizes> tiles =
+          chooseKernelTiles(op, spec, *target, blockQ, blockK, getArgument());
       if (failed(tiles))
         return signalPassFailure();
-      if (!KernelSpec::get(op).hasStaticLayout()) {
+      if (!spec.hasStaticLayout()) {
         op.emitRemark() << getArgument()
                         << ": lengths known at run time; left for the "
                            "kernels, which classify blocks at run time";
@@ -288,8 +328,10 @@ struct BlockSparsePass
         continue;
       }
       describeMaskTensor(
-          describeLayout(op.emitRemark() << getArgument() << ": ", layout,
-                         target->lanes),
+          describeLayout(
+              describeDecode(op.emitRemark() << getArgument() << ": ", spec,
+                             *tiles, *target),
+              layout, target->lanes),
           op);
       if (op.getMask()) {
         // A layout describes the pattern only: the kernel takes it here, the

@@ -42,6 +42,7 @@ public:
         queryVectors(tiles.queryVectors), tileRows(tiles.queryTile(target)),
         keysPerStep(tiles.keysPerStep), keyBlock(tiles.keyBlock),
         valueGroup(tiles.valueGroup), groupedRows(tiles.groupedRows),
+        keySplits(tiles.keySplits),
         vf(VectorType::get({lanes}, b.getF32Type())) {}
 
   Value build() {
@@ -57,9 +58,36 @@ public:
               : SmallVector<Value>{f.batchSize, f.idx(f.queryHeads),
                                    f.numTiles};
       SmallVector<Value> steps = {f.idx(1), f.idx(1), f.idx(1)};
+      if (keySplits == 1) {
+        scf::ParallelOp::create(b, lbs, ubs, steps,
+                                [&](OpBuilder &, Location, ValueRange ivs) {
+                                  tile(ivs[0], ivs[1], ivs[2]);
+                                  scf::ReduceOp::create(b);
+                                });
+        return;
+      }
+      // Split-KV: every (tile, key range) in parallel, each writing its
+      // partial output, maximum and sum to the workspace; then per tile
+      // the merge.
+      SmallVector<int64_t> wsShape;
+      for (Value ub : ubs)
+        wsShape.push_back(*getConstantIntValue(ub));
+      wsShape.append({keySplits, f.valueDim + 2, tileRows});
+      workspace =
+          memref::AllocOp::create(b, MemRefType::get(wsShape, b.getF32Type()));
+      SmallVector<Value> splitLbs(lbs), splitUbs(ubs), splitSteps(steps);
+      splitLbs.push_back(f.idx(0));
+      splitUbs.push_back(f.idx(keySplits));
+      splitSteps.push_back(f.idx(1));
+      scf::ParallelOp::create(b, splitLbs, splitUbs, splitSteps,
+                              [&](OpBuilder &, Location, ValueRange ivs) {
+                                split = ivs[3];
+                                tile(ivs[0], ivs[1], ivs[2]);
+                                scf::ReduceOp::create(b);
+                              });
       scf::ParallelOp::create(b, lbs, ubs, steps,
                               [&](OpBuilder &, Location, ValueRange ivs) {
-                                tile(ivs[0], ivs[1], ivs[2]);
+                                mergeSplits(ivs[0], ivs[1], ivs[2]);
                                 scf::ReduceOp::create(b);
                               });
     });
@@ -77,6 +105,12 @@ private:
   int64_t lanes, queryVectors, tileRows, keysPerStep, keyBlock, valueGroup,
       groupedRows;
   VectorType vf;
+  /// Decode: the key ranges of split-KV (1: none); the workspace of the
+  /// partial results [B, Hkv, tiles, splits, Dv + 2, Mr] (rows 0..Dv-1 the
+  /// unnormalized output, Dv the maximum, Dv + 1 the sum) and the current
+  /// split.
+  int64_t keySplits;
+  Value workspace, split;
   /// Decode: the current tile's first grouped row, and per query vector
   /// the query positions of its lanes (i32).
   Value groupStart;
@@ -158,16 +192,118 @@ private:
         state.m.push_back(fsplat(-std::numeric_limits<double>::infinity()));
         state.l.push_back(fsplat(0.0));
       }
-    state = RowState::of(f.visitTile(
-        state.flat(), [&](Value k0, bool masked, ValueRange carried) {
-          RowState s = RowState::of(carried);
-          block(k0, masked, qt, st, ot, s);
-          return s.flat();
-        }));
+    auto visit = [&](Value k0, bool masked, ValueRange carried) {
+      RowState s = RowState::of(carried);
+      block(k0, masked, qt, st, ot, s);
+      return s.flat();
+    };
+    if (keySplits == 1) {
+      state = RowState::of(f.visitTile(state.flat(), visit));
+    } else {
+      // Split-KV: only the key blocks of this split's range.
+      int64_t numBlocks = llvm::divideCeil(spec.dims.keyLen, keyBlock);
+      int64_t perSplit = llvm::divideCeil(numBlocks, keySplits);
+      Value first = f.mul(split, perSplit);
+      state = RowState::of(f.visitTile(state.flat(), [&](Value k0, bool masked,
+                                                         ValueRange carried) {
+        Value blockIdx = f.div(k0, keyBlock);
+        Value inside = arith::AndIOp::create(
+            b,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::sge, blockIdx,
+                                  first),
+            f.lt(blockIdx, f.add(first, perSplit)));
+        auto branch = scf::IfOp::create(
+            b, inside,
+            [&](OpBuilder &, Location) {
+              scf::YieldOp::create(b, visit(k0, masked, carried));
+            },
+            [&](OpBuilder &, Location) { scf::YieldOp::create(b, carried); });
+        return SmallVector<Value>(branch.getResults());
+      }));
+      storePartial(ot, state);
+      return;
+    }
     for (int64_t v = 0; v < queryVectors; ++v)
       vector::StoreOp::create(b, spec.softmax ? state.l[v] : fsplat(1.0), lbuf,
                               ValueRange{laneOffset(v)});
     storeOutputTile(ot, lbuf);
+  }
+
+  /// Split-KV: the tile's unnormalized output, maximum and sum (softmax;
+  /// -inf and 0 where no key of the range is allowed) into the workspace.
+  void storePartial(Value ot, const RowState &state) {
+    auto at = [&](Value row, int64_t v) {
+      return SmallVector<Value>{f.batch, f.kvHead, f.div(groupStart, tileRows),
+                                split,   row,      laneOffset(v)};
+    };
+    f.forEach(0, f.valueDim, 1, [&](Value e) {
+      for (int64_t v = 0; v < queryVectors; ++v)
+        vector::StoreOp::create(
+            b, vector::LoadOp::create(b, vf, ot, ValueRange{e, laneOffset(v)}),
+            workspace, at(e, v));
+    });
+    for (int64_t v = 0; v < queryVectors; ++v) {
+      vector::StoreOp::create(
+          b,
+          spec.softmax ? state.m[v]
+                       : fsplat(-std::numeric_limits<double>::infinity()),
+          workspace, at(f.idx(f.valueDim), v));
+      vector::StoreOp::create(b, spec.softmax ? state.l[v] : fsplat(1.0),
+                              workspace, at(f.idx(f.valueDim + 1), v));
+    }
+  }
+
+  /// Split-KV: merges the partial results of tile `t` of key/value head
+  /// `h`: softmax weights each range by exp(m_s - M) (0 for a range without
+  /// allowed keys), M the maximum over the ranges, and divides by the
+  /// weighted sum of the sums; pointwise attention adds the ranges.
+  void mergeSplits(Value bIdx, Value h, Value t) {
+    f.forTile(bIdx, f.mul(h, f.group), f.idx(0), [&] {
+      groupStart = f.mul(t, tileRows);
+      Type f32 = b.getF32Type();
+      Value ot = memref::AllocOp::create(
+          b, MemRefType::get({f.valueDim, tileRows}, f32));
+      Value lbuf = memref::AllocOp::create(b, MemRefType::get({tileRows}, f32));
+      auto load = [&](int64_t s, Value row, int64_t v) -> Value {
+        return vector::LoadOp::create(
+            b, vf, workspace,
+            ValueRange{f.batch, f.kvHead, t, f.idx(s), row, laneOffset(v)});
+      };
+      Value ninf = fsplat(-std::numeric_limits<double>::infinity());
+      for (int64_t v = 0; v < queryVectors; ++v) {
+        SmallVector<Value> weights(keySplits, fsplat(1.0));
+        Value sum = fsplat(1.0);
+        if (spec.softmax) {
+          SmallVector<Value> m;
+          Value top = ninf;
+          for (int64_t s = 0; s < keySplits; ++s) {
+            m.push_back(load(s, f.idx(f.valueDim), v));
+            top = arith::MaximumFOp::create(b, top, m.back());
+          }
+          sum = fsplat(0.0);
+          for (int64_t s = 0; s < keySplits; ++s) {
+            Value none =
+                arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m[s], ninf);
+            Value w =
+                math::ExpOp::create(b, arith::SubFOp::create(b, m[s], top));
+            weights[s] = arith::SelectOp::create(b, none, fsplat(0.0), w);
+            sum = vector::FMAOp::create(b, weights[s],
+                                        load(s, f.idx(f.valueDim + 1), v), sum);
+          }
+        }
+        vector::StoreOp::create(b, sum, lbuf, ValueRange{laneOffset(v)});
+        f.forEach(0, f.valueDim, 1, [&](Value e) {
+          Value o = fsplat(0.0);
+          for (int64_t s = 0; s < keySplits; ++s)
+            o = spec.softmax
+                    ? Value(vector::FMAOp::create(b, weights[s], load(s, e, v),
+                                                  o))
+                    : Value(arith::AddFOp::create(b, o, load(s, e, v)));
+          vector::StoreOp::create(b, o, ot, ValueRange{e, laneOffset(v)});
+        });
+      }
+      storeOutputTile(ot, lbuf);
+    });
   }
 
   /// The query head and the query (in the sequence) of row `r` of the
