@@ -45,6 +45,13 @@
 // split_relu: remark: attn-lower-pointwise: decode: {{.*}} split-KV: the key blocks of each tile in {{[0-9]+}} ranges
 // REDEFINE: %{fn} = split_causal
 // RUN: %{check}
+// A cache filled to 700 of 2000 keys (static buffer, split-KV: the ranges
+// past the filled length hold no key).
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/lk1.npy --dtype '<i4' --shape 1 --values 700
+// REDEFINE: %{fn} = split_cache_length
+// REDEFINE: %{args} = --input lk=%t/in/lk1.npy
+// RUN: %{check}
+// split_cache_length: remark: attn-flash: decode: the 4 query heads x 1 queries {{.*}} split-KV: the key blocks of each tile in 4 ranges {{.*}} key blocks classified at run time
 // split_causal: remark: attn-flash: decode: the 2 query heads x 2 queries {{.*}} split-KV: the key blocks of each tile in {{[0-9]+}} ranges
 
 func.func @g4_lq1(%query: tensor<2x8x1x64xf32>, %key: tensor<2x2x77x64xf32>, %value: tensor<2x2x77x64xf32>) -> tensor<2x8x1x64xf32> {
@@ -90,4 +97,9 @@ func.func @split_relu(%query: tensor<1x8x3x32xf32>, %key: tensor<1x2x2050x32xf32
 func.func @split_causal(%query: tensor<1x2x2x32xf32>, %key: tensor<1x1x1500x32xf32>, %value: tensor<1x1x1500x32xf32>) -> tensor<1x2x2x32xf32> {
   %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<1x2x2x32xf32>, tensor<1x1x1500x32xf32>, tensor<1x1x1500x32xf32> -> tensor<1x2x2x32xf32>
   return %0 : tensor<1x2x2x32xf32>
+}
+
+func.func @split_cache_length(%query: tensor<1x4x1x32xf32>, %key: tensor<1x1x2000x32xf32>, %value: tensor<1x1x2000x32xf32>, %lk: tensor<1xi32>) -> tensor<1x4x1x32xf32> {
+  %0 = attn.attention %query, %key, %value key_lengths(%lk : tensor<1xi32>) {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<1x4x1x32xf32>, tensor<1x1x2000x32xf32>, tensor<1x1x2000x32xf32> -> tensor<1x4x1x32xf32>
+  return %0 : tensor<1x4x1x32xf32>
 }
