@@ -309,8 +309,13 @@ struct BlockSparsePass
     });
     for (AttentionOp op : ops) {
       KernelSpec spec = KernelSpec::get(op);
+      // (Decode tiles only when this pass emits the kernel: an op left with
+      // its layout is lowered with the layout's blocks, as prefill.)
       FailureOr<TileSizes> tiles =
-          chooseKernelTiles(op, spec, *target, blockQ, blockK, getArgument());
+          kernels ? chooseKernelTiles(op, spec, *target, blockQ, blockK,
+                                      getArgument())
+                  : chooseTiles(op, *target, spec.dims.valueDim, blockQ, blockK,
+                                getArgument());
       if (failed(tiles))
         return signalPassFailure();
       if (!spec.hasStaticLayout()) {
