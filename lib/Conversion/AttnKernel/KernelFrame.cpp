@@ -393,13 +393,8 @@ KernelFrame::visitSegmentBound(Value k0, bool masked, ValueRange state,
       b,
       arith::CmpIOp::create(b, arith::CmpIPredicate::sge, qIds->second, kMin),
       arith::CmpIOp::create(b, arith::CmpIPredicate::sge, kMax, qIds->first));
-  auto ifOp = scf::IfOp::create(
-      b, overlap,
-      [&](OpBuilder &, Location) {
-        scf::YieldOp::create(b, body(k0, masked, state));
-      },
-      [&](OpBuilder &, Location) { scf::YieldOp::create(b, state); });
-  return SmallVector<Value>(ifOp.getResults());
+  return ifThenElseKeep(overlap, state,
+                        [&] { return body(k0, masked, state); });
 }
 
 SmallVector<Value> KernelFrame::visitBlocks(
@@ -864,4 +859,13 @@ void KernelFrame::ifThen(Value cond, function_ref<void()> body) {
     body();
     scf::YieldOp::create(b);
   });
+}
+
+SmallVector<Value>
+KernelFrame::ifThenElseKeep(Value cond, ValueRange state,
+                            function_ref<SmallVector<Value>()> body) {
+  auto ifOp = scf::IfOp::create(
+      b, cond, [&](OpBuilder &, Location) { scf::YieldOp::create(b, body()); },
+      [&](OpBuilder &, Location) { scf::YieldOp::create(b, state); });
+  return SmallVector<Value>(ifOp.getResults());
 }

@@ -204,22 +204,17 @@ private:
       int64_t numBlocks = llvm::divideCeil(spec.dims.keyLen, keyBlock);
       int64_t perSplit = llvm::divideCeil(numBlocks, keySplits);
       Value first = f.mul(split, perSplit);
-      state = RowState::of(f.visitTile(state.flat(), [&](Value k0, bool masked,
-                                                         ValueRange carried) {
-        Value blockIdx = f.div(k0, keyBlock);
-        Value inside = arith::AndIOp::create(
-            b,
-            arith::CmpIOp::create(b, arith::CmpIPredicate::sge, blockIdx,
-                                  first),
-            f.lt(blockIdx, f.add(first, perSplit)));
-        auto branch = scf::IfOp::create(
-            b, inside,
-            [&](OpBuilder &, Location) {
-              scf::YieldOp::create(b, visit(k0, masked, carried));
-            },
-            [&](OpBuilder &, Location) { scf::YieldOp::create(b, carried); });
-        return SmallVector<Value>(branch.getResults());
-      }));
+      state = RowState::of(f.visitTile(
+          state.flat(), [&](Value k0, bool masked, ValueRange carried) {
+            Value blockIdx = f.div(k0, keyBlock);
+            Value inside = arith::AndIOp::create(
+                b,
+                arith::CmpIOp::create(b, arith::CmpIPredicate::sge, blockIdx,
+                                      first),
+                f.lt(blockIdx, f.add(first, perSplit)));
+            return f.ifThenElseKeep(inside, carried,
+                                    [&] { return visit(k0, masked, carried); });
+          }));
       storePartial(ot, state);
       return;
     }

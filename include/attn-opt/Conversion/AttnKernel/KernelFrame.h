@@ -280,6 +280,10 @@ public:
   void forEach(int64_t lb, int64_t ub, int64_t step,
                function_ref<void(Value)> body);
   void ifThen(Value cond, function_ref<void()> body);
+  /// The values `body` returns when `cond`, else `state` unchanged (a
+  /// state threaded through an scf.if).
+  SmallVector<Value> ifThenElseKeep(Value cond, ValueRange state,
+                                    function_ref<SmallVector<Value>()> body);
 
 private:
   /// Buffers of the varlen operands and, for packed batches, the first flat
