@@ -23,20 +23,25 @@ std::optional<TargetModel> TargetModel::get(int64_t lanes, int64_t registers) {
   return t;
 }
 
-TileSizes TileSizes::select(const TargetModel &target, int64_t valueDim) {
-  TileSizes s;
-  int64_t accumulators = target.registers / 2;
-  // Four query vectors with 32 registers (then 4 keys x 4 vectors of
-  // accumulators: 8 loads feed 16 FMAs), two with 16.
-  s.queryVectors = std::max<int64_t>(1, target.registers / 8);
-  s.keysPerStep = accumulators / s.queryVectors;
+void TileSizes::setQueryVectors(const TargetModel &target, int64_t vectors,
+                                int64_t valueDim) {
+  queryVectors = vectors;
+  keysPerStep = std::max<int64_t>(1, target.registers / 2 / vectors);
   // The largest value group dividing Dv within the accumulator budget.
-  s.valueGroup = 1;
-  for (int64_t g = accumulators / s.queryVectors; g >= 1; --g)
+  valueGroup = 1;
+  for (int64_t g = keysPerStep; g >= 1; --g)
     if (valueDim % g == 0) {
-      s.valueGroup = g;
+      valueGroup = g;
       break;
     }
+}
+
+TileSizes TileSizes::select(const TargetModel &target, int64_t valueDim) {
+  TileSizes s;
+  // Four query vectors with 32 registers (then 4 keys x 4 vectors of
+  // accumulators: 8 loads feed 16 FMAs), two with 16.
+  s.setQueryVectors(target, std::max<int64_t>(1, target.registers / 8),
+                    valueDim);
   // S^T block: Nb x Mr floats in at most half of L1, a power of two
   // multiple of NJ.
   int64_t mr = s.queryVectors * target.lanes;

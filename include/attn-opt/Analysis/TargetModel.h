@@ -59,6 +59,11 @@ struct TileSizes {
   /// registers hold accumulators (QV x NJ and QV x EG); the S^T block
   /// (Nb x Mr floats) takes at most half of L1.
   static TileSizes select(const TargetModel &target, int64_t valueDim);
+  /// Sets QV to `vectors` and the register blocks that fit with it: NJ
+  /// keys such that the QV x NJ accumulators take half the registers (at
+  /// least 1), EG the largest divisor of Dv up to NJ.
+  void setQueryVectors(const TargetModel &target, int64_t vectors,
+                       int64_t valueDim);
   int64_t queryTile(const TargetModel &t) const {
     return queryVectors * t.lanes;
   }

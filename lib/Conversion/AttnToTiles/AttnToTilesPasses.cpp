@@ -41,12 +41,6 @@ static FailureOr<TargetModel> targetOf(Operation *root, StringRef pass,
   return *target;
 }
 
-/// Keys per QK^T register block with `queryVectors` query vectors: QV x NJ
-/// accumulators within half the registers.
-static int64_t registerKeys(const TargetModel &t, int64_t queryVectors) {
-  return std::max<int64_t>(1, t.registers / 2 / queryVectors);
-}
-
 /// Tile sizes from the model, with the pass's overrides checked.
 static FailureOr<TileSizes> chooseTiles(Operation *op, const TargetModel &t,
                                         int64_t valueDim, int64_t queryTile,
@@ -57,16 +51,9 @@ static FailureOr<TileSizes> chooseTiles(Operation *op, const TargetModel &t,
       return op->emitError()
              << pass << ": query-tile (" << queryTile
              << ") must be a multiple of the vector width (" << t.lanes << ")";
-    s.queryVectors = queryTile / t.lanes;
-    s.keysPerStep = registerKeys(t, s.queryVectors);
+    s.setQueryVectors(t, queryTile / t.lanes, valueDim);
     s.keyBlock =
         std::max(s.keysPerStep, s.keyBlock / s.keysPerStep * s.keysPerStep);
-    s.valueGroup = 1;
-    for (int64_t g = s.keysPerStep; g >= 1; --g)
-      if (valueDim % g == 0) {
-        s.valueGroup = g;
-        break;
-      }
   }
   if (keyBlock > 0) {
     if (keyBlock % s.keysPerStep != 0)
@@ -175,11 +162,17 @@ chooseKernelTiles(AttentionOp op, const KernelSpec &spec,
     return failure();
   int64_t grouped =
       queryTile > 0 ? 0 : decodeRows(spec, tiles->queryTile(target));
-  int64_t vectors = std::min<int64_t>(tiles->queryVectors,
-                                      llvm::divideCeil(grouped, target.lanes));
-  if (!grouped ||
-      (keyBlock > 0 && keyBlock % registerKeys(target, vectors) != 0))
+  if (!grouped)
     return tiles;
+  TileSizes decode = *tiles;
+  decode.setQueryVectors(
+      target,
+      std::min<int64_t>(tiles->queryVectors,
+                        llvm::divideCeil(grouped, target.lanes)),
+      spec.dims.valueDim);
+  if (keyBlock > 0 && keyBlock % decode.keysPerStep != 0)
+    return tiles;
+  int64_t vectors = decode.queryVectors;
   tiles = chooseTiles(op, target, spec.dims.valueDim, vectors * target.lanes,
                       keyBlock, pass);
   if (failed(tiles))
@@ -229,13 +222,10 @@ static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
       chooseKernelTiles(op, spec, target, queryTile, keyBlock, pass);
   if (failed(tiles))
     return failure();
-  auto describeDecodeOf =
-      [&](InFlightDiagnostic &&diag) -> InFlightDiagnostic && {
-    return describeDecode(std::move(diag), spec, *tiles, target);
-  };
   if (!spec.hasStaticLayout()) {
     describeMaskTensor(
-        describeRuntime(describeDecodeOf(op.emitRemark() << pass << ": "),
+        describeRuntime(describeDecode(op.emitRemark() << pass << ": ", spec,
+                                       *tiles, target),
                         tiles->queryTile(target), tiles->keyBlock,
                         target.lanes),
         op);
@@ -245,8 +235,9 @@ static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
   BlockLayout layout =
       op.getBlockLayout(tiles->queryTile(target), tiles->keyBlock);
   describeMaskTensor(
-      describeLayout(describeDecodeOf(op.emitRemark() << pass << ": "), layout,
-                     target.lanes),
+      describeLayout(
+          describeDecode(op.emitRemark() << pass << ": ", spec, *tiles, target),
+          layout, target.lanes),
       op);
   emitKernel(op, target, *tiles, &layout);
   return success();

@@ -42,8 +42,8 @@ public:
         queryVectors(tiles.queryVectors), tileRows(tiles.queryTile(target)),
         keysPerStep(tiles.keysPerStep), keyBlock(tiles.keyBlock),
         valueGroup(tiles.valueGroup), groupedRows(tiles.groupedRows),
-        keySplits(tiles.keySplits),
-        vf(VectorType::get({lanes}, b.getF32Type())) {}
+        vf(VectorType::get({lanes}, b.getF32Type())),
+        keySplits(tiles.keySplits) {}
 
   Value build() {
     f.prepare();
@@ -107,8 +107,8 @@ private:
   VectorType vf;
   /// Decode: the key ranges of split-KV (1: none); the workspace of the
   /// partial results [B, Hkv, tiles, splits, Dv + 2, Mr] (rows 0..Dv-1 the
-  /// unnormalized output, Dv the maximum, Dv + 1 the sum) and the current
-  /// split.
+  /// unnormalized output; softmax: Dv the maximum, Dv + 1 the sum) and the
+  /// current split.
   int64_t keySplits;
   Value workspace, split;
   /// Decode: the current tile's first grouped row, and per query vector
@@ -176,7 +176,6 @@ private:
         memref::AllocOp::create(b, MemRefType::get({keyBlock, tileRows}, f32));
     Value ot = memref::AllocOp::create(
         b, MemRefType::get({f.valueDim, tileRows}, f32));
-    Value lbuf = memref::AllocOp::create(b, MemRefType::get({tileRows}, f32));
 
     setLanePositions();
     loadQueryTile(qt);
@@ -218,14 +217,16 @@ private:
       storePartial(ot, state);
       return;
     }
+    Value lbuf = memref::AllocOp::create(b, MemRefType::get({tileRows}, f32));
     for (int64_t v = 0; v < queryVectors; ++v)
       vector::StoreOp::create(b, spec.softmax ? state.l[v] : fsplat(1.0), lbuf,
                               ValueRange{laneOffset(v)});
     storeOutputTile(ot, lbuf);
   }
 
-  /// Split-KV: the tile's unnormalized output, maximum and sum (softmax;
-  /// -inf and 0 where no key of the range is allowed) into the workspace.
+  /// Split-KV: the tile's unnormalized output and, for softmax, its
+  /// maximum and sum (-inf and 0 where no key of the range is allowed) into
+  /// the workspace.
   void storePartial(Value ot, const RowState &state) {
     auto at = [&](Value row, int64_t v) {
       return SmallVector<Value>{f.batch, f.kvHead, f.div(groupStart, tileRows),
@@ -237,15 +238,14 @@ private:
             b, vector::LoadOp::create(b, vf, ot, ValueRange{e, laneOffset(v)}),
             workspace, at(e, v));
     });
-    for (int64_t v = 0; v < queryVectors; ++v) {
-      vector::StoreOp::create(
-          b,
-          spec.softmax ? state.m[v]
-                       : fsplat(-std::numeric_limits<double>::infinity()),
-          workspace, at(f.idx(f.valueDim), v));
-      vector::StoreOp::create(b, spec.softmax ? state.l[v] : fsplat(1.0),
-                              workspace, at(f.idx(f.valueDim + 1), v));
-    }
+    // (Pointwise attention merges by adding the outputs only.)
+    if (spec.softmax)
+      for (int64_t v = 0; v < queryVectors; ++v) {
+        vector::StoreOp::create(b, state.m[v], workspace,
+                                at(f.idx(f.valueDim), v));
+        vector::StoreOp::create(b, state.l[v], workspace,
+                                at(f.idx(f.valueDim + 1), v));
+      }
   }
 
   /// Split-KV: merges the partial results of tile `t` of key/value head
@@ -343,7 +343,8 @@ private:
   /// Lq repeat the last row (their results are never stored).
   void loadQueryTile(Value qt) {
     f.forEach(0, tileRows, 1, [&](Value r) {
-      auto [head, query] = rowAt(r);
+      Value head, query;
+      std::tie(head, query) = rowAt(r);
       Value row = f.queryRow(query);
       auto readQ = [&](Value d) -> Value {
         return memref::LoadOp::create(b, f.queryBuf,
@@ -378,7 +379,8 @@ private:
   /// (rowAt: with decode, rows past the grouped ones are padding).
   void storeOutputTile(Value ot, Value lbuf) {
     f.forEach(0, tileRows, 1, [&](Value r) {
-      auto [head, row] = rowAt(r);
+      Value head, row;
+      std::tie(head, row) = rowAt(r);
       Value inside = f.rowInside(row);
       if (groupedRows)
         inside = arith::AndIOp::create(b, inside,

@@ -79,7 +79,7 @@ public:
 struct QueryRows {
   Value start;
   int64_t lanes = 0;
-  Value positions;
+  Value positions = {};
 };
 
 /// One online-softmax step for a row: the new running maximum, the value
