@@ -176,7 +176,8 @@ static double pointwise(const std::string &fn, double s) {
 
 /// Normalizes one row of scores over the allowed keys into weights.
 static Row normalize(const Row &scores, const std::vector<bool> &ok,
-                     const AttentionSpec &spec, int64_t lk) {
+                     const AttentionSpec &spec, int64_t lk,
+                     std::optional<double> sink) {
   int64_t n = scores.size();
   Row p(n, 0.0);
   switch (spec.normalizer) {
@@ -185,7 +186,10 @@ static Row normalize(const Row &scores, const std::vector<bool> &ok,
     for (int64_t j = 0; j < n; ++j)
       if (ok[j])
         m = std::max(m, scores[j]);
-    double sum = 0;
+    // The sink joins the denominator (and the maximum it is taken at).
+    if (sink)
+      m = std::max(m, *sink);
+    double sum = sink ? std::exp(*sink - m) : 0.0;
     for (int64_t j = 0; j < n; ++j)
       if (ok[j])
         sum += (p[j] = std::exp(scores[j] - m));
@@ -288,6 +292,10 @@ Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
           double s = dot(qRow, keys[j]);
           if (!kernel) {
             s *= scale;
+            if (spec.softcap)
+              s = *spec.softcap * std::tanh(s / *spec.softcap);
+            if (spec.alibiSlopes)
+              s -= spec.alibiSlopes->data[h] * std::abs(double(i + lk - lq - j));
             if (spec.bias) {
               int64_t bb = spec.bias->dim(0) == 1 ? 0 : b;
               int64_t bh = spec.bias->dim(1) == 1 ? 0 : h;
@@ -312,7 +320,10 @@ Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
             }
           }
         }
-        Row p = normalize(scores, ok, spec, lk);
+        std::optional<double> sink;
+        if (spec.sinks)
+          sink = spec.sinks->data[h];
+        Row p = normalize(scores, ok, spec, lk, sink);
         for (int64_t e = 0; e < dv; ++e) {
           double acc = 0;
           for (int64_t j = 0; j < lk; ++j)

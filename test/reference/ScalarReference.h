@@ -84,6 +84,10 @@ struct AttentionSpec {
   /// boolean (0 / 1) or additive.
   const Tensor *mask = nullptr;
   bool maskIsBool = false;
+  /// Score modifiers: `cap * tanh(s / cap)`, ALiBi slopes and attention
+  /// sinks (`Hq` entries each).
+  std::optional<double> softcap;
+  const Tensor *alibiSlopes = nullptr, *sinks = nullptr;
 };
 
 Tensor attention(const Tensor &q, const Tensor &k, const Tensor &v,

@@ -203,6 +203,9 @@ static bool checkRun(const LoadedModule &loaded, const std::string &dir,
             spec.keyOffsets = input(op.getKeyOffsets());
             spec.mask = input(op.getMask());
             spec.maskIsBool = op.hasBoolMask();
+            spec.softcap = optionalScale(op.getSoftcap());
+            spec.alibiSlopes = input(op.getAlibiSlopes());
+            spec.sinks = input(op.getSinks());
             return ref::attention(*input(op.getQuery()), *input(op.getKey()),
                                   *input(op.getValue()), spec);
           })

@@ -72,6 +72,8 @@ void KernelFrame::prepare() {
   valueBuf = buffer(spec.value);
   biasBuf = buffer(spec.bias);
   gateBuf = buffer(spec.gate);
+  slopeBuf = readOnlyBuffer(b, spec.alibiSlopes);
+  sinkBuf = readOnlyBuffer(b, spec.sinks);
   if (Value m = spec.maskTensor) {
     if (cast<RankedTensorType>(m.getType()).getElementType().isInteger(1)) {
       // Bytes rather than i1, whose vectors LLVM packs into bits.
@@ -490,28 +492,39 @@ Value KernelFrame::rowInside(Value row) { return lt(row, seqQueryLen); }
 // Scores
 //===----------------------------------------------------------------------===//
 
+KernelFrame::Positions KernelFrame::positionsOf(QueryRows rows, Value key,
+                                                bool needOffset) {
+  Positions p{rows.start, key, maskOffset};
+  if (!p.offset && needOffset)
+    p.offset = idx(spec.dims.keyLen - spec.dims.queryLen); // static lengths
+  if (rows.lanes == 0)
+    return p;
+  auto lanesI32 = VectorType::get({rows.lanes}, b.getI32Type());
+  Value iota = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(lanesI32,
+                                ArrayRef<int32_t>(llvm::to_vector(
+                                    llvm::seq<int32_t>(0, rows.lanes)))));
+  auto splatI32 = [&](Value index) -> Value {
+    return vector::BroadcastOp::create(
+        b, lanesI32, arith::IndexCastOp::create(b, b.getI32Type(), index));
+  };
+  p.query = rows.positions
+                ? rows.positions
+                : Value(arith::AddIOp::create(b, splatI32(rows.start), iota));
+  p.key = splatI32(key);
+  if (p.offset)
+    p.offset = splatI32(p.offset);
+  return p;
+}
+
 Value KernelFrame::allowed(QueryRows rows, Value key) {
   bool isVector = rows.lanes > 0;
   VectorType lanesI32, lanesI1;
-  Value q = rows.start, k = key, offset = maskOffset;
   if (isVector) {
     lanesI32 = VectorType::get({rows.lanes}, b.getI32Type());
     lanesI1 = VectorType::get({rows.lanes}, b.getI1Type());
-    Value iota = arith::ConstantOp::create(
-        b, DenseElementsAttr::get(lanesI32,
-                                  ArrayRef<int32_t>(llvm::to_vector(
-                                      llvm::seq<int32_t>(0, rows.lanes)))));
-    auto splatI32 = [&](Value index) -> Value {
-      return vector::BroadcastOp::create(
-          b, lanesI32, arith::IndexCastOp::create(b, b.getI32Type(), index));
-    };
-    q = rows.positions
-            ? rows.positions
-            : Value(arith::AddIOp::create(b, splatI32(rows.start), iota));
-    k = splatI32(key);
-    if (offset)
-      offset = splatI32(offset);
   }
+  auto [q, k, offset] = positionsOf(rows, key, /*needOffset=*/false);
   MaskEmitter emitter(
       spec.mask,
       [&](ImplicitLocOpBuilder &eb, const mask::Node &node, Value row,
@@ -626,6 +639,48 @@ Value KernelFrame::maskedScore(Value score, Value ok) {
   return arith::SelectOp::create(b, ok, score, splat(score, kNegInf));
 }
 
+Value KernelFrame::alibiSlope(QueryRows rows) {
+  if (!slopeBuf)
+    return Value();
+  if (rows.lanes == 0)
+    return memref::LoadOp::create(b, slopeBuf, ValueRange{head});
+  auto vf = VectorType::get({rows.lanes}, f32);
+  if (!rows.heads)
+    return vector::BroadcastOp::create(
+        b, vf, memref::LoadOp::create(b, slopeBuf, ValueRange{head}));
+  // Lanes of several heads (decode): each lane's slope.
+  Value at = arith::IndexCastOp::create(
+      b, VectorType::get({rows.lanes}, b.getIndexType()), rows.heads);
+  Value all = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(VectorType::get({rows.lanes}, b.getI1Type()),
+                                b.getBoolAttr(true)));
+  Value zero = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(vf, b.getF32FloatAttr(0.0)));
+  return vector::GatherOp::create(b, vf, slopeBuf, ValueRange{idx(0)}, at, all,
+                                  zero);
+}
+
+Value KernelFrame::modifyScore(Value score, QueryRows rows, Value key,
+                               Value slope) {
+  if (spec.softcap) {
+    // cap * tanh(s / cap)
+    Value t = math::TanhOp::create(
+        b, arith::MulFOp::create(b, score, splat(score, 1.0 / *spec.softcap)));
+    score = arith::MulFOp::create(b, t, splat(score, *spec.softcap));
+  }
+  if (!slope)
+    return score;
+  // -slope * |i + offset - j|, the distance as f32.
+  auto [q, k, offset] = positionsOf(rows, key, /*needOffset=*/true);
+  Value dist = arith::SubIOp::create(b, arith::AddIOp::create(b, q, offset), k);
+  if (rows.lanes == 0)
+    dist = arith::IndexCastOp::create(b, b.getI64Type(), dist);
+  dist = math::AbsIOp::create(b, dist);
+  Type distType = rows.lanes ? Type(VectorType::get({rows.lanes}, f32)) : f32;
+  Value d = arith::SIToFPOp::create(b, distType, dist);
+  return arith::SubFOp::create(b, score, arith::MulFOp::create(b, slope, d));
+}
+
 //===----------------------------------------------------------------------===//
 // Normalizers
 //===----------------------------------------------------------------------===//
@@ -688,10 +743,20 @@ Value KernelFrame::queryFactor(Value centeredSquares) {
   return arith::MulFOp::create(b, inv, splat(inv, spec.scale));
 }
 
-Value KernelFrame::rowFactor(Value sum) {
+Value KernelFrame::rowFactor(Value sum, Value max) {
   if (!sum)
     return f32Const(1.0);
   Value l = target.combineRow(b, sum, RowCombine::Sum);
+  if (sinkBuf) {
+    // The sink's term of the denominator, exp(t - m): with no allowed key
+    // (m = -inf) it is +inf and the row's factor 0, as without a sink.
+    assert(max && "sinks need the row maximum");
+    Value t = memref::LoadOp::create(b, sinkBuf, ValueRange{head});
+    if (isa<VectorType>(l.getType()))
+      t = vector::BroadcastOp::create(b, l.getType(), t);
+    l = arith::AddFOp::create(
+        b, l, math::ExpOp::create(b, arith::SubFOp::create(b, t, max)));
+  }
   Value positive =
       arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l, splat(l, 0.0));
   return arith::SelectOp::create(

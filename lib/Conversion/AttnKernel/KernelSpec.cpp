@@ -40,6 +40,10 @@ KernelSpec KernelSpec::get(AttentionOp op) {
   spec.scale = op.getEffectiveScale();
   if (std::optional<APFloat> eps = op.getQkNormEps())
     spec.qkNormEps = eps->convertToDouble();
+  if (std::optional<APFloat> cap = op.getSoftcap())
+    spec.softcap = cap->convertToDouble();
+  spec.alibiSlopes = op.getAlibiSlopes();
+  spec.sinks = op.getSinks();
   spec.softmax = isa<SoftmaxAttr>(op.getNormalizer());
   if (auto p = dyn_cast<PointwiseAttr>(op.getNormalizer())) {
     spec.fn = p.getFn();

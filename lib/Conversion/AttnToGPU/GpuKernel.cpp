@@ -303,6 +303,7 @@ private:
                 f.toF32(f.vectorLoad(VectorType::get({dPart}, kElem), kShared,
                                      ValueRange{r, d0}, f.headDim));
             Value dot = rowSum(arith::MulFOp::create(b, q, kv));
+            dot = f.modifyScore(dot, {row}, key, f.alibiSlope({row}));
             if (f.biasBuf)
               dot = arith::AddFOp::create(
                   b, dot, f.loadBias({rowRead}, f.keyRow(key, /*clamp=*/true)));
@@ -342,7 +343,7 @@ private:
   }
 
   void store(ValueRange st) {
-    Value inv = f.rowFactor(spec.softmax ? st[1] : Value());
+    Value inv = spec.softmax ? f.rowFactor(st[1], st[0]) : f.rowFactor({});
     Value acc = arith::MulFOp::create(b, st.back(), broadcast(inv, dvPart));
     Value e0 = arith::MulIOp::create(b, part, f.idx(dvPart));
     acc = f.applyGate(acc, row, e0);
@@ -481,6 +482,7 @@ private:
           Value x = vector::ExtractOp::create(b, c, ArrayRef<int64_t>{i, j});
           x = arith::MulFOp::create(b, x, f.f32Const(spec.scale));
           Value key = f.add(k0, f.add(cAt[2 * i + j].second, n * 8));
+          x = f.modifyScore(x, {rows[i]}, key, f.alibiSlope({rows[i]}));
           if (f.biasBuf)
             x = arith::AddFOp::create(
                 b, x, f.loadBias({rowsRead[i]}, f.keyRow(key, /*clamp=*/true)));
@@ -557,7 +559,8 @@ private:
   void store(ValueRange st) {
     ValueRange accs = st.take_back(f.valueDim / 8);
     for (int64_t i = 0; i < 2; ++i) {
-      Value inv = f.rowFactor(spec.softmax ? st[2 + i] : Value());
+      Value inv =
+          spec.softmax ? f.rowFactor(st[2 + i], st[i]) : f.rowFactor({});
       Value invPair = vector::BroadcastOp::create(b, vec({2}, f.f32), inv);
       for (int64_t e = 0; e < f.valueDim / 8; ++e) {
         Value o = vector::ExtractOp::create(b, accs[e], ArrayRef<int64_t>{i});

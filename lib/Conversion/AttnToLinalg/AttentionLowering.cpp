@@ -270,6 +270,11 @@ Value mlir::attn::applyValues5(TensorBuilder &tb, Value p, Value value,
 }
 
 Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec) {
+  // The query head of 5-D score indices (b, kvHead, g, ...).
+  auto headOf = [&](ImplicitLocOpBuilder &bb, ValueRange idx) -> Value {
+    return arith::AddIOp::create(
+        bb, arith::MulIOp::create(bb, idx[1], tb.index(spec.group)), idx[2]);
+  };
   TensorBuilder::Sizes shape = tb.sizes(s);
   MaskTables tables;
   if (spec.mask)
@@ -311,6 +316,27 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec) {
           x = arith::AddFOp::create(bb, x, spec.extraScore(bb, idx));
         if (!kernel && spec.scale != 1.0)
           x = arith::MulFOp::create(bb, x, tb.f32Const(spec.scale));
+        if (spec.softcap) {
+          Value t = math::TanhOp::create(
+              bb, arith::MulFOp::create(bb, x, tb.f32Const(1.0 / *spec.softcap)));
+          x = arith::MulFOp::create(bb, t, tb.f32Const(*spec.softcap));
+        }
+        if (spec.alibiSlopes) {
+          // -slope[h] * |i + Lk - Lq - j|, per sequence for varlen batches.
+          Value q = pos ? pos->query : idx[3], k = pos ? pos->key : idx[4];
+          Value offset = pos ? pos->offset
+                             : arith::SubIOp::create(bb, keyLen, queryLen);
+          Value dist = arith::SubIOp::create(
+              bb, arith::AddIOp::create(bb, q, offset), k);
+          dist = math::AbsIOp::create(
+              bb, arith::IndexCastOp::create(bb, bb.getI64Type(), dist));
+          Value slope = tensor::ExtractOp::create(
+              bb, spec.alibiSlopes, ValueRange{headOf(bb, idx)});
+          x = arith::SubFOp::create(
+              bb, x,
+              arith::MulFOp::create(
+                  bb, slope, arith::SIToFPOp::create(bb, tb.f32, dist)));
+        }
         if (spec.bias)
           x = arith::AddFOp::create(bb, x, spec.bias(bb, idx));
         // The mask tensor: a boolean decides; an additive one is added to
@@ -379,6 +405,19 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec) {
   // Softmax: subtract the row max, exponentiate the allowed entries,
   // normalize rows with a positive sum.
   Value rowMax = tb.rowMax(masked);
+  // Attention sinks join the maximum and the sum (rows [b, kvHead, g, i]).
+  auto sinkOf = [&](ImplicitLocOpBuilder &bb) -> Value {
+    SmallVector<Value> ri;
+    for (int64_t d = 0; d < 3; ++d)
+      ri.push_back(linalg::IndexOp::create(bb, d));
+    return tensor::ExtractOp::create(bb, spec.sinks,
+                                     ValueRange{headOf(bb, ri)});
+  };
+  if (spec.sinks)
+    rowMax = tb.elementwise(
+        {rowMax}, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+          return arith::MaximumFOp::create(bb, a[0], sinkOf(bb));
+        });
   Value ex = tb.generic(
       {masked, rowMax}, {id, outer}, tb.empty(shape), id, "ppppp",
       [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
@@ -389,6 +428,13 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec) {
         return arith::SelectOp::create(bb, isMasked, tb.f32Const(0), e);
       });
   Value rowSum = tb.rowSum(ex);
+  if (spec.sinks)
+    rowSum = tb.elementwise(
+        {rowSum, rowMax},
+        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+          Value t = arith::SubFOp::create(bb, sinkOf(bb), a[1]);
+          return arith::AddFOp::create(bb, a[0], math::ExpOp::create(bb, t));
+        });
   return tb.generic({ex, rowSum}, {id, outer}, tb.empty(shape), id, "ppppp",
                     [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
                       Value positive = arith::CmpFOp::create(

@@ -87,6 +87,10 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
       };
     }
 
+    if (std::optional<APFloat> cap = op.getSoftcap())
+      spec.softcap = cap->convertToDouble();
+    spec.alibiSlopes = op.getAlibiSlopes();
+    spec.sinks = op.getSinks();
     Value o = applyValues5(tb, weights5(tb, s, spec), op.getValue(), &spec);
     o = applyGate(tb, o, op.getGate(), d.kvHeads);
     return finishHeads(tb, o, elementTypeOf(op.getQuery()));

@@ -114,7 +114,9 @@ private:
   /// Decode: the current tile's first grouped row, and per query vector
   /// the query positions of its lanes (i32).
   Value groupStart;
-  SmallVector<Value> lanePositions;
+  SmallVector<Value> lanePositions, laneHeads;
+  /// ALiBi: the slopes of the current tile's rows, per query vector.
+  SmallVector<Value> laneSlopes;
 
   Value fsplat(double v) {
     return arith::ConstantOp::create(
@@ -178,6 +180,10 @@ private:
         b, MemRefType::get({f.valueDim, tileRows}, f32));
 
     setLanePositions();
+    laneSlopes.clear();
+    if (f.slopeBuf)
+      for (int64_t v = 0; v < queryVectors; ++v)
+        laneSlopes.push_back(f.alibiSlope(rowsOf(v)));
     loadQueryTile(qt);
     f.forEach(0, f.valueDim, 1, [&](Value e) {
       for (int64_t v = 0; v < queryVectors; ++v)
@@ -218,10 +224,14 @@ private:
       return;
     }
     Value lbuf = memref::AllocOp::create(b, MemRefType::get({tileRows}, f32));
-    for (int64_t v = 0; v < queryVectors; ++v)
+    Value mbuf = sinkMaxima();
+    for (int64_t v = 0; v < queryVectors; ++v) {
       vector::StoreOp::create(b, spec.softmax ? state.l[v] : fsplat(1.0), lbuf,
                               ValueRange{laneOffset(v)});
-    storeOutputTile(ot, lbuf);
+      if (mbuf)
+        vector::StoreOp::create(b, state.m[v], mbuf, ValueRange{laneOffset(v)});
+    }
+    storeOutputTile(ot, lbuf, mbuf);
   }
 
   /// Split-KV: the tile's unnormalized output and, for softmax, its
@@ -259,6 +269,7 @@ private:
       Value ot = memref::AllocOp::create(
           b, MemRefType::get({f.valueDim, tileRows}, f32));
       Value lbuf = memref::AllocOp::create(b, MemRefType::get({tileRows}, f32));
+      Value mbuf = sinkMaxima();
       auto load = [&](int64_t s, Value row, int64_t v) -> Value {
         return vector::LoadOp::create(
             b, vf, workspace,
@@ -285,6 +296,8 @@ private:
             sum = vector::FMAOp::create(b, weights[s],
                                         load(s, f.idx(f.valueDim + 1), v), sum);
           }
+          if (mbuf)
+            vector::StoreOp::create(b, top, mbuf, ValueRange{laneOffset(v)});
         }
         vector::StoreOp::create(b, sum, lbuf, ValueRange{laneOffset(v)});
         f.forEach(0, f.valueDim, 1, [&](Value e) {
@@ -297,7 +310,7 @@ private:
           vector::StoreOp::create(b, o, ot, ValueRange{e, laneOffset(v)});
         });
       }
-      storeOutputTile(ot, lbuf);
+      storeOutputTile(ot, lbuf, mbuf);
     });
   }
 
@@ -317,6 +330,7 @@ private:
   /// lanes repeat the last row's).
   void setLanePositions() {
     lanePositions.clear();
+    laneHeads.clear();
     if (!groupedRows)
       return;
     auto vi = VectorType::get({lanes}, b.getIndexType());
@@ -334,8 +348,12 @@ private:
           arith::ConstantOp::create(b, DenseElementsAttr::get(vi, lane)));
       rows = arith::MinUIOp::create(b, rows, splatIdx(groupedRows - 1));
       Value pos = arith::RemUIOp::create(b, rows, splatIdx(lq));
-      lanePositions.push_back(arith::IndexCastOp::create(
-          b, VectorType::get({lanes}, b.getI32Type()), pos));
+      auto vi32 = VectorType::get({lanes}, b.getI32Type());
+      lanePositions.push_back(arith::IndexCastOp::create(b, vi32, pos));
+      Value heads = arith::AddIOp::create(
+          b, vector::BroadcastOp::create(b, vi, f.head),
+          arith::DivUIOp::create(b, rows, splatIdx(lq)));
+      laneHeads.push_back(arith::IndexCastOp::create(b, vi32, heads));
     }
   }
 
@@ -375,9 +393,26 @@ private:
     });
   }
 
+  /// With attention sinks, a buffer for the rows' maxima (the sink's term
+  /// of the denominator needs them), else null.
+  Value sinkMaxima() {
+    if (!f.sinkBuf)
+      return Value();
+    return memref::AllocOp::create(b,
+                                   MemRefType::get({tileRows}, b.getF32Type()));
+  }
+
+  /// The query rows of query vector `v` of the current tile.
+  QueryRows rowsOf(int64_t v) {
+    return {f.add(f.firstQuery, f.idx(v * lanes)), lanes,
+            groupedRows ? lanePositions[v] : Value(),
+            groupedRows ? laneHeads[v] : Value()};
+  }
+
   /// out[b, h, q0 + r, e] = ot[e, r] * rowFactor(l[r]), times the gate
-  /// (rowAt: with decode, rows past the grouped ones are padding).
-  void storeOutputTile(Value ot, Value lbuf) {
+  /// (rowAt: with decode, rows past the grouped ones are padding); `mbuf`
+  /// holds the rows' maxima with attention sinks (else null).
+  void storeOutputTile(Value ot, Value lbuf, Value mbuf = {}) {
     f.forEach(0, tileRows, 1, [&](Value r) {
       Value head, row;
       std::tie(head, row) = rowAt(r);
@@ -390,7 +425,9 @@ private:
       f.head = head;
       f.ifThen(inside, [&] {
         Value l = memref::LoadOp::create(b, lbuf, ValueRange{r});
-        Value inv = f.rowFactor(l);
+        Value inv = f.rowFactor(
+            l, mbuf ? memref::LoadOp::create(b, mbuf, ValueRange{r}).getResult()
+                    : Value());
         f.forEach(0, f.valueDim, 1, [&](Value e) {
           Value o = memref::LoadOp::create(b, ot, ValueRange{e, r});
           o = arith::MulFOp::create(b, o, inv);
@@ -481,8 +518,9 @@ private:
     for (int64_t j = 0; j < keysPerStep; ++j)
       for (int64_t v = 0; v < queryVectors; ++v) {
         Value s = dots[j * queryVectors + v];
-        QueryRows rows{f.add(f.firstQuery, f.idx(v * lanes)), lanes,
-                       groupedRows ? lanePositions[v] : Value()};
+        QueryRows rows = rowsOf(v);
+        s = f.modifyScore(s, rows, keys[j],
+                          laneSlopes.empty() ? Value() : laneSlopes[v]);
         if (f.biasBuf)
           s = arith::AddFOp::create(b, s, f.loadBias(rows, keysRead[j]));
         Value ok = masked ? f.allowed(rows, keys[j]) : Value();

@@ -80,6 +80,8 @@ struct QueryRows {
   Value start;
   int64_t lanes = 0;
   Value positions = {};
+  /// With `positions`: the query head of each lane (a vector of i32).
+  Value heads = {};
 };
 
 /// One online-softmax step for a row: the new running maximum, the value
@@ -120,6 +122,8 @@ public:
   /// layer-normalized with qk-layernorm), the output buffer, the tables.
   Value queryBuf, keyBuf, valueBuf, biasBuf, gateBuf, querySegmentBuf,
       keySegmentBuf, outputBuf;
+  /// ALiBi slopes and attention sinks (f32 `Hq`, null when absent).
+  Value slopeBuf, sinkBuf;
   /// The mask tensor as a read-only buffer (null when absent): f32 for an
   /// additive mask, i8 (0 / 1) for a boolean one.
   Value maskBuf;
@@ -203,6 +207,17 @@ public:
   /// the row maximum of softmax is taken over.
   Value maskedScore(Value score, Value ok);
 
+  /// ALiBi's slope of `rows` (f32, a vector over the lanes when
+  /// `rows.lanes` > 0; per lane from `rows.heads` when set), null without
+  /// ALiBi. Loop-invariant over a tile: targets compute it once per tile.
+  Value alibiSlope(QueryRows rows);
+  /// The scaled score of `rows` and `key` (positions in the current
+  /// sequence) after the modifiers serving models use, in the op's order:
+  /// soft-capped, `cap * tanh(s / cap)`, then ALiBi's `-slope * |i' - key|`
+  /// added (`slope` from alibiSlope, null without ALiBi; `i'` the row's
+  /// key position). The score itself when the op has neither.
+  Value modifyScore(Value score, QueryRows rows, Value key, Value slope);
+
   //===--------------------------------------------------------------------===//
   // Normalizers
   //===--------------------------------------------------------------------===//
@@ -231,8 +246,9 @@ public:
 
   /// The factor of the output row: `1 / l` of the combined softmax sum
   /// (0 when no key was allowed), or 1 for pointwise attention (`sum`
-  /// null).
-  Value rowFactor(Value sum);
+  /// null). With attention sinks, `l` gains the current head's
+  /// `exp(sink - max)`, `max` the row's (combined) running maximum.
+  Value rowFactor(Value sum, Value max = {});
   /// `out` (a scalar, or a vector along the value dim from `col`) times the
   /// gate of query `row` when there is one.
   Value applyGate(Value out, Value row, Value col);
@@ -295,6 +311,14 @@ private:
   Value maskOffset, lengthFactor;
   /// Whether allowed() bounds keys by the sequence's length.
   bool boundKeys = false;
+
+  /// The query positions of `rows`, `key` and the key position of the
+  /// sequence's first query (null when the mask has it as a constant,
+  /// unless `needOffset`): index values, or i32 vectors over the lanes.
+  struct Positions {
+    Value query, key, offset;
+  };
+  Positions positionsOf(QueryRows rows, Value key, bool needOffset);
 
   /// The smallest and largest segment id of `count` positions from `start`
   /// (positions past `length` read the last one).

@@ -33,6 +33,10 @@ struct KernelSpec {
   AttentionDims dims{};
   double scale = 1.0;
   std::optional<double> qkNormEps;
+  /// Score modifiers: soft-capping, ALiBi slopes and attention sinks (f32
+  /// `Hq` tensors, null when absent).
+  std::optional<double> softcap;
+  Value alibiSlopes, sinks;
   /// Softmax (online) or pointwise.
   bool softmax = true;
   PointwiseFn fn = PointwiseFn::relu;

@@ -81,6 +81,11 @@ struct WeightSpec {
   Value maskTensor;
   /// Query heads per key/value head.
   int64_t group = 1;
+  /// Score modifiers (attn.attention's): soft-capping of the scaled
+  /// scores, ALiBi slopes and attention sinks (f32 `Hq` tensors, softmax
+  /// only for sinks), applied in the op's order.
+  std::optional<double> softcap;
+  Value alibiSlopes, sinks;
 };
 
 /// The sequence of each of the `rows` rows of a packed batch with `offsets`

@@ -77,13 +77,33 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
         /*key_segments=*/Value(), /*projection=*/Value(),
         /*query_lengths=*/Value(), /*key_lengths=*/Value(),
         /*query_offsets=*/Value(), /*key_offsets=*/Value(), /*mask=*/Value(),
-        normalizer, pattern,
+        /*alibi_slopes=*/Value(), /*sinks=*/Value(), normalizer, pattern,
         /*scale=*/FloatAttr(), /*qk_norm_eps=*/FloatAttr(),
-        /*layout=*/BlockLayoutAttr());
+        /*softcap=*/FloatAttr(), /*layout=*/BlockLayoutAttr());
 }
 
 static LogicalResult verifyVarlen(AttentionOp op, ShapeChecker &check,
                                   const AttentionDims &d);
+
+/// Soft-capping, ALiBi and sinks: softmax and pointwise scores only (sinks:
+/// softmax only), one slope or sink per query head.
+static LogicalResult verifyScoreModifiers(AttentionOp op, ShapeChecker &check,
+                                          const AttentionDims &d) {
+  Named slopes{"alibi_slopes", typeOf(op.getAlibiSlopes())},
+      sinks{"sinks", typeOf(op.getSinks())};
+  bool kernel = isa<KernelAttr>(op.getNormalizer());
+  if (kernel && (op.getSoftcap() || slopes.type))
+    return op.emitOpError()
+           << (op.getSoftcap() ? "softcap" : "alibi_slopes")
+           << " does not apply to kernel attention (it has no scores)";
+  if (sinks.type && !isa<SoftmaxAttr>(op.getNormalizer()))
+    return op.emitOpError() << "sinks join a softmax's denominator: they need "
+                               "#attn.softmax";
+  for (const Named &n : {slopes, sinks})
+    if (n.type && failed(check.requireShape(n, {d.queryHeads}, "query heads")))
+      return failure();
+  return success();
+}
 
 /// Checks the `layout` attribute: a softmax or pointwise normalizer, blocks
 /// that cover the scores of every query head, and the very layout the
@@ -222,7 +242,10 @@ LogicalResult AttentionOp::verify() {
 
   if (failed(check.requireFinite(getScale(), "scale", /*positive=*/false)) ||
       failed(check.requireFinite(getQkNormEps(), "qk_norm_eps",
-                                 /*positive=*/true)))
+                                 /*positive=*/true)) ||
+      failed(check.requireFinite(getSoftcap(), "softcap", /*positive=*/true)))
+    return failure();
+  if (failed(verifyScoreModifiers(*this, check, d)))
     return failure();
 
   MaskPatternAttrInterface pattern = getPatternAttr();

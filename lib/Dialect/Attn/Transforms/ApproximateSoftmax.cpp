@@ -38,6 +38,11 @@ struct ApproximateSoftmaxPass
                            "mask does not apply to kernel attention";
         return;
       }
+      if (op.hasScoreModifiers()) {
+        op.emitRemark() << "attn-approximate-softmax: left exact: softcap, "
+                           "ALiBi and sinks do not apply to kernel attention";
+        return;
+      }
       double scale = op.getEffectiveScale();
       if (!(scale > 0)) {
         op.emitRemark() << "attn-approximate-softmax: left exact: FAVOR+ "

@@ -29,8 +29,8 @@ static RankedTensorType withShape(Value like, ArrayRef<int64_t> shape,
 
 FailureOr<ApplyOp> mlir::attn::decomposeAttention(RewriterBase &rewriter,
                                                   AttentionOp op) {
-  // The internal ops have no lengths or offsets.
-  if (op.isVarlen())
+  // The internal ops have no lengths or offsets, nor score modifiers.
+  if (op.isVarlen() || op.hasScoreModifiers())
     return failure();
   Type f32 = rewriter.getF32Type();
   auto shape = [](Value v) {
@@ -88,8 +88,10 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
                                 PatternRewriter &rewriter) const override {
     if (succeeded(decomposeAttention(rewriter, op)))
       return success();
-    op.emitRemark("attn-decompose: kept attn.attention: its varlen operands "
-                  "(lengths or offsets) have no decomposed form");
+    op.emitRemark() << "attn-decompose: kept attn.attention: its "
+                    << (op.isVarlen() ? "varlen operands (lengths or offsets)"
+                                      : "score modifiers (softcap, ALiBi, sinks)")
+                    << " have no decomposed form";
     return failure();
   }
 };

@@ -15,6 +15,8 @@ def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def Attn_IdTensor : RankedTensorOf<[I32, I64]>;
 def Attn_LengthTensor : 1DTensorOf<[I32]>;
 def Attn_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16]>;
+/// One f32 per query head (ALiBi slopes, attention sinks).
+def Attn_HeadVector : 1DTensorOf<[F32]>;
 
 /// A user-level attention op; `interfaceOverrides` names the
 /// AttentionOpInterface methods with a default the op defines itself.
@@ -106,7 +108,10 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     Attributes: `normalizer` (required), `pattern`, `scale` (f32),
     `qk_norm_eps` (f32 > 0): when present, each query and key vector is
     layer-normalized over D (`(x - mean) / sqrt(var + eps)`, no affine
-    parameters) before the scores, and `layout`.
+    parameters) before the scores, `softcap` (f32 > 0, softmax and
+    pointwise): the scaled scores are soft-capped, `cap * tanh(s / cap)`
+    (Gemma 2), and `layout`. A score is built in this order: scale,
+    soft-cap, ALiBi, bias, additive mask.
 
     `layout` (`#attn.block_layout`, softmax and pointwise normalizers only)
     is the compile-time block layout of the mask, as attn-block-sparse
@@ -136,6 +141,13 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
         : tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>,
           tensor<1x8x4096x64xf32> -> tensor<1x8x4096x64xf32>
 
+    %d = attn.attention %q, %k, %v alibi_slopes(%s : tensor<32xf32>)
+        sinks(%t : tensor<32xf32>)
+        {normalizer = #attn.softmax, pattern = #attn.causal,
+         softcap = 50.0 : f32}
+        : tensor<4x32x1x128xf32>, tensor<4x8x8192x128xf32>,
+          tensor<4x8x8192x128xf32> -> tensor<4x32x1x128xf32>
+
     %r = attn.attention %q, %k, %v gate(%g : tensor<2x8x128x64xbf16>)
         {normalizer = #attn.pointwise<relu>, qk_norm_eps = 1.0e-05 : f32}
         : tensor<2x8x128x64xbf16>, tensor<2x2x128x64xbf16>,
@@ -155,10 +167,13 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
                        Optional<Attn_LengthTensor>:$query_offsets,
                        Optional<Attn_LengthTensor>:$key_offsets,
                        Optional<Attn_MaskTensor>:$mask,
+                       Optional<Attn_HeadVector>:$alibi_slopes,
+                       Optional<Attn_HeadVector>:$sinks,
                        Attn_NormalizerAttrInterface:$normalizer,
                        OptionalAttr<Attn_MaskPatternAttrInterface>:$pattern,
                        OptionalAttr<F32Attr>:$scale,
                        OptionalAttr<F32Attr>:$qk_norm_eps,
+                       OptionalAttr<F32Attr>:$softcap,
                        OptionalAttr<Attn_BlockLayoutAttr>:$layout);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
@@ -173,6 +188,8 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     (`query_offsets` `(` $query_offsets^ `:` type($query_offsets) `)`)?
     (`key_offsets` `(` $key_offsets^ `:` type($key_offsets) `)`)?
     (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`alibi_slopes` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
+    (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value) `->`
     type($result)
   }];
@@ -203,6 +220,11 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     bool hasBoolMask() {
       return getMask() && cast<::mlir::RankedTensorType>(getMask().getType())
                               .getElementType().isInteger(1);
+    }
+    /// True if the scores have a modifier of serving models: soft-capping,
+    /// ALiBi or attention sinks.
+    bool hasScoreModifiers() {
+      return getSoftcap() || getAlibiSlopes() || getSinks();
     }
     /// True if a varlen operand (lengths or offsets) is present.
     bool isVarlen() {
