@@ -737,3 +737,74 @@ func.func @mask_dynamic_heads(%q: tensor<1x4x64x16xf32>, %m: tensor<1x?x64x64xi1
   %0 = attn.attention %q, %q, %q mask(%m : tensor<1x?x64x64xi1>) {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
   return
 }
+
+// -----
+
+/// Sinks join a softmax's denominator: not with pointwise attention.
+func.func @sinks_pointwise(%q: tensor<1x4x64x16xf32>, %t: tensor<4xf32>) {
+  // expected-error @+1 {{sinks join a softmax's denominator: they need #attn.softmax}}
+  %0 = attn.attention %q, %q, %q sinks(%t : tensor<4xf32>) {normalizer = #attn.pointwise<relu>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// One slope per query head.
+func.func @alibi_shape(%q: tensor<1x4x64x16xf32>, %k: tensor<1x2x64x16xf32>, %s: tensor<2xf32>) {
+  // expected-error @+1 {{expects alibi_slopes of shape 4 (query heads), got 'tensor<2xf32>'}}
+  %0 = attn.attention %q, %k, %k alibi_slopes(%s : tensor<2xf32>) {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// One sink per query head.
+func.func @sinks_shape(%q: tensor<1x4x64x16xf32>, %t: tensor<5xf32>) {
+  // expected-error @+1 {{expects sinks of shape 4 (query heads), got 'tensor<5xf32>'}}
+  %0 = attn.attention %q, %q, %q sinks(%t : tensor<5xf32>) {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Slopes are f32.
+func.func @alibi_type(%q: tensor<1x4x64x16xf32>, %s: tensor<4xf16>) {
+  // expected-error @+1 {{must be 1D tensor of 32-bit float values, but got 'tensor<4xf16>'}}
+  %0 = attn.attention %q, %q, %q alibi_slopes(%s : tensor<4xf16>) {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Kernel attention has no scores to cap.
+func.func @softcap_kernel(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{softcap does not apply to kernel attention (it has no scores)}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.kernel<elu_plus_one>, softcap = 30.0 : f32} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// Nor to add ALiBi to.
+func.func @alibi_kernel(%q: tensor<1x4x64x16xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{alibi_slopes does not apply to kernel attention (it has no scores)}}
+  %0 = attn.attention %q, %q, %q alibi_slopes(%s : tensor<4xf32>) {normalizer = #attn.kernel<elu_plus_one>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// A soft cap is positive and finite.
+func.func @softcap_zero(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{softcap must be finite and positive, got 0}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, softcap = 0.0 : f32} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+func.func @softcap_nan(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{softcap must be finite and positive}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, softcap = 0x7FC00000 : f32} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
