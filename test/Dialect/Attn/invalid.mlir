@@ -808,3 +808,12 @@ func.func @softcap_nan(%q: tensor<1x4x64x16xf32>) {
   %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, softcap = 0x7FC00000 : f32} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
   return
 }
+
+// -----
+
+/// Head counts are static, and so are the per-head vectors.
+func.func @sinks_dynamic(%q: tensor<1x4x64x16xf32>, %t: tensor<?xf32>) {
+  // expected-error @+1 {{requires static shapes, but sinks has type 'tensor<?xf32>'}}
+  %0 = attn.attention %q, %q, %q sinks(%t : tensor<?xf32>) {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}

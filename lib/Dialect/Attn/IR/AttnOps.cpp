@@ -99,6 +99,8 @@ static LogicalResult verifyScoreModifiers(AttentionOp op, ShapeChecker &check,
   if (sinks.type && !isa<SoftmaxAttr>(op.getNormalizer()))
     return op.emitOpError() << "sinks join a softmax's denominator: they need "
                                "#attn.softmax";
+  if (failed(check.requireStatic({slopes, sinks})))
+    return failure();
   for (const Named &n : {slopes, sinks})
     if (n.type && failed(check.requireShape(n, {d.queryHeads}, "query heads")))
       return failure();
