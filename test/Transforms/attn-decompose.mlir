@@ -88,3 +88,14 @@ func.func @score_modifiers(%q: tensor<1x4x64x16xf32>, %t: tensor<4xf32>) -> tens
   %0 = attn.attention %q, %q, %q sinks(%t : tensor<4xf32>) {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
   return %0 : tensor<1x4x64x16xf32>
 }
+
+// -----
+
+/// Nor has a log-sum-exp result.
+// CHECK-LABEL: func @lse
+// CHECK: attn.attention
+func.func @lse(%q: tensor<1x4x64x16xf32>) -> tensor<1x4x64xf32> {
+  // expected-remark @+1 {{attn-decompose: kept attn.attention: its log-sum-exp result has no decomposed form}}
+  %0, %1 = attn.attention %q, %q, %q {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>, tensor<1x4x64xf32>
+  return %1 : tensor<1x4x64xf32>
+}

@@ -177,7 +177,7 @@ static double pointwise(const std::string &fn, double s) {
 /// Normalizes one row of scores over the allowed keys into weights.
 static Row normalize(const Row &scores, const std::vector<bool> &ok,
                      const AttentionSpec &spec, int64_t lk,
-                     std::optional<double> sink) {
+                     std::optional<double> sink, double *lse) {
   int64_t n = scores.size();
   Row p(n, 0.0);
   switch (spec.normalizer) {
@@ -195,6 +195,7 @@ static Row normalize(const Row &scores, const std::vector<bool> &ok,
         sum += (p[j] = std::exp(scores[j] - m));
     for (double &x : p)
       x = sum > 0 ? x / sum : 0.0;
+    *lse = sum > 0 ? m + std::log(sum) : -std::numeric_limits<double>::infinity();
     return p;
   }
   case AttentionSpec::Normalizer::Pointwise: {
@@ -252,7 +253,7 @@ static std::vector<Sequence> sequences(const Tensor &q, const Tensor &k,
 }
 
 Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
-                      const AttentionSpec &spec) {
+                      const AttentionSpec &spec, Tensor *lse) {
   int64_t batch = q.dim(0), hq = q.dim(1), lqAll = q.dim(2), d = q.dim(3);
   int64_t hkv = k.dim(1), dv = v.dim(3);
   int64_t group = hq / hkv;
@@ -268,6 +269,9 @@ Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
   }
   // Rows no sequence covers stay zero.
   Tensor out({batch, hq, lqAll, dv});
+  Tensor rowLse({batch, hq, lqAll});
+  for (double &x : rowLse.data)
+    x = -std::numeric_limits<double>::infinity();
   for (const Sequence &seq : sequences(q, k, spec))
     for (int64_t h = 0; h < hq; ++h) {
       int64_t b = seq.b, kh = h / group, lq = seq.lq, lk = seq.lk;
@@ -323,7 +327,7 @@ Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
         std::optional<double> sink;
         if (spec.sinks)
           sink = spec.sinks->data[h];
-        Row p = normalize(scores, ok, spec, lk, sink);
+        Row p = normalize(scores, ok, spec, lk, sink, &rowLse.at({b, h, qi}));
         for (int64_t e = 0; e < dv; ++e) {
           double acc = 0;
           for (int64_t j = 0; j < lk; ++j)
@@ -334,6 +338,8 @@ Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
         }
       }
     }
+  if (lse)
+    *lse = std::move(rowLse);
   return out;
 }
 

@@ -90,8 +90,10 @@ struct AttentionSpec {
   const Tensor *alibiSlopes = nullptr, *sinks = nullptr;
 };
 
+/// attn.attention; with `lse` (softmax) also its log-sum-exp result,
+/// `B x Hq x Lq` (-inf for a row with no allowed key and no sink).
 Tensor attention(const Tensor &q, const Tensor &k, const Tensor &v,
-                 const AttentionSpec &spec);
+                 const AttentionSpec &spec, Tensor *lse = nullptr);
 
 Tensor lowrankAttention(const Tensor &q, const Tensor &k, const Tensor &v,
                         const Tensor &e, const Tensor &f,

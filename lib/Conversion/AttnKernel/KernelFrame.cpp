@@ -112,6 +112,11 @@ void KernelFrame::prepare() {
       spec.outputView
           ? spec.outputView
           : memref::AllocOp::create(b, outType, dynamicSizes).getResult();
+  if (spec.lse)
+    lseBuf = memref::AllocOp::create(
+        b,
+        MemRefType::get({spec.dims.batch, queryHeads, spec.dims.queryLen}, f32),
+        dynamicSizes);
 
   if (layout) {
     tables = KernelTables::build(b, *layout, spec.dims.keyLen, spec.mask);
@@ -127,6 +132,9 @@ void KernelFrame::prepare() {
     // Rows no sequence covers (padding) are zeros.
     Value zero = arith::ConstantOp::create(b, b.getZeroAttr(outElem));
     linalg::FillOp::create(b, ValueRange{zero}, ValueRange{outputBuf});
+    if (lseBuf)
+      linalg::FillOp::create(b, ValueRange{f32Const(kNegInf)},
+                             ValueRange{lseBuf});
   }
   if (!spec.isPacked()) {
     numTiles = arith::CeilDivUIOp::create(b, queryLen, idx(blockQ));
@@ -188,6 +196,15 @@ Value KernelFrame::finish() {
     return out;
   TensorBuilder tb(b);
   return fromF32Tensor(tb, out, resultElem);
+}
+
+Value KernelFrame::finishLse() {
+  if (!lseBuf)
+    return Value();
+  auto bufType = cast<MemRefType>(lseBuf.getType());
+  return bufferization::ToTensorOp::create(
+      b, RankedTensorType::get(bufType.getShape(), f32), lseBuf,
+      /*restrict=*/true, /*writable=*/true);
 }
 
 //===----------------------------------------------------------------------===//
@@ -743,9 +760,7 @@ Value KernelFrame::queryFactor(Value centeredSquares) {
   return arith::MulFOp::create(b, inv, splat(inv, spec.scale));
 }
 
-Value KernelFrame::rowFactor(Value sum, Value max) {
-  if (!sum)
-    return f32Const(1.0);
+Value KernelFrame::denominator(Value sum, Value max) {
   Value l = target.combineRow(b, sum, RowCombine::Sum);
   if (sinkBuf) {
     // The sink's term of the denominator, exp(t - m): with no allowed key
@@ -757,6 +772,25 @@ Value KernelFrame::rowFactor(Value sum, Value max) {
     l = arith::AddFOp::create(
         b, l, math::ExpOp::create(b, arith::SubFOp::create(b, t, max)));
   }
+  return l;
+}
+
+void KernelFrame::storeLse(Value sum, Value max, Value row) {
+  // m + log(l), -inf where l is 0.
+  Value l = denominator(sum, max);
+  Value positive =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l, splat(l, 0.0));
+  Value lse = arith::SelectOp::create(
+      b, positive, arith::AddFOp::create(b, max, math::LogOp::create(b, l)),
+      splat(l, kNegInf));
+  memref::StoreOp::create(b, lse, lseBuf,
+                          ValueRange{batch, head, add(queryBase, row)});
+}
+
+Value KernelFrame::rowFactor(Value sum, Value max) {
+  if (!sum)
+    return f32Const(1.0);
+  Value l = denominator(sum, max);
   Value positive =
       arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l, splat(l, 0.0));
   return arith::SelectOp::create(

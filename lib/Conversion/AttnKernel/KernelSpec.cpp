@@ -44,6 +44,7 @@ KernelSpec KernelSpec::get(AttentionOp op) {
     spec.softcap = cap->convertToDouble();
   spec.alibiSlopes = op.getAlibiSlopes();
   spec.sinks = op.getSinks();
+  spec.lse = static_cast<bool>(op.getLse());
   spec.softmax = isa<SoftmaxAttr>(op.getNormalizer());
   if (auto p = dyn_cast<PointwiseAttr>(op.getNormalizer())) {
     spec.fn = p.getFn();

@@ -39,8 +39,15 @@ struct ConvertAttnToGPUPass
     }
     SmallVector<AttentionOp> ops;
     getOperation()->walk([&](AttentionOp op) {
-      if (KernelSpec::applies(op))
-        ops.push_back(op);
+      if (!KernelSpec::applies(op))
+        return;
+      if (op.getLse()) {
+        op.emitRemark() << getArgument()
+                        << ": left for the reference lowering: the GPU kernels "
+                           "do not write the log-sum-exp result";
+        return;
+      }
+      ops.push_back(op);
     });
     for (AttentionOp op : ops) {
       KernelSpec spec = KernelSpec::get(op);

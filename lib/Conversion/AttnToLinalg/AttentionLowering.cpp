@@ -269,7 +269,8 @@ Value mlir::attn::applyValues5(TensorBuilder &tb, Value p, Value value,
       });
 }
 
-Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec) {
+Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec,
+                           Value *lse) {
   // The query head of 5-D score indices (b, kvHead, g, ...).
   auto headOf = [&](ImplicitLocOpBuilder &bb, ValueRange idx) -> Value {
     return arith::AddIOp::create(
@@ -434,6 +435,16 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec) {
         [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
           Value t = arith::SubFOp::create(bb, sinkOf(bb), a[1]);
           return arith::AddFOp::create(bb, a[0], math::ExpOp::create(bb, t));
+        });
+  if (lse)
+    *lse = tb.elementwise(
+        {rowSum, rowMax},
+        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+          Value positive = arith::CmpFOp::create(bb, arith::CmpFPredicate::OGT,
+                                                 a[0], tb.f32Const(0));
+          Value v =
+              arith::AddFOp::create(bb, a[1], math::LogOp::create(bb, a[0]));
+          return arith::SelectOp::create(bb, positive, v, tb.f32Const(negInf));
         });
   return tb.generic({ex, rowSum}, {id, outer}, tb.empty(shape), id, "ppppp",
                     [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {

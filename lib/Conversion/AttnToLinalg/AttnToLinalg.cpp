@@ -34,7 +34,8 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
     return success();
   }
 
-  static Value lower(ImplicitLocOpBuilder &b, AttentionOp op) {
+  /// The op's results: the attention, and its log-sum-exp when asked for.
+  static SmallVector<Value> lower(ImplicitLocOpBuilder &b, AttentionOp op) {
     TensorBuilder tb(b);
     AttentionDims d = op.getDims();
     Value q5 = splitHeads(tb, op.getQuery(), d.kvHeads);
@@ -91,9 +92,15 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
       spec.softcap = cap->convertToDouble();
     spec.alibiSlopes = op.getAlibiSlopes();
     spec.sinks = op.getSinks();
-    Value o = applyValues5(tb, weights5(tb, s, spec), op.getValue(), &spec);
+    Value lse;
+    Value o = applyValues5(tb, weights5(tb, s, spec, op.getLse() ? &lse : nullptr),
+                           op.getValue(), &spec);
     o = applyGate(tb, o, op.getGate(), d.kvHeads);
-    return finishHeads(tb, o, elementTypeOf(op.getQuery()));
+    SmallVector<Value> results = {finishHeads(tb, o, elementTypeOf(op.getQuery()))};
+    if (lse)
+      results.push_back(tensor::CollapseShapeOp::create(
+          b, lse, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}}));
+    return results;
   }
 };
 

@@ -104,11 +104,13 @@ static void emitKernel(AttentionOp op, const TargetModel &target,
   // A result only rearranged (a graph's head merge) is written rearranged.
   std::optional<Rearranged> rearranged =
       writeThroughRearrangement(b, op.getResult(), spec.outputView);
-  Value result = buildTileKernel(b, spec, target, tiles, layout);
+  SmallVector<Value> results = buildTileKernel(b, spec, target, tiles, layout);
   if (!rearranged) {
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, results);
     return;
   }
+  if (Value lse = op.getLse())
+    rewriter.replaceAllUsesWith(lse, results[1]);
   Value out = bufferization::ToTensorOp::create(
       b, rearranged->last.getType(), rearranged->buffer, /*restrict=*/true,
       /*writable=*/true);
@@ -120,8 +122,8 @@ static void emitKernel(AttentionOp op, const TargetModel &target,
     link = previous;
   }
   rewriter.eraseOp(op);
-  if (result.use_empty())
-    rewriter.eraseOp(result.getDefiningOp());
+  if (results[0].use_empty())
+    rewriter.eraseOp(results[0].getDefiningOp());
 }
 
 /// Decode (few queries per sequence): the G x Lq query rows of each

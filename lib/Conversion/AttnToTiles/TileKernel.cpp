@@ -45,7 +45,7 @@ public:
         vf(VectorType::get({lanes}, b.getF32Type())),
         keySplits(tiles.keySplits) {}
 
-  Value build() {
+  SmallVector<Value> build() {
     f.prepare();
     f.guarded([&] {
       SmallVector<Value> lbs = {f.idx(0), f.idx(0), f.idx(0)};
@@ -91,7 +91,10 @@ public:
                                 scf::ReduceOp::create(b);
                               });
     });
-    return f.finish();
+    SmallVector<Value> results = {f.finish()};
+    if (spec.lse)
+      results.push_back(f.finishLse());
+    return results;
   }
 
 private:
@@ -224,7 +227,7 @@ private:
       return;
     }
     Value lbuf = memref::AllocOp::create(b, MemRefType::get({tileRows}, f32));
-    Value mbuf = sinkMaxima();
+    Value mbuf = rowMaxima();
     for (int64_t v = 0; v < queryVectors; ++v) {
       vector::StoreOp::create(b, spec.softmax ? state.l[v] : fsplat(1.0), lbuf,
                               ValueRange{laneOffset(v)});
@@ -269,7 +272,7 @@ private:
       Value ot = memref::AllocOp::create(
           b, MemRefType::get({f.valueDim, tileRows}, f32));
       Value lbuf = memref::AllocOp::create(b, MemRefType::get({tileRows}, f32));
-      Value mbuf = sinkMaxima();
+      Value mbuf = rowMaxima();
       auto load = [&](int64_t s, Value row, int64_t v) -> Value {
         return vector::LoadOp::create(
             b, vf, workspace,
@@ -393,10 +396,11 @@ private:
     });
   }
 
-  /// With attention sinks, a buffer for the rows' maxima (the sink's term
-  /// of the denominator needs them), else null.
-  Value sinkMaxima() {
-    if (!f.sinkBuf)
+  /// With attention sinks or the log-sum-exp, a buffer for the rows'
+  /// maxima (the sink's term of the denominator and the log-sum-exp need
+  /// them), else null.
+  Value rowMaxima() {
+    if (!f.sinkBuf && !spec.lse)
       return Value();
     return memref::AllocOp::create(b,
                                    MemRefType::get({tileRows}, b.getF32Type()));
@@ -425,9 +429,12 @@ private:
       f.head = head;
       f.ifThen(inside, [&] {
         Value l = memref::LoadOp::create(b, lbuf, ValueRange{r});
-        Value inv = f.rowFactor(
-            l, mbuf ? memref::LoadOp::create(b, mbuf, ValueRange{r}).getResult()
-                    : Value());
+        Value m = mbuf ? memref::LoadOp::create(b, mbuf, ValueRange{r})
+                             .getResult()
+                       : Value();
+        Value inv = f.rowFactor(l, m);
+        if (spec.lse)
+          f.storeLse(l, m, row);
         f.forEach(0, f.valueDim, 1, [&](Value e) {
           Value o = memref::LoadOp::create(b, ot, ValueRange{e, r});
           o = arith::MulFOp::create(b, o, inv);
@@ -618,11 +625,11 @@ private:
 
 } // namespace
 
-Value mlir::attn::buildTileKernel(ImplicitLocOpBuilder &b,
-                                  const KernelSpec &spec,
-                                  const TargetModel &target,
-                                  const TileSizes &tiles,
-                                  const BlockLayout *layout) {
+SmallVector<Value> mlir::attn::buildTileKernel(ImplicitLocOpBuilder &b,
+                                               const KernelSpec &spec,
+                                               const TargetModel &target,
+                                               const TileSizes &tiles,
+                                               const BlockLayout *layout) {
   CpuTarget cpu;
   KernelFrame frame(b, spec, layout, tiles.queryTile(target), tiles.keyBlock,
                     cpu);

@@ -817,3 +817,39 @@ func.func @sinks_dynamic(%q: tensor<1x4x64x16xf32>, %t: tensor<?xf32>) {
   %0 = attn.attention %q, %q, %q sinks(%t : tensor<?xf32>) {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
   return
 }
+
+// -----
+
+/// The log-sum-exp is softmax's.
+func.func @lse_pointwise(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{has a log-sum-exp result, which only softmax attention defines}}
+  %0, %1 = attn.attention %q, %q, %q {normalizer = #attn.pointwise<relu>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>, tensor<1x4x64xf32>
+  return
+}
+
+// -----
+
+/// One value per query row.
+func.func @lse_shape(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{expects lse of shape 1x4x64 (batch x query heads x query length), got 'tensor<1x4x63xf32>'}}
+  %0, %1 = attn.attention %q, %q, %q {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>, tensor<1x4x63xf32>
+  return
+}
+
+// -----
+
+/// Dynamic where the result is.
+func.func @lse_dynamic(%q: tensor<?x4x64x16xf32>) {
+  // expected-error @+1 {{expects lse to be dynamic where the result is, got 'tensor<1x4x64xf32>' and 'tensor<?x4x64x16xf32>'}}
+  %0, %1 = attn.attention %q, %q, %q {normalizer = #attn.softmax} : tensor<?x4x64x16xf32>, tensor<?x4x64x16xf32>, tensor<?x4x64x16xf32> -> tensor<?x4x64x16xf32>, tensor<1x4x64xf32>
+  return
+}
+
+// -----
+
+/// f32 whatever the inputs.
+func.func @lse_type(%q: tensor<1x4x64x16xf16>) {
+  // expected-error @+1 {{result #1 must be ranked tensor of 32-bit float values}}
+  %0, %1 = attn.attention %q, %q, %q {normalizer = #attn.softmax} : tensor<1x4x64x16xf16>, tensor<1x4x64x16xf16>, tensor<1x4x64x16xf16> -> tensor<1x4x64x16xf16>, tensor<1x4x64xf16>
+  return
+}

@@ -231,3 +231,11 @@ func.func @score_modifiers(%q: tensor<2x8x1x64xf32>, %k: tensor<2x2x300x64xf32>,
   %1 = attn.attention %q, %k, %k alibi_slopes(%s : tensor<8xf32>) {normalizer = #attn.pointwise<relu>, softcap = 2.0 : f32} : tensor<2x8x1x64xf32>, tensor<2x2x300x64xf32>, tensor<2x2x300x64xf32> -> tensor<2x8x1x64xf32>
   return %0, %1 : tensor<2x8x1x64xf32>, tensor<2x8x1x64xf32>
 }
+
+/// The log-sum-exp result (a second result type).
+// CHECK-LABEL: func @lse
+// CHECK: %{{.*}}, %{{.*}} = attn.attention %{{.*}}, %{{.*}}, %{{.*}} {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x64xf16>, tensor<?x8x?xf32>
+func.func @lse(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>) -> (tensor<?x8x?x64xf16>, tensor<?x8x?xf32>) {
+  %0, %1 = attn.attention %q, %k, %k {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x64xf16>, tensor<?x8x?xf32>
+  return %0, %1 : tensor<?x8x?x64xf16>, tensor<?x8x?xf32>
+}

@@ -118,6 +118,8 @@ public:
   /// packed batch).
   Value batchSize, queryLen, keyLen, numTiles;
 
+  /// The log-sum-exp buffer `[B, Hq, Lq]` f32 (spec.lse), else null.
+  Value lseBuf;
   /// Read-only buffers of the operands (null when absent; the key
   /// layer-normalized with qk-layernorm), the output buffer, the tables.
   Value queryBuf, keyBuf, valueBuf, biasBuf, gateBuf, querySegmentBuf,
@@ -146,6 +148,8 @@ public:
   void guarded(function_ref<void()> body);
   /// The result tensor from the output buffer, in the result type.
   Value finish();
+  /// The log-sum-exp tensor (spec.lse), else null.
+  Value finishLse();
 
   //===--------------------------------------------------------------------===//
   // The walk over the layout
@@ -249,6 +253,12 @@ public:
   /// null). With attention sinks, `l` gains the current head's
   /// `exp(sink - max)`, `max` the row's (combined) running maximum.
   Value rowFactor(Value sum, Value max = {});
+  /// The softmax denominator of a row from its partial sum and (combined)
+  /// running maximum: the combined sum, plus the sink's term.
+  Value denominator(Value sum, Value max);
+  /// Stores the log-sum-exp of query `row` (scalars; spec.lse):
+  /// `max + log(denominator)`, -inf where the denominator is 0.
+  void storeLse(Value sum, Value max, Value row);
   /// `out` (a scalar, or a vector along the value dim from `col`) times the
   /// gate of query `row` when there is one.
   Value applyGate(Value out, Value row, Value col);

@@ -94,8 +94,11 @@ struct WeightSpec {
 Value rowSequences(TensorBuilder &tb, Value offsets, OpFoldResult rows);
 
 /// Weights `P` (same shape as the 5-D scores `s`) under `spec`: masked
-/// entries are 0 and fully masked rows are all 0.
-Value weights5(TensorBuilder &tb, Value s, const WeightSpec &spec);
+/// entries are 0 and fully masked rows are all 0. With `lse` (softmax only)
+/// also sets it to the rows' log-sum-exp (`[b, kvHead, g, i]`, f32): the
+/// log of the softmax denominator, -inf where it is 0.
+Value weights5(TensorBuilder &tb, Value s, const WeightSpec &spec,
+               Value *lse = nullptr);
 
 /// `num / (den + eps)` over 5-D `num` and row-wise `den` (one fewer
 /// dimension), 0 where `den + eps` is 0 (kernel attention's rule).

@@ -31,13 +31,15 @@
 
 namespace mlir::attn {
 
-/// Emits the kernel at `b`'s insertion point and returns the result tensor.
-/// `layout` is the block layout of the mask in blocks of (Mr, Nb) when the
-/// spec has a compile-time layout, else null (blocks classified at run
-/// time).
-Value buildTileKernel(ImplicitLocOpBuilder &b, const KernelSpec &spec,
-                      const TargetModel &target, const TileSizes &tiles,
-                      const BlockLayout *layout);
+/// Emits the kernel at `b`'s insertion point and returns the result tensor,
+/// then the log-sum-exp tensor when the spec has it (spec.lse). `layout` is
+/// the block layout of the mask in blocks of (Mr, Nb) when the spec has a
+/// compile-time layout, else null (blocks classified at run time).
+SmallVector<Value> buildTileKernel(ImplicitLocOpBuilder &b,
+                                   const KernelSpec &spec,
+                                   const TargetModel &target,
+                                   const TileSizes &tiles,
+                                   const BlockLayout *layout);
 
 } // namespace mlir::attn
 

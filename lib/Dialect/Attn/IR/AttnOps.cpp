@@ -72,7 +72,8 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
   auto resultType = RankedTensorType::get(
       {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)},
       q.getElementType());
-  build(builder, state, resultType, query, key, value, /*bias=*/Value(),
+  build(builder, state, resultType, /*lse=*/Type(), query, key, value,
+        /*bias=*/Value(),
         /*gate=*/Value(), /*query_segments=*/Value(),
         /*key_segments=*/Value(), /*projection=*/Value(),
         /*query_lengths=*/Value(), /*key_lengths=*/Value(),
@@ -249,6 +250,22 @@ LogicalResult AttentionOp::verify() {
     return failure();
   if (failed(verifyScoreModifiers(*this, check, d)))
     return failure();
+  if (Value lse = getLse()) {
+    if (!isa<SoftmaxAttr>(getNormalizer()))
+      return emitOpError() << "has a log-sum-exp result, which only softmax "
+                              "attention defines";
+    if (failed(check.requireShape({"lse", typeOf(lse)},
+                                  {d.batch, d.queryHeads, d.queryLen},
+                                  "batch x query heads x query length")))
+      return failure();
+    // Dynamic exactly where the result is (its B and Lq).
+    auto lseType = typeOf(lse);
+    for (auto [i, r] : llvm::enumerate(ArrayRef<int64_t>{0, 1, 2}))
+      if (lseType.isDynamicDim(i) != getType().isDynamicDim(r))
+        return emitOpError() << "expects lse to be dynamic where the result "
+                                "is, got "
+                             << lseType << " and " << getType();
+  }
 
   MaskPatternAttrInterface pattern = getPatternAttr();
   if (pattern && failed(pattern.verifyPattern([&] { return emitOpError(); },
@@ -393,7 +410,9 @@ AttentionOp::reifyResultShapes(OpBuilder &b,
     Value source = d == 3 ? getValue() : getQuery();
     sizes.push_back(tensor::DimOp::create(b, getLoc(), source, d).getResult());
   }
-  reifiedShapes.push_back(std::move(sizes));
+  if (getLse())
+    reifiedShapes.push_back({sizes[0], sizes[1], sizes[2]});
+  reifiedShapes.insert(reifiedShapes.begin(), std::move(sizes));
   return success();
 }
 

@@ -38,6 +38,11 @@ struct ApproximateSoftmaxPass
                            "mask does not apply to kernel attention";
         return;
       }
+      if (op.getLse()) {
+        op.emitRemark() << "attn-approximate-softmax: left exact: its "
+                           "log-sum-exp result is defined for softmax only";
+        return;
+      }
       if (op.hasScoreModifiers()) {
         op.emitRemark() << "attn-approximate-softmax: left exact: softcap, "
                            "ALiBi and sinks do not apply to kernel attention";

@@ -30,7 +30,7 @@ static RankedTensorType withShape(Value like, ArrayRef<int64_t> shape,
 FailureOr<ApplyOp> mlir::attn::decomposeAttention(RewriterBase &rewriter,
                                                   AttentionOp op) {
   // The internal ops have no lengths or offsets, nor score modifiers.
-  if (op.isVarlen() || op.hasScoreModifiers())
+  if (op.isVarlen() || op.hasScoreModifiers() || op.getLse())
     return failure();
   Type f32 = rewriter.getF32Type();
   auto shape = [](Value v) {
@@ -89,9 +89,11 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     if (succeeded(decomposeAttention(rewriter, op)))
       return success();
     op.emitRemark() << "attn-decompose: kept attn.attention: its "
-                    << (op.isVarlen() ? "varlen operands (lengths or offsets)"
-                                      : "score modifiers (softcap, ALiBi, sinks)")
-                    << " have no decomposed form";
+                    << (op.isVarlen() ? "varlen operands (lengths or offsets) have"
+                        : op.hasScoreModifiers()
+                            ? "score modifiers (softcap, ALiBi, sinks) have"
+                            : "log-sum-exp result has")
+                    << " no decomposed form";
     return failure();
   }
 };

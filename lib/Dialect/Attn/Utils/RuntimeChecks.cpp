@@ -205,9 +205,9 @@ Value mlir::attn::emitRuntimeChecks(ImplicitLocOpBuilder &b, AttentionOp op) {
   return c.ok;
 }
 
-Value mlir::attn::buildUnderRuntimeChecks(ImplicitLocOpBuilder &b,
-                                          AttentionOp op,
-                                          function_ref<Value()> body) {
+SmallVector<Value> mlir::attn::buildUnderRuntimeChecks(
+    ImplicitLocOpBuilder &b, AttentionOp op,
+    function_ref<SmallVector<Value>()> body) {
   Value ok = emitRuntimeChecks(b, op);
   if (!ok)
     return body();
@@ -215,10 +215,24 @@ Value mlir::attn::buildUnderRuntimeChecks(ImplicitLocOpBuilder &b,
   auto guarded = scf::IfOp::create(
       b, ok, [&](OpBuilder &, Location) { scf::YieldOp::create(b, body()); },
       [&](OpBuilder &, Location) {
-        // The result of a failed check is unspecified.
+        // The results of a failed check are unspecified.
         TensorBuilder::Sizes sizes = tb.sizes(op.getQuery());
         sizes[3] = tb.size(op.getValue(), 3);
-        scf::YieldOp::create(b, tb.empty(sizes, op.getType().getElementType()));
+        SmallVector<Value> empty = {
+            tb.empty(sizes, op.getType().getElementType())};
+        if (op.getLse())
+          empty.push_back(
+              tb.empty(ArrayRef(sizes).take_front(3), b.getF32Type()));
+        scf::YieldOp::create(b, empty);
       });
-  return guarded.getResult(0);
+  return guarded.getResults();
+}
+
+Value mlir::attn::buildUnderRuntimeChecks(ImplicitLocOpBuilder &b,
+                                          AttentionOp op,
+                                          function_ref<Value()> body) {
+  assert(!op.getLse() && "the log-sum-exp result needs the other overload");
+  return buildUnderRuntimeChecks(b, op, [&]() -> SmallVector<Value> {
+    return {body()};
+  })[0];
 }

@@ -17,6 +17,8 @@ def Attn_LengthTensor : 1DTensorOf<[I32]>;
 def Attn_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16]>;
 /// One f32 per query head (ALiBi slopes, attention sinks).
 def Attn_HeadVector : 1DTensorOf<[F32]>;
+/// The log-sum-exp of each query row (`B x Hq x Lq`).
+def Attn_LseTensor : RankedTensorOf<[F32]>;
 
 /// A user-level attention op; `interfaceOverrides` names the
 /// AttentionOpInterface methods with a default the op defines itself.
@@ -105,6 +107,13 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
       constant mask into a pattern; the CPU kernels classify the blocks of
       a run-time mask at run time (docs/Semantics.md, "Mask tensors").
 
+    Results: the attention `result`, and with a second result type `lse`
+    (softmax only): `B x Hq x Lq` f32, the natural log of each query row's
+    softmax denominator, `m_i + log(sum_j exp(S[i,j] - m_i))` (with sinks,
+    their term included), `-inf` for a row with no allowed key (and no
+    sink), as FlashAttention's `softmax_lse`: attention over key chunks
+    combines through it.
+
     Attributes: `normalizer` (required), `pattern`, `scale` (f32),
     `qk_norm_eps` (f32 > 0): when present, each query and key vector is
     layer-normalized over D (`(x - mean) / sqrt(var + eps)`, no affine
@@ -175,7 +184,8 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
                        OptionalAttr<F32Attr>:$qk_norm_eps,
                        OptionalAttr<F32Attr>:$softcap,
                        OptionalAttr<Attn_BlockLayoutAttr>:$layout);
-  let results = (outs Attn_FloatTensor:$result);
+  let results = (outs Attn_FloatTensor:$result,
+                      Optional<Attn_LseTensor>:$lse);
   let assemblyFormat = [{
     $query `,` $key `,` $value
     (`bias` `(` $bias^ `:` type($bias) `)`)?
@@ -191,7 +201,7 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     (`alibi_slopes` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
     (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value) `->`
-    type($result)
+    type($result) (`,` type($lse)^)?
   }];
   let builders = [
     OpBuilder<(ins "::mlir::Value":$query, "::mlir::Value":$key,
@@ -225,6 +235,10 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     /// ALiBi or attention sinks.
     bool hasScoreModifiers() {
       return getSoftcap() || getAlibiSlopes() || getSinks();
+    }
+    /// The result type (the attention's, not the log-sum-exp's).
+    ::mlir::RankedTensorType getType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getResult().getType());
     }
     /// True if a varlen operand (lengths or offsets) is present.
     bool isVarlen() {

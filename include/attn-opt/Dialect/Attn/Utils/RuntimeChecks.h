@@ -35,6 +35,11 @@ Value emitRuntimeChecks(ImplicitLocOpBuilder &b, AttentionOp op);
 /// reference lowering) keep the op's run-time contract through it.
 Value buildUnderRuntimeChecks(ImplicitLocOpBuilder &b, AttentionOp op,
                               function_ref<Value()> body);
+/// The same for `op` with its log-sum-exp result: `body` returns the
+/// values of every result of `op`.
+SmallVector<Value>
+buildUnderRuntimeChecks(ImplicitLocOpBuilder &b, AttentionOp op,
+                        function_ref<SmallVector<Value>()> body);
 
 /// Emits a call of the run-time error hook (declared in the module of
 /// `anchor`) with `code` and payload (index or integer values, as i64).
