@@ -66,6 +66,23 @@
 // RUN: not attn-run %s --entry dyn --random-inputs --shape nothing=1 2>&1 | FileCheck %s --check-prefix=NAME
 // NAME: attn-run: error: --shape nothing=1: expected NAME=DIMS with NAME an argument of @dyn
 
+/// A page table entry in use outside the pool (entries past the cache
+/// length may hold anything); cache lengths beyond the table's keys; an
+/// empty pool.
+// RUN: %python %S/Inputs/make_npy.py %t/pt.npy --dtype '<i4' --shape 2,3 --values 0,3,-9,1,2,7
+// RUN: %python %S/Inputs/make_npy.py %t/pages_ok.npy --dtype '<i4' --shape 2 --values 5,8
+// RUN: %python %S/Inputs/make_npy.py %t/pages_far.npy --dtype '<i4' --shape 2 --values 5,9
+// RUN: %python %S/Inputs/make_npy.py %t/pages_long.npy --dtype '<i4' --shape 2 --values 5,13
+// RUN: attn-run %s --entry paged --random-inputs --shape key=5x2x4x16 --shape value=5x2x4x8 --input pt=%t/pt.npy --input lk=%t/pages_ok.npy > /dev/null
+// RUN: not attn-run %s --entry paged --random-inputs --shape key=5x2x4x16 --shape value=5x2x4x8 --input pt=%t/pt.npy --input lk=%t/pages_far.npy --output %t/paged.npy 2>&1 | FileCheck %s --check-prefix=PAGE
+// RUN: not test -e %t/paged.npy
+// RUN: not attn-run %s --entry paged --reference --random-inputs --shape key=5x2x4x16 --shape value=5x2x4x8 --input pt=%t/pt.npy --input lk=%t/pages_far.npy 2>&1 | FileCheck %s --check-prefix=PAGE
+// PAGE: attn-run: error: the generated code reported a run-time error: attn.attention: page_table[5] = 7 is outside [0, 5), the pages of key and value
+// RUN: not attn-run %s --entry paged --random-inputs --shape key=5x2x4x16 --shape value=5x2x4x8 --input pt=%t/pt.npy --input lk=%t/pages_long.npy 2>&1 | FileCheck %s --check-prefix=PAGELEN
+// PAGELEN: attn-run: error: the generated code reported a run-time error: attn.attention: key_lengths[1] = 13 is outside [0, 12], the rows of key
+// RUN: not attn-run %s --entry paged --random-inputs --shape key=0x2x4x16 --shape value=0x2x4x8 --input pt=%t/pt.npy --input lk=%t/pages_ok.npy 2>&1 | FileCheck %s --check-prefix=NOPAGES
+// NOPAGES: attn-run: error: the generated code reported a run-time error: attn.attention: page_table[0] = 0 is outside [0, 0), the pages of key and value
+
 func.func @dyn(%query: tensor<?x4x?x16xf32>, %key: tensor<?x2x?x16xf32>, %value: tensor<?x2x?x8xf32>) -> tensor<?x4x?x8xf32> {
   %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax, pattern = #attn.causal}
     : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x8xf32> -> tensor<?x4x?x8xf32>
@@ -90,4 +107,10 @@ func.func @packed(%query: tensor<1x4x?x16xf32>, %key: tensor<1x2x?x16xf32>, %val
   %0 = attn.attention %query, %key, %value query_offsets(%cq : tensor<?xi32>) key_offsets(%ck : tensor<?xi32>) {normalizer = #attn.softmax, pattern = #attn.window<before = 4, after = 0>}
     : tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x8xf32> -> tensor<1x4x?x8xf32>
   return %0 : tensor<1x4x?x8xf32>
+}
+
+func.func @paged(%query: tensor<2x4x1x16xf32>, %key: tensor<?x2x4x16xf32>, %value: tensor<?x2x4x8xf32>, %pt: tensor<2x3xi32>, %lk: tensor<2xi32>) -> tensor<2x4x1x8xf32> {
+  %0 = attn.attention %query, %key, %value key_lengths(%lk : tensor<2xi32>) page_table(%pt : tensor<2x3xi32>) {normalizer = #attn.softmax}
+    : tensor<2x4x1x16xf32>, tensor<?x2x4x16xf32>, tensor<?x2x4x8xf32> -> tensor<2x4x1x8xf32>
+  return %0 : tensor<2x4x1x8xf32>
 }

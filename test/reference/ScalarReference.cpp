@@ -267,6 +267,15 @@ Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
       w = mlir::attn::favorProjection(spec.seed, spec.features, d,
                                       spec.orthogonal);
   }
+  // Where key j of batch row b lives: (b, j), or in a paged cache (page
+  // pt[b, j / page], row j % page).
+  auto kvRow = [&](int64_t b, int64_t j) -> std::pair<int64_t, int64_t> {
+    if (!spec.pageTable)
+      return {b, j};
+    int64_t page = k.dim(2);
+    return {static_cast<int64_t>(spec.pageTable->at({b, j / page})),
+            j % page};
+  };
   // Rows no sequence covers stay zero.
   Tensor out({batch, hq, lqAll, dv});
   Tensor rowLse({batch, hq, lqAll});
@@ -277,7 +286,8 @@ Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
       int64_t b = seq.b, kh = h / group, lq = seq.lq, lk = seq.lk;
       std::vector<Row> keys(lk);
       for (int64_t j = 0; j < lk; ++j) {
-        keys[j] = row(k, b, kh, seq.kStart + j);
+        auto [kb, kr] = kvRow(b, seq.kStart + j);
+        keys[j] = row(k, kb, kh, kr);
         if (spec.qkNormEps)
           keys[j] = layerNorm(keys[j], *spec.qkNormEps);
         if (kernel)
@@ -331,7 +341,8 @@ Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
         for (int64_t e = 0; e < dv; ++e) {
           double acc = 0;
           for (int64_t j = 0; j < lk; ++j)
-            acc += p[j] * v.at({b, kh, seq.kStart + j, e});
+            acc += p[j] * v.at({kvRow(b, seq.kStart + j).first, kh,
+                                kvRow(b, seq.kStart + j).second, e});
           if (spec.gate)
             acc *= spec.gate->at({b, h, qi, e});
           out.at({b, h, qi, e}) = acc;

@@ -88,6 +88,9 @@ struct AttentionSpec {
   /// sinks (`Hq` entries each).
   std::optional<double> softcap;
   const Tensor *alibiSlopes = nullptr, *sinks = nullptr;
+  /// A paged KV cache's page table (`B x P_max`): k and v are then pools
+  /// `pages x Hkv x page x D`.
+  const Tensor *pageTable = nullptr;
 };
 
 /// attn.attention; with `lse` (softmax) also its log-sum-exp result,

@@ -210,6 +210,7 @@ static bool checkRun(const LoadedModule &loaded, const std::string &dir,
             spec.softcap = optionalScale(op.getSoftcap());
             spec.alibiSlopes = input(op.getAlibiSlopes());
             spec.sinks = input(op.getSinks());
+            spec.pageTable = input(op.getPageTable());
             if (lseOpt && !op.getLse())
               fail("--lse: the attn.attention of @" + entry.getName() +
                    " has no log-sum-exp result");

@@ -56,6 +56,9 @@ enum class RuntimeError : int32_t {
   /// pointer of its `a`-th tensor (arguments, then results) is NULL, for a
   /// tensor that is not empty or has a rank.
   NullPointer = 9,
+  /// Entry `a` (packEntry) of a page table, in use, is `b`, outside [0,
+  /// `c`), the pages of the key/value pools.
+  PageOutOfRange = 10,
 };
 
 /// Whether `code` is about sizes (a shape error) rather than the values of
@@ -82,6 +85,9 @@ enum AttentionOperand : int64_t {
   kQueryOffsetsOperand,
   kKeyOffsetsOperand,
   kMaskOperand,
+  kAlibiSlopesOperand,
+  kSinksOperand,
+  kPageTableOperand,
 };
 
 /// The name of an AttentionOperand ("query_lengths").

@@ -73,6 +73,9 @@ void KernelFrame::prepare() {
   biasBuf = buffer(spec.bias);
   gateBuf = buffer(spec.gate);
   slopeBuf = readOnlyBuffer(b, spec.alibiSlopes);
+  pageTableBuf = readOnlyBuffer(b, spec.pageTable);
+  if (pageTableBuf)
+    pageSize = cast<ShapedType>(spec.key.getType()).getDimSize(2);
   sinkBuf = readOnlyBuffer(b, spec.sinks);
   if (Value m = spec.maskTensor) {
     if (cast<RankedTensorType>(m.getType()).getElementType().isInteger(1)) {
@@ -98,7 +101,8 @@ void KernelFrame::prepare() {
 
   batchSize = dimOf(b, queryBuf, 0);
   queryLen = dimOf(b, queryBuf, 2);
-  keyLen = dimOf(b, keyBuf, 2);
+  keyLen = pageTableBuf ? mul(dimOf(b, pageTableBuf, 1), pageSize)
+                       : dimOf(b, keyBuf, 2);
   Type outElem =
       convert ? f32 : cast<ShapedType>(spec.resultType).getElementType();
   auto outType = MemRefType::get(
@@ -501,6 +505,15 @@ Value KernelFrame::keyRow(Value key, bool clamp) {
   if (clamp)
     key = minIdx(key, maxIdx(sub(seqKeyLen, idx(1)), idx(0)));
   return add(keyBase, key);
+}
+
+SmallVector<Value, 3> KernelFrame::kvAt(Value keyRow) {
+  if (!pageTableBuf)
+    return {batch, kvHead, keyRow};
+  Value page = memref::LoadOp::create(
+      b, pageTableBuf, ValueRange{batch, div(keyRow, pageSize)});
+  return {arith::IndexCastOp::create(b, b.getIndexType(), page), kvHead,
+          rem(keyRow, pageSize)};
 }
 
 Value KernelFrame::rowInside(Value row) { return lt(row, seqQueryLen); }

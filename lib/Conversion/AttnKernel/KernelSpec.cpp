@@ -45,6 +45,7 @@ KernelSpec KernelSpec::get(AttentionOp op) {
   spec.alibiSlopes = op.getAlibiSlopes();
   spec.sinks = op.getSinks();
   spec.lse = static_cast<bool>(op.getLse());
+  spec.pageTable = op.getPageTable();
   spec.softmax = isa<SoftmaxAttr>(op.getNormalizer());
   if (auto p = dyn_cast<PointwiseAttr>(op.getNormalizer())) {
     spec.fn = p.getFn();

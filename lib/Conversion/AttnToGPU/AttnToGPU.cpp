@@ -41,10 +41,11 @@ struct ConvertAttnToGPUPass
     getOperation()->walk([&](AttentionOp op) {
       if (!KernelSpec::applies(op))
         return;
-      if (op.getLse()) {
+      if (op.getLse() || op.isPaged()) {
         op.emitRemark() << getArgument()
                         << ": left for the reference lowering: the GPU kernels "
-                           "do not write the log-sum-exp result";
+                        << (op.isPaged() ? "do not read a paged KV cache"
+                                         : "do not write the log-sum-exp result");
         return;
       }
       ops.push_back(op);

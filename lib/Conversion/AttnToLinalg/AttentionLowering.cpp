@@ -36,6 +36,44 @@ Value mlir::attn::mergeHeads(TensorBuilder &tb, Value v) {
       tb.b, v, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
 }
 
+Value mlir::attn::gatherPages(TensorBuilder &tb, Value pool, Value table) {
+  ImplicitLocOpBuilder &b = tb.b;
+  auto poolType = cast<RankedTensorType>(pool.getType());
+  int64_t page = poolType.getDimSize(2);
+  TensorBuilder::Sizes sizes = tb.sizes(pool);
+  OpFoldResult tablePages = tb.size(table, 1);
+  sizes[0] = tb.size(table, 0);
+  if (auto n = getConstantIntValue(tablePages))
+    sizes[2] = b.getIndexAttr(*n * page);
+  else
+    sizes[2] = arith::MulIOp::create(b, tb.indexOf(tablePages),
+                                     tb.index(page))
+                   .getResult();
+  Value last = arith::SubIOp::create(
+      b, tensor::DimOp::create(b, pool, 0), tb.index(1));
+  return tb.generic(
+      {}, {}, tb.empty(sizes, poolType.getElementType()),
+      tb.map(4, {0, 1, 2, 3}), "pppp",
+      [&](ImplicitLocOpBuilder &bb, ValueRange) -> Value {
+        SmallVector<Value> i;
+        for (int64_t d = 0; d < 4; ++d)
+          i.push_back(linalg::IndexOp::create(bb, d));
+        Value pageIdx = arith::IndexCastOp::create(
+            bb, bb.getIndexType(),
+            tensor::ExtractOp::create(
+                bb, table,
+                ValueRange{i[0], arith::DivUIOp::create(bb, i[2],
+                                                        tb.index(page))}));
+        pageIdx = arith::MaxSIOp::create(
+            bb, arith::MinSIOp::create(bb, pageIdx, last), tb.index(0));
+        return tensor::ExtractOp::create(
+            bb, pool,
+            ValueRange{pageIdx, i[1],
+                       arith::RemUIOp::create(bb, i[2], tb.index(page)),
+                       i[3]});
+      });
+}
+
 Value mlir::attn::biasAt5(ImplicitLocOpBuilder &b, Value bias, int64_t group,
                           ValueRange idx) {
   Value head = arith::AddIOp::create(

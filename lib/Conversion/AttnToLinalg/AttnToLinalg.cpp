@@ -39,7 +39,14 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
     TensorBuilder tb(b);
     AttentionDims d = op.getDims();
     Value q5 = splitHeads(tb, op.getQuery(), d.kvHeads);
-    Value key = op.getKey();
+    // A paged cache: its sequences' pages gathered into contiguous keys and
+    // values first.
+    Value keyIn = op.getKey(), valueIn = op.getValue();
+    if (Value table = op.getPageTable()) {
+      keyIn = gatherPages(tb, keyIn, table);
+      valueIn = gatherPages(tb, valueIn, table);
+    }
+    Value key = keyIn;
     if (std::optional<APFloat> eps = op.getQkNormEps()) {
       q5 = layerNorm(tb, q5, eps->convertToDouble());
       key = layerNorm(tb, key, eps->convertToDouble());
@@ -48,7 +55,7 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
     WeightSpec spec;
     spec.normalizer = op.getNormalizer();
     spec.group = d.groupSize();
-    spec.keyLen = tb.size(op.getKey(), 2);
+    spec.keyLen = tb.size(keyIn, 2);
     if (auto kernel = dyn_cast<KernelAttr>(op.getNormalizer())) {
       double inputScale =
           op.getScale() ? std::sqrt(op.getEffectiveScale()) : 1.0;
@@ -66,7 +73,7 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
       spec.keySegments = op.getEffectiveKeySegments();
       if (!m.hasStaticLengths())
         spec.maskOffset =
-            arith::SubIOp::create(b, tb.indexOf(tb.size(op.getKey(), 2)),
+            arith::SubIOp::create(b, tb.indexOf(tb.size(keyIn, 2)),
                                   tb.indexOf(tb.size(op.getQuery(), 2)));
     }
     spec.queryLengths = op.getQueryLengths();
@@ -94,7 +101,7 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
     spec.sinks = op.getSinks();
     Value lse;
     Value o = applyValues5(tb, weights5(tb, s, spec, op.getLse() ? &lse : nullptr),
-                           op.getValue(), &spec);
+                           valueIn, &spec);
     o = applyGate(tb, o, op.getGate(), d.kvHeads);
     SmallVector<Value> results = {finishHeads(tb, o, elementTypeOf(op.getQuery()))};
     if (lse)

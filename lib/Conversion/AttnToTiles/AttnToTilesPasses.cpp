@@ -149,6 +149,22 @@ static int64_t decodeRows(const KernelSpec &spec, int64_t tileRows) {
 constexpr int64_t kDecodeTasks = 32;
 constexpr int64_t kMinSplitBlocks = 4;
 
+/// A paged cache: unless the key block was given, the largest key block
+/// (no larger than the model's, a multiple of the keys of a QK^T register
+/// block) that divides the page size, so that each block lies in one page
+/// (its page looked up once); none: blocks look up each key's page.
+static void fitPages(AttentionOp op, TileSizes &tiles, int64_t keyBlock) {
+  if (!op.isPaged() || keyBlock > 0)
+    return;
+  int64_t page = op.getPageSize();
+  for (int64_t nb = std::min(tiles.keyBlock, page); nb >= tiles.keysPerStep;
+       --nb)
+    if (page % nb == 0 && nb % tiles.keysPerStep == 0) {
+      tiles.keyBlock = nb;
+      return;
+    }
+}
+
 /// The tiles of `op` from the model and the options (chooseTiles), then
 /// for decode (decodeRows; not with an explicit query tile, nor with a key
 /// block that does not fit the decode tile's register block) tiles of as
@@ -164,8 +180,10 @@ chooseKernelTiles(AttentionOp op, const KernelSpec &spec,
     return failure();
   int64_t grouped =
       queryTile > 0 ? 0 : decodeRows(spec, tiles->queryTile(target));
-  if (!grouped)
+  if (!grouped) {
+    fitPages(op, *tiles, keyBlock);
     return tiles;
+  }
   TileSizes decode = *tiles;
   decode.setQueryVectors(
       target,
@@ -180,6 +198,7 @@ chooseKernelTiles(AttentionOp op, const KernelSpec &spec,
   if (failed(tiles))
     return failure();
   tiles->groupedRows = grouped;
+  fitPages(op, *tiles, keyBlock);
   const AttentionDims &d = spec.dims;
   if (!ShapedType::isDynamic(d.batch) && !ShapedType::isDynamic(d.keyLen)) {
     int64_t tasks = d.batch * d.kvHeads *
@@ -225,12 +244,18 @@ static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
   if (failed(tiles))
     return failure();
   if (!spec.hasStaticLayout()) {
+    InFlightDiagnostic remark = op.emitRemark();
+    remark << pass << ": ";
     describeMaskTensor(
-        describeRuntime(describeDecode(op.emitRemark() << pass << ": ", spec,
-                                       *tiles, target),
+        describeRuntime(describeDecode(std::move(remark), spec, *tiles, target),
                         tiles->queryTile(target), tiles->keyBlock,
                         target.lanes),
         op);
+    if (op.isPaged())
+      remark << "; paged cache, pages of " << op.getPageSize() << " keys: "
+           << (op.getPageSize() % tiles->keyBlock == 0
+                   ? "a key block's page looked up once"
+                   : "each key's page looked up");
     emitKernel(op, target, *tiles, nullptr);
     return success();
   }

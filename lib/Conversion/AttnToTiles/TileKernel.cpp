@@ -120,6 +120,10 @@ private:
   SmallVector<Value> lanePositions, laneHeads;
   /// ALiBi: the slopes of the current tile's rows, per query vector.
   SmallVector<Value> laneSlopes;
+  /// A paged cache whose pages hold whole key blocks: the current block's
+  /// page, the row of its first key in the page, and that key's buffer
+  /// row (blockPage null otherwise).
+  Value blockPage, blockSlot, blockFirst;
 
   Value fsplat(double v) {
     return arith::ConstantOp::create(
@@ -452,6 +456,15 @@ private:
   /// Processes the key block from `k0`; `state` holds m and l for softmax.
   void block(Value k0, bool masked, Value qt, Value st, Value ot,
              RowState &state) {
+    // A paged cache whose pages hold whole key blocks: the block's page
+    // and first row, looked up once.
+    blockPage = Value();
+    if (f.pageTableBuf && f.pageSize % keyBlock == 0) {
+      SmallVector<Value, 3> at = f.kvAt(k0);
+      blockPage = at[0];
+      blockSlot = at[2];
+      blockFirst = k0;
+    }
     if (groupedRows)
       prefetchNextBlock(k0);
     SmallVector<Value> blockMax = scoreBlock(k0, masked, qt, st);
@@ -469,14 +482,24 @@ private:
     constexpr int64_t lineFloats = 16;
     Value next = f.add(k0, f.idx(keyBlock));
     f.forEach(0, keyBlock, 1, [&](Value j) {
-      Value row = f.keyRow(f.add(next, j), /*clamp=*/true);
+      // (Another page: looked up per key.)
+      SmallVector<Value, 3> at = f.kvAt(f.keyRow(f.add(next, j), true));
       for (auto [buf, dim] :
            {std::pair(f.keyBuf, f.headDim), std::pair(f.valueBuf, f.valueDim)})
         for (int64_t c = 0; c < dim; c += lineFloats)
           memref::PrefetchOp::create(
-              b, buf, ValueRange{f.batch, f.kvHead, row, f.idx(c)},
+              b, buf, ValueRange{at[0], at[1], at[2], f.idx(c)},
               /*isWrite=*/false, /*localityHint=*/2, /*isDataCache=*/true);
     });
+  }
+
+  /// The K and V buffer indices (all but the dim) of buffer row `kRead` of
+  /// the current block: the block's page when it has one, else the
+  /// frame's lookup.
+  SmallVector<Value, 3> kvIndex(Value kRead) {
+    if (!blockPage)
+      return f.kvAt(kRead);
+    return {blockPage, f.kvHead, f.add(blockSlot, f.sub(kRead, blockFirst))};
   }
 
   /// Scores of keys [k0, k0 + Nb) into st (scaled, masked, and for
@@ -499,10 +522,12 @@ private:
     // Keys in the sequence, and their buffer rows (clamped in partial
     // blocks, which may reach past the keys).
     SmallVector<Value> keys, keysRead;
+    SmallVector<SmallVector<Value, 3>> keyAt;
     for (int64_t j = 0; j < keysPerStep; ++j) {
       Value k = f.add(f.add(k0, jb), f.idx(j));
       keys.push_back(k);
       keysRead.push_back(f.keyRow(k, masked));
+      keyAt.push_back(kvIndex(keysRead.back()));
     }
     SmallVector<Value> zeros(keysPerStep * queryVectors, fsplat(0.0));
     SmallVector<Value> dots = f.forLoop(
@@ -513,7 +538,8 @@ private:
                                                 ValueRange{d, laneOffset(v)}));
           for (int64_t j = 0; j < keysPerStep; ++j) {
             Value kd = memref::LoadOp::create(
-                b, f.keyBuf, ValueRange{f.batch, f.kvHead, keysRead[j], d});
+                b, f.keyBuf,
+                ValueRange{keyAt[j][0], keyAt[j][1], keyAt[j][2], d});
             Value kb = vector::BroadcastOp::create(b, vf, kd);
             for (int64_t v = 0; v < queryVectors; ++v)
               next.push_back(vector::FMAOp::create(b, kb, qv[v],
@@ -598,7 +624,8 @@ private:
             }
           SmallVector<Value> sums = f.forLoop(
               f.idx(0), f.idx(keyBlock), 1, acc, [&](Value j, ValueRange a) {
-                Value k = f.keyRow(f.add(k0, j), masked);
+                SmallVector<Value, 3> at =
+                    kvIndex(f.keyRow(f.add(k0, j), masked));
                 SmallVector<Value> pv, next;
                 for (int64_t v = 0; v < queryVectors; ++v)
                   pv.push_back(vector::LoadOp::create(
@@ -606,7 +633,7 @@ private:
                 for (int64_t e = 0; e < valueGroup; ++e) {
                   Value ve = memref::LoadOp::create(
                       b, f.valueBuf,
-                      ValueRange{f.batch, f.kvHead, k, f.add(e0, e)});
+                      ValueRange{at[0], at[1], at[2], f.add(e0, e)});
                   Value vb = vector::BroadcastOp::create(b, vf, ve);
                   for (int64_t v = 0; v < queryVectors; ++v)
                     next.push_back(vector::FMAOp::create(

@@ -853,3 +853,48 @@ func.func @lse_type(%q: tensor<1x4x64x16xf16>) {
   %0, %1 = attn.attention %q, %q, %q {normalizer = #attn.softmax} : tensor<1x4x64x16xf16>, tensor<1x4x64x16xf16>, tensor<1x4x64x16xf16> -> tensor<1x4x64x16xf16>, tensor<1x4x64xf16>
   return
 }
+
+// -----
+
+/// A paged cache needs the cache lengths.
+func.func @paged_no_lengths(%q: tensor<2x4x1x16xf32>, %k: tensor<9x2x16x16xf32>, %pt: tensor<2x4xi32>) {
+  // expected-error @+1 {{takes key_lengths with a page_table (the cache length of each sequence)}}
+  %0 = attn.attention %q, %k, %k page_table(%pt : tensor<2x4xi32>) {normalizer = #attn.softmax} : tensor<2x4x1x16xf32>, tensor<9x2x16x16xf32>, tensor<9x2x16x16xf32> -> tensor<2x4x1x16xf32>
+  return
+}
+
+// -----
+
+/// One page table row per sequence.
+func.func @paged_batch(%q: tensor<2x4x1x16xf32>, %k: tensor<9x2x16x16xf32>, %pt: tensor<3x4xi32>, %lk: tensor<2xi32>) {
+  // expected-error @+1 {{expects page_table of shape 2x? (batch x max pages), got 'tensor<3x4xi32>'}}
+  %0 = attn.attention %q, %k, %k key_lengths(%lk : tensor<2xi32>) page_table(%pt : tensor<3x4xi32>) {normalizer = #attn.softmax} : tensor<2x4x1x16xf32>, tensor<9x2x16x16xf32>, tensor<9x2x16x16xf32> -> tensor<2x4x1x16xf32>
+  return
+}
+
+// -----
+
+/// The page size is static.
+func.func @paged_dynamic_page(%q: tensor<2x4x1x16xf32>, %k: tensor<9x2x?x16xf32>, %pt: tensor<2x4xi32>, %lk: tensor<2xi32>) {
+  // expected-error @+1 {{expects a static, positive page size (dimension 2 of key), got 'tensor<9x2x?x16xf32>'}}
+  %0 = attn.attention %q, %k, %k key_lengths(%lk : tensor<2xi32>) page_table(%pt : tensor<2x4xi32>) {normalizer = #attn.softmax} : tensor<2x4x1x16xf32>, tensor<9x2x?x16xf32>, tensor<9x2x?x16xf32> -> tensor<2x4x1x16xf32>
+  return
+}
+
+// -----
+
+/// Keys and values share the pages.
+func.func @paged_pools(%q: tensor<2x4x1x16xf32>, %k: tensor<9x2x16x16xf32>, %v: tensor<8x2x16x16xf32>, %pt: tensor<2x4xi32>, %lk: tensor<2xi32>) {
+  // expected-error @+1 {{expects key and value to agree on the number of pages, got 9 and 8}}
+  %0 = attn.attention %q, %k, %v key_lengths(%lk : tensor<2xi32>) page_table(%pt : tensor<2x4xi32>) {normalizer = #attn.softmax} : tensor<2x4x1x16xf32>, tensor<9x2x16x16xf32>, tensor<8x2x16x16xf32> -> tensor<2x4x1x16xf32>
+  return
+}
+
+// -----
+
+/// Not with a packed batch.
+func.func @paged_packed(%q: tensor<1x4x10x16xf32>, %k: tensor<9x2x16x16xf32>, %pt: tensor<1x4xi32>, %c: tensor<3xi32>) {
+  // expected-error @+1 {{takes key_lengths with a page_table}}
+  %0 = attn.attention %q, %k, %k query_offsets(%c : tensor<3xi32>) key_offsets(%c : tensor<3xi32>) page_table(%pt : tensor<1x4xi32>) {normalizer = #attn.softmax} : tensor<1x4x10x16xf32>, tensor<9x2x16x16xf32>, tensor<9x2x16x16xf32> -> tensor<1x4x10x16xf32>
+  return
+}

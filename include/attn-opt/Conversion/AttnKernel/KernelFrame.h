@@ -126,6 +126,11 @@ public:
       keySegmentBuf, outputBuf;
   /// ALiBi slopes and attention sinks (f32 `Hq`, null when absent).
   Value slopeBuf, sinkBuf;
+  /// A paged KV cache: the page table (i32 `B x P_max`; keyBuf and
+  /// valueBuf are then pools of pages) and the page size; null and 0
+  /// otherwise.
+  Value pageTableBuf;
+  int64_t pageSize = 0;
   /// The mask tensor as a read-only buffer (null when absent): f32 for an
   /// additive mask, i8 (0 / 1) for a boolean one.
   Value maskBuf;
@@ -185,6 +190,11 @@ public:
   Value keyRow(Value key, bool clamp);
   /// i1: query `row` lies in the current sequence (its result is stored).
   Value rowInside(Value row);
+  /// The indices of buffer row `keyRow` (from keyRow, within the keys) in
+  /// the K and V buffers, but for the dim: the batch row, the key/value
+  /// head and the row; in a paged cache the page (from the page table),
+  /// the head and the row in the page.
+  SmallVector<Value, 3> kvAt(Value keyRow);
 
   //===--------------------------------------------------------------------===//
   // Scores

@@ -37,6 +37,8 @@ struct KernelSpec {
   /// `Hq` tensors, null when absent).
   std::optional<double> softcap;
   Value alibiSlopes, sinks;
+  /// A paged KV cache's page table (key and value are pools), or null.
+  Value pageTable;
   /// The op has its log-sum-exp result (softmax, the CPU kernels).
   bool lse = false;
   /// Softmax (online) or pointwise.

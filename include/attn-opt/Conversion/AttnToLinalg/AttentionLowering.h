@@ -39,6 +39,12 @@ Value scores5(TensorBuilder &tb, Value q5, Value key);
 
 struct WeightSpec;
 
+/// The keys (or values) of a paged KV cache as a contiguous tensor
+/// `B x Hkv x (P_max * page) x D`: element `(b, h, j, d)` is
+/// `pool[table[b, j / page], h, j % page, d]`, pages clamped into the pool
+/// (table entries past a sequence's length may hold anything).
+Value gatherPages(TensorBuilder &tb, Value pool, Value table);
+
 /// `O[b,k,g,i,e] = sum_j p[b,k,g,i,j] * value[b,k,j,e]` in f32. With a
 /// varlen `spec` (lengths or offsets), only the keys of the query's sequence
 /// are summed: value rows outside it are never read into the sum (their

@@ -29,20 +29,28 @@ using namespace mlir::attn::detail;
 FailureOr<AttentionDims> mlir::attn::detail::verifyQKV(ShapeChecker &check,
                                                        Operation *op, Named q,
                                                        Named k, Named v,
-                                                       Named result) {
+                                                       Named result,
+                                                       std::optional<int64_t>
+                                                           pagedKeyLen) {
   if (failed(check.requireRank({q, k, v, result}, 4,
                                "batch x heads x length x dim")))
     return failure();
-  if (failed(check.requireSameDim(q, 0, k, 0, "the batch size")) ||
-      failed(check.requireSameDim(k, 0, v, 0, "the batch size")) ||
+  // (Paged keys and values: dim 0 counts pages, dim 2 is the page.)
+  if ((!pagedKeyLen &&
+       failed(check.requireSameDim(q, 0, k, 0, "the batch size"))) ||
+      failed(check.requireSameDim(k, 0, v, 0,
+                                  pagedKeyLen ? "the number of pages"
+                                              : "the batch size")) ||
       failed(check.requireSameDim(k, 1, v, 1, "the number of heads")) ||
-      failed(check.requireSameDim(k, 2, v, 2, "the key length")) ||
+      failed(check.requireSameDim(k, 2, v, 2,
+                                  pagedKeyLen ? "the page size"
+                                              : "the key length")) ||
       failed(check.requireSameDim(q, 3, k, 3, "the head dimension")))
     return failure();
   AttentionDims d{q.type.getDimSize(0), q.type.getDimSize(1),
                   k.type.getDimSize(1), q.type.getDimSize(2),
-                  k.type.getDimSize(2), q.type.getDimSize(3),
-                  v.type.getDimSize(3)};
+                  pagedKeyLen ? *pagedKeyLen : k.type.getDimSize(2),
+                  q.type.getDimSize(3),        v.type.getDimSize(3)};
   if (d.kvHeads == 0 || d.queryHeads % d.kvHeads != 0)
     return op->emitOpError()
            << "expects the query heads (" << d.queryHeads
@@ -78,13 +86,46 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
         /*key_segments=*/Value(), /*projection=*/Value(),
         /*query_lengths=*/Value(), /*key_lengths=*/Value(),
         /*query_offsets=*/Value(), /*key_offsets=*/Value(), /*mask=*/Value(),
-        /*alibi_slopes=*/Value(), /*sinks=*/Value(), normalizer, pattern,
+        /*alibi_slopes=*/Value(), /*sinks=*/Value(), /*page_table=*/Value(),
+        normalizer, pattern,
         /*scale=*/FloatAttr(), /*qk_norm_eps=*/FloatAttr(),
         /*softcap=*/FloatAttr(), /*layout=*/BlockLayoutAttr());
 }
 
 static LogicalResult verifyVarlen(AttentionOp op, ShapeChecker &check,
                                   const AttentionDims &d);
+
+/// A paged KV cache: static page size, key_lengths, no packed batch or
+/// segments; returns the key length, max_pages x page (dynamic when
+/// max_pages is).
+static FailureOr<int64_t> verifyPageTable(AttentionOp op, ShapeChecker &check) {
+  auto k = typeOf(op.getKey()), pt = typeOf(op.getPageTable());
+  if (k.getRank() != 4)
+    return op.emitOpError() << "expects paged key and value of rank 4 "
+                               "(pages x heads x page x dim), got "
+                            << k;
+  int64_t page = k.getDimSize(2);
+  if (ShapedType::isDynamic(page) || page < 1)
+    return op.emitOpError()
+           << "expects a static, positive page size (dimension 2 of key), got "
+           << k;
+  if (!op.getKeyLengths())
+    return op.emitOpError() << "takes key_lengths with a page_table (the "
+                               "cache length of each sequence)";
+  if (op.getQueryOffsets())
+    return op.emitOpError()
+           << "does not take a page_table with a packed batch (offsets)";
+  if (op.getQuerySegments())
+    return op.emitOpError() << "does not take segment ids with a page_table";
+  int64_t pages = pt.getDimSize(1);
+  if (ShapedType::isDynamic(pages))
+    return ShapedType::kDynamic;
+  if (pages > std::numeric_limits<int32_t>::max() / page)
+    return op.emitOpError() << "has a page table of " << pages
+                            << " pages of " << page
+                            << " keys: more keys than int32 positions";
+  return pages * page;
+}
 
 /// Soft-capping, ALiBi and sinks: softmax and pointwise scores only (sinks:
 /// softmax only), one slope or sink per query head.
@@ -194,10 +235,23 @@ LogicalResult AttentionOp::verify() {
       failed(check.requireStaticDims({bias}, {1})) ||
       failed(check.requireStatic({proj})))
     return failure();
-  FailureOr<AttentionDims> dims = verifyQKV(check, *this, q, k, v, res);
+  std::optional<int64_t> pagedKeyLen;
+  if (isPaged()) {
+    FailureOr<int64_t> len = verifyPageTable(*this, check);
+    if (failed(len))
+      return failure();
+    pagedKeyLen = *len;
+  }
+  FailureOr<AttentionDims> dims =
+      verifyQKV(check, *this, q, k, v, res, pagedKeyLen);
   if (failed(dims))
     return failure();
   const AttentionDims &d = *dims;
+  if (isPaged() && failed(check.requireShape({"page_table",
+                                              typeOf(getPageTable())},
+                                             {d.batch, ShapedType::kDynamic},
+                                             "batch x max pages")))
+    return failure();
   if (failed(check.requireSameElementType({q, k, v, res, bias, gate, proj})))
     return failure();
 
@@ -362,7 +416,10 @@ AttentionOp::getRuntimeSizeChecks() {
     OffK = kKeyOffsetsOperand,
     Mask = kMaskOperand,
   };
-  require(K, 0, Q, 0);
+  if (isPaged())
+    require(kPageTableOperand, 0, Q, 0);
+  else
+    require(K, 0, Q, 0);
   require(V, 0, K, 0);
   require(V, 2, K, 2);
   if (present(Bias)) {
@@ -423,7 +480,13 @@ double AttentionOp::getDefaultScale() {
 }
 
 AttentionDims AttentionOp::getDims() {
-  return dimsOf(getQuery(), getKey(), getValue());
+  AttentionDims d = dimsOf(getQuery(), getKey(), getValue());
+  if (isPaged()) {
+    int64_t pages = typeOf(getPageTable()).getDimSize(1);
+    d.keyLen = ShapedType::isDynamic(pages) ? ShapedType::kDynamic
+                                            : pages * getPageSize();
+  }
+  return d;
 }
 
 PatternShape AttentionOp::getPatternShape() {

@@ -109,6 +109,54 @@ struct Checker {
     fold(loop.getResult(0));
   }
 
+  /// The entries of page table `table` (`B x P_max`) that sequences use
+  /// (the first ceil(lengths[b] / page), at most P_max) lie in [0, pages).
+  void pages(Value table, Value lengths, int64_t page, Value numPages) {
+    Value rows = tensor::DimOp::create(b, table, 0);
+    Value cols = tensor::DimOp::create(b, table, 1);
+    Value pages64 = arith::IndexCastOp::create(b, b.getI64Type(), numPages);
+    // A pool without pages (code that gathers reads page 0).
+    check(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, pages64, i64(0)),
+          static_cast<int32_t>(RuntimeError::PageOutOfRange),
+          i64(packEntry(kPageTableOperand, 0)), i64(0), pages64);
+    auto outer = scf::ForOp::create(
+        b, idx(0), rows, idx(1),
+        ValueRange{arith::ConstantOp::create(b, b.getBoolAttr(false))},
+        [&](OpBuilder &, Location, Value r, ValueRange anyOuter) {
+          Value len = arith::IndexCastOp::create(
+              b, b.getIndexType(),
+              tensor::ExtractOp::create(b, lengths, ValueRange{r}));
+          len = arith::MaxSIOp::create(b, len, idx(0));
+          Value used = arith::MinSIOp::create(
+              b, arith::CeilDivSIOp::create(b, len, idx(page)), cols);
+          auto inner = scf::ForOp::create(
+              b, idx(0), used, idx(1), ValueRange{anyOuter[0]},
+              [&](OpBuilder &, Location, Value p, ValueRange any) {
+                Value e = arith::ExtSIOp::create(
+                    b, b.getI64Type(),
+                    tensor::ExtractOp::create(b, table, ValueRange{r, p}));
+                Value bad = arith::OrIOp::create(
+                    b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, e,
+                                             i64(0)),
+                    arith::CmpIOp::create(b, arith::CmpIPredicate::sge, e,
+                                          pages64));
+                scf::IfOp::create(b, bad, [&](OpBuilder &, Location) {
+                  Value flat = arith::AddIOp::create(
+                      b, arith::MulIOp::create(b, r, cols), p);
+                  emitRuntimeError(
+                      b, anchor,
+                      static_cast<int32_t>(RuntimeError::PageOutOfRange),
+                      entry(kPageTableOperand, flat), e, pages64);
+                  scf::YieldOp::create(b);
+                });
+                scf::YieldOp::create(
+                    b, ValueRange{arith::OrIOp::create(b, any[0], bad)});
+              });
+          scf::YieldOp::create(b, inner.getResults());
+        });
+    fold(outer.getResult(0));
+  }
+
   /// `offsets` (ODS operand `operand`) has entries, starts at 0, does not
   /// decrease and ends within `rows`.
   void offsets(int64_t operand, Value offsets, Value rows) {
@@ -194,8 +242,16 @@ Value mlir::attn::emitRuntimeChecks(ImplicitLocOpBuilder &b, AttentionOp op) {
   if (Value lq = op.getQueryLengths())
     c.lengths(kQueryLengthsOperand, lq,
               tensor::DimOp::create(b, op.getQuery(), 2));
-  if (Value lk = op.getKeyLengths())
+  if (Value pt = op.getPageTable()) {
+    // Cache lengths within the table's keys; the pages they use exist.
+    Value keys = arith::MulIOp::create(b, tensor::DimOp::create(b, pt, 1),
+                                       c.idx(op.getPageSize()));
+    c.lengths(kKeyLengthsOperand, op.getKeyLengths(), keys);
+    c.pages(pt, op.getKeyLengths(), op.getPageSize(),
+            tensor::DimOp::create(b, op.getKey(), 0));
+  } else if (Value lk = op.getKeyLengths()) {
     c.lengths(kKeyLengthsOperand, lk, tensor::DimOp::create(b, op.getKey(), 2));
+  }
   if (Value cq = op.getQueryOffsets()) {
     c.offsets(kQueryOffsetsOperand, cq,
               tensor::DimOp::create(b, op.getQuery(), 2));

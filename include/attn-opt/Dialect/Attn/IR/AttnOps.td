@@ -17,6 +17,8 @@ def Attn_LengthTensor : 1DTensorOf<[I32]>;
 def Attn_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16]>;
 /// One f32 per query head (ALiBi slopes, attention sinks).
 def Attn_HeadVector : 1DTensorOf<[F32]>;
+/// A paged KV cache's page table (`B x max_pages`).
+def Attn_PageTable : 2DTensorOf<[I32]>;
 /// The log-sum-exp of each query row (`B x Hq x Lq`).
 def Attn_LseTensor : RankedTensorOf<[F32]>;
 
@@ -86,6 +88,16 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
       give zeros.
     Invalid lengths or offsets are reported at run time like sizes. Varlen
     operands exclude bias and a `layout`; packed batches exclude segments.
+
+    Paged KV cache (vLLM's and FlashInfer's layout): with
+    `page_table(%pt : tensor<B x P_max x i32>)`, key and value are pools of
+    pages, `num_pages x Hkv x page x D` (and `... x Dv`), the page size
+    `page` static; key `j` of sequence `b` is row `j % page` of page
+    `pt[b, j / page]`. The key length is `Lk = P_max * page`, and
+    `key_lengths` (required) gives each sequence's cache length; page table
+    entries past it are never read (they may hold anything). Entries in use
+    must lie in `[0, num_pages)` (checked at run time). Not with packed
+    offsets or segment ids.
 
     Optional operands:
     - `bias(%b)`: `B' x H' x Lq x Lk` added to the scores, `B'` in {1, B},
@@ -178,6 +190,7 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
                        Optional<Attn_MaskTensor>:$mask,
                        Optional<Attn_HeadVector>:$alibi_slopes,
                        Optional<Attn_HeadVector>:$sinks,
+                       Optional<Attn_PageTable>:$page_table,
                        Attn_NormalizerAttrInterface:$normalizer,
                        OptionalAttr<Attn_MaskPatternAttrInterface>:$pattern,
                        OptionalAttr<F32Attr>:$scale,
@@ -200,6 +213,7 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     (`mask` `(` $mask^ `:` type($mask) `)`)?
     (`alibi_slopes` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
     (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
+    (`page_table` `(` $page_table^ `:` type($page_table) `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value) `->`
     type($result) (`,` type($lse)^)?
   }];
@@ -243,6 +257,13 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     /// True if a varlen operand (lengths or offsets) is present.
     bool isVarlen() {
       return getQueryLengths() || getKeyLengths() || getQueryOffsets();
+    }
+    /// True if key and value are pages of a paged KV cache.
+    bool isPaged() { return static_cast<bool>(getPageTable()); }
+    /// The page size of a paged KV cache.
+    int64_t getPageSize() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getKey().getType())
+          .getDimSize(2);
     }
     /// True for a packed varlen batch (offsets).
     bool isPacked() { return static_cast<bool>(getQueryOffsets()); }
