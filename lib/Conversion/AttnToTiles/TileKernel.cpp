@@ -481,9 +481,23 @@ private:
   void prefetchNextBlock(Value k0) {
     constexpr int64_t lineFloats = 16;
     Value next = f.add(k0, f.idx(keyBlock));
+    // Pages holding whole key blocks: the next block's page once (keys past
+    // the sequence read its last key, as keyRow clamps them).
+    SmallVector<Value, 3> nextAt;
+    Value nextFirst, lastKey;
+    if (blockPage) {
+      nextFirst = f.keyRow(next, /*clamp=*/true);
+      nextAt = f.kvAt(nextFirst);
+      lastKey = f.keyRow(f.sub(f.seqKeyLen, f.idx(1)), /*clamp=*/false);
+    }
     f.forEach(0, keyBlock, 1, [&](Value j) {
-      // (Another page: looked up per key.)
-      SmallVector<Value, 3> at = f.kvAt(f.keyRow(f.add(next, j), true));
+      SmallVector<Value, 3> at =
+          blockPage
+              ? SmallVector<Value, 3>{nextAt[0], nextAt[1],
+                                      f.add(nextAt[2],
+                                            f.minIdx(j, f.sub(lastKey,
+                                                              nextFirst)))}
+              : f.kvAt(f.keyRow(f.add(next, j), /*clamp=*/true));
       for (auto [buf, dim] :
            {std::pair(f.keyBuf, f.headDim), std::pair(f.valueBuf, f.valueDim)})
         for (int64_t c = 0; c < dim; c += lineFloats)
