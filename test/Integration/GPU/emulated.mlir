@@ -12,6 +12,8 @@
 // RUN: %{check}
 // REDEFINE: %{fn} = mma_masked_rows_f16
 // RUN: %{check}
+// REDEFINE: %{fn} = mma_modifiers_f16
+// RUN: %{check}
 // REDEFINE: %{tol} = --rtol 2e-2 --atol 2e-2
 // REDEFINE: %{fn} = mma_window_bias_gate_bf16
 // RUN: %{check}
@@ -19,6 +21,8 @@
 // RUN: %{check}
 // REDEFINE: %{tol} = --rtol 1e-4 --atol 1e-5 --max-rel-err 1e-5
 // REDEFINE: %{fn} = simt_dense_f32
+// RUN: %{check}
+// REDEFINE: %{fn} = simt_modifiers_f32
 // RUN: %{check}
 // REDEFINE: %{fn} = simt_wide_causal_f32
 // RUN: %{check}

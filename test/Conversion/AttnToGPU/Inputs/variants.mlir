@@ -62,3 +62,14 @@ func.func @packed_window_f32(%q: tensor<1x8x?x64xf32>, %k: tensor<1x8x?x64xf32>,
   %o = attn.attention %q, %k, %v query_offsets(%cq : tensor<?xi32>) key_offsets(%ck : tensor<?xi32>) {normalizer = #attn.softmax, pattern = #attn.window<before = 128, after = 0>} : tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32> -> tensor<1x8x?x64xf32>
   return %o : tensor<1x8x?x64xf32>
 }
+
+// Soft-capping, ALiBi and sinks (the mma.sync and SIMT kernels).
+func.func @modifiers_f16(%q: tensor<1x4x100x64xf16>, %k: tensor<1x2x100x64xf16>, %v: tensor<1x2x100x64xf16>, %s: tensor<4xf32>, %t: tensor<4xf32>) -> tensor<1x4x100x64xf16> {
+  %0 = attn.attention %q, %k, %v alibi_slopes(%s : tensor<4xf32>) sinks(%t : tensor<4xf32>) {normalizer = #attn.softmax, pattern = #attn.causal, softcap = 30.0 : f32} : tensor<1x4x100x64xf16>, tensor<1x2x100x64xf16>, tensor<1x2x100x64xf16> -> tensor<1x4x100x64xf16>
+  return %0 : tensor<1x4x100x64xf16>
+}
+
+func.func @modifiers_f32(%q: tensor<1x4x100x64xf32>, %k: tensor<1x2x100x64xf32>, %v: tensor<1x2x100x64xf32>, %s: tensor<4xf32>, %t: tensor<4xf32>) -> tensor<1x4x100x64xf32> {
+  %0 = attn.attention %q, %k, %v alibi_slopes(%s : tensor<4xf32>) sinks(%t : tensor<4xf32>) {normalizer = #attn.softmax, softcap = 30.0 : f32} : tensor<1x4x100x64xf32>, tensor<1x2x100x64xf32>, tensor<1x2x100x64xf32> -> tensor<1x4x100x64xf32>
+  return %0 : tensor<1x4x100x64xf32>
+}

@@ -87,3 +87,14 @@ func.func @packed_simt_f32(%query: tensor<1x2x?x16xf32>, %key: tensor<1x2x?x16xf
   %0 = attn.attention %query, %key, %value query_offsets(%cq : tensor<?xi32>) key_offsets(%ck : tensor<?xi32>) {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x8xf32> -> tensor<1x2x?x8xf32>
   return %0 : tensor<1x2x?x8xf32>
 }
+
+// Soft-capping, ALiBi and attention sinks (random slopes, short rows).
+func.func @mma_modifiers_f16(%query: tensor<1x4x100x32xf16>, %key: tensor<1x2x100x32xf16>, %value: tensor<1x2x100x32xf16>, %slopes: tensor<4xf32>, %sinks: tensor<4xf32>) -> tensor<1x4x100x32xf16> {
+  %0 = attn.attention %query, %key, %value alibi_slopes(%slopes : tensor<4xf32>) sinks(%sinks : tensor<4xf32>) {normalizer = #attn.softmax, pattern = #attn.window<before = 30, after = 30>, softcap = 5.0 : f32} : tensor<1x4x100x32xf16>, tensor<1x2x100x32xf16>, tensor<1x2x100x32xf16> -> tensor<1x4x100x32xf16>
+  return %0 : tensor<1x4x100x32xf16>
+}
+
+func.func @simt_modifiers_f32(%query: tensor<2x4x70x16xf32>, %key: tensor<2x4x70x16xf32>, %value: tensor<2x4x70x16xf32>, %slopes: tensor<4xf32>, %sinks: tensor<4xf32>) -> tensor<2x4x70x16xf32> {
+  %0 = attn.attention %query, %key, %value alibi_slopes(%slopes : tensor<4xf32>) sinks(%sinks : tensor<4xf32>) {normalizer = #attn.softmax, pattern = #attn.causal, softcap = 3.0 : f32} : tensor<2x4x70x16xf32>, tensor<2x4x70x16xf32>, tensor<2x4x70x16xf32> -> tensor<2x4x70x16xf32>
+  return %0 : tensor<2x4x70x16xf32>
+}
