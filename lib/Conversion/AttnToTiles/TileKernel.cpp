@@ -43,7 +43,27 @@ public:
         keysPerStep(tiles.keysPerStep), keyBlock(tiles.keyBlock),
         valueGroup(tiles.valueGroup), groupedRows(tiles.groupedRows),
         vf(VectorType::get({lanes}, b.getF32Type())),
-        keySplits(tiles.keySplits) {}
+        keySplits(tiles.keySplits) {
+    // Decode tiles of one query vector: the head dim in the lanes (see
+    // dotsAlongHeadDim).
+    if (groupedRows && queryVectors == 1 && f.headDim % lanes == 0 &&
+        f.valueDim % lanes == 0) {
+      dRows = std::min(groupedRows, tileRows);
+      int64_t budget = std::max<int64_t>(1, (target.registers / 2) / dRows);
+      dKeys = 1;
+      while (dKeys * 2 <= budget && keyBlock % (dKeys * 2) == 0)
+        dKeys *= 2;
+      int64_t vectors = f.valueDim / lanes;
+      int64_t groupBudget =
+          std::max<int64_t>(1, (target.registers - 1 - dRows) / (dRows + 1));
+      dValueVectors = 1;
+      for (int64_t g = std::min(groupBudget, vectors); g >= 1; --g)
+        if (vectors % g == 0) {
+          dValueVectors = g;
+          break;
+        }
+    }
+  }
 
   SmallVector<Value> build() {
     f.prepare();
@@ -120,6 +140,12 @@ private:
   SmallVector<Value> lanePositions, laneHeads;
   /// ALiBi: the slopes of the current tile's rows, per query vector.
   SmallVector<Value> laneSlopes;
+  /// Decode with the head dim in the lanes (0 rows: off): the tile's rows
+  /// computed (the grouped rows, at most a vector), keys per QK^T step and
+  /// value vectors per PV register block; Q and O of the tile row by row
+  /// (`dRows x D`, `dRows x Dv`).
+  int64_t dRows = 0, dKeys = 1, dValueVectors = 1;
+  Value qRowsBuf, oRowsBuf;
   /// A paged cache whose pages hold whole key blocks: the current block's
   /// page, the row of its first key in the page, and that key's buffer
   /// row (blockPage null otherwise).
@@ -186,6 +212,12 @@ private:
     Value ot = memref::AllocOp::create(
         b, MemRefType::get({f.valueDim, tileRows}, f32));
 
+    if (dRows) {
+      qRowsBuf = memref::AllocOp::create(
+          b, MemRefType::get({dRows, f.headDim}, f32));
+      oRowsBuf = memref::AllocOp::create(
+          b, MemRefType::get({dRows, f.valueDim}, f32));
+    }
     setLanePositions();
     laneSlopes.clear();
     if (f.slopeBuf)
@@ -198,6 +230,17 @@ private:
                                 ValueRange{e, laneOffset(v)});
     });
 
+    if (dRows)
+      f.forEach(0, dRows, 1, [&](Value r) {
+        f.forEach(0, f.headDim, 1, [&](Value d) {
+          memref::StoreOp::create(b,
+                                  memref::LoadOp::create(b, qt, ValueRange{d, r}),
+                                  qRowsBuf, ValueRange{r, d});
+        });
+        f.forEach(0, f.valueDim, lanes, [&](Value e) {
+          vector::StoreOp::create(b, fsplat(0.0), oRowsBuf, ValueRange{r, e});
+        });
+      });
     RowState state;
     if (spec.softmax)
       for (int64_t v = 0; v < queryVectors; ++v) {
@@ -211,6 +254,7 @@ private:
     };
     if (keySplits == 1) {
       state = RowState::of(f.visitTile(state.flat(), visit));
+      rowsToLanes(ot);
     } else {
       // Split-KV: only the key blocks of this split's range.
       int64_t numBlocks = llvm::divideCeil(spec.dims.keyLen, keyBlock);
@@ -227,6 +271,7 @@ private:
             return f.ifThenElseKeep(inside, carried,
                                     [&] { return visit(k0, masked, carried); });
           }));
+      rowsToLanes(ot);
       storePartial(ot, state);
       return;
     }
@@ -471,7 +516,126 @@ private:
     SmallVector<Value> alpha;
     if (spec.softmax)
       alpha = softmaxBlock(st, state, blockMax);
-    accumulateValues(k0, masked, st, ot, alpha);
+    if (dRows)
+      accumulateRows(k0, masked, st, alpha);
+    else
+      accumulateValues(k0, masked, st, ot, alpha);
+  }
+
+  /// Decode with the head dim in the lanes: O (rows x Dv) into ot (Dv x
+  /// lanes), lanes past the computed rows repeating the last one.
+  void rowsToLanes(Value ot) {
+    if (!dRows)
+      return;
+    f.forEach(0, f.valueDim, 1, [&](Value e) {
+      SmallVector<Value> elems;
+      for (int64_t i = 0; i < lanes; ++i)
+        elems.push_back(memref::LoadOp::create(
+            b, oRowsBuf, ValueRange{f.idx(std::min(i, dRows - 1)), e}));
+      vector::StoreOp::create(b, vector::FromElementsOp::create(b, vf, elems),
+                              ot, ValueRange{e, f.idx(0)});
+    });
+  }
+
+  /// O[r, :] += P[r, j] V[j, :] with the value dim in the lanes (decode):
+  /// O rescaled by alpha (softmax) first; then per chunk of a few keys (their
+  /// V rows, a few KiB, stay in L1 across the value groups) and per group of
+  /// value vectors, R broadcasts of P and a vector load per value vector
+  /// feed R FMAs each, O's group in registers over the chunk.
+  void accumulateRows(Value k0, bool masked, Value st, ArrayRef<Value> alpha) {
+    if (!alpha.empty())
+      for (int64_t r = 0; r < dRows; ++r) {
+        Value a = vector::BroadcastOp::create(
+            b, vf,
+            vector::ExtractOp::create(b, alpha[0], ArrayRef<int64_t>{r}));
+        f.forEach(0, f.valueDim, lanes, [&](Value e) {
+          SmallVector<Value> at = {f.idx(r), e};
+          vector::StoreOp::create(
+              b,
+              arith::MulFOp::create(
+                  b, vector::LoadOp::create(b, vf, oRowsBuf, at), a),
+              oRowsBuf, at);
+        });
+      }
+    int64_t chunk = 1;
+    while (chunk < 16 && keyBlock % (chunk * 2) == 0)
+      chunk *= 2;
+    int64_t eg = dValueVectors;
+    f.forLoop(f.idx(0), f.idx(keyBlock), chunk, {}, [&](Value jc, ValueRange) {
+      SmallVector<SmallVector<Value, 3>> keyAt;
+      for (int64_t j = 0; j < chunk; ++j)
+        keyAt.push_back(kvIndex(f.keyRow(f.add(f.add(k0, jc), j), masked)));
+      f.forLoop(
+          f.idx(0), f.idx(f.valueDim), eg * lanes, {},
+          [&](Value e0, ValueRange) {
+            auto col = [&](int64_t g) { return f.add(e0, f.idx(g * lanes)); };
+            SmallVector<Value> acc;
+            for (int64_t r = 0; r < dRows; ++r)
+              for (int64_t g = 0; g < eg; ++g)
+                acc.push_back(vector::LoadOp::create(
+                    b, vf, oRowsBuf, ValueRange{f.idx(r), col(g)}));
+            for (int64_t j = 0; j < chunk; ++j) {
+              SmallVector<Value> p, vv;
+              for (int64_t r = 0; r < dRows; ++r)
+                p.push_back(vector::BroadcastOp::create(
+                    b, vf,
+                    memref::LoadOp::create(
+                        b, st, ValueRange{f.add(jc, j), f.idx(r)})));
+              for (int64_t g = 0; g < eg; ++g)
+                vv.push_back(f.vectorLoad(
+                    vf, f.valueBuf,
+                    ValueRange{keyAt[j][0], keyAt[j][1], keyAt[j][2], col(g)},
+                    f.valueDim));
+              for (int64_t r = 0; r < dRows; ++r)
+                for (int64_t g = 0; g < eg; ++g)
+                  acc[r * eg + g] =
+                      vector::FMAOp::create(b, p[r], vv[g], acc[r * eg + g]);
+            }
+            for (int64_t r = 0; r < dRows; ++r)
+              for (int64_t g = 0; g < eg; ++g)
+                vector::StoreOp::create(b, acc[r * eg + g], oRowsBuf,
+                                        ValueRange{f.idx(r), col(g)});
+            return SmallVector<Value>();
+          });
+      return SmallVector<Value>();
+    });
+  }
+
+  /// QK^T of `keyAt.size()` keys with the head dim in the lanes (decode):
+  /// per lanes-wide slice of D, a vector load of each key and of each row
+  /// of Q feed R x NJ FMAs; the sums reduced across the lanes at the end,
+  /// one score vector (rows in lanes, the last row repeated) per key.
+  SmallVector<Value> dotsAlongHeadDim(ArrayRef<SmallVector<Value, 3>> keyAt) {
+    int64_t nj = keyAt.size();
+    SmallVector<Value> zeros(nj * dRows, fsplat(0.0));
+    SmallVector<Value> acc = f.forLoop(
+        f.idx(0), f.idx(f.headDim), lanes, zeros, [&](Value d, ValueRange a) {
+          SmallVector<Value> qv, next;
+          for (int64_t r = 0; r < dRows; ++r)
+            qv.push_back(
+                vector::LoadOp::create(b, vf, qRowsBuf, ValueRange{f.idx(r), d}));
+          for (int64_t j = 0; j < nj; ++j) {
+            Value kv = f.vectorLoad(
+                vf, f.keyBuf, ValueRange{keyAt[j][0], keyAt[j][1], keyAt[j][2], d},
+                f.headDim);
+            for (int64_t r = 0; r < dRows; ++r)
+              next.push_back(
+                  vector::FMAOp::create(b, qv[r], kv, a[j * dRows + r]));
+          }
+          return next;
+        });
+    SmallVector<Value> dots;
+    for (int64_t j = 0; j < nj; ++j) {
+      SmallVector<Value> sums;
+      for (int64_t r = 0; r < dRows; ++r)
+        sums.push_back(vector::ReductionOp::create(
+            b, vector::CombiningKind::ADD, acc[j * dRows + r]));
+      SmallVector<Value> elems;
+      for (int64_t i = 0; i < lanes; ++i)
+        elems.push_back(sums[std::min(i, dRows - 1)]);
+      dots.push_back(vector::FromElementsOp::create(b, vf, elems));
+    }
+    return dots;
   }
 
   /// Decode: K and V rows of the next key block (from k0 + Nb, clamped
@@ -524,33 +688,26 @@ private:
     if (spec.softmax)
       for (int64_t v = 0; v < queryVectors; ++v)
         mInit.push_back(fsplat(-std::numeric_limits<double>::infinity()));
-    return f.forLoop(f.idx(0), f.idx(keyBlock), keysPerStep, mInit,
+    int64_t step = dRows ? dKeys : keysPerStep;
+    return f.forLoop(f.idx(0), f.idx(keyBlock), step, mInit,
                      [&](Value jb, ValueRange mrun) {
-                       return scoreStep(k0, jb, masked, qt, st, mrun);
+                       return scoreStep(k0, jb, step, masked, qt, st, mrun);
                      });
   }
 
-  /// NJ keys from k0 + jb: QK^T in registers, then the frame's scores.
-  SmallVector<Value> scoreStep(Value k0, Value jb, bool masked, Value qt,
-                               Value st, ValueRange mrun) {
-    // Keys in the sequence, and their buffer rows (clamped in partial
-    // blocks, which may reach past the keys).
-    SmallVector<Value> keys, keysRead;
-    SmallVector<SmallVector<Value, 3>> keyAt;
-    for (int64_t j = 0; j < keysPerStep; ++j) {
-      Value k = f.add(f.add(k0, jb), f.idx(j));
-      keys.push_back(k);
-      keysRead.push_back(f.keyRow(k, masked));
-      keyAt.push_back(kvIndex(keysRead.back()));
-    }
-    SmallVector<Value> zeros(keysPerStep * queryVectors, fsplat(0.0));
-    SmallVector<Value> dots = f.forLoop(
+  /// QK^T of `keyAt.size()` keys with the queries in the lanes: per d, QV
+  /// vector loads of Q^T and a broadcast of each key feed NJ x QV FMAs.
+  SmallVector<Value> dotsAlongLanes(ArrayRef<SmallVector<Value, 3>> keyAt,
+                                    Value qt) {
+    int64_t nj = keyAt.size();
+    SmallVector<Value> zeros(nj * queryVectors, fsplat(0.0));
+    return f.forLoop(
         f.idx(0), f.idx(f.headDim), 1, zeros, [&](Value d, ValueRange acc) {
           SmallVector<Value> qv, next;
           for (int64_t v = 0; v < queryVectors; ++v)
             qv.push_back(vector::LoadOp::create(b, vf, qt,
                                                 ValueRange{d, laneOffset(v)}));
-          for (int64_t j = 0; j < keysPerStep; ++j) {
+          for (int64_t j = 0; j < nj; ++j) {
             Value kd = memref::LoadOp::create(
                 b, f.keyBuf,
                 ValueRange{keyAt[j][0], keyAt[j][1], keyAt[j][2], d});
@@ -561,8 +718,25 @@ private:
           }
           return next;
         });
+  }
+
+  /// `nj` keys from k0 + jb: QK^T in registers (dotsAlongLanes, or for decode tiles dotsAlongHeadDim), then the frame's scores.
+  SmallVector<Value> scoreStep(Value k0, Value jb, int64_t nj, bool masked,
+                               Value qt, Value st, ValueRange mrun) {
+    // Keys in the sequence, and their buffer rows (clamped in partial
+    // blocks, which may reach past the keys).
+    SmallVector<Value> keys, keysRead;
+    SmallVector<SmallVector<Value, 3>> keyAt;
+    for (int64_t j = 0; j < nj; ++j) {
+      Value k = f.add(f.add(k0, jb), f.idx(j));
+      keys.push_back(k);
+      keysRead.push_back(f.keyRow(k, masked));
+      keyAt.push_back(kvIndex(keysRead.back()));
+    }
+    SmallVector<Value> dots =
+        dRows ? dotsAlongHeadDim(keyAt) : dotsAlongLanes(keyAt, qt);
     SmallVector<Value> m(mrun.begin(), mrun.end());
-    for (int64_t j = 0; j < keysPerStep; ++j)
+    for (int64_t j = 0; j < nj; ++j)
       for (int64_t v = 0; v < queryVectors; ++v) {
         Value s = dots[j * queryVectors + v];
         QueryRows rows = rowsOf(v);
