@@ -53,6 +53,20 @@
 // RUN: %{check}
 // split_cache_length: remark: attn-flash: decode: the 4 query heads x 1 queries {{.*}} split-KV: the key blocks of each tile in {{[0-9]+}} ranges {{.*}} key blocks classified at run time
 // split_causal: remark: attn-flash: decode: the 2 query heads x 2 queries {{.*}} split-KV: the key blocks of each tile in {{[0-9]+}} ranges
+// f16 and bf16 caches: the decode tiles read K and V in their element type
+// and extend them as they load them (no f32 copy of the cache); outputs are
+// rounded to the element type (looser tolerance).
+// DEFINE: %{lowp} = attn-run %s --entry %{fn} --random-inputs --seed 5 --save-inputs %t/%{fn} --output %t/%{fn}.npy && attn-ref %s --entry %{fn} --inputs %t/%{fn} --compare %t/%{fn}.npy --rtol 1e-2 --atol 1e-2
+// REDEFINE: %{fn} = g4_bf16
+// REDEFINE: %{args} =
+// RUN: %{lowp}
+// REDEFINE: %{fn} = g8_lq2_f16_split
+// RUN: %{lowp}
+// RUN: attn-opt %s --attn-flash="vector-width=8 vector-registers=16" 2>/dev/null | FileCheck %s --check-prefix=LOWP
+// LOWP-LABEL: func.func @g4_bf16
+// LOWP-NOT: arith.extf {{.*}} : tensor
+// LOWP: vector.load {{.*}} : memref<2x2x301x64xbf16>, vector<8xbf16>
+// LOWP: arith.extf {{.*}} : vector<8xbf16> to vector<8xf32>
 
 func.func @g4_lq1(%query: tensor<2x8x1x64xf32>, %key: tensor<2x2x77x64xf32>, %value: tensor<2x2x77x64xf32>) -> tensor<2x8x1x64xf32> {
   %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax, scale = 0.125 : f32} : tensor<2x8x1x64xf32>, tensor<2x2x77x64xf32>, tensor<2x2x77x64xf32> -> tensor<2x8x1x64xf32>
@@ -102,4 +116,14 @@ func.func @split_causal(%query: tensor<1x2x2x32xf32>, %key: tensor<1x1x1500x32xf
 func.func @split_cache_length(%query: tensor<1x4x1x32xf32>, %key: tensor<1x1x2000x32xf32>, %value: tensor<1x1x2000x32xf32>, %lk: tensor<1xi32>) -> tensor<1x4x1x32xf32> {
   %0 = attn.attention %query, %key, %value key_lengths(%lk : tensor<1xi32>) {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<1x4x1x32xf32>, tensor<1x1x2000x32xf32>, tensor<1x1x2000x32xf32> -> tensor<1x4x1x32xf32>
   return %0 : tensor<1x4x1x32xf32>
+}
+
+func.func @g4_bf16(%query: tensor<2x8x1x64xbf16>, %key: tensor<2x2x301x64xbf16>, %value: tensor<2x2x301x64xbf16>) -> tensor<2x8x1x64xbf16> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<2x8x1x64xbf16>, tensor<2x2x301x64xbf16>, tensor<2x2x301x64xbf16> -> tensor<2x8x1x64xbf16>
+  return %0 : tensor<2x8x1x64xbf16>
+}
+
+func.func @g8_lq2_f16_split(%query: tensor<1x8x1x32xf16>, %key: tensor<1x1x2000x32xf16>, %value: tensor<1x1x2000x32xf16>) -> tensor<1x8x1x32xf16> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax, pattern = #attn.window<before = 1500, after = 0>} : tensor<1x8x1x32xf16>, tensor<1x1x2000x32xf16>, tensor<1x1x2000x32xf16> -> tensor<1x8x1x32xf16>
+  return %0 : tensor<1x8x1x32xf16>
 }

@@ -68,8 +68,12 @@ void KernelFrame::prepare() {
   Value key = spec.key;
   if (spec.qkNormEps) // K is normalized once, up front.
     key = layerNorm(tb, key, *spec.qkNormEps);
-  keyBuf = buffer(key);
-  valueBuf = buffer(spec.value);
+  // (K and V in their own element type, when the target converts them as
+  // it loads them; the normalized key is f32.)
+  keyBuf = kvInElementType && !spec.qkNormEps ? readOnlyBuffer(b, key)
+                                              : buffer(key);
+  valueBuf = kvInElementType ? readOnlyBuffer(b, spec.value)
+                             : buffer(spec.value);
   biasBuf = buffer(spec.bias);
   gateBuf = buffer(spec.gate);
   slopeBuf = readOnlyBuffer(b, spec.alibiSlopes);

@@ -66,6 +66,9 @@ public:
   }
 
   SmallVector<Value> build() {
+    // Decode tiles with the head dim in the lanes extend f16 / bf16 K and
+    // V as they load them.
+    f.kvInElementType = dRows > 0;
     f.prepare();
     f.guarded([&] {
       SmallVector<Value> lbs = {f.idx(0), f.idx(0), f.idx(0)};
@@ -582,10 +585,10 @@ private:
                     memref::LoadOp::create(
                         b, st, ValueRange{f.add(jc, j), f.idx(r)})));
               for (int64_t g = 0; g < eg; ++g)
-                vv.push_back(f.vectorLoad(
-                    vf, f.valueBuf,
+                vv.push_back(f.toF32(f.vectorLoad(
+                    kvVector(f.valueBuf), f.valueBuf,
                     ValueRange{keyAt[j][0], keyAt[j][1], keyAt[j][2], col(g)},
-                    f.valueDim));
+                    f.valueDim)));
               for (int64_t r = 0; r < dRows; ++r)
                 for (int64_t g = 0; g < eg; ++g)
                   acc[r * eg + g] =
@@ -599,6 +602,12 @@ private:
           });
       return SmallVector<Value>();
     });
+  }
+
+  /// A vector of a lane count of `buf`'s elements.
+  VectorType kvVector(Value buf) {
+    return VectorType::get({lanes},
+                           cast<MemRefType>(buf.getType()).getElementType());
   }
 
   /// QK^T of `keyAt.size()` keys with the head dim in the lanes (decode):
@@ -615,9 +624,10 @@ private:
             qv.push_back(
                 vector::LoadOp::create(b, vf, qRowsBuf, ValueRange{f.idx(r), d}));
           for (int64_t j = 0; j < nj; ++j) {
-            Value kv = f.vectorLoad(
-                vf, f.keyBuf, ValueRange{keyAt[j][0], keyAt[j][1], keyAt[j][2], d},
-                f.headDim);
+            Value kv = f.toF32(f.vectorLoad(
+                kvVector(f.keyBuf), f.keyBuf,
+                ValueRange{keyAt[j][0], keyAt[j][1], keyAt[j][2], d},
+                f.headDim));
             for (int64_t r = 0; r < dRows; ++r)
               next.push_back(
                   vector::FMAOp::create(b, qv[r], kv, a[j * dRows + r]));

@@ -126,6 +126,11 @@ public:
       keySegmentBuf, outputBuf;
   /// ALiBi slopes and attention sinks (f32 `Hq`, null when absent).
   Value slopeBuf, sinkBuf;
+  /// Set before prepare(): K and V buffers keep the operands' element type
+  /// (f16, bf16) even where the target reads f32 operands, for a target
+  /// that extends them as it loads them (the CPU's decode tiles: each K/V
+  /// element read once, half the bytes of an f32 copy).
+  bool kvInElementType = false;
   /// A paged KV cache: the page table (i32 `B x P_max`; keyBuf and
   /// valueBuf are then pools of pages) and the page size; null and 0
   /// otherwise.
