@@ -8,12 +8,16 @@
 #
 #   bench/decode.sh [Lk...]
 #
-# Environment: DECODE_THREADS (2), DECODE_RUNS (10), DECODE_TRIAD_GBS.
+# Environment: DECODE_THREADS (2), DECODE_RUNS (10), DECODE_TRIAD_GBS,
+# DECODE_DTYPE (f32; bf16 or f16: the whole op in that type, the K/V bytes
+# halved).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 threads="${DECODE_THREADS:-2}"
 runs="${DECODE_RUNS:-10}"
 triad="${DECODE_TRIAD_GBS:-}"
+dtype="${DECODE_DTYPE:-f32}"
+case "$dtype" in f32) bytes=4 ;; bf16 | f16) bytes=2 ;; *) echo "DECODE_DTYPE: f32, bf16 or f16" >&2; exit 2 ;; esac
 lengths=("$@")
 ((${#lengths[@]})) || lengths=(1024 4096 8192)
 dir="$(mktemp -d)"
@@ -21,7 +25,7 @@ trap 'rm -rf "$dir"' EXIT
 echo "| Lk | ms | K/V GB/s | share of triad |"
 echo "| --- | --- | --- | --- |"
 for lk in "${lengths[@]}"; do
-  q="tensor<4x32x1x128xf32>" kv="tensor<4x8x${lk}x128xf32>"
+  q="tensor<4x32x1x128x$dtype>" kv="tensor<4x8x${lk}x128x$dtype>"
   cat > "$dir/decode.mlir" <<MLIR
 func.func @decode(%query: $q, %key: $kv, %value: $kv) -> $q {
   %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax, pattern = #attn.causal} : $q, $kv, $kv -> $q
@@ -29,8 +33,8 @@ func.func @decode(%query: $q, %key: $kv, %value: $kv) -> $q {
 }
 MLIR
   read -r ms _ <<< "$(bench_one "$dir/decode.mlir" "$threads" "$runs")"
-  awk -v l="$lk" -v ms="$ms" -v t="$triad" 'BEGIN {
-    gbs = 2 * 4 * 8 * l * 128 * 4 / (ms / 1000) / 1e9
+  awk -v l="$lk" -v ms="$ms" -v t="$triad" -v w="$bytes" 'BEGIN {
+    gbs = 2 * 4 * 8 * l * 128 * w / (ms / 1000) / 1e9
     share = t == "" ? "-" : sprintf("%.0f %%", 100 * gbs / t)
     printf "| %d | %.1f | %.1f | %s |\n", l, ms, gbs, share }'
 done
