@@ -2,8 +2,9 @@
 // the scalar reference, which reads key j of sequence b from page
 // pt[b, j / page]. Shuffled page tables whose unused entries hold garbage
 // (9999, -7, 123456: never read), cache lengths 0, 1, 17, 77, 200, 301;
-// page 16 (a key block per page: its page looked up once), page 5 (a page
-// smaller than a key block: each key's page looked up), decode tiles with
+// page 128 and prefill with page 16 (key blocks fitted into pages: a block's
+// page looked up once), pages 16 and 5 in decode (each key's page looked
+// up), decode tiles with
 // GQA, causal and window patterns, prefill (Lq = 40), split-KV, with ALiBi,
 // sinks and the log-sum-exp; the reference lowering (pages gathered) and
 // the GPU pipeline (left to the reference lowering, remark).
@@ -17,20 +18,29 @@
 // RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/s4.npy --dtype '<f4' --shape 4 --values 0.25,0.0625,0.015625,0.00390625
 // DEFINE: %{fn} =
 // DEFINE: %{args} =
-// DEFINE: %{run} = attn-run %s --entry %{fn} --random-inputs --seed 11 %{args} --save-inputs %t/%{fn} --output %t/%{fn}.npy --remarks 2> %t/%{fn}.remarks > %t/%{fn}.out && attn-ref %s --entry %{fn} --inputs %t/%{fn} --compare %t/%{fn}.npy --rtol 1e-4 --atol 1e-5
+// DEFINE: %{tol} = --rtol 1e-4 --atol 1e-5
+// DEFINE: %{run} = attn-run %s --entry %{fn} --random-inputs --seed 11 %{args} --save-inputs %t/%{fn} --output %t/%{fn}.npy --remarks 2> %t/%{fn}.remarks > %t/%{fn}.out && attn-ref %s --entry %{fn} --inputs %t/%{fn} --compare %t/%{fn}.npy %{tol}
 // DEFINE: %{check} = %{run} && FileCheck %s --check-prefix=%{fn} < %t/%{fn}.remarks
 // REDEFINE: %{fn} = decode_p16
 // REDEFINE: %{args} = --input pt=%t/in/pt16.npy --input lk=%t/in/lk16.npy
 // RUN: %{check}
-// decode_p16: remark: attn-flash: decode: the 4 query heads x 1 queries {{.*}}; paged cache, pages of 16 keys: a key block's page looked up once
+// decode_p16: remark: attn-flash: decode: the 4 query heads x 1 queries {{.*}}; paged cache, pages of 16 keys: each key's page looked up
 // REDEFINE: %{fn} = decode_p5_window
 // REDEFINE: %{args} = --input pt=%t/in/pt5.npy --input lk=%t/in/lk5.npy
 // RUN: %{check}
 // decode_p5_window: remark: attn-flash: decode: the 4 query heads x 3 queries {{.*}}; paged cache, pages of 5 keys: each key's page looked up
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/lk128.npy --dtype '<i4' --shape 2 --values 200,384
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/pt128.npy --dtype '<i4' --shape 2,3 --values 3,7,999,5,1,9
+// REDEFINE: %{fn} = decode_p128
+// REDEFINE: %{args} = --input pt=%t/in/pt128.npy --input lk=%t/in/lk128.npy
+// REDEFINE: %{tol} = --rtol 1e-2 --atol 1e-2
+// RUN: %{check}
+// REDEFINE: %{tol} = --rtol 1e-4 --atol 1e-5
+// decode_p128: remark: attn-flash: decode: {{.*}}; paged cache, pages of 128 keys: a key block's page looked up once
 // REDEFINE: %{fn} = prefill_p16
 // REDEFINE: %{args} = --input pt=%t/in/pt16.npy --input lk=%t/in/lk16.npy
 // RUN: %{check}
-// prefill_p16: remark: attn-flash: tiles of
+// prefill_p16: remark: attn-flash: tiles of {{.*}}; paged cache, pages of 16 keys: a key block's page looked up once
 // REDEFINE: %{fn} = split_p16
 // REDEFINE: %{args} = --input pt=%t/in/pts.npy --input lk=%t/in/lks.npy --input slopes=%t/in/s4.npy
 // RUN: %{check}
@@ -64,4 +74,9 @@ func.func @prefill_p16(%query: tensor<3x2x40x32xf32>, %key: tensor<64x2x16x32xf3
 func.func @split_p16(%query: tensor<1x4x1x32xf32>, %key: tensor<130x1x16x32xf32>, %value: tensor<130x1x16x32xf32>, %pt: tensor<1x125xi32>, %lk: tensor<1xi32>, %slopes: tensor<4xf32>, %sinks: tensor<4xf32>) -> (tensor<1x4x1x32xf32>, tensor<1x4x1xf32>) {
   %0, %1 = attn.attention %query, %key, %value key_lengths(%lk : tensor<1xi32>) alibi_slopes(%slopes : tensor<4xf32>) sinks(%sinks : tensor<4xf32>) page_table(%pt : tensor<1x125xi32>) {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<1x4x1x32xf32>, tensor<130x1x16x32xf32>, tensor<130x1x16x32xf32> -> tensor<1x4x1x32xf32>, tensor<1x4x1xf32>
   return %0, %1 : tensor<1x4x1x32xf32>, tensor<1x4x1xf32>
+}
+
+func.func @decode_p128(%query: tensor<2x8x1x32xbf16>, %key: tensor<12x2x128x32xbf16>, %value: tensor<12x2x128x32xbf16>, %pt: tensor<2x3xi32>, %lk: tensor<2xi32>) -> tensor<2x8x1x32xbf16> {
+  %0 = attn.attention %query, %key, %value key_lengths(%lk : tensor<2xi32>) page_table(%pt : tensor<2x3xi32>) {normalizer = #attn.softmax, pattern = #attn.window<before = 100, after = 0>} : tensor<2x8x1x32xbf16>, tensor<12x2x128x32xbf16>, tensor<12x2x128x32xbf16> -> tensor<2x8x1x32xbf16>
+  return %0 : tensor<2x8x1x32xbf16>
 }

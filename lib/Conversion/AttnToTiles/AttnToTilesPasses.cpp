@@ -152,9 +152,14 @@ constexpr int64_t kMinSplitBlocks = 4;
 /// A paged cache: unless the key block was given, the largest key block
 /// (no larger than the model's, a multiple of the keys of a QK^T register
 /// block) that divides the page size, so that each block lies in one page
-/// (its page looked up once); none: blocks look up each key's page.
+/// (its page looked up once); none: blocks look up each key's page. Decode
+/// tiles keep their block when pages are smaller: they look up each key's
+/// page once per block step (a table load per key, against D and Dv
+/// elements of it), cheaper than the per-block work of small blocks.
 static void fitPages(AttentionOp op, TileSizes &tiles, int64_t keyBlock) {
   if (!op.isPaged() || keyBlock > 0)
+    return;
+  if (tiles.groupedRows && op.getPageSize() < tiles.keyBlock)
     return;
   int64_t page = op.getPageSize();
   for (int64_t nb = std::min(tiles.keyBlock, page); nb >= tiles.keysPerStep;
@@ -198,7 +203,7 @@ chooseKernelTiles(AttentionOp op, const KernelSpec &spec,
   if (failed(tiles))
     return failure();
   tiles->groupedRows = grouped;
-  fitPages(op, *tiles, keyBlock);
+  fitPages(op, *tiles, keyBlock); // (after groupedRows: decode keeps blocks)
   const AttentionDims &d = spec.dims;
   if (!ShapedType::isDynamic(d.batch) && !ShapedType::isDynamic(d.keyLen)) {
     int64_t tasks = d.batch * d.kvHeads *
