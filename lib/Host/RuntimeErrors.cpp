@@ -15,10 +15,10 @@ using namespace mlir::attn;
 
 const char *mlir::attn::attentionOperandName(int64_t operand) {
   static const char *const names[] = {
-      "query",         "key",         "value",         "bias",
-      "gate",          "segments",    "key_segments",  "projection",
-      "query_lengths", "key_lengths", "query_offsets", "key_offsets",
-      "mask",          "alibi_slopes", "sinks",        "page_table"};
+      "query",         "key",          "value",         "bias",
+      "gate",          "segments",     "key_segments",  "projection",
+      "query_lengths", "key_lengths",  "query_offsets", "key_offsets",
+      "mask",          "alibi_slopes", "sinks",         "page_table"};
   if (operand < 0 || operand >= static_cast<int64_t>(std::size(names)))
     return "an operand";
   return names[operand];
@@ -94,8 +94,8 @@ int mlir::attn::formatRuntimeError(char *buffer, size_t size, int32_t code,
                     a & 0xffff, a >> 16, b, c);
   case RuntimeError::PageOutOfRange:
     return snprintf(buffer, size,
-                    "%s%s[%" PRId64 "] = %" PRId64
-                    " is outside [0, %" PRId64 "), the pages of key and value",
+                    "%s%s[%" PRId64 "] = %" PRId64 " is outside [0, %" PRId64
+                    "), the pages of key and value",
                     op, entryName, entryIndex, b, c);
   case RuntimeError::NullPointer:
     return snprintf(buffer, size,

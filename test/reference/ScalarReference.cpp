@@ -195,7 +195,8 @@ static Row normalize(const Row &scores, const std::vector<bool> &ok,
         sum += (p[j] = std::exp(scores[j] - m));
     for (double &x : p)
       x = sum > 0 ? x / sum : 0.0;
-    *lse = sum > 0 ? m + std::log(sum) : -std::numeric_limits<double>::infinity();
+    *lse =
+        sum > 0 ? m + std::log(sum) : -std::numeric_limits<double>::infinity();
     return p;
   }
   case AttentionSpec::Normalizer::Pointwise: {
@@ -273,8 +274,7 @@ Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
     if (!spec.pageTable)
       return {b, j};
     int64_t page = k.dim(2);
-    return {static_cast<int64_t>(spec.pageTable->at({b, j / page})),
-            j % page};
+    return {static_cast<int64_t>(spec.pageTable->at({b, j / page})), j % page};
   };
   // Rows no sequence covers stay zero.
   Tensor out({batch, hq, lqAll, dv});
@@ -309,7 +309,8 @@ Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
             if (spec.softcap)
               s = *spec.softcap * std::tanh(s / *spec.softcap);
             if (spec.alibiSlopes)
-              s -= spec.alibiSlopes->data[h] * std::abs(double(i + lk - lq - j));
+              s -=
+                  spec.alibiSlopes->data[h] * std::abs(double(i + lk - lq - j));
             if (spec.bias) {
               int64_t bb = spec.bias->dim(0) == 1 ? 0 : b;
               int64_t bh = spec.bias->dim(1) == 1 ? 0 : h;

@@ -70,10 +70,10 @@ void KernelFrame::prepare() {
     key = layerNorm(tb, key, *spec.qkNormEps);
   // (K and V in their own element type, when the target converts them as
   // it loads them; the normalized key is f32.)
-  keyBuf = kvInElementType && !spec.qkNormEps ? readOnlyBuffer(b, key)
-                                              : buffer(key);
-  valueBuf = kvInElementType ? readOnlyBuffer(b, spec.value)
-                             : buffer(spec.value);
+  keyBuf =
+      kvInElementType && !spec.qkNormEps ? readOnlyBuffer(b, key) : buffer(key);
+  valueBuf =
+      kvInElementType ? readOnlyBuffer(b, spec.value) : buffer(spec.value);
   biasBuf = buffer(spec.bias);
   gateBuf = buffer(spec.gate);
   slopeBuf = readOnlyBuffer(b, spec.alibiSlopes);
@@ -106,7 +106,7 @@ void KernelFrame::prepare() {
   batchSize = dimOf(b, queryBuf, 0);
   queryLen = dimOf(b, queryBuf, 2);
   keyLen = pageTableBuf ? mul(dimOf(b, pageTableBuf, 1), pageSize)
-                       : dimOf(b, keyBuf, 2);
+                        : dimOf(b, keyBuf, 2);
   Type outElem =
       convert ? f32 : cast<ShapedType>(spec.resultType).getElementType();
   auto outType = MemRefType::get(
@@ -514,8 +514,8 @@ Value KernelFrame::keyRow(Value key, bool clamp) {
 SmallVector<Value, 3> KernelFrame::kvAt(Value keyRow) {
   if (!pageTableBuf)
     return {batch, kvHead, keyRow};
-  Value page = memref::LoadOp::create(
-      b, pageTableBuf, ValueRange{batch, div(keyRow, pageSize)});
+  Value page = memref::LoadOp::create(b, pageTableBuf,
+                                      ValueRange{batch, div(keyRow, pageSize)});
   return {arith::IndexCastOp::create(b, b.getIndexType(), page), kvHead,
           rem(keyRow, pageSize)};
 }

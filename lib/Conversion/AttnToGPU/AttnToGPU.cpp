@@ -44,8 +44,9 @@ struct ConvertAttnToGPUPass
       if (op.getLse() || op.isPaged()) {
         op.emitRemark() << getArgument()
                         << ": left for the reference lowering: the GPU kernels "
-                        << (op.isPaged() ? "do not read a paged KV cache"
-                                         : "do not write the log-sum-exp result");
+                        << (op.isPaged()
+                                ? "do not read a paged KV cache"
+                                : "do not write the log-sum-exp result");
         return;
       }
       ops.push_back(op);

@@ -46,11 +46,10 @@ Value mlir::attn::gatherPages(TensorBuilder &tb, Value pool, Value table) {
   if (auto n = getConstantIntValue(tablePages))
     sizes[2] = b.getIndexAttr(*n * page);
   else
-    sizes[2] = arith::MulIOp::create(b, tb.indexOf(tablePages),
-                                     tb.index(page))
+    sizes[2] = arith::MulIOp::create(b, tb.indexOf(tablePages), tb.index(page))
                    .getResult();
-  Value last = arith::SubIOp::create(
-      b, tensor::DimOp::create(b, pool, 0), tb.index(1));
+  Value last =
+      arith::SubIOp::create(b, tensor::DimOp::create(b, pool, 0), tb.index(1));
   return tb.generic(
       {}, {}, tb.empty(sizes, poolType.getElementType()),
       tb.map(4, {0, 1, 2, 3}), "pppp",
@@ -62,15 +61,14 @@ Value mlir::attn::gatherPages(TensorBuilder &tb, Value pool, Value table) {
             bb, bb.getIndexType(),
             tensor::ExtractOp::create(
                 bb, table,
-                ValueRange{i[0], arith::DivUIOp::create(bb, i[2],
-                                                        tb.index(page))}));
+                ValueRange{i[0],
+                           arith::DivUIOp::create(bb, i[2], tb.index(page))}));
         pageIdx = arith::MaxSIOp::create(
             bb, arith::MinSIOp::create(bb, pageIdx, last), tb.index(0));
         return tensor::ExtractOp::create(
             bb, pool,
             ValueRange{pageIdx, i[1],
-                       arith::RemUIOp::create(bb, i[2], tb.index(page)),
-                       i[3]});
+                       arith::RemUIOp::create(bb, i[2], tb.index(page)), i[3]});
       });
 }
 
@@ -357,24 +355,25 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec,
           x = arith::MulFOp::create(bb, x, tb.f32Const(spec.scale));
         if (spec.softcap) {
           Value t = math::TanhOp::create(
-              bb, arith::MulFOp::create(bb, x, tb.f32Const(1.0 / *spec.softcap)));
+              bb,
+              arith::MulFOp::create(bb, x, tb.f32Const(1.0 / *spec.softcap)));
           x = arith::MulFOp::create(bb, t, tb.f32Const(*spec.softcap));
         }
         if (spec.alibiSlopes) {
           // -slope[h] * |i + Lk - Lq - j|, per sequence for varlen batches.
           Value q = pos ? pos->query : idx[3], k = pos ? pos->key : idx[4];
-          Value offset = pos ? pos->offset
-                             : arith::SubIOp::create(bb, keyLen, queryLen);
+          Value offset =
+              pos ? pos->offset : arith::SubIOp::create(bb, keyLen, queryLen);
           Value dist = arith::SubIOp::create(
               bb, arith::AddIOp::create(bb, q, offset), k);
           dist = math::AbsIOp::create(
               bb, arith::IndexCastOp::create(bb, bb.getI64Type(), dist));
-          Value slope = tensor::ExtractOp::create(
-              bb, spec.alibiSlopes, ValueRange{headOf(bb, idx)});
+          Value slope = tensor::ExtractOp::create(bb, spec.alibiSlopes,
+                                                  ValueRange{headOf(bb, idx)});
           x = arith::SubFOp::create(
               bb, x,
-              arith::MulFOp::create(
-                  bb, slope, arith::SIToFPOp::create(bb, tb.f32, dist)));
+              arith::MulFOp::create(bb, slope,
+                                    arith::SIToFPOp::create(bb, tb.f32, dist)));
         }
         if (spec.bias)
           x = arith::AddFOp::create(bb, x, spec.bias(bb, idx));
@@ -469,15 +468,13 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec,
   Value rowSum = tb.rowSum(ex);
   if (spec.sinks)
     rowSum = tb.elementwise(
-        {rowSum, rowMax},
-        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+        {rowSum, rowMax}, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
           Value t = arith::SubFOp::create(bb, sinkOf(bb), a[1]);
           return arith::AddFOp::create(bb, a[0], math::ExpOp::create(bb, t));
         });
   if (lse)
     *lse = tb.elementwise(
-        {rowSum, rowMax},
-        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+        {rowSum, rowMax}, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
           Value positive = arith::CmpFOp::create(bb, arith::CmpFPredicate::OGT,
                                                  a[0], tb.f32Const(0));
           Value v =

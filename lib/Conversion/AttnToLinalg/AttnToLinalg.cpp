@@ -100,10 +100,12 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
     spec.alibiSlopes = op.getAlibiSlopes();
     spec.sinks = op.getSinks();
     Value lse;
-    Value o = applyValues5(tb, weights5(tb, s, spec, op.getLse() ? &lse : nullptr),
-                           valueIn, &spec);
+    Value o =
+        applyValues5(tb, weights5(tb, s, spec, op.getLse() ? &lse : nullptr),
+                     valueIn, &spec);
     o = applyGate(tb, o, op.getGate(), d.kvHeads);
-    SmallVector<Value> results = {finishHeads(tb, o, elementTypeOf(op.getQuery()))};
+    SmallVector<Value> results = {
+        finishHeads(tb, o, elementTypeOf(op.getQuery()))};
     if (lse)
       results.push_back(tensor::CollapseShapeOp::create(
           b, lse, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}}));

@@ -258,9 +258,9 @@ static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
         op);
     if (op.isPaged())
       remark << "; paged cache, pages of " << op.getPageSize() << " keys: "
-           << (op.getPageSize() % tiles->keyBlock == 0
-                   ? "a key block's page looked up once"
-                   : "each key's page looked up");
+             << (op.getPageSize() % tiles->keyBlock == 0
+                     ? "a key block's page looked up once"
+                     : "each key's page looked up");
     emitKernel(op, target, *tiles, nullptr);
     return success();
   }

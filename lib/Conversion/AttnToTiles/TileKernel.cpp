@@ -216,10 +216,10 @@ private:
         b, MemRefType::get({f.valueDim, tileRows}, f32));
 
     if (dRows) {
-      qRowsBuf = memref::AllocOp::create(
-          b, MemRefType::get({dRows, f.headDim}, f32));
-      oRowsBuf = memref::AllocOp::create(
-          b, MemRefType::get({dRows, f.valueDim}, f32));
+      qRowsBuf =
+          memref::AllocOp::create(b, MemRefType::get({dRows, f.headDim}, f32));
+      oRowsBuf =
+          memref::AllocOp::create(b, MemRefType::get({dRows, f.valueDim}, f32));
     }
     setLanePositions();
     laneSlopes.clear();
@@ -236,9 +236,9 @@ private:
     if (dRows)
       f.forEach(0, dRows, 1, [&](Value r) {
         f.forEach(0, f.headDim, 1, [&](Value d) {
-          memref::StoreOp::create(b,
-                                  memref::LoadOp::create(b, qt, ValueRange{d, r}),
-                                  qRowsBuf, ValueRange{r, d});
+          memref::StoreOp::create(
+              b, memref::LoadOp::create(b, qt, ValueRange{d, r}), qRowsBuf,
+              ValueRange{r, d});
         });
         f.forEach(0, f.valueDim, lanes, [&](Value e) {
           vector::StoreOp::create(b, fsplat(0.0), oRowsBuf, ValueRange{r, e});
@@ -405,9 +405,9 @@ private:
       Value pos = arith::RemUIOp::create(b, rows, splatIdx(lq));
       auto vi32 = VectorType::get({lanes}, b.getI32Type());
       lanePositions.push_back(arith::IndexCastOp::create(b, vi32, pos));
-      Value heads = arith::AddIOp::create(
-          b, vector::BroadcastOp::create(b, vi, f.head),
-          arith::DivUIOp::create(b, rows, splatIdx(lq)));
+      Value heads =
+          arith::AddIOp::create(b, vector::BroadcastOp::create(b, vi, f.head),
+                                arith::DivUIOp::create(b, rows, splatIdx(lq)));
       laneHeads.push_back(arith::IndexCastOp::create(b, vi32, heads));
     }
   }
@@ -481,9 +481,9 @@ private:
       f.head = head;
       f.ifThen(inside, [&] {
         Value l = memref::LoadOp::create(b, lbuf, ValueRange{r});
-        Value m = mbuf ? memref::LoadOp::create(b, mbuf, ValueRange{r})
-                             .getResult()
-                       : Value();
+        Value m =
+            mbuf ? memref::LoadOp::create(b, mbuf, ValueRange{r}).getResult()
+                 : Value();
         Value inv = f.rowFactor(l, m);
         if (spec.lse)
           f.storeLse(l, m, row);
@@ -621,8 +621,8 @@ private:
         f.idx(0), f.idx(f.headDim), lanes, zeros, [&](Value d, ValueRange a) {
           SmallVector<Value> qv, next;
           for (int64_t r = 0; r < dRows; ++r)
-            qv.push_back(
-                vector::LoadOp::create(b, vf, qRowsBuf, ValueRange{f.idx(r), d}));
+            qv.push_back(vector::LoadOp::create(b, vf, qRowsBuf,
+                                                ValueRange{f.idx(r), d}));
           for (int64_t j = 0; j < nj; ++j) {
             Value kv = f.toF32(f.vectorLoad(
                 kvVector(f.keyBuf), f.keyBuf,
@@ -669,8 +669,8 @@ private:
           blockPage
               ? SmallVector<Value, 3>{nextAt[0], nextAt[1],
                                       f.add(nextAt[2],
-                                            f.minIdx(j, f.sub(lastKey,
-                                                              nextFirst)))}
+                                            f.minIdx(
+                                                j, f.sub(lastKey, nextFirst)))}
               : f.kvAt(f.keyRow(f.add(next, j), /*clamp=*/true));
       for (auto [buf, dim] :
            {std::pair(f.keyBuf, f.headDim), std::pair(f.valueBuf, f.valueDim)})
@@ -730,7 +730,8 @@ private:
         });
   }
 
-  /// `nj` keys from k0 + jb: QK^T in registers (dotsAlongLanes, or for decode tiles dotsAlongHeadDim), then the frame's scores.
+  /// `nj` keys from k0 + jb: QK^T in registers (dotsAlongLanes, or for decode
+  /// tiles dotsAlongHeadDim), then the frame's scores.
   SmallVector<Value> scoreStep(Value k0, Value jb, int64_t nj, bool masked,
                                Value qt, Value st, ValueRange mrun) {
     // Keys in the sequence, and their buffer rows (clamped in partial

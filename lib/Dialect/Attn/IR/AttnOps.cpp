@@ -26,12 +26,10 @@ using namespace mlir::attn::detail;
 
 /// Checks the query/key/value/result dimensions shared by attention-like
 /// ops and returns them.
-FailureOr<AttentionDims> mlir::attn::detail::verifyQKV(ShapeChecker &check,
-                                                       Operation *op, Named q,
-                                                       Named k, Named v,
-                                                       Named result,
-                                                       std::optional<int64_t>
-                                                           pagedKeyLen) {
+FailureOr<AttentionDims>
+mlir::attn::detail::verifyQKV(ShapeChecker &check, Operation *op, Named q,
+                              Named k, Named v, Named result,
+                              std::optional<int64_t> pagedKeyLen) {
   if (failed(check.requireRank({q, k, v, result}, 4,
                                "batch x heads x length x dim")))
     return failure();
@@ -42,15 +40,17 @@ FailureOr<AttentionDims> mlir::attn::detail::verifyQKV(ShapeChecker &check,
                                   pagedKeyLen ? "the number of pages"
                                               : "the batch size")) ||
       failed(check.requireSameDim(k, 1, v, 1, "the number of heads")) ||
-      failed(check.requireSameDim(k, 2, v, 2,
-                                  pagedKeyLen ? "the page size"
-                                              : "the key length")) ||
+      failed(check.requireSameDim(
+          k, 2, v, 2, pagedKeyLen ? "the page size" : "the key length")) ||
       failed(check.requireSameDim(q, 3, k, 3, "the head dimension")))
     return failure();
-  AttentionDims d{q.type.getDimSize(0), q.type.getDimSize(1),
-                  k.type.getDimSize(1), q.type.getDimSize(2),
+  AttentionDims d{q.type.getDimSize(0),
+                  q.type.getDimSize(1),
+                  k.type.getDimSize(1),
+                  q.type.getDimSize(2),
                   pagedKeyLen ? *pagedKeyLen : k.type.getDimSize(2),
-                  q.type.getDimSize(3),        v.type.getDimSize(3)};
+                  q.type.getDimSize(3),
+                  v.type.getDimSize(3)};
   if (d.kvHeads == 0 || d.queryHeads % d.kvHeads != 0)
     return op->emitOpError()
            << "expects the query heads (" << d.queryHeads
@@ -121,9 +121,8 @@ static FailureOr<int64_t> verifyPageTable(AttentionOp op, ShapeChecker &check) {
   if (ShapedType::isDynamic(pages))
     return ShapedType::kDynamic;
   if (pages > std::numeric_limits<int32_t>::max() / page)
-    return op.emitOpError() << "has a page table of " << pages
-                            << " pages of " << page
-                            << " keys: more keys than int32 positions";
+    return op.emitOpError() << "has a page table of " << pages << " pages of "
+                            << page << " keys: more keys than int32 positions";
   return pages * page;
 }
 
@@ -247,10 +246,9 @@ LogicalResult AttentionOp::verify() {
   if (failed(dims))
     return failure();
   const AttentionDims &d = *dims;
-  if (isPaged() && failed(check.requireShape({"page_table",
-                                              typeOf(getPageTable())},
-                                             {d.batch, ShapedType::kDynamic},
-                                             "batch x max pages")))
+  if (isPaged() && failed(check.requireShape(
+                       {"page_table", typeOf(getPageTable())},
+                       {d.batch, ShapedType::kDynamic}, "batch x max pages")))
     return failure();
   if (failed(check.requireSameElementType({q, k, v, res, bias, gate, proj})))
     return failure();

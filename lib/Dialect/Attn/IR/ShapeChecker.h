@@ -194,9 +194,9 @@ inline double defaultScale(int64_t headDim) {
 /// ops and returns them. With `pagedKeyLen`, key and value are pools of
 /// pages (attn.attention's page_table): their dim 0 counts pages, not the
 /// batch, and the key length is `*pagedKeyLen`.
-FailureOr<AttentionDims> verifyQKV(ShapeChecker &check, Operation *op, Named q,
-                                   Named k, Named v, Named result,
-                                   std::optional<int64_t> pagedKeyLen = std::nullopt);
+FailureOr<AttentionDims>
+verifyQKV(ShapeChecker &check, Operation *op, Named q, Named k, Named v,
+          Named result, std::optional<int64_t> pagedKeyLen = std::nullopt);
 
 /// The dimensions of query/key/value tensors (already verified).
 AttentionDims dimsOf(Value query, Value key, Value value);

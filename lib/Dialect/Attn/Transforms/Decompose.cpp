@@ -89,7 +89,8 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     if (succeeded(decomposeAttention(rewriter, op)))
       return success();
     op.emitRemark() << "attn-decompose: kept attn.attention: its "
-                    << (op.isVarlen() ? "varlen operands (lengths or offsets) have"
+                    << (op.isVarlen()
+                            ? "varlen operands (lengths or offsets) have"
                         : op.hasScoreModifiers()
                             ? "score modifiers (softcap, ALiBi, sinks) have"
                             : "log-sum-exp result has")

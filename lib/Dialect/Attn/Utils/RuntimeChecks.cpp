@@ -136,8 +136,9 @@ struct Checker {
                     b, b.getI64Type(),
                     tensor::ExtractOp::create(b, table, ValueRange{r, p}));
                 Value bad = arith::OrIOp::create(
-                    b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, e,
-                                             i64(0)),
+                    b,
+                    arith::CmpIOp::create(b, arith::CmpIPredicate::slt, e,
+                                          i64(0)),
                     arith::CmpIOp::create(b, arith::CmpIPredicate::sge, e,
                                           pages64));
                 scf::IfOp::create(b, bad, [&](OpBuilder &, Location) {
@@ -261,9 +262,9 @@ Value mlir::attn::emitRuntimeChecks(ImplicitLocOpBuilder &b, AttentionOp op) {
   return c.ok;
 }
 
-SmallVector<Value> mlir::attn::buildUnderRuntimeChecks(
-    ImplicitLocOpBuilder &b, AttentionOp op,
-    function_ref<SmallVector<Value>()> body) {
+SmallVector<Value>
+mlir::attn::buildUnderRuntimeChecks(ImplicitLocOpBuilder &b, AttentionOp op,
+                                    function_ref<SmallVector<Value>()> body) {
   Value ok = emitRuntimeChecks(b, op);
   if (!ok)
     return body();
@@ -288,7 +289,6 @@ Value mlir::attn::buildUnderRuntimeChecks(ImplicitLocOpBuilder &b,
                                           AttentionOp op,
                                           function_ref<Value()> body) {
   assert(!op.getLse() && "the log-sum-exp result needs the other overload");
-  return buildUnderRuntimeChecks(b, op, [&]() -> SmallVector<Value> {
-    return {body()};
-  })[0];
+  return buildUnderRuntimeChecks(
+      b, op, [&]() -> SmallVector<Value> { return {body()}; })[0];
 }
