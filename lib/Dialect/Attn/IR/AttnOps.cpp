@@ -312,8 +312,8 @@ LogicalResult AttentionOp::verify() {
       return failure();
     // Dynamic exactly where the result is (its B and Lq).
     auto lseType = typeOf(lse);
-    for (auto [i, r] : llvm::enumerate(ArrayRef<int64_t>{0, 1, 2}))
-      if (lseType.isDynamicDim(i) != getType().isDynamicDim(r))
+    for (int64_t i = 0; i < 3; ++i)
+      if (lseType.isDynamicDim(i) != getType().isDynamicDim(i))
         return emitOpError() << "expects lse to be dynamic where the result "
                                 "is, got "
                              << lseType << " and " << getType();
