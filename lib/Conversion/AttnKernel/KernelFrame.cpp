@@ -69,9 +69,8 @@ void KernelFrame::prepare() {
   if (spec.qkNormEps) // K is normalized once, up front.
     key = layerNorm(tb, key, *spec.qkNormEps);
   // (K and V in their own element type, when the target converts them as
-  // it loads them; the normalized key is f32.)
-  keyBuf =
-      kvInElementType && !spec.qkNormEps ? readOnlyBuffer(b, key) : buffer(key);
+  // it loads them; a normalized key is f32 already.)
+  keyBuf = kvInElementType ? readOnlyBuffer(b, key) : buffer(key);
   valueBuf =
       kvInElementType ? readOnlyBuffer(b, spec.value) : buffer(spec.value);
   biasBuf = buffer(spec.bias);

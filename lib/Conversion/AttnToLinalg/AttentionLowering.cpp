@@ -340,6 +340,11 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec,
     else
       lengthFactor = powerOf(tb.b, tb.indexOf(spec.keyLen));
   }
+  // ALiBi's key position of query 0, Lk - Lq (per sequence for varlen
+  // batches, from positionOf).
+  Value alibiOffset;
+  if (spec.alibiSlopes && !varlen)
+    alibiOffset = arith::SubIOp::create(tb.b, keyLen, queryLen);
   Value masked =
       tb.elementwise({s}, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
         SmallVector<Value> idx;
@@ -362,8 +367,7 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec,
         if (spec.alibiSlopes) {
           // -slope[h] * |i + Lk - Lq - j|, per sequence for varlen batches.
           Value q = pos ? pos->query : idx[3], k = pos ? pos->key : idx[4];
-          Value offset =
-              pos ? pos->offset : arith::SubIOp::create(bb, keyLen, queryLen);
+          Value offset = pos ? pos->offset : alibiOffset;
           Value dist = arith::SubIOp::create(
               bb, arith::AddIOp::create(bb, q, offset), k);
           dist = math::AbsIOp::create(
@@ -398,9 +402,7 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec,
           return x;
         Value allowed;
         if (spec.mask) {
-          Value head = arith::AddIOp::create(
-              bb, arith::MulIOp::create(bb, idx[1], tb.index(spec.group)),
-              idx[2]);
+          Value head = headOf(bb, idx);
           MaskEmitter emitter(
               *spec.mask,
               [&](ImplicitLocOpBuilder &eb, const mask::Node &node, Value row,

@@ -159,9 +159,9 @@ constexpr int64_t kMinSplitBlocks = 4;
 static void fitPages(AttentionOp op, TileSizes &tiles, int64_t keyBlock) {
   if (!op.isPaged() || keyBlock > 0)
     return;
-  if (tiles.groupedRows && op.getPageSize() < tiles.keyBlock)
-    return;
   int64_t page = op.getPageSize();
+  if (tiles.groupedRows && page < tiles.keyBlock)
+    return;
   for (int64_t nb = std::min(tiles.keyBlock, page); nb >= tiles.keysPerStep;
        --nb)
     if (page % nb == 0 && nb % tiles.keysPerStep == 0) {
@@ -258,7 +258,7 @@ static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
         op);
     if (op.isPaged())
       remark << "; paged cache, pages of " << op.getPageSize() << " keys: "
-             << (op.getPageSize() % tiles->keyBlock == 0
+             << (keyBlocksFitPages(op.getPageSize(), tiles->keyBlock)
                      ? "a key block's page looked up once"
                      : "each key's page looked up");
     emitKernel(op, target, *tiles, nullptr);

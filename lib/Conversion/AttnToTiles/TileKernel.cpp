@@ -227,22 +227,19 @@ private:
       for (int64_t v = 0; v < queryVectors; ++v)
         laneSlopes.push_back(f.alibiSlope(rowsOf(v)));
     loadQueryTile(qt);
-    f.forEach(0, f.valueDim, 1, [&](Value e) {
-      for (int64_t v = 0; v < queryVectors; ++v)
-        vector::StoreOp::create(b, fsplat(0.0), ot,
-                                ValueRange{e, laneOffset(v)});
-    });
-
+    // O starts at zero: O^T, or with the head dim in the lanes O's rows
+    // (rowsToLanes writes O^T from them).
     if (dRows)
       f.forEach(0, dRows, 1, [&](Value r) {
-        f.forEach(0, f.headDim, 1, [&](Value d) {
-          memref::StoreOp::create(
-              b, memref::LoadOp::create(b, qt, ValueRange{d, r}), qRowsBuf,
-              ValueRange{r, d});
-        });
         f.forEach(0, f.valueDim, lanes, [&](Value e) {
           vector::StoreOp::create(b, fsplat(0.0), oRowsBuf, ValueRange{r, e});
         });
+      });
+    else
+      f.forEach(0, f.valueDim, 1, [&](Value e) {
+        for (int64_t v = 0; v < queryVectors; ++v)
+          vector::StoreOp::create(b, fsplat(0.0), ot,
+                                  ValueRange{e, laneOffset(v)});
       });
     RowState state;
     if (spec.softmax)
@@ -413,9 +410,10 @@ private:
   }
 
   /// qt[d, r] = scale * (normalized) q[b, h, q0 + r, d] (rowAt); rows past
-  /// Lq repeat the last row (their results are never stored).
+  /// Lq repeat the last row (their results are never stored). With the head
+  /// dim in the lanes, the computed rows into qRowsBuf[r, d] instead.
   void loadQueryTile(Value qt) {
-    f.forEach(0, tileRows, 1, [&](Value r) {
+    f.forEach(0, dRows ? dRows : tileRows, 1, [&](Value r) {
       Value head, query;
       std::tie(head, query) = rowAt(r);
       Value row = f.queryRow(query);
@@ -443,7 +441,10 @@ private:
       f.forEach(0, f.headDim, 1, [&](Value d) {
         Value x = arith::SubFOp::create(b, readQ(d), shift);
         x = arith::MulFOp::create(b, x, factor);
-        memref::StoreOp::create(b, x, qt, ValueRange{d, r});
+        if (dRows)
+          memref::StoreOp::create(b, x, qRowsBuf, ValueRange{r, d});
+        else
+          memref::StoreOp::create(b, x, qt, ValueRange{d, r});
       });
     });
   }
@@ -507,7 +508,7 @@ private:
     // A paged cache whose pages hold whole key blocks: the block's page
     // and first row, looked up once.
     blockPage = Value();
-    if (f.pageTableBuf && f.pageSize % keyBlock == 0) {
+    if (f.pageTableBuf && keyBlocksFitPages(f.pageSize, keyBlock)) {
       SmallVector<Value, 3> at = f.kvAt(k0);
       blockPage = at[0];
       blockSlot = at[2];

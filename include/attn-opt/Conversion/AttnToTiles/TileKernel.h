@@ -31,6 +31,12 @@
 
 namespace mlir::attn {
 
+/// True if every key block of a paged cache lies in one page (the kernel
+/// then looks a block's page up once, else each key's).
+inline bool keyBlocksFitPages(int64_t pageSize, int64_t keyBlock) {
+  return pageSize % keyBlock == 0;
+}
+
 /// Emits the kernel at `b`'s insertion point and returns the result tensor,
 /// then the log-sum-exp tensor when the spec has it (spec.lse). `layout` is
 /// the block layout of the mask in blocks of (Mr, Nb) when the spec has a
