@@ -36,6 +36,11 @@
 // all_causal: remark: attn-block-sparse:
 // REDEFINE: %{fn} = pointwise_alibi_softcap
 // RUN: %{check}
+// The order of the contract: bias, ALiBi, then the soft cap (a bias
+// outside the cap would give other scores).
+// REDEFINE: %{fn} = bias_alibi_softcap
+// RUN: %{check}
+// bias_alibi_softcap: remark: attn-flash:
 // pointwise_alibi_softcap: remark: attn-lower-pointwise:
 // REDEFINE: %{slopes} = --input slopes=%t/in/s8.npy
 // REDEFINE: %{fn} = decode_all
@@ -108,4 +113,9 @@ func.func @cache_lengths(%query: tensor<3x4x2x16xf32>, %key: tensor<3x2x?x16xf32
 func.func @all_causal_f16(%query: tensor<1x4x100x32xf16>, %key: tensor<1x2x100x32xf16>, %value: tensor<1x2x100x32xf16>, %slopes: tensor<4xf32>, %sinks: tensor<4xf32>) -> tensor<1x4x100x32xf16> {
   %0 = attn.attention %query, %key, %value alibi_slopes(%slopes : tensor<4xf32>) sinks(%sinks : tensor<4xf32>) {normalizer = #attn.softmax, pattern = #attn.causal, softcap = 5.0 : f32} : tensor<1x4x100x32xf16>, tensor<1x2x100x32xf16>, tensor<1x2x100x32xf16> -> tensor<1x4x100x32xf16>
   return %0 : tensor<1x4x100x32xf16>
+}
+
+func.func @bias_alibi_softcap(%query: tensor<1x4x45x16xf32>, %key: tensor<1x2x45x16xf32>, %value: tensor<1x2x45x16xf32>, %bias: tensor<1x4x45x45xf32>, %slopes: tensor<4xf32>) -> tensor<1x4x45x16xf32> {
+  %0 = attn.attention %query, %key, %value bias(%bias : tensor<1x4x45x45xf32>) alibi_slopes(%slopes : tensor<4xf32>) {normalizer = #attn.softmax, softcap = 1.5 : f32} : tensor<1x4x45x16xf32>, tensor<1x2x45x16xf32>, tensor<1x2x45x16xf32> -> tensor<1x4x45x16xf32>
+  return %0 : tensor<1x4x45x16xf32>
 }

@@ -306,16 +306,16 @@ Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
           double s = dot(qRow, keys[j]);
           if (!kernel) {
             s *= scale;
-            if (spec.softcap)
-              s = *spec.softcap * std::tanh(s / *spec.softcap);
-            if (spec.alibiSlopes)
-              s -=
-                  spec.alibiSlopes->data[h] * std::abs(double(i + lk - lq - j));
             if (spec.bias) {
               int64_t bb = spec.bias->dim(0) == 1 ? 0 : b;
               int64_t bh = spec.bias->dim(1) == 1 ? 0 : h;
               s += spec.bias->at({bb, bh, i, j});
             }
+            if (spec.alibiSlopes)
+              s -=
+                  spec.alibiSlopes->data[h] * std::abs(double(i + lk - lq - j));
+            if (spec.softcap)
+              s = *spec.softcap * std::tanh(s / *spec.softcap);
           }
           scores[j] = s;
           if (spec.pattern)

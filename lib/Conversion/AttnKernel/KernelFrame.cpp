@@ -695,23 +695,24 @@ Value KernelFrame::alibiSlope(QueryRows rows) {
 
 Value KernelFrame::modifyScore(Value score, QueryRows rows, Value key,
                                Value slope) {
-  if (spec.softcap) {
-    // cap * tanh(s / cap)
-    Value t = math::TanhOp::create(
-        b, arith::MulFOp::create(b, score, splat(score, 1.0 / *spec.softcap)));
-    score = arith::MulFOp::create(b, t, splat(score, *spec.softcap));
+  if (slope) {
+    // -slope * |i + offset - j|, the distance as f32.
+    auto [q, k, offset] = positionsOf(rows, key, /*needOffset=*/true);
+    Value dist =
+        arith::SubIOp::create(b, arith::AddIOp::create(b, q, offset), k);
+    if (rows.lanes == 0)
+      dist = arith::IndexCastOp::create(b, b.getI64Type(), dist);
+    dist = math::AbsIOp::create(b, dist);
+    Type distType = rows.lanes ? Type(VectorType::get({rows.lanes}, f32)) : f32;
+    Value d = arith::SIToFPOp::create(b, distType, dist);
+    score = arith::SubFOp::create(b, score, arith::MulFOp::create(b, slope, d));
   }
-  if (!slope)
+  if (!spec.softcap)
     return score;
-  // -slope * |i + offset - j|, the distance as f32.
-  auto [q, k, offset] = positionsOf(rows, key, /*needOffset=*/true);
-  Value dist = arith::SubIOp::create(b, arith::AddIOp::create(b, q, offset), k);
-  if (rows.lanes == 0)
-    dist = arith::IndexCastOp::create(b, b.getI64Type(), dist);
-  dist = math::AbsIOp::create(b, dist);
-  Type distType = rows.lanes ? Type(VectorType::get({rows.lanes}, f32)) : f32;
-  Value d = arith::SIToFPOp::create(b, distType, dist);
-  return arith::SubFOp::create(b, score, arith::MulFOp::create(b, slope, d));
+  // cap * tanh(s / cap)
+  Value t = math::TanhOp::create(
+      b, arith::MulFOp::create(b, score, splat(score, 1.0 / *spec.softcap)));
+  return arith::MulFOp::create(b, t, splat(score, *spec.softcap));
 }
 
 //===----------------------------------------------------------------------===//

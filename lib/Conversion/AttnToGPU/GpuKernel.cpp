@@ -303,10 +303,10 @@ private:
                 f.toF32(f.vectorLoad(VectorType::get({dPart}, kElem), kShared,
                                      ValueRange{r, d0}, f.headDim));
             Value dot = rowSum(arith::MulFOp::create(b, q, kv));
-            dot = f.modifyScore(dot, {row}, key, f.alibiSlope({row}));
             if (f.biasBuf)
               dot = arith::AddFOp::create(
                   b, dot, f.loadBias({rowRead}, f.keyRow(key, /*clamp=*/true)));
+            dot = f.modifyScore(dot, {row}, key, f.alibiSlope({row}));
             s.push_back(dot);
             if (masked)
               ok[j] = f.allowed({row}, key);
@@ -482,10 +482,10 @@ private:
           Value x = vector::ExtractOp::create(b, c, ArrayRef<int64_t>{i, j});
           x = arith::MulFOp::create(b, x, f.f32Const(spec.scale));
           Value key = f.add(k0, f.add(cAt[2 * i + j].second, n * 8));
-          x = f.modifyScore(x, {rows[i]}, key, f.alibiSlope({rows[i]}));
           if (f.biasBuf)
             x = arith::AddFOp::create(
                 b, x, f.loadBias({rowsRead[i]}, f.keyRow(key, /*clamp=*/true)));
+          x = f.modifyScore(x, {rows[i]}, key, f.alibiSlope({rows[i]}));
           s[n][i][j] = x;
           if (masked)
             ok[n][i][j] = f.allowed({rows[i]}, key);

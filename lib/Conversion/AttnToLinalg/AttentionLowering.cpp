@@ -358,12 +358,8 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec,
           x = arith::AddFOp::create(bb, x, spec.extraScore(bb, idx));
         if (!kernel && spec.scale != 1.0)
           x = arith::MulFOp::create(bb, x, tb.f32Const(spec.scale));
-        if (spec.softcap) {
-          Value t = math::TanhOp::create(
-              bb,
-              arith::MulFOp::create(bb, x, tb.f32Const(1.0 / *spec.softcap)));
-          x = arith::MulFOp::create(bb, t, tb.f32Const(*spec.softcap));
-        }
+        if (spec.bias)
+          x = arith::AddFOp::create(bb, x, spec.bias(bb, idx));
         if (spec.alibiSlopes) {
           // -slope[h] * |i + Lk - Lq - j|, per sequence for varlen batches.
           Value q = pos ? pos->query : idx[3], k = pos ? pos->key : idx[4];
@@ -379,8 +375,12 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec,
               arith::MulFOp::create(bb, slope,
                                     arith::SIToFPOp::create(bb, tb.f32, dist)));
         }
-        if (spec.bias)
-          x = arith::AddFOp::create(bb, x, spec.bias(bb, idx));
+        if (spec.softcap) {
+          Value t = math::TanhOp::create(
+              bb,
+              arith::MulFOp::create(bb, x, tb.f32Const(1.0 / *spec.softcap)));
+          x = arith::MulFOp::create(bb, t, tb.f32Const(*spec.softcap));
+        }
         // The mask tensor: a boolean decides; an additive one is added to
         // the score, its -inf entries deciding.
         Value tensorOk;

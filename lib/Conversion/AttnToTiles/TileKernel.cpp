@@ -752,10 +752,10 @@ private:
       for (int64_t v = 0; v < queryVectors; ++v) {
         Value s = dots[j * queryVectors + v];
         QueryRows rows = rowsOf(v);
-        s = f.modifyScore(s, rows, keys[j],
-                          laneSlopes.empty() ? Value() : laneSlopes[v]);
         if (f.biasBuf)
           s = arith::AddFOp::create(b, s, f.loadBias(rows, keysRead[j]));
+        s = f.modifyScore(s, rows, keys[j],
+                          laneSlopes.empty() ? Value() : laneSlopes[v]);
         Value ok = masked ? f.allowed(rows, keys[j]) : Value();
         if (masked && f.maskBuf) {
           auto [added, tensorOk] = f.loadMaskTensor(rows, keysRead[j]);

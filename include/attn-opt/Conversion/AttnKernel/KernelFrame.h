@@ -230,11 +230,11 @@ public:
   /// `rows.lanes` > 0; per lane from `rows.heads` when set), null without
   /// ALiBi. Loop-invariant over a tile: targets compute it once per tile.
   Value alibiSlope(QueryRows rows);
-  /// The scaled score of `rows` and `key` (positions in the current
-  /// sequence) after the modifiers serving models use, in the op's order:
-  /// soft-capped, `cap * tanh(s / cap)`, then ALiBi's `-slope * |i' - key|`
-  /// added (`slope` from alibiSlope, null without ALiBi; `i'` the row's
-  /// key position). The score itself when the op has neither.
+  /// The scaled score (plus bias) of `rows` and `key` (positions in the
+  /// current sequence) after the modifiers serving models use, in the op's
+  /// order: ALiBi's `-slope * |i' - key|` added (`slope` from alibiSlope,
+  /// null without ALiBi; `i'` the row's key position), then soft-capped,
+  /// `cap * tanh(s / cap)`. The score itself when the op has neither.
   Value modifyScore(Value score, QueryRows rows, Value key, Value slope);
 
   //===--------------------------------------------------------------------===//

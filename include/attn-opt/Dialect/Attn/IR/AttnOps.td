@@ -130,9 +130,9 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     `qk_norm_eps` (f32 > 0): when present, each query and key vector is
     layer-normalized over D (`(x - mean) / sqrt(var + eps)`, no affine
     parameters) before the scores, `softcap` (f32 > 0, softmax and
-    pointwise): the scaled scores are soft-capped, `cap * tanh(s / cap)`
-    (Gemma 2), and `layout`. A score is built in this order: scale,
-    soft-cap, ALiBi, bias, additive mask.
+    pointwise): the scores are soft-capped, `cap * tanh(s / cap)`
+    (Gemma 2), and `layout`. A score is built in this order (the order of
+    docs/design's contract): scale, bias, ALiBi, soft-cap, additive mask.
 
     `layout` (`#attn.block_layout`, softmax and pointwise normalizers only)
     is the compile-time block layout of the mask, as attn-block-sparse
