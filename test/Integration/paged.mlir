@@ -7,7 +7,9 @@
 // up), decode tiles with
 // GQA, causal and window patterns, prefill (Lq = 40), split-KV, with ALiBi,
 // sinks and the log-sum-exp; the reference lowering (pages gathered) and
-// the GPU pipeline (left to the reference lowering, remark).
+// the GPU kernels on the emulator (each key's page looked up as the block
+// is copied into shared memory: SIMT f32 with pages of 16 and 5, prefill,
+// ALiBi, sinks and the log-sum-exp; mma.sync on bf16 pages of 128).
 // RUN: rm -rf %t && mkdir -p %t/in
 // RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/lk16.npy --dtype '<i4' --shape 3 --values 0,17,301
 // RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/pt16.npy --dtype '<i4' --shape 3,20 --values 9999,9999,9999,9999,9999,9999,9999,9999,9999,9999,9999,9999,9999,9999,9999,9999,9999,9999,9999,9999,22,12,-7,-7,-7,-7,-7,-7,-7,-7,-7,-7,-7,-7,-7,-7,-7,-7,-7,-7,52,3,19,5,60,58,2,33,10,8,29,26,25,9,44,18,62,11,47,123456
@@ -54,7 +56,22 @@
 // REDEFINE: %{args} = --target gpu-emulator --input pt=%t/in/pt16.npy --input lk=%t/in/lk16.npy
 // RUN: %{run}
 // RUN: FileCheck %s --check-prefix=GPU < %t/decode_p16.remarks
-// GPU: remark: convert-attn-to-gpu: left for the reference lowering: the GPU kernels do not read a paged KV cache
+// GPU: remark: convert-attn-to-gpu: SIMT kernel
+// REDEFINE: %{fn} = decode_p5_window
+// REDEFINE: %{args} = --target gpu-emulator --input pt=%t/in/pt5.npy --input lk=%t/in/lk5.npy
+// RUN: %{run}
+// REDEFINE: %{fn} = prefill_p16
+// REDEFINE: %{args} = --target gpu-emulator --input pt=%t/in/pt16.npy --input lk=%t/in/lk16.npy
+// RUN: %{run}
+// REDEFINE: %{fn} = split_p16
+// REDEFINE: %{args} = --target gpu-emulator --input pt=%t/in/pts.npy --input lk=%t/in/lks.npy --input slopes=%t/in/s4.npy
+// RUN: attn-run %s --entry %{fn} --random-inputs --seed 11 %{args} --save-inputs %t/gpu_split --output %t/gpu_split.npy --output %t/gpu_split.lse.npy && attn-ref %s --entry %{fn} --inputs %t/gpu_split --compare %t/gpu_split.npy %{tol} && attn-ref %s --entry %{fn} --inputs %t/gpu_split --compare %t/gpu_split.lse.npy --lse --rtol 1e-5 --atol 1e-5
+// REDEFINE: %{fn} = decode_p128
+// REDEFINE: %{args} = --target gpu-emulator --input pt=%t/in/pt128.npy --input lk=%t/in/lk128.npy
+// REDEFINE: %{tol} = --rtol 1e-2 --atol 1e-2
+// RUN: %{run}
+// RUN: FileCheck %s --check-prefix=GPU-MMA < %t/decode_p128.remarks
+// GPU-MMA: remark: convert-attn-to-gpu: mma.sync kernel
 
 func.func @decode_p16(%query: tensor<3x8x1x32xf32>, %key: tensor<64x2x16x32xf32>, %value: tensor<64x2x16x24xf32>, %pt: tensor<3x20xi32>, %lk: tensor<3xi32>) -> tensor<3x8x1x24xf32> {
   %0 = attn.attention %query, %key, %value key_lengths(%lk : tensor<3xi32>) page_table(%pt : tensor<3x20xi32>) {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<3x8x1x32xf32>, tensor<64x2x16x32xf32>, tensor<64x2x16x24xf32> -> tensor<3x8x1x24xf32>

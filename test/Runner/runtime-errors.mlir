@@ -77,6 +77,7 @@
 // RUN: not attn-run %s --entry paged --random-inputs --shape key=5x2x4x16 --shape value=5x2x4x8 --input pt=%t/pt.npy --input lk=%t/pages_far.npy --output %t/paged.npy 2>&1 | FileCheck %s --check-prefix=PAGE
 // RUN: not test -e %t/paged.npy
 // RUN: not attn-run %s --entry paged --reference --random-inputs --shape key=5x2x4x16 --shape value=5x2x4x8 --input pt=%t/pt.npy --input lk=%t/pages_far.npy 2>&1 | FileCheck %s --check-prefix=PAGE
+// RUN: not attn-run %s --entry paged --target=gpu-emulator --random-inputs --shape key=5x2x4x16 --shape value=5x2x4x8 --input pt=%t/pt.npy --input lk=%t/pages_far.npy 2>&1 | FileCheck %s --check-prefix=PAGE
 // PAGE: attn-run: error: the generated code reported a run-time error: attn.attention: page_table[5] = 7 is outside [0, 5), the pages of key and value
 // RUN: not attn-run %s --entry paged --random-inputs --shape key=5x2x4x16 --shape value=5x2x4x8 --input pt=%t/pt.npy --input lk=%t/pages_long.npy 2>&1 | FileCheck %s --check-prefix=PAGELEN
 // PAGELEN: attn-run: error: the generated code reported a run-time error: attn.attention: key_lengths[1] = 13 is outside [0, 12], the rows of key

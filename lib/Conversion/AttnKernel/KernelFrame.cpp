@@ -792,14 +792,17 @@ Value KernelFrame::denominator(Value sum, Value max) {
   return l;
 }
 
-void KernelFrame::storeLse(Value sum, Value max, Value row) {
+Value KernelFrame::logSumExp(Value sum, Value max) {
   // m + log(l), -inf where l is 0.
   Value l = denominator(sum, max);
   Value positive =
       arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l, splat(l, 0.0));
-  Value lse = arith::SelectOp::create(
+  return arith::SelectOp::create(
       b, positive, arith::AddFOp::create(b, max, math::LogOp::create(b, l)),
       splat(l, kNegInf));
+}
+
+void KernelFrame::storeLse(Value lse, Value row) {
   memref::StoreOp::create(b, lse, lseBuf,
                           ValueRange{batch, head, add(queryBase, row)});
 }

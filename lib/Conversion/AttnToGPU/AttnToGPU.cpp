@@ -41,14 +41,6 @@ struct ConvertAttnToGPUPass
     getOperation()->walk([&](AttentionOp op) {
       if (!KernelSpec::applies(op))
         return;
-      if (op.getLse() || op.isPaged()) {
-        op.emitRemark() << getArgument()
-                        << ": left for the reference lowering: the GPU kernels "
-                        << (op.isPaged()
-                                ? "do not read a paged KV cache"
-                                : "do not write the log-sum-exp result");
-        return;
-      }
       ops.push_back(op);
     });
     for (AttentionOp op : ops) {
@@ -86,8 +78,9 @@ struct ConvertAttnToGPUPass
       rewriter.setInsertionPoint(op);
       ImplicitLocOpBuilder b(op->getLoc(), rewriter);
       spec.runtimeOk = emitRuntimeChecks(b, op);
-      Value result = buildGpuKernel(b, spec, plan, layout ? &*layout : nullptr);
-      rewriter.replaceOp(op, result);
+      SmallVector<Value> results =
+          buildGpuKernel(b, spec, plan, layout ? &*layout : nullptr);
+      rewriter.replaceOp(op, results);
     }
   }
 };

@@ -163,8 +163,9 @@ protected:
   }
 
   /// Launches the kernel with the K and V blocks in shared memory of
-  /// `shared` types; `body` emits the per-thread program.
-  Value launch(ArrayRef<Type> shared, function_ref<void()> body) {
+  /// `shared` types; `body` emits the per-thread program. Returns the
+  /// result and, with spec.lse, the log-sum-exp tensor.
+  SmallVector<Value> launch(ArrayRef<Type> shared, function_ref<void()> body) {
     f.prepare();
     f.guarded([&] {
       Value one = f.idx(1);
@@ -182,13 +183,16 @@ protected:
       f.forTile(op.getBlockIds().z, op.getBlockIds().y, tileIdx, body);
       gpu::TerminatorOp::create(b);
     });
-    return f.finish();
+    SmallVector<Value> results = {f.finish()};
+    if (Value lse = f.finishLse())
+      results.push_back(lse);
+    return results;
   }
 
-  /// Copies keys [k0, k0 + Nb) of `src` (B x Hkv x L x width) into the
-  /// shared block `dst` (Nb x rowLen), coalesced: consecutive threads copy
-  /// consecutive chunks of up to 16 bytes. Keys past the end repeat the
-  /// last key.
+  /// Copies keys [k0, k0 + Nb) of `src` (B x Hkv x L x width, or a paged
+  /// pool: each key's page from the page table) into the shared block
+  /// `dst` (Nb x rowLen), coalesced: consecutive threads copy consecutive
+  /// chunks of up to 16 bytes. Keys past the end repeat the last key.
   void loadBlock(Value src, Value dst, int64_t width, int64_t rowLen,
                  Value k0) {
     Type elem = elementOf(src);
@@ -203,9 +207,10 @@ protected:
       auto body = [&] {
         Value j = f.div(c, perRow);
         Value d = f.mul(f.rem(c, perRow), vl);
-        Value key = f.keyRow(f.add(k0, j), /*clamp=*/true);
+        SmallVector<Value, 3> at =
+            f.kvAt(f.keyRow(f.add(k0, j), /*clamp=*/true));
         Value v =
-            f.vectorLoad(vt, src, ValueRange{f.batch, f.kvHead, key, d}, width);
+            f.vectorLoad(vt, src, ValueRange{at[0], at[1], at[2], d}, width);
         f.vectorStore(v, dst, ValueRange{j, d}, rowLen);
       };
       if (chunks % threads == 0)
@@ -224,7 +229,7 @@ class SimtGen : public GpuGen {
 public:
   using GpuGen::GpuGen;
 
-  Value build() {
+  SmallVector<Value> build() {
     rowThreads = plan.rowThreads;
     dPart = f.headDim / rowThreads;
     dvPart = f.valueDim / rowThreads;
@@ -347,7 +352,13 @@ private:
     Value acc = arith::MulFOp::create(b, st.back(), broadcast(inv, dvPart));
     Value e0 = arith::MulIOp::create(b, part, f.idx(dvPart));
     acc = f.applyGate(acc, row, e0);
-    f.ifThen(f.rowInside(row), [&] { f.storeOutput(acc, row, e0); });
+    // The row's threads hold the same log-sum-exp; the first stores it.
+    Value lse = spec.lse ? f.logSumExp(st[1], st[0]) : Value();
+    f.ifThen(f.rowInside(row), [&] {
+      f.storeOutput(acc, row, e0);
+      if (lse)
+        f.ifThen(f.lt(part, 1), [&] { f.storeLse(lse, row); });
+    });
   }
 };
 
@@ -369,7 +380,7 @@ class MmaGen : public GpuGen {
 public:
   using GpuGen::GpuGen;
 
-  Value build() {
+  SmallVector<Value> build() {
     elem = cast<ShapedType>(spec.query.getType()).getElementType();
     // Rows padded by 16 bytes: the fragment loads of 8 rows x 4 lanes then
     // hit 32 different banks.
@@ -569,16 +580,25 @@ private:
         o = f.applyGate(o, rows[i], col);
         f.ifThen(f.rowInside(rows[i]), [&] { f.storeOutput(o, rows[i], col); });
       }
+      // The quad's lanes hold the same log-sum-exp of the row (after the
+      // shuffles, which all of them take); the lane with column 0 stores it.
+      if (spec.lse) {
+        Value lse = f.logSumExp(st[2 + i], st[i]);
+        f.ifThen(f.rowInside(rows[i]), [&] {
+          f.ifThen(f.lt(cAt[2 * i].second, 1),
+                   [&] { f.storeLse(lse, rows[i]); });
+        });
+      }
     }
   }
 };
 
 } // namespace
 
-Value mlir::attn::buildGpuKernel(ImplicitLocOpBuilder &b,
-                                 const KernelSpec &spec,
-                                 const GpuKernelPlan &plan,
-                                 const BlockLayout *layout) {
+SmallVector<Value> mlir::attn::buildGpuKernel(ImplicitLocOpBuilder &b,
+                                              const KernelSpec &spec,
+                                              const GpuKernelPlan &plan,
+                                              const BlockLayout *layout) {
   if (plan.kind == GpuKernelPlan::Kind::Mma) {
     GpuTarget quad(/*keyPartitions=*/4);
     KernelFrame frame(b, spec, layout, plan.blockQ, plan.blockK, quad);

@@ -487,7 +487,7 @@ private:
                  : Value();
         Value inv = f.rowFactor(l, m);
         if (spec.lse)
-          f.storeLse(l, m, row);
+          f.storeLse(f.logSumExp(l, m), row);
         f.forEach(0, f.valueDim, 1, [&](Value e) {
           Value o = memref::LoadOp::create(b, ot, ValueRange{e, r});
           o = arith::MulFOp::create(b, o, inv);

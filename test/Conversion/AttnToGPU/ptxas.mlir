@@ -1,7 +1,8 @@
 // REQUIRES: ptxas
 // Every variant of Inputs/variants.mlir (flash softmax f16/bf16/f32,
 // pointwise, block-sparse, documents, reassociated linear attention,
-// dynamic sizes, a packed varlen batch, softcap + ALiBi + sinks) through
+// dynamic sizes, a packed varlen batch, softcap + ALiBi + sinks, a paged
+// cache with the log-sum-exp result) through
 // attn-lower-to-nvvm-pipeline, assembled by ptxas for sm_90a and sm_80: all
 // kernels accepted, none spills with the default tile sizes (ptxas-check
 // exits 1 on a spill).
@@ -24,5 +25,7 @@
 // CHECK-DAG: packed_window_f32_kernel_{{[0-9]+}}: registers={{[0-9]+}} spill_stores=0 spill_loads=0 smem=32768
 // CHECK-DAG: modifiers_f16_kernel: registers={{[0-9]+}} spill_stores=0 spill_loads=0
 // CHECK-DAG: modifiers_f32_kernel: registers={{[0-9]+}} spill_stores=0 spill_loads=0
+// CHECK-DAG: lse_paged_f16_kernel: registers={{[0-9]+}} spill_stores=0 spill_loads=0
+// CHECK-DAG: lse_paged_f32_kernel: registers={{[0-9]+}} spill_stores=0 spill_loads=0
 // SM90: ptxas-check: {{[0-9]+}} kernel(s) for sm_90a: ok
 // SM80: ptxas-check: {{[0-9]+}} kernel(s) for sm_80: ok

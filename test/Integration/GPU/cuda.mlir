@@ -45,3 +45,14 @@
 // RUN: attn-run %S/Inputs/kernels.mlir --entry dyn_simt_window_f32 --target=cuda --random-inputs --seed 7 --shape query=1x2x1x16,2x2x17x16,1x2x100x16,2x2x40x16,1x2x70x16 --shape key=1x1x1x16,2x1x17x16,1x1x100x16,2x1x130x16,1x1x33x16 --shape value=1x1x1x8,2x1x17x8,1x1x100x8,2x1x130x8,1x1x33x8 --save-inputs %t/dyn_simt --output %t/dyn_simt.npy > %t/dyn_simt.out && attn-ref %S/Inputs/kernels.mlir --entry dyn_simt_window_f32 --inputs %t/dyn_simt --compare %t/dyn_simt.npy --runs 5 --rtol 1e-4 --atol 1e-5
 // RUN: attn-run %S/Inputs/kernels.mlir --entry padded_mma_f16 --target=cuda --random-inputs --seed 7 --shape query=3x2x1x16,3x2x65x16,3x2x130x16 --shape key=3x2x1x16,3x2x65x16,3x2x130x16 --shape value=3x2x1x16,3x2x65x16,3x2x130x16 --save-inputs %t/padded_mma --output %t/padded_mma.npy > %t/padded_mma.out && attn-ref %S/Inputs/kernels.mlir --entry padded_mma_f16 --inputs %t/padded_mma --compare %t/padded_mma.npy --runs 3 --rtol 1e-2 --atol 1e-2
 // RUN: attn-run %S/Inputs/kernels.mlir --entry packed_simt_f32 --target=cuda --random-inputs --seed 7 --shape query=1x2x1x16,1x2x100x16,1x2x200x16 --shape key=1x2x1x16,1x2x150x16,1x2x120x16 --shape value=1x2x1x8,1x2x150x8,1x2x120x8 --shape cq=2,4,6 --shape ck=2,4,6 --save-inputs %t/packed_simt --output %t/packed_simt.npy > %t/packed_simt.out && attn-ref %S/Inputs/kernels.mlir --entry packed_simt_f32 --inputs %t/packed_simt --compare %t/packed_simt.npy --runs 3 --rtol 1e-4 --atol 1e-5
+// The log-sum-exp result (mma.sync and SIMT with two threads per row) and a
+// paged bf16 cache (mma.sync), as in ../lse.mlir and ../paged.mlir.
+// RUN: attn-run %S/../lse.mlir --entry mma_f16 --target=cuda --random-inputs --seed 3 --save-inputs %t/lse_mma --output %t/lse_mma.npy --output %t/lse_mma.lse.npy
+// RUN: attn-ref %S/../lse.mlir --entry mma_f16 --inputs %t/lse_mma --compare %t/lse_mma.npy --rtol 1e-2 --atol 1e-2
+// RUN: attn-ref %S/../lse.mlir --entry mma_f16 --inputs %t/lse_mma --compare %t/lse_mma.lse.npy --lse --rtol 1e-3 --atol 1e-3
+// RUN: attn-run %S/../lse.mlir --entry wide_causal --target=cuda --random-inputs --seed 3 --save-inputs %t/lse_wide --output %t/lse_wide.npy --output %t/lse_wide.lse.npy
+// RUN: attn-ref %S/../lse.mlir --entry wide_causal --inputs %t/lse_wide --compare %t/lse_wide.lse.npy --lse --rtol 1e-5 --atol 1e-5
+// RUN: %python %S/../../Runner/Inputs/make_npy.py %t/lk128.npy --dtype '<i4' --shape 2 --values 200,384
+// RUN: %python %S/../../Runner/Inputs/make_npy.py %t/pt128.npy --dtype '<i4' --shape 2,3 --values 3,7,999,5,1,9
+// RUN: attn-run %S/../paged.mlir --entry decode_p128 --target=cuda --random-inputs --seed 11 --input pt=%t/pt128.npy --input lk=%t/lk128.npy --save-inputs %t/paged128 --output %t/paged128.npy
+// RUN: attn-ref %S/../paged.mlir --entry decode_p128 --inputs %t/paged128 --compare %t/paged128.npy --rtol 1e-2 --atol 1e-2

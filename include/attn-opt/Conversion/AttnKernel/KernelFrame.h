@@ -271,9 +271,13 @@ public:
   /// The softmax denominator of a row from its partial sum and (combined)
   /// running maximum: the combined sum, plus the sink's term.
   Value denominator(Value sum, Value max);
-  /// Stores the log-sum-exp of query `row` (scalars; spec.lse):
-  /// `max + log(denominator)`, -inf where the denominator is 0.
-  void storeLse(Value sum, Value max, Value row);
+  /// The log-sum-exp of a row (scalars; spec.lse): `max +
+  /// log(denominator)`, -inf where the denominator is 0. Like rowFactor it
+  /// combines the row's partial sums (GPU: lane shuffles, so every thread
+  /// of the row calls it).
+  Value logSumExp(Value sum, Value max);
+  /// Stores a row's log-sum-exp for query `row`.
+  void storeLse(Value lse, Value row);
   /// `out` (a scalar, or a vector along the value dim from `col`) times the
   /// gate of query `row` when there is one.
   Value applyGate(Value out, Value row, Value col);

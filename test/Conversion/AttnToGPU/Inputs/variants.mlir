@@ -73,3 +73,13 @@ func.func @modifiers_f32(%q: tensor<1x4x100x64xf32>, %k: tensor<1x2x100x64xf32>,
   %0 = attn.attention %q, %k, %v alibi_slopes(%s : tensor<4xf32>) sinks(%t : tensor<4xf32>) {normalizer = #attn.softmax, softcap = 30.0 : f32} : tensor<1x4x100x64xf32>, tensor<1x2x100x64xf32>, tensor<1x2x100x64xf32> -> tensor<1x4x100x64xf32>
   return %0 : tensor<1x4x100x64xf32>
 }
+
+func.func @lse_paged_f16(%q: tensor<2x8x1x64xf16>, %k: tensor<40x2x16x64xf16>, %v: tensor<40x2x16x64xf16>, %pt: tensor<2x20xi32>, %lk: tensor<2xi32>) -> (tensor<2x8x1x64xf16>, tensor<2x8x1xf32>) {
+  %0, %1 = attn.attention %q, %k, %v key_lengths(%lk : tensor<2xi32>) page_table(%pt : tensor<2x20xi32>) {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<2x8x1x64xf16>, tensor<40x2x16x64xf16>, tensor<40x2x16x64xf16> -> tensor<2x8x1x64xf16>, tensor<2x8x1xf32>
+  return %0, %1 : tensor<2x8x1x64xf16>, tensor<2x8x1xf32>
+}
+
+func.func @lse_paged_f32(%q: tensor<2x8x1x128xf32>, %k: tensor<40x2x16x128xf32>, %v: tensor<40x2x16x128xf32>, %pt: tensor<2x20xi32>, %lk: tensor<2xi32>) -> (tensor<2x8x1x128xf32>, tensor<2x8x1xf32>) {
+  %0, %1 = attn.attention %q, %k, %v key_lengths(%lk : tensor<2xi32>) page_table(%pt : tensor<2x20xi32>) {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<2x8x1x128xf32>, tensor<40x2x16x128xf32>, tensor<40x2x16x128xf32> -> tensor<2x8x1x128xf32>, tensor<2x8x1xf32>
+  return %0, %1 : tensor<2x8x1x128xf32>, tensor<2x8x1xf32>
+}
