@@ -62,6 +62,22 @@ if shutil.which("cmake"):
 if "Address" in getattr(config, "llvm_use_sanitizer", ""):
     config.available_features.add("asan")
 
+# `cpu-avx512bf16`: this CPU has AVX512_BF16 (vdpbf16ps) and AVX-512F, so
+# attn-run's kernels use bf16 dot products of pairs natively.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        flags = set()
+        for line in cpuinfo:
+            if line.startswith("flags"):
+                flags.update(line.split(":", 1)[1].split())
+                break
+    if {"avx512f", "avx512_bf16"} <= flags:
+        config.available_features.add("cpu-avx512bf16")
+except OSError:
+    pass
+config.substitutions.append(
+    ("%llvm_objdump", os.path.join(config.llvm_tools_dir, "llvm-objdump")))
+
 # GPU features. `ptxas`: the CUDA toolkit's assembler checks generated PTX.
 # `cuda-gpu`: attn-run can run kernels on an NVIDIA GPU here.
 ptxas = os.path.join(config.cuda_dir, "bin", "ptxas")

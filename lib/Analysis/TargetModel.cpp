@@ -3,6 +3,7 @@
 #include "attn-opt/Analysis/TargetModel.h"
 
 #include <algorithm>
+#include <string_view>
 
 using namespace mlir::attn;
 
@@ -21,6 +22,18 @@ std::optional<TargetModel> TargetModel::get(int64_t lanes, int64_t registers) {
   t.lanes = lanes;
   t.registers = registers;
   return t;
+}
+
+std::optional<TargetModel::Bf16Dot>
+TargetModel::parseBf16Dot(const char *name) {
+  std::string_view n(name);
+  if (n == "none")
+    return Bf16Dot::None;
+  if (n == "native")
+    return Bf16Dot::Native;
+  if (n == "emulated")
+    return Bf16Dot::Emulated;
+  return std::nullopt;
 }
 
 void TileSizes::setQueryVectors(const TargetModel &target, int64_t vectors,

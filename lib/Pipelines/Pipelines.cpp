@@ -63,7 +63,10 @@ void mlir::attn::addCpuToLLVMPasses(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  // (x86vector: the kernels' AVX512_BF16 dot products, bf16-dot=native.)
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.x86Vector = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
@@ -106,14 +109,17 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
     AttnBlockSparseOptions blockSparse;
     blockSparse.vectorWidth = options.vectorWidth;
     blockSparse.vectorRegisters = options.vectorRegisters;
+    blockSparse.bf16Dot = options.bf16Dot;
     pm.addPass(createAttnBlockSparse(blockSparse));
     AttnLowerPointwiseOptions pointwise;
     pointwise.vectorWidth = options.vectorWidth;
     pointwise.vectorRegisters = options.vectorRegisters;
+    pointwise.bf16Dot = options.bf16Dot;
     pm.addPass(createAttnLowerPointwise(pointwise));
     AttnFlashOptions flash;
     flash.vectorWidth = options.vectorWidth;
     flash.vectorRegisters = options.vectorRegisters;
+    flash.bf16Dot = options.bf16Dot;
     pm.addPass(createAttnFlash(flash));
   }
   pm.addPass(createConvertAttnToLinalg());

@@ -14,5 +14,9 @@ TargetModel mlir::attn::hostTargetModel() {
     return it != features.end() && it->second;
   };
   int64_t lanes = has("avx512f") ? 16 : has("avx2") || has("avx") ? 8 : 4;
-  return *TargetModel::get(lanes);
+  TargetModel model = *TargetModel::get(lanes);
+  // The JIT compiles for the host's features, AVX512_BF16 included.
+  if (lanes == 16 && has("avx512bf16"))
+    model.bf16Dot = TargetModel::Bf16Dot::Native;
+  return model;
 }

@@ -187,12 +187,16 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine() {
 }
 
 /// The kernels' tiles for the target: 16 lanes and 32 registers with
-/// AVX-512F, 8 and 16 with AVX2 or AVX, else 4 and 16.
+/// AVX-512F, 8 and 16 with AVX2 or AVX, else 4 and 16; bf16 dot products
+/// with AVX512_BF16.
 TargetModel targetModel(llvm::TargetMachine &tm) {
   const llvm::MCSubtargetInfo *sti = tm.getMCSubtargetInfo();
   auto has = [&](StringRef f) { return sti->checkFeatures(("+" + f).str()); };
   int64_t lanes = has("avx512f") ? 16 : has("avx2") || has("avx") ? 8 : 4;
-  return *TargetModel::get(lanes);
+  TargetModel model = *TargetModel::get(lanes);
+  if (lanes == 16 && has("avx512bf16"))
+    model.bf16Dot = TargetModel::Bf16Dot::Native;
+  return model;
 }
 
 /// Writes `bytes` to `path` (atomically: a temporary file renamed).
@@ -304,6 +308,8 @@ int compile(MLIRContext &context, const char *argv0) {
     TargetModel model = targetModel(*tm);
     options.vectorWidth = model.lanes;
     options.vectorRegisters = model.registers;
+    if (model.bf16Dot == TargetModel::Bf16Dot::Native)
+      options.bf16Dot = "native";
     buildLowerToLLVMPipeline(pm, options);
   }
   if (failed(pm.run(module)))

@@ -881,6 +881,8 @@ int run(MLIRContext &context) {
     TargetModel host = hostTargetModel();
     options.vectorWidth = host.lanes;
     options.vectorRegisters = host.registers;
+    if (host.bf16Dot == TargetModel::Bf16Dot::Native)
+      options.bf16Dot = "native";
     buildLowerToLLVMPipeline(pm, options);
   };
   // Compile once; run every shape set.

@@ -29,6 +29,15 @@ struct TargetModel {
   int64_t registers = 32;
   /// Bytes of L1 data cache per core.
   int64_t l1Bytes = 48 * 1024;
+  /// bf16 dot products of pairs (AVX512_BF16's `vdpbf16ps`: each f32 lane
+  /// accumulates the products of two bf16 pairs): None (the kernels extend
+  /// bf16 to f32), Native (x86vector.avx512.dot), or Emulated (the same
+  /// kernels with the dot product spelled in portable vector ops, for
+  /// testing them on CPUs without AVX512_BF16).
+  enum class Bf16Dot { None, Native, Emulated };
+  Bf16Dot bf16Dot = Bf16Dot::None;
+  /// Parses the `bf16-dot` option (none, native, emulated).
+  static std::optional<Bf16Dot> parseBf16Dot(const char *name);
 
   /// The default target of the passes: AVX-512.
   static constexpr int64_t kDefaultLanes = 16;

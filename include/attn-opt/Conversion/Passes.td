@@ -107,6 +107,10 @@ def AttnLowerPointwise : Pass<"attn-lower-pointwise"> {
            "16: AVX-512)">,
     Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"0",
            "vector registers of the target (0: 32 with 16 lanes, else 16)">,
+    Option<"bf16Dot", "bf16-dot", "std::string", /*default=*/"\"none\"",
+           "bf16 dot products of pairs: none (bf16 extended to f32), native "
+           "(AVX512_BF16 vdpbf16ps, x86vector.avx512.dot) or emulated (the "
+           "same kernels in portable vector ops, for tests)">,
     Option<"queryTile", "query-tile", "int64_t", /*default=*/"0",
            "queries per tile, a multiple of the vector width (0: the model's)">,
     Option<"keyBlock", "key-block", "int64_t", /*default=*/"0",
@@ -121,6 +125,7 @@ def AttnLowerPointwise : Pass<"attn-lower-pointwise"> {
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect",
+    "::mlir::x86vector::X86VectorDialect",
   ];
 }
 
@@ -162,6 +167,10 @@ def AttnBlockSparse : Pass<"attn-block-sparse"> {
            "16: AVX-512)">,
     Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"0",
            "vector registers of the target (0: 32 with 16 lanes, else 16)">,
+    Option<"bf16Dot", "bf16-dot", "std::string", /*default=*/"\"none\"",
+           "bf16 dot products of pairs: none (bf16 extended to f32), native "
+           "(AVX512_BF16 vdpbf16ps, x86vector.avx512.dot) or emulated (the "
+           "same kernels in portable vector ops, for tests)">,
     Option<"kernels", "kernels", "bool", /*default=*/"true",
            "lower the ops to kernels (false: stop at attn.attention with "
            "its layout)">,
@@ -175,6 +184,7 @@ def AttnBlockSparse : Pass<"attn-block-sparse"> {
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect",
+    "::mlir::x86vector::X86VectorDialect",
   ];
 }
 
@@ -197,8 +207,13 @@ def AttnFlash : Pass<"attn-flash"> {
     segment ids, packed batch or per-head pattern) the `G x Lq` rows of the
     query heads sharing a key/value head fill the tiles together, so each
     K/V element is read once for them, and the next key block is prefetched
-    (docs/Kernels.md, "Decode"); `query-tile` turns this off. A remark
-    reports the tiles and the key blocks visited.
+    (docs/Kernels.md, "Decode"); `query-tile` turns this off. With
+    `bf16-dot=native` (a CPU with AVX512_BF16) bf16 tiles compute QK^T and
+    PV as `vdpbf16ps` (`x86vector.avx512.dot`) on pairs of bf16, P rounded
+    to bf16; `emulated` builds the same kernels in portable vector ops
+    (docs/Kernels.md, "bf16 dot products"; also in attn-lower-pointwise
+    and attn-block-sparse). A remark reports the tiles and the key blocks
+    visited.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
@@ -206,6 +221,10 @@ def AttnFlash : Pass<"attn-flash"> {
            "16: AVX-512)">,
     Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"0",
            "vector registers of the target (0: 32 with 16 lanes, else 16)">,
+    Option<"bf16Dot", "bf16-dot", "std::string", /*default=*/"\"none\"",
+           "bf16 dot products of pairs: none (bf16 extended to f32), native "
+           "(AVX512_BF16 vdpbf16ps, x86vector.avx512.dot) or emulated (the "
+           "same kernels in portable vector ops, for tests)">,
     Option<"queryTile", "query-tile", "int64_t", /*default=*/"0",
            "queries per tile, a multiple of the vector width (0: the model's)">,
     Option<"keyBlock", "key-block", "int64_t", /*default=*/"0",
@@ -220,6 +239,7 @@ def AttnFlash : Pass<"attn-flash"> {
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect",
+    "::mlir::x86vector::X86VectorDialect",
   ];
 }
 

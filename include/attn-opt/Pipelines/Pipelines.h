@@ -79,6 +79,12 @@ struct LowerToLLVMOptions : public PassPipelineOptions<LowerToLLVMOptions> {
       llvm::cl::desc("Vector registers of the target CPU (0: 32 with 16 "
                      "lanes, else 16)"),
       llvm::cl::init(0)};
+  PassOptions::Option<std::string> bf16Dot{
+      *this, "bf16-dot",
+      llvm::cl::desc("bf16 dot products of pairs in the kernels: none, "
+                     "native (AVX512_BF16; attn-run passes it when the host "
+                     "has it) or emulated (portable vector ops, for tests)"),
+      llvm::cl::init("none")};
   PassOptions::Option<int64_t> chunks{
       *this, "chunks",
       llvm::cl::desc("Pieces each parallel linalg loop nest is cut into"),

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::attn {
@@ -28,16 +29,32 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
-/// The target of the pass's `vector-width` and `vector-registers` options;
-/// reports on `root` and fails for widths the kernels do not support.
+/// The target of the pass's `vector-width`, `vector-registers` and
+/// `bf16-dot` options; reports on `root` and fails for values the kernels
+/// do not support.
 static FailureOr<TargetModel> targetOf(Operation *root, StringRef pass,
-                                       int64_t lanes, int64_t registers) {
+                                       int64_t lanes, int64_t registers,
+                                       const std::string &bf16Dot) {
   std::optional<TargetModel> target = TargetModel::get(lanes, registers);
   if (!target)
     return root->emitError()
            << pass << ": vector-width (" << lanes
            << ") must be 4, 8, 16 or 32 and vector-registers (" << registers
            << ") 0 or at least 8";
+  std::optional<TargetModel::Bf16Dot> dot =
+      TargetModel::parseBf16Dot(bf16Dot.c_str());
+  if (!dot)
+    return root->emitError() << pass
+                             << ": bf16-dot must be none, native or "
+                                "emulated, not '"
+                             << bf16Dot << "'";
+  // vdpbf16ps works on 4, 8 or 16 f32 lanes (AVX512_BF16, with AVX512VL
+  // below 16).
+  if (*dot == TargetModel::Bf16Dot::Native && target->lanes == 32)
+    return root->emitError() << pass
+                             << ": bf16-dot=native needs a vector width of "
+                                "4, 8 or 16";
+  target->bf16Dot = *dot;
   return *target;
 }
 
@@ -89,6 +106,20 @@ static InFlightDiagnostic &describeMaskTensor(InFlightDiagnostic &diag,
   if (op.getMask())
     diag << "; the blocks of the mask tensor classified at run time "
             "(empty: skipped, wholly allowed: unmasked)";
+  return diag;
+}
+
+/// The remark's note on bf16 dot products of pairs, if the kernel of a
+/// compile-time layout uses them.
+static InFlightDiagnostic &describeDot(InFlightDiagnostic &diag,
+                                       const KernelSpec &spec,
+                                       const TargetModel &target,
+                                       const TileSizes &tiles) {
+  if (usesBf16Pairs(spec, target, tiles, /*staticLayout=*/true))
+    diag << "; bf16 dot products of pairs ("
+         << (target.bf16Dot == TargetModel::Bf16Dot::Native ? "vdpbf16ps"
+                                                            : "emulated")
+         << ")";
   return diag;
 }
 
@@ -266,11 +297,12 @@ static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
   }
   BlockLayout layout =
       op.getBlockLayout(tiles->queryTile(target), tiles->keyBlock);
-  describeMaskTensor(
-      describeLayout(
-          describeDecode(op.emitRemark() << pass << ": ", spec, *tiles, target),
-          layout, target.lanes),
-      op);
+  describeDot(describeMaskTensor(
+                  describeLayout(describeDecode(op.emitRemark() << pass << ": ",
+                                                spec, *tiles, target),
+                                 layout, target.lanes),
+                  op),
+              spec, target, *tiles);
   emitKernel(op, target, *tiles, &layout);
   return success();
 }
@@ -278,9 +310,10 @@ static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
 /// Lowers every attn.attention whose normalizer is `NormalizerT`.
 template <typename NormalizerT>
 static LogicalResult lowerAll(Operation *root, int64_t lanes, int64_t registers,
-                              int64_t queryTile, int64_t keyBlock,
-                              StringRef pass) {
-  FailureOr<TargetModel> target = targetOf(root, pass, lanes, registers);
+                              const std::string &bf16Dot, int64_t queryTile,
+                              int64_t keyBlock, StringRef pass) {
+  FailureOr<TargetModel> target =
+      targetOf(root, pass, lanes, registers, bf16Dot);
   if (failed(target))
     return failure();
   SmallVector<AttentionOp> ops;
@@ -301,8 +334,8 @@ struct LowerPointwisePass
   using Base::Base;
   void runOnOperation() override {
     if (failed(lowerAll<PointwiseAttr>(getOperation(), vectorWidth,
-                                       vectorRegisters, queryTile, keyBlock,
-                                       getArgument())))
+                                       vectorRegisters, bf16Dot, queryTile,
+                                       keyBlock, getArgument())))
       signalPassFailure();
   }
 };
@@ -311,8 +344,8 @@ struct FlashPass : public attn::impl::AttnFlashBase<FlashPass> {
   using Base::Base;
   void runOnOperation() override {
     if (failed(lowerAll<SoftmaxAttr>(getOperation(), vectorWidth,
-                                     vectorRegisters, queryTile, keyBlock,
-                                     getArgument())))
+                                     vectorRegisters, bf16Dot, queryTile,
+                                     keyBlock, getArgument())))
       signalPassFailure();
   }
 };
@@ -321,8 +354,8 @@ struct BlockSparsePass
     : public attn::impl::AttnBlockSparseBase<BlockSparsePass> {
   using Base::Base;
   void runOnOperation() override {
-    FailureOr<TargetModel> target =
-        targetOf(getOperation(), getArgument(), vectorWidth, vectorRegisters);
+    FailureOr<TargetModel> target = targetOf(
+        getOperation(), getArgument(), vectorWidth, vectorRegisters, bf16Dot);
     if (failed(target))
       return signalPassFailure();
     SmallVector<AttentionOp> ops;
@@ -355,12 +388,14 @@ struct BlockSparsePass
                         << ": no empty blocks; left for the dense kernels";
         continue;
       }
-      describeMaskTensor(
-          describeLayout(
-              describeDecode(op.emitRemark() << getArgument() << ": ", spec,
-                             *tiles, *target),
-              layout, target->lanes),
-          op);
+      describeDot(
+          describeMaskTensor(
+              describeLayout(
+                  describeDecode(op.emitRemark() << getArgument() << ": ", spec,
+                                 *tiles, *target),
+                  layout, target->lanes),
+              op),
+          spec, *target, *tiles);
       if (op.getMask()) {
         // A layout describes the pattern only: the kernel takes it here, the
         // op does not.

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 
 #include <limits>
 
@@ -37,13 +38,18 @@ public:
 /// The loops of the CPU kernel around the frame's steps.
 class TileGen {
 public:
-  TileGen(KernelFrame &f, const TargetModel &target, const TileSizes &tiles)
+  TileGen(KernelFrame &f, const TargetModel &target, const TileSizes &tiles,
+          bool staticLayout)
       : f(f), b(f.b), spec(f.spec), lanes(target.lanes),
         queryVectors(tiles.queryVectors), tileRows(tiles.queryTile(target)),
         keysPerStep(tiles.keysPerStep), keyBlock(tiles.keyBlock),
         valueGroup(tiles.valueGroup), groupedRows(tiles.groupedRows),
         vf(VectorType::get({lanes}, b.getF32Type())),
         keySplits(tiles.keySplits) {
+    if (usesBf16Pairs(spec, target, tiles, staticLayout)) {
+      dotKind = target.bf16Dot;
+      vbf = VectorType::get({2 * lanes}, b.getBF16Type());
+    }
     // Decode tiles of one query vector: the head dim in the lanes (see
     // dotsAlongHeadDim).
     if (groupedRows && queryVectors == 1 && f.headDim % lanes == 0 &&
@@ -68,9 +74,12 @@ public:
   SmallVector<Value> build() {
     // Decode tiles with the head dim in the lanes extend f16 / bf16 K and
     // V as they load them.
-    f.kvInElementType = dRows > 0;
+    // (bf16 pairs read K and V as bf16 too.)
+    f.kvInElementType = dRows > 0 || pairs();
     f.prepare();
     f.guarded([&] {
+      if (pairs())
+        packValuePairs();
       SmallVector<Value> lbs = {f.idx(0), f.idx(0), f.idx(0)};
       // Decode: per batch row, key/value head and tile of its grouped rows.
       SmallVector<Value> ubs =
@@ -149,6 +158,15 @@ private:
   /// (`dRows x D`, `dRows x Dv`).
   int64_t dRows = 0, dKeys = 1, dValueVectors = 1;
   Value qRowsBuf, oRowsBuf;
+  /// bf16 dot products of pairs (usesBf16Pairs; None: off): the tile's Q^T
+  /// and P in pairs along D and along the keys (`D/2 x 2 Mr`, `Nb/2 x 2 Mr`
+  /// bf16: element (i, 2 r + t) is row r's element 2 i + t), and V in
+  /// pairs of keys, packed once per call (`B x Hkv x ceil(Lk/2) x Dv` i32:
+  /// bf16 V[2 j, e] in the low half, V[2 j + 1, e] in the high half).
+  TargetModel::Bf16Dot dotKind = TargetModel::Bf16Dot::None;
+  VectorType vbf;
+  Value qPairs, pPairs, vPairs;
+  bool pairs() const { return dotKind != TargetModel::Bf16Dot::None; }
   /// A paged cache whose pages hold whole key blocks: the current block's
   /// page, the row of its first key in the page, and that key's buffer
   /// row (blockPage null otherwise).
@@ -215,6 +233,13 @@ private:
     Value ot = memref::AllocOp::create(
         b, MemRefType::get({f.valueDim, tileRows}, f32));
 
+    if (pairs()) {
+      Type bf16 = b.getBF16Type();
+      qPairs = memref::AllocOp::create(
+          b, MemRefType::get({f.headDim / 2, 2 * tileRows}, bf16));
+      pPairs = memref::AllocOp::create(
+          b, MemRefType::get({keyBlock / 2, 2 * tileRows}, bf16));
+    }
     if (dRows) {
       qRowsBuf =
           memref::AllocOp::create(b, MemRefType::get({dRows, f.headDim}, f32));
@@ -439,6 +464,14 @@ private:
         shift = mean;
       }
       f.forEach(0, f.headDim, 1, [&](Value d) {
+        if (pairs()) {
+          // bf16 pairs: Q as it came (exact in bf16), scaled in the scores.
+          Value x = arith::TruncFOp::create(b, b.getBF16Type(), readQ(d));
+          memref::StoreOp::create(
+              b, x, qPairs,
+              ValueRange{f.div(d, 2), f.add(f.mul(r, 2), f.rem(d, 2))});
+          return;
+        }
         Value x = arith::SubFOp::create(b, readQ(d), shift);
         x = arith::MulFOp::create(b, x, factor);
         if (dRows)
@@ -520,10 +553,14 @@ private:
     SmallVector<Value> alpha;
     if (spec.softmax)
       alpha = softmaxBlock(st, state, blockMax);
-    if (dRows)
+    if (dRows) {
       accumulateRows(k0, masked, st, alpha);
-    else
+    } else if (pairs()) {
+      pairWeights(st);
+      accumulatePairs(k0, masked, ot, alpha);
+    } else {
       accumulateValues(k0, masked, st, ot, alpha);
+    }
   }
 
   /// Decode with the head dim in the lanes: O (rows x Dv) into ot (Dv x
@@ -745,12 +782,15 @@ private:
       keysRead.push_back(f.keyRow(k, masked));
       keyAt.push_back(kvIndex(keysRead.back()));
     }
-    SmallVector<Value> dots =
-        dRows ? dotsAlongHeadDim(keyAt) : dotsAlongLanes(keyAt, qt);
+    SmallVector<Value> dots = dRows     ? dotsAlongHeadDim(keyAt)
+                              : pairs() ? dotsOfPairs(keyAt)
+                                        : dotsAlongLanes(keyAt, qt);
     SmallVector<Value> m(mrun.begin(), mrun.end());
     for (int64_t j = 0; j < nj; ++j)
       for (int64_t v = 0; v < queryVectors; ++v) {
         Value s = dots[j * queryVectors + v];
+        if (pairs()) // (Q^T of pairs is not scaled)
+          s = arith::MulFOp::create(b, s, fsplat(spec.scale));
         QueryRows rows = rowsOf(v);
         if (f.biasBuf)
           s = arith::AddFOp::create(b, s, f.loadBias(rows, keysRead[j]));
@@ -848,9 +888,188 @@ private:
           return SmallVector<Value>();
         });
   }
+
+  //===--------------------------------------------------------------------===//
+  // bf16 dot products of pairs
+  //===--------------------------------------------------------------------===//
+
+  /// acc + a[2i] b[2i] + a[2i+1] b[2i+1] per f32 lane i: vdpbf16ps, or the
+  /// same in portable vector ops (the odd pair first, as the instruction;
+  /// products of bf16 are exact in f32).
+  Value dotPairs(Value acc, Value a, Value bv) {
+    if (dotKind == TargetModel::Bf16Dot::Native)
+      return x86vector::DotBF16Op::create(b, vf, acc, a, bv);
+    SmallVector<int64_t> even, odd;
+    for (int64_t i = 0; i < lanes; ++i) {
+      even.push_back(2 * i);
+      odd.push_back(2 * i + 1);
+    }
+    auto half = [&](Value v, ArrayRef<int64_t> mask) -> Value {
+      Value picked = vector::ShuffleOp::create(b, v, v, mask);
+      return arith::ExtFOp::create(b, vf, picked);
+    };
+    acc = vector::FMAOp::create(b, half(a, odd), half(bv, odd), acc);
+    return vector::FMAOp::create(b, half(a, even), half(bv, even), acc);
+  }
+
+  /// A 32-bit pair (i32) broadcast to every lane, as bf16 pairs.
+  Value broadcastPair(Value word) {
+    auto vi = VectorType::get({lanes}, b.getI32Type());
+    return vector::BitCastOp::create(b, vbf,
+                                     vector::BroadcastOp::create(b, vi, word));
+  }
+
+  /// V in pairs of keys (vPairs), packed in parallel over (b, h, pair);
+  /// a last key without a partner pairs with zero.
+  void packValuePairs() {
+    auto type = cast<MemRefType>(f.valueBuf.getType());
+    int64_t batch = type.getDimSize(0), heads = type.getDimSize(1),
+            keys = type.getDimSize(2), dv = type.getDimSize(3);
+    int64_t half = llvm::divideCeil(keys, 2);
+    Type i32 = b.getI32Type();
+    vPairs = memref::AllocOp::create(
+        b, MemRefType::get({batch, heads, half, dv}, i32));
+    int64_t w = lanes;
+    while (dv % w != 0)
+      w /= 2;
+    auto bfw = VectorType::get({w}, b.getBF16Type());
+    Value zero = arith::ConstantOp::create(b, b.getZeroAttr(bfw));
+    scf::ParallelOp::create(
+        b, ValueRange{f.idx(0), f.idx(0), f.idx(0)},
+        ValueRange{f.idx(batch), f.idx(heads), f.idx(half)},
+        ValueRange{f.idx(1), f.idx(1), f.idx(1)},
+        [&](OpBuilder &, Location, ValueRange ivs) {
+          Value lo = f.mul(ivs[2], 2);
+          Value hi = f.minIdx(f.add(lo, 1), keys - 1);
+          Value paired = f.lt(f.add(lo, 1), keys);
+          f.forEach(0, dv, w, [&](Value e) {
+            auto load = [&](Value key) -> Value {
+              return vector::LoadOp::create(b, bfw, f.valueBuf,
+                                            ValueRange{ivs[0], ivs[1], key, e});
+            };
+            Value second = arith::SelectOp::create(b, paired, load(hi), zero);
+            Value both = vector::InterleaveOp::create(b, load(lo), second);
+            vector::StoreOp::create(
+                b,
+                vector::BitCastOp::create(b, VectorType::get({w}, i32), both),
+                vPairs, ValueRange{ivs[0], ivs[1], ivs[2], e});
+          });
+          scf::ReduceOp::create(b);
+        });
+  }
+
+  /// QK^T of `keyAt.size()` keys from Q^T in pairs: per pair of D, QV
+  /// vector loads of Q^T and a broadcast pair of each key feed NJ x QV dot
+  /// products of pairs (unscaled).
+  SmallVector<Value> dotsOfPairs(ArrayRef<SmallVector<Value, 3>> keyAt) {
+    int64_t nj = keyAt.size();
+    auto pairType = VectorType::get({2}, b.getBF16Type());
+    auto wordType = VectorType::get({1}, b.getI32Type());
+    SmallVector<Value> zeros(nj * queryVectors, fsplat(0.0));
+    return f.forLoop(
+        f.idx(0), f.idx(f.headDim / 2), 1, zeros,
+        [&](Value d2, ValueRange acc) {
+          SmallVector<Value> qv, next;
+          for (int64_t v = 0; v < queryVectors; ++v)
+            qv.push_back(vector::LoadOp::create(
+                b, vbf, qPairs, ValueRange{d2, f.idx(2 * v * lanes)}));
+          for (int64_t j = 0; j < nj; ++j) {
+            Value pair =
+                vector::LoadOp::create(b, pairType, f.keyBuf,
+                                       ValueRange{keyAt[j][0], keyAt[j][1],
+                                                  keyAt[j][2], f.mul(d2, 2)});
+            Value word = vector::ExtractOp::create(
+                b, vector::BitCastOp::create(b, wordType, pair),
+                ArrayRef<int64_t>{0});
+            Value kb = broadcastPair(word);
+            for (int64_t v = 0; v < queryVectors; ++v)
+              next.push_back(dotPairs(acc[j * queryVectors + v], qv[v], kb));
+          }
+          return next;
+        });
+  }
+
+  /// P (st, f32) into pPairs: rows 2 i and 2 i + 1 rounded to bf16 and
+  /// interleaved.
+  void pairWeights(Value st) {
+    auto bfl = VectorType::get({lanes}, b.getBF16Type());
+    f.forEach(0, keyBlock, 2, [&](Value j) {
+      for (int64_t v = 0; v < queryVectors; ++v) {
+        auto row = [&](Value r) -> Value {
+          return arith::TruncFOp::create(
+              b, bfl,
+              vector::LoadOp::create(b, vf, st, ValueRange{r, laneOffset(v)}));
+        };
+        Value both = vector::InterleaveOp::create(b, row(j), row(f.add(j, 1)));
+        vector::StoreOp::create(b, both, pPairs,
+                                ValueRange{f.div(j, 2), f.idx(2 * v * lanes)});
+      }
+    });
+  }
+
+  /// O^T += V_blk^T P with pairs of keys (after rescaling by alpha when
+  /// given): per pair, QV vector loads of P's pairs and a broadcast V pair
+  /// per value column feed EG x QV dot products of pairs. Pairs past the
+  /// keys (a ragged last block) read the last pair: their P is 0.
+  void accumulatePairs(Value k0, bool masked, Value ot, ArrayRef<Value> alpha) {
+    int64_t lastPair = cast<MemRefType>(vPairs.getType()).getDimSize(2) - 1;
+    f.forLoop(
+        f.idx(0), f.idx(f.valueDim), valueGroup, {}, [&](Value e0, ValueRange) {
+          SmallVector<Value> acc;
+          for (int64_t e = 0; e < valueGroup; ++e)
+            for (int64_t v = 0; v < queryVectors; ++v) {
+              Value o = vector::LoadOp::create(
+                  b, vf, ot, ValueRange{f.add(e0, e), laneOffset(v)});
+              if (!alpha.empty())
+                o = arith::MulFOp::create(b, o, alpha[v]);
+              acc.push_back(o);
+            }
+          SmallVector<Value> sums = f.forLoop(
+              f.idx(0), f.idx(keyBlock), 2, acc, [&](Value j, ValueRange a) {
+                Value pairIdx = f.div(f.add(k0, j), 2);
+                if (masked)
+                  pairIdx = f.minIdx(pairIdx, lastPair);
+                SmallVector<Value> pv, next;
+                for (int64_t v = 0; v < queryVectors; ++v)
+                  pv.push_back(vector::LoadOp::create(
+                      b, vbf, pPairs,
+                      ValueRange{f.div(j, 2), f.idx(2 * v * lanes)}));
+                for (int64_t e = 0; e < valueGroup; ++e) {
+                  Value word = memref::LoadOp::create(
+                      b, vPairs,
+                      ValueRange{f.batch, f.kvHead, pairIdx, f.add(e0, e)});
+                  Value vb = broadcastPair(word);
+                  for (int64_t v = 0; v < queryVectors; ++v)
+                    next.push_back(
+                        dotPairs(a[e * queryVectors + v], pv[v], vb));
+                }
+                return next;
+              });
+          for (int64_t e = 0; e < valueGroup; ++e)
+            for (int64_t v = 0; v < queryVectors; ++v)
+              vector::StoreOp::create(b, sums[e * queryVectors + v], ot,
+                                      ValueRange{f.add(e0, e), laneOffset(v)});
+          return SmallVector<Value>();
+        });
+  }
 };
 
 } // namespace
+
+bool mlir::attn::usesBf16Pairs(const KernelSpec &spec,
+                               const TargetModel &target,
+                               const TileSizes &tiles, bool staticLayout) {
+  auto isBf16 = [](Value v) {
+    return cast<ShapedType>(v.getType()).getElementType().isBF16();
+  };
+  const AttentionDims &d = spec.dims;
+  return target.bf16Dot != TargetModel::Bf16Dot::None && staticLayout &&
+         !tiles.groupedRows && isBf16(spec.query) && isBf16(spec.key) &&
+         isBf16(spec.value) && !spec.qkNormEps && !spec.pageTable &&
+         !spec.isPacked() && d.headDim % 2 == 0 && d.valueDim % 2 == 0 &&
+         tiles.keyBlock % 2 == 0 && !ShapedType::isDynamic(d.batch) &&
+         !ShapedType::isDynamic(d.keyLen);
+}
 
 SmallVector<Value> mlir::attn::buildTileKernel(ImplicitLocOpBuilder &b,
                                                const KernelSpec &spec,
@@ -860,6 +1079,6 @@ SmallVector<Value> mlir::attn::buildTileKernel(ImplicitLocOpBuilder &b,
   CpuTarget cpu;
   KernelFrame frame(b, spec, layout, tiles.queryTile(target), tiles.keyBlock,
                     cpu);
-  TileGen gen(frame, target, tiles);
+  TileGen gen(frame, target, tiles, layout != nullptr);
   return gen.build();
 }

@@ -37,6 +37,15 @@ inline bool keyBlocksFitPages(int64_t pageSize, int64_t keyBlock) {
   return pageSize % keyBlock == 0;
 }
 
+/// True if the kernel computes QK^T and PV with bf16 dot products of pairs
+/// (target.bf16Dot not None): bf16 Q, K and V, prefill tiles (not decode),
+/// a compile-time layout, static batch and key length, even D, Dv and key
+/// block, no qk-layernorm, page table or packed batch. Scores, softmax
+/// statistics and the output accumulate in f32; P is rounded to bf16 for
+/// PV, as FlashAttention's bf16 kernels do.
+bool usesBf16Pairs(const KernelSpec &spec, const TargetModel &target,
+                   const TileSizes &tiles, bool staticLayout);
+
 /// Emits the kernel at `b`'s insertion point and returns the result tensor,
 /// then the log-sum-exp tensor when the spec has it (spec.lse). `layout` is
 /// the block layout of the mask in blocks of (Mr, Nb) when the spec has a
