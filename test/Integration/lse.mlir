@@ -23,6 +23,11 @@
 // REDEFINE: %{fn} = decode_sinks
 // RUN: %{check}
 // decode_sinks: remark: attn-flash: decode:
+// Rows with no allowed key but a sink: their log-sum-exp is the sink's
+// logit (their output 0).
+// REDEFINE: %{fn} = sinks_empty_rows
+// RUN: %{check}
+// sinks_empty_rows: remark: attn-block-sparse:
 // REDEFINE: %{fn} = split
 // RUN: %{check}
 // split: remark: attn-flash: decode: {{.*}} split-KV
@@ -36,7 +41,11 @@
 // REDEFINE: %{args} = --reference --input lk=%t/in/lk.npy --shape key=3x2x200x16 --shape value=3x2x200x16
 // REDEFINE: %{fn} = cache_lengths
 // RUN: %{run}
+// REDEFINE: %{args} = --reference
+// REDEFINE: %{fn} = sinks_empty_rows
+// RUN: %{run}
 // REDEFINE: %{args} = --target gpu-emulator
+// RUN: %{run}
 // REDEFINE: %{fn} = dense
 // RUN: %{run}
 // RUN: FileCheck %s --check-prefix=GPU-SIMT < %t/dense.remarks
@@ -84,6 +93,11 @@ func.func @split(%query: tensor<1x4x1x32xf32>, %key: tensor<1x1x1999x32xf32>, %v
 func.func @cache_lengths(%query: tensor<3x4x2x16xf32>, %key: tensor<3x2x?x16xf32>, %value: tensor<3x2x?x16xf32>, %lk: tensor<3xi32>) -> (tensor<3x4x2x16xf32>, tensor<3x4x2xf32>) {
   %0, %1 = attn.attention %query, %key, %value key_lengths(%lk : tensor<3xi32>) {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<3x4x2x16xf32>, tensor<3x2x?x16xf32>, tensor<3x2x?x16xf32> -> tensor<3x4x2x16xf32>, tensor<3x4x2xf32>
   return %0, %1 : tensor<3x4x2x16xf32>, tensor<3x4x2xf32>
+}
+
+func.func @sinks_empty_rows(%query: tensor<1x2x150x16xf32>, %key: tensor<1x2x150x16xf32>, %value: tensor<1x2x150x16xf32>, %sinks: tensor<2xf32>) -> (tensor<1x2x150x16xf32>, tensor<1x2x150xf32>) {
+  %0, %1 = attn.attention %query, %key, %value sinks(%sinks : tensor<2xf32>) {normalizer = #attn.softmax, pattern = #attn.block<size = 50, layout = ["000", "110", "011"]>} : tensor<1x2x150x16xf32>, tensor<1x2x150x16xf32>, tensor<1x2x150x16xf32> -> tensor<1x2x150x16xf32>, tensor<1x2x150xf32>
+  return %0, %1 : tensor<1x2x150x16xf32>, tensor<1x2x150xf32>
 }
 
 // D = 128: two SIMT threads per row on the GPU.

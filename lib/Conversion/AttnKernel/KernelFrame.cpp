@@ -793,6 +793,27 @@ Value KernelFrame::denominator(Value sum, Value max) {
 }
 
 Value KernelFrame::logSumExp(Value sum, Value max) {
+  if (sinkBuf) {
+    // With the sink's logit t: M = max(m, t), M + log(l e^(m - M) +
+    // e^(t - M)). A row with no allowed key (m = -inf, l = 0) gives t, not
+    // -inf + log(inf); M = -inf (a -inf sink too) gives -inf.
+    Value l = target.combineRow(b, sum, RowCombine::Sum);
+    Value t = memref::LoadOp::create(b, sinkBuf, ValueRange{head});
+    if (isa<VectorType>(l.getType()))
+      t = vector::BroadcastOp::create(b, l.getType(), t);
+    Value top = arith::MaximumFOp::create(b, max, t);
+    auto expOf = [&](Value x) {
+      return math::ExpOp::create(b, arith::SubFOp::create(b, x, top));
+    };
+    Value total = arith::AddFOp::create(
+        b, arith::MulFOp::create(b, l, expOf(max)), expOf(t));
+    Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, total,
+                                           splat(total, 0.0));
+    return arith::SelectOp::create(
+        b, positive,
+        arith::AddFOp::create(b, top, math::LogOp::create(b, total)),
+        splat(total, kNegInf));
+  }
   // m + log(l), -inf where l is 0.
   Value l = denominator(sum, max);
   Value positive =

@@ -226,8 +226,11 @@ private:
     // tile is negligible next to the tile's work; the buffer deallocation
     // pipeline frees them at the end of the iteration.
     Type f32 = b.getF32Type();
-    Value qt =
-        memref::AllocOp::create(b, MemRefType::get({f.headDim, tileRows}, f32));
+    // (bf16 pairs keep Q^T in qPairs instead.)
+    Value qt = pairs() ? Value()
+                       : memref::AllocOp::create(
+                             b, MemRefType::get({f.headDim, tileRows}, f32))
+                             .getResult();
     Value st =
         memref::AllocOp::create(b, MemRefType::get({keyBlock, tileRows}, f32));
     Value ot = memref::AllocOp::create(

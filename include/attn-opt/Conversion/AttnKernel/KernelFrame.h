@@ -272,9 +272,10 @@ public:
   /// running maximum: the combined sum, plus the sink's term.
   Value denominator(Value sum, Value max);
   /// The log-sum-exp of a row (scalars; spec.lse): `max +
-  /// log(denominator)`, -inf where the denominator is 0. Like rowFactor it
-  /// combines the row's partial sums (GPU: lane shuffles, so every thread
-  /// of the row calls it).
+  /// log(denominator)`, -inf where the denominator is 0; with a sink,
+  /// shifted by max(max, sink) so that a row with no allowed key gives the
+  /// sink's logit. Like rowFactor it combines the row's partial sums (the
+  /// mma.sync quad: lane shuffles, so every lane of the row calls it).
   Value logSumExp(Value sum, Value max);
   /// Stores a row's log-sum-exp for query `row`.
   void storeLse(Value lse, Value row);
