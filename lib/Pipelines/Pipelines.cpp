@@ -106,6 +106,10 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
     reassociate.chunkSize = options.chunkSize;
     pm.addPass(createAttnReassociate(reassociate));
     pm.addPass(createAttnLowerChunkedLinear());
+    AttnLinearKernelsOptions linear;
+    linear.vectorWidth = options.vectorWidth;
+    linear.vectorRegisters = options.vectorRegisters;
+    pm.addPass(createAttnLinearKernels(linear));
     AttnBlockSparseOptions blockSparse;
     blockSparse.vectorWidth = options.vectorWidth;
     blockSparse.vectorRegisters = options.vectorRegisters;

@@ -73,6 +73,48 @@ def AttnLowerChunkedLinear : Pass<"attn-lower-chunked-linear"> {
   ];
 }
 
+def AttnLinearKernels : Pass<"attn-linear-kernels"> {
+  let summary = "Fuse linear attention's feature maps into register-blocked CPU kernels";
+  let description = [{
+    The linear form of kernelized attention (attn-reassociate) computes
+    `attn.kv_state` of `attn.feature_map(K)` and `attn.state_apply` of
+    `attn.feature_map(Q)`. For elementwise feature maps (`elu_plus_one`,
+    `relu`) this pass replaces each by fused loops that apply the map to a
+    block of rows as they read it, so `phi(K)` and `phi(Q)` never exist:
+
+    ```
+    kv_state:    scf.parallel (b, kv head, key chunk)       // chunks when heads are few
+                   per block of 64 keys: phi(K_blk) (scratch), z += sums,
+                   S += phi(K_blk)^T V_blk                   // 4 features x EV vectors
+                 S, z summed over the chunks
+    state_apply: scf.parallel (b, query head, tile of 16 queries)
+                   phi(Q_tile) (scratch), den = phi(Q) z + eps
+                   O = phi(Q) S / den (0 where den = 0), * gate
+    ```
+
+    Applies to static shapes whose feature dim is a multiple of 4 and of the
+    vector width and whose value dim is a multiple of the vector width
+    (`vector-width`, `vector-registers`: the target, as in attn-flash); the
+    rest keeps the reference lowering. A remark per fused op. FAVOR+ and
+    the chunked causal form are not fused here.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector register of the target (4: SSE, 8: AVX2, "
+           "16: AVX-512)">,
+    Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"0",
+           "vector registers of the target (0: 32 with 16 lanes, else 16)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 def AttnLowerPointwise : Pass<"attn-lower-pointwise"> {
   let summary = "Lower pointwise (ReLU-family) attention to fused, tiled parallel loops";
   let description = [{

@@ -1,0 +1,496 @@
+//===- LinearKernels.cpp - attn-linear-kernels -----------------------------===//
+//
+// Fused CPU kernels for the linear form of kernelized attention with an
+// elementwise feature map (elu_plus_one, relu): attn.kv_state of
+// attn.feature_map(K) and attn.state_apply of attn.feature_map(Q) become
+// register-blocked loops that apply the feature map to a block of rows as
+// they read it, so phi(K) and phi(Q) (L x D each) never exist.
+//
+//   kv_state:    parallel (b, kv head, key chunk):
+//                  per block of Nb keys: phi(K_blk) (Nb x F, scratch),
+//                  z += column sums, S += phi(K_blk)^T V_blk (FB x EV
+//                  register tiles: FB broadcasts of phi, EV vector loads
+//                  of V per key)
+//                then, with several chunks, S and z summed over chunks.
+//   state_apply: parallel (b, query head, query tile of Mr rows):
+//                  phi(Q_tile) (Mr x F, scratch), den = phi(Q) z + eps,
+//                  O = phi(Q) S in RB x EV register tiles, O / den (0
+//                  where den is 0), times the gate.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn-opt/Conversion/Passes.h"
+
+#include "attn-opt/Analysis/TargetModel.h"
+#include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNLINEARKERNELS
+#include "attn-opt/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Loop and vector helpers of the two kernels.
+class LinearGen {
+public:
+  LinearGen(ImplicitLocOpBuilder &b, const TargetModel &target)
+      : b(b), lanes(target.lanes), registers(target.registers),
+        vf(VectorType::get({lanes}, b.getF32Type())) {}
+
+  /// S and z of `op` (key features from `fm`, the feature map of K).
+  SmallVector<Value> kvState(KVStateOp op, FeatureMapOp fm) {
+    Value key = fm.getInput(), value = op.getValue();
+    auto kt = cast<RankedTensorType>(key.getType());
+    auto vt = cast<RankedTensorType>(value.getType());
+    int64_t batch = kt.getDimSize(0), heads = kt.getDimSize(1),
+            keys = kt.getDimSize(2), f = kt.getDimSize(3),
+            dv = vt.getDimSize(3);
+    map = fm.getKernel().getFeatureMap();
+    inputScale = fm.getInputScale() ? fm.getInputScale()->convertToDouble() : 1;
+    Value kBuf = buffer(key), vBuf = buffer(value);
+    // Key chunks run in parallel when the heads are few.
+    int64_t chunks = std::clamp<int64_t>(
+        llvm::divideCeil(kTasks, batch * heads), 1,
+        std::max<int64_t>(1, keys / kMinChunk));
+    int64_t chunkLen = static_cast<int64_t>(llvm::divideCeil(keys, chunks));
+    Type f32 = b.getF32Type();
+    Value state =
+        memref::AllocOp::create(b, MemRefType::get({batch, heads, f, dv}, f32));
+    Value sum =
+        memref::AllocOp::create(b, MemRefType::get({batch, heads, f}, f32));
+    Value wsState = state, wsSum = sum;
+    if (chunks > 1) {
+      wsState = memref::AllocOp::create(
+          b, MemRefType::get({batch, heads, chunks, f, dv}, f32));
+      wsSum = memref::AllocOp::create(
+          b, MemRefType::get({batch, heads, chunks, f}, f32));
+    }
+    int64_t ev = valueVectors(dv);
+    parallel({batch, heads, chunks}, [&](ValueRange ivs) {
+      SmallVector<Value> at = {ivs[0], ivs[1]};
+      if (chunks > 1)
+        at.push_back(ivs[2]);
+      auto stateAt = [&](Value fi, Value e) {
+        SmallVector<Value> i(at);
+        i.append({fi, e});
+        return i;
+      };
+      auto sumAt = [&](Value fi) {
+        SmallVector<Value> i(at);
+        i.push_back(fi);
+        return i;
+      };
+      forEach(0, f, 1, [&](Value fi) {
+        forEach(0, dv, lanes, [&](Value e) {
+          vector::StoreOp::create(b, splat(0.0), wsState, stateAt(fi, e));
+        });
+      });
+      forEach(0, f, lanes, [&](Value fi) {
+        vector::StoreOp::create(b, splat(0.0), wsSum, sumAt(fi));
+      });
+      // (Scratch of the iteration; the deallocation pipeline frees it.)
+      Value phi = memref::AllocOp::create(
+          b, MemRefType::get({kBlock, f}, b.getF32Type()));
+      Value start = mul(ivs[2], chunkLen);
+      Value end = arith::MinSIOp::create(b, add(start, idx(chunkLen)),
+                                         idx(keys));
+      scf::ForOp::create(
+          b, start, end, idx(kBlock), ValueRange{},
+          [&](OpBuilder &, Location, Value k0, ValueRange) {
+            Value n = arith::MinSIOp::create(b, idx(kBlock), sub(end, k0));
+            // phi of the block's keys, and their column sums.
+            forRange(idx(0), n, 1, [&](Value j) {
+              forEach(0, f, lanes, [&](Value fi) {
+                Value x = featureMap(load(kBuf, {ivs[0], ivs[1], add(k0, j), fi}));
+                vector::StoreOp::create(b, x, phi, ValueRange{j, fi});
+                SmallVector<Value> zi = sumAt(fi);
+                vector::StoreOp::create(
+                    b,
+                    arith::AddFOp::create(
+                        b, vector::LoadOp::create(b, vf, wsSum, zi), x),
+                    wsSum, zi);
+              });
+            });
+            // S += phi^T V in FB x EV register tiles.
+            forEach(0, f, kRows, [&](Value f0) {
+              forEach(0, dv, ev * lanes, [&](Value e0) {
+                SmallVector<Value> acc;
+                for (int64_t r = 0; r < kRows; ++r)
+                  for (int64_t g = 0; g < ev; ++g)
+                    acc.push_back(vector::LoadOp::create(
+                        b, vf, wsState,
+                        stateAt(add(f0, idx(r)), add(e0, idx(g * lanes)))));
+                auto loop = scf::ForOp::create(
+                    b, idx(0), n, idx(1), acc,
+                    [&](OpBuilder &, Location, Value j, ValueRange a) {
+                      SmallVector<Value> vv, next;
+                      for (int64_t g = 0; g < ev; ++g)
+                        vv.push_back(load(vBuf, {ivs[0], ivs[1], add(k0, j),
+                                                 add(e0, idx(g * lanes))}));
+                      for (int64_t r = 0; r < kRows; ++r) {
+                        Value p = vector::BroadcastOp::create(
+                            b, vf,
+                            memref::LoadOp::create(
+                                b, phi, ValueRange{j, add(f0, idx(r))}));
+                        for (int64_t g = 0; g < ev; ++g)
+                          next.push_back(vector::FMAOp::create(
+                              b, p, vv[g], a[r * ev + g]));
+                      }
+                      scf::YieldOp::create(b, next);
+                    });
+                for (int64_t r = 0; r < kRows; ++r)
+                  for (int64_t g = 0; g < ev; ++g)
+                    vector::StoreOp::create(
+                        b, loop.getResult(r * ev + g), wsState,
+                        stateAt(add(f0, idx(r)), add(e0, idx(g * lanes))));
+              });
+            });
+            scf::YieldOp::create(b);
+          });
+    });
+    if (chunks > 1) {
+      // S and z: the chunks' sums.
+      parallel({batch, heads, f}, [&](ValueRange ivs) {
+        auto sumOver = [&](Value dst, SmallVector<Value> dstAt, Value src,
+                           function_ref<SmallVector<Value>(Value)> srcAt) {
+          Value total = splat(0.0);
+          for (int64_t c = 0; c < chunks; ++c)
+            total = arith::AddFOp::create(
+                b, total, vector::LoadOp::create(b, vf, src, srcAt(idx(c))));
+          vector::StoreOp::create(b, total, dst, dstAt);
+        };
+        forEach(0, dv, lanes, [&](Value e) {
+          sumOver(state, {ivs[0], ivs[1], ivs[2], e}, wsState, [&](Value c) {
+            return SmallVector<Value>{ivs[0], ivs[1], c, ivs[2], e};
+          });
+        });
+        // (z per feature: a scalar sum, F x chunks of them.)
+        Value total = f32Const(0.0);
+        for (int64_t c = 0; c < chunks; ++c)
+          total = arith::AddFOp::create(
+              b, total,
+              memref::LoadOp::create(b, wsSum,
+                                     ValueRange{ivs[0], ivs[1], idx(c), ivs[2]}));
+        memref::StoreOp::create(b, total, sum,
+                                ValueRange{ivs[0], ivs[1], ivs[2]});
+      });
+    }
+    return {toTensor(state), toTensor(sum)};
+  }
+
+  /// The result of `op` (query features from `fm`, the feature map of Q).
+  Value stateApply(StateApplyOp op, FeatureMapOp fm) {
+    Value query = fm.getInput(), state = op.getState(), sum = op.getKeySum();
+    auto qt = cast<RankedTensorType>(query.getType());
+    auto st = cast<RankedTensorType>(state.getType());
+    auto rt = cast<RankedTensorType>(op.getType());
+    int64_t batch = qt.getDimSize(0), heads = qt.getDimSize(1),
+            rows = qt.getDimSize(2), f = qt.getDimSize(3),
+            kvHeads = st.getDimSize(1), dv = st.getDimSize(3);
+    int64_t group = heads / kvHeads;
+    map = fm.getKernel().getFeatureMap();
+    inputScale = fm.getInputScale() ? fm.getInputScale()->convertToDouble() : 1;
+    Value qBuf = buffer(query), sBuf = buffer(state), zBuf = buffer(sum);
+    Value gBuf = op.getGate() ? buffer(op.getGate()) : Value();
+    Type outElem = rt.getElementType();
+    Value out = memref::AllocOp::create(
+        b, MemRefType::get(rt.getShape(), outElem));
+    int64_t tile = kRows * 4;
+    int64_t ev = valueVectors(dv);
+    double eps = op.getEps().convertToDouble();
+    int64_t tiles = llvm::divideCeil(rows, tile);
+    parallel({batch, heads, tiles}, [&](ValueRange ivs) {
+      Value bi = ivs[0], h = ivs[1], hk = div(h, group);
+      Value r0 = mul(ivs[2], tile);
+      Type f32 = b.getF32Type();
+      Value phi = memref::AllocOp::create(b, MemRefType::get({tile, f}, f32));
+      Value den = memref::AllocOp::create(b, MemRefType::get({tile}, f32));
+      // phi of the tile's rows (rows past Lq repeat the last) and their
+      // denominators phi(q) z + eps.
+      forEach(0, tile, 1, [&](Value r) {
+        Value row = arith::MinSIOp::create(b, add(r0, r), idx(rows - 1));
+        Value dot = splat(0.0);
+        forEachCarry(0, f, lanes, dot, [&](Value fi, Value acc) {
+          Value x = featureMap(load(qBuf, {bi, h, row, fi}));
+          vector::StoreOp::create(b, x, phi, ValueRange{r, fi});
+          return vector::FMAOp::create(
+              b, x, vector::LoadOp::create(b, vf, zBuf, ValueRange{bi, hk, fi}),
+              acc);
+        });
+        Value d = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
+                                              lastCarry);
+        d = arith::AddFOp::create(b, d, f32Const(eps));
+        memref::StoreOp::create(b, d, den, ValueRange{r});
+      });
+      // O = phi(Q) S in RB x EV register tiles, divided by den.
+      forEach(0, tile, kRows, [&](Value rb) {
+        forEach(0, dv, ev * lanes, [&](Value e0) {
+          SmallVector<Value> zeros(kRows * ev, splat(0.0));
+          auto loop = scf::ForOp::create(
+              b, idx(0), idx(f), idx(1), zeros,
+              [&](OpBuilder &, Location, Value fi, ValueRange a) {
+                SmallVector<Value> sv, next;
+                for (int64_t g = 0; g < ev; ++g)
+                  sv.push_back(vector::LoadOp::create(
+                      b, vf, sBuf,
+                      ValueRange{bi, hk, fi, add(e0, idx(g * lanes))}));
+                for (int64_t r = 0; r < kRows; ++r) {
+                  Value p = vector::BroadcastOp::create(
+                      b, vf,
+                      memref::LoadOp::create(b, phi,
+                                             ValueRange{add(rb, idx(r)), fi}));
+                  for (int64_t g = 0; g < ev; ++g)
+                    next.push_back(
+                        vector::FMAOp::create(b, p, sv[g], a[r * ev + g]));
+                }
+                scf::YieldOp::create(b, next);
+              });
+          for (int64_t r = 0; r < kRows; ++r) {
+            Value rr = add(rb, idx(r));
+            Value row = add(r0, rr);
+            Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                                 row, idx(rows));
+            scf::IfOp::create(b, inside, [&](OpBuilder &, Location) {
+              Value d = memref::LoadOp::create(b, den, ValueRange{rr});
+              Value nonzero = arith::CmpFOp::create(
+                  b, arith::CmpFPredicate::ONE, d, f32Const(0.0));
+              Value inv = arith::SelectOp::create(
+                  b, nonzero, arith::DivFOp::create(b, f32Const(1.0), d),
+                  f32Const(0.0));
+              Value invv = vector::BroadcastOp::create(b, vf, inv);
+              for (int64_t g = 0; g < ev; ++g) {
+                Value e = add(e0, idx(g * lanes));
+                Value o = arith::MulFOp::create(b, loop.getResult(r * ev + g),
+                                                invv);
+                if (gBuf)
+                  o = arith::MulFOp::create(b, o,
+                                            load(gBuf, {bi, h, row, e}));
+                if (outElem != b.getF32Type())
+                  o = arith::TruncFOp::create(
+                      b, VectorType::get({lanes}, outElem), o);
+                vector::StoreOp::create(b, o, out, ValueRange{bi, h, row, e});
+              }
+              scf::YieldOp::create(b);
+            });
+          }
+        });
+      });
+    });
+    return toTensor(out);
+  }
+
+  /// Value vectors per register tile: the largest divisor of Dv / lanes
+  /// whose kRows x EV accumulators take at most half the registers.
+  int64_t valueVectors(int64_t dv) {
+    int64_t vectors = dv / lanes;
+    for (int64_t g = std::max<int64_t>(1, registers / 2 / kRows); g > 1; --g)
+      if (vectors % g == 0)
+        return g;
+    return 1;
+  }
+
+  /// Rows (FB, RB) of a register tile.
+  static constexpr int64_t kRows = 4;
+
+private:
+  /// Keys per block of kv_state; tasks to aim for (heads x key chunks) and
+  /// the fewest keys of a chunk.
+  static constexpr int64_t kBlock = 64, kTasks = 16, kMinChunk = 256;
+
+  ImplicitLocOpBuilder &b;
+  int64_t lanes, registers;
+  VectorType vf;
+  FeatureMap map = FeatureMap::elu_plus_one;
+  double inputScale = 1.0;
+  Value lastCarry;
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, x, idx(y)); }
+  Value div(Value x, int64_t y) {
+    return arith::DivUIOp::create(b, x, idx(y));
+  }
+  Value f32Const(double v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+  }
+  Value splat(double v) {
+    return arith::ConstantOp::create(
+        b, DenseElementsAttr::get(vf, b.getF32FloatAttr(v)));
+  }
+
+  /// A read-only buffer of a tensor.
+  Value buffer(Value tensor) {
+    auto t = cast<RankedTensorType>(tensor.getType());
+    return bufferization::ToBufferOp::create(
+        b, MemRefType::get(t.getShape(), t.getElementType()), tensor,
+        /*readOnly=*/true);
+  }
+  Value toTensor(Value buf) {
+    auto t = cast<MemRefType>(buf.getType());
+    return bufferization::ToTensorOp::create(
+        b, RankedTensorType::get(t.getShape(), t.getElementType()), buf,
+        /*restrict=*/true, /*writable=*/true);
+  }
+
+  /// A vector of `lanes` elements of `buf` at `at`, in f32.
+  Value load(Value buf, SmallVector<Value> at) {
+    Type elem = cast<MemRefType>(buf.getType()).getElementType();
+    Value v = vector::LoadOp::create(b, VectorType::get({lanes}, elem), buf,
+                                     at);
+    if (!elem.isF32())
+      v = arith::ExtFOp::create(b, vf, v);
+    return v;
+  }
+
+  /// phi(input_scale * x), elementwise.
+  Value featureMap(Value x) {
+    if (inputScale != 1.0)
+      x = arith::MulFOp::create(b, x, splat(inputScale));
+    if (map == FeatureMap::relu)
+      return arith::MaximumFOp::create(b, x, splat(0.0));
+    // elu(x) + 1: x + 1 for x > 0, exp(x) otherwise.
+    Value positive =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, x, splat(0.0));
+    return arith::SelectOp::create(
+        b, positive, arith::AddFOp::create(b, x, splat(1.0)),
+        math::ExpOp::create(b, arith::MinimumFOp::create(b, x, splat(0.0))));
+  }
+
+  void parallel(ArrayRef<int64_t> ubs, function_ref<void(ValueRange)> body) {
+    SmallVector<Value> lbs, ups, steps;
+    for (int64_t u : ubs) {
+      lbs.push_back(idx(0));
+      ups.push_back(idx(u));
+      steps.push_back(idx(1));
+    }
+    scf::ParallelOp::create(b, lbs, ups, steps,
+                            [&](OpBuilder &, Location, ValueRange ivs) {
+                              body(ivs);
+                              scf::ReduceOp::create(b);
+                            });
+  }
+  void forRange(Value lb, Value ub, int64_t step,
+                function_ref<void(Value)> body) {
+    scf::ForOp::create(b, lb, ub, idx(step), ValueRange{},
+                       [&](OpBuilder &, Location, Value i, ValueRange) {
+                         body(i);
+                         scf::YieldOp::create(b);
+                       });
+  }
+  void forEach(int64_t lb, int64_t ub, int64_t step,
+               function_ref<void(Value)> body) {
+    forRange(idx(lb), idx(ub), step, body);
+  }
+  /// A loop carrying one value; its final value in lastCarry.
+  void forEachCarry(int64_t lb, int64_t ub, int64_t step, Value init,
+                    function_ref<Value(Value, Value)> body) {
+    auto loop = scf::ForOp::create(
+        b, idx(lb), idx(ub), idx(step), ValueRange{init},
+        [&](OpBuilder &, Location, Value i, ValueRange a) {
+          scf::YieldOp::create(b, ValueRange{body(i, a[0])});
+        });
+    lastCarry = loop.getResult(0);
+  }
+};
+
+/// The elementwise feature map producing `v`, if the fused kernels take it:
+/// elu_plus_one or relu, a static input of f32, f16 or bf16, the feature
+/// dim a multiple of the register tile and the vector width.
+FeatureMapOp fusableMap(Value v, int64_t lanes) {
+  auto fm = v.getDefiningOp<FeatureMapOp>();
+  if (!fm)
+    return {};
+  FeatureMap map = fm.getKernel().getFeatureMap();
+  if (map != FeatureMap::elu_plus_one && map != FeatureMap::relu)
+    return {};
+  auto t = cast<RankedTensorType>(fm.getInput().getType());
+  if (!t.hasStaticShape() || t.getDimSize(3) % lanes != 0 ||
+      t.getDimSize(3) % LinearGen::kRows != 0)
+    return {};
+  return fm;
+}
+
+struct LinearKernelsPass
+    : public attn::impl::AttnLinearKernelsBase<LinearKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    std::optional<TargetModel> target =
+        TargetModel::get(vectorWidth, vectorRegisters);
+    if (!target) {
+      getOperation()->emitError()
+          << getArgument() << ": vector-width ("
+          << static_cast<int64_t>(vectorWidth)
+          << ") must be 4, 8, 16 or 32 and vector-registers ("
+          << static_cast<int64_t>(vectorRegisters) << ") 0 or at least 8";
+      return signalPassFailure();
+    }
+    int64_t lanes = target->lanes;
+    auto valueOk = [&](Value v) {
+      auto t = cast<RankedTensorType>(v.getType());
+      return t.hasStaticShape() && t.getDimSize(3) % lanes == 0;
+    };
+    SmallVector<std::pair<KVStateOp, FeatureMapOp>> states;
+    SmallVector<std::pair<StateApplyOp, FeatureMapOp>> applies;
+    getOperation()->walk([&](Operation *op) {
+      if (auto kv = dyn_cast<KVStateOp>(op)) {
+        if (FeatureMapOp fm = fusableMap(kv.getKeyFeatures(), lanes))
+          if (valueOk(kv.getValue()))
+            states.push_back({kv, fm});
+      } else if (auto apply = dyn_cast<StateApplyOp>(op)) {
+        if (FeatureMapOp fm = fusableMap(apply.getQueryFeatures(), lanes))
+          if (valueOk(apply.getState()) &&
+              (!apply.getGate() ||
+               cast<RankedTensorType>(apply.getGate().getType())
+                   .hasStaticShape()))
+            applies.push_back({apply, fm});
+      }
+    });
+    IRRewriter rewriter(&getContext());
+    for (auto [kv, fm] : states) {
+      rewriter.setInsertionPoint(kv);
+      ImplicitLocOpBuilder b(kv.getLoc(), rewriter);
+      LinearGen gen(b, *target);
+      kv.emitRemark() << getArgument()
+                      << ": phi(K)^T V and the key sum fused with the "
+                         "feature map, register tiles of "
+                      << LinearGen::kRows << " features x "
+                      << gen.valueVectors(cast<RankedTensorType>(
+                                              kv.getValue().getType())
+                                              .getDimSize(3)) *
+                             lanes
+                      << " values";
+      rewriter.replaceOp(kv, gen.kvState(kv, fm));
+      if (fm->use_empty())
+        rewriter.eraseOp(fm);
+    }
+    for (auto [apply, fm] : applies) {
+      rewriter.setInsertionPoint(apply);
+      ImplicitLocOpBuilder b(apply.getLoc(), rewriter);
+      LinearGen gen(b, *target);
+      apply.emitRemark() << getArgument()
+                         << ": phi(Q) S / (phi(Q) z) fused with the feature "
+                            "map, tiles of "
+                         << LinearGen::kRows * 4 << " queries";
+      rewriter.replaceOp(apply, gen.stateApply(apply, fm));
+      if (fm->use_empty())
+        rewriter.eraseOp(fm);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,48 @@
+// RUN: attn-opt %s --attn-reassociate --attn-linear-kernels="vector-width=8" 2>/dev/null | FileCheck %s
+// RUN: attn-opt %s --attn-reassociate --attn-linear-kernels="vector-width=8" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: not attn-opt %s --attn-linear-kernels="vector-width=12" 2>&1 | FileCheck %s --check-prefix=WIDTH
+
+// The linear form's feature maps, key/value state and application become
+// fused loops: no phi(K) or phi(Q) tensor is left.
+// REMARK: remark: attn-linear-kernels: phi(K)^T V and the key sum fused with the feature map, register tiles of 4 features x 16 values
+// REMARK: remark: attn-linear-kernels: phi(Q) S / (phi(Q) z) fused with the feature map, tiles of 16 queries
+// REMARK-NOT: remark: attn-linear-kernels
+// WIDTH: error: attn-linear-kernels: vector-width (12) must be 4, 8, 16 or 32
+
+// CHECK-LABEL: func.func @elu
+// CHECK-NOT: attn.feature_map
+// CHECK-NOT: attn.kv_state
+// kv_state: per (b, head, key chunk), phi of a block of keys, then
+// 4 features x 2 value vectors of FMAs per key.
+// CHECK: scf.parallel
+// CHECK: math.exp
+// CHECK-COUNT-8: vector.fma
+// state_apply: per (b, head, tile of 16 queries).
+// CHECK: scf.parallel
+// CHECK: vector.reduction <add>
+// CHECK-COUNT-8: vector.fma
+// CHECK-NOT: attn.state_apply
+// CHECK: return
+func.func @elu(%q: tensor<1x2x100x32xf32>, %k: tensor<1x2x100x32xf32>, %v: tensor<1x2x100x16xf32>) -> tensor<1x2x100x16xf32> {
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.kernel<elu_plus_one>} : tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32>, tensor<1x2x100x16xf32> -> tensor<1x2x100x16xf32>
+  return %0 : tensor<1x2x100x16xf32>
+}
+
+// FAVOR+ features (a projection) and a head dim that is not a multiple of
+// the vector width keep the linear form's ops for the reference lowering.
+// CHECK-LABEL: func.func @favor
+// CHECK: attn.feature_map
+// CHECK: attn.kv_state
+// CHECK: attn.state_apply
+func.func @favor(%q: tensor<1x2x100x32xf32>) -> tensor<1x2x100x32xf32> {
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.kernel<favor, features = 16, seed = 1>} : tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32> -> tensor<1x2x100x32xf32>
+  return %0 : tensor<1x2x100x32xf32>
+}
+
+// CHECK-LABEL: func.func @narrow
+// CHECK: attn.kv_state
+// CHECK: attn.state_apply
+func.func @narrow(%q: tensor<1x2x100x12xf32>) -> tensor<1x2x100x12xf32> {
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.kernel<relu>} : tensor<1x2x100x12xf32>, tensor<1x2x100x12xf32>, tensor<1x2x100x12xf32> -> tensor<1x2x100x12xf32>
+  return %0 : tensor<1x2x100x12xf32>
+}
