@@ -1,4 +1,5 @@
-//===- LinearKernels.cpp - attn-linear-kernels -----------------------------===//
+//===- LinearKernels.cpp - attn-linear-kernels
+//-----------------------------===//
 //
 // Fused CPU kernels for the linear form of kernelized attention with an
 // elementwise feature map (elu_plus_one, relu): attn.kv_state of
@@ -62,9 +63,9 @@ public:
     inputScale = fm.getInputScale() ? fm.getInputScale()->convertToDouble() : 1;
     Value kBuf = buffer(key), vBuf = buffer(value);
     // Key chunks run in parallel when the heads are few.
-    int64_t chunks = std::clamp<int64_t>(
-        llvm::divideCeil(kTasks, batch * heads), 1,
-        std::max<int64_t>(1, keys / kMinChunk));
+    int64_t chunks =
+        std::clamp<int64_t>(llvm::divideCeil(kTasks, batch * heads), 1,
+                            std::max<int64_t>(1, keys / kMinChunk));
     int64_t chunkLen = static_cast<int64_t>(llvm::divideCeil(keys, chunks));
     Type f32 = b.getF32Type();
     Value state =
@@ -105,8 +106,8 @@ public:
       Value phi = memref::AllocOp::create(
           b, MemRefType::get({kBlock, f}, b.getF32Type()));
       Value start = mul(ivs[2], chunkLen);
-      Value end = arith::MinSIOp::create(b, add(start, idx(chunkLen)),
-                                         idx(keys));
+      Value end =
+          arith::MinSIOp::create(b, add(start, idx(chunkLen)), idx(keys));
       scf::ForOp::create(
           b, start, end, idx(kBlock), ValueRange{},
           [&](OpBuilder &, Location, Value k0, ValueRange) {
@@ -114,7 +115,8 @@ public:
             // phi of the block's keys, and their column sums.
             forRange(idx(0), n, 1, [&](Value j) {
               forEach(0, f, lanes, [&](Value fi) {
-                Value x = featureMap(load(kBuf, {ivs[0], ivs[1], add(k0, j), fi}));
+                Value x =
+                    featureMap(load(kBuf, {ivs[0], ivs[1], add(k0, j), fi}));
                 vector::StoreOp::create(b, x, phi, ValueRange{j, fi});
                 SmallVector<Value> zi = sumAt(fi);
                 vector::StoreOp::create(
@@ -146,8 +148,8 @@ public:
                             memref::LoadOp::create(
                                 b, phi, ValueRange{j, add(f0, idx(r))}));
                         for (int64_t g = 0; g < ev; ++g)
-                          next.push_back(vector::FMAOp::create(
-                              b, p, vv[g], a[r * ev + g]));
+                          next.push_back(vector::FMAOp::create(b, p, vv[g],
+                                                               a[r * ev + g]));
                       }
                       scf::YieldOp::create(b, next);
                     });
@@ -182,8 +184,8 @@ public:
         for (int64_t c = 0; c < chunks; ++c)
           total = arith::AddFOp::create(
               b, total,
-              memref::LoadOp::create(b, wsSum,
-                                     ValueRange{ivs[0], ivs[1], idx(c), ivs[2]}));
+              memref::LoadOp::create(
+                  b, wsSum, ValueRange{ivs[0], ivs[1], idx(c), ivs[2]}));
         memref::StoreOp::create(b, total, sum,
                                 ValueRange{ivs[0], ivs[1], ivs[2]});
       });
@@ -206,8 +208,8 @@ public:
     Value qBuf = buffer(query), sBuf = buffer(state), zBuf = buffer(sum);
     Value gBuf = op.getGate() ? buffer(op.getGate()) : Value();
     Type outElem = rt.getElementType();
-    Value out = memref::AllocOp::create(
-        b, MemRefType::get(rt.getShape(), outElem));
+    Value out =
+        memref::AllocOp::create(b, MemRefType::get(rt.getShape(), outElem));
     int64_t tile = kRows * 4;
     int64_t ev = valueVectors(dv);
     double eps = op.getEps().convertToDouble();
@@ -273,11 +275,10 @@ public:
               Value invv = vector::BroadcastOp::create(b, vf, inv);
               for (int64_t g = 0; g < ev; ++g) {
                 Value e = add(e0, idx(g * lanes));
-                Value o = arith::MulFOp::create(b, loop.getResult(r * ev + g),
-                                                invv);
+                Value o =
+                    arith::MulFOp::create(b, loop.getResult(r * ev + g), invv);
                 if (gBuf)
-                  o = arith::MulFOp::create(b, o,
-                                            load(gBuf, {bi, h, row, e}));
+                  o = arith::MulFOp::create(b, o, load(gBuf, {bi, h, row, e}));
                 if (outElem != b.getF32Type())
                   o = arith::TruncFOp::create(
                       b, VectorType::get({lanes}, outElem), o);
@@ -321,9 +322,7 @@ private:
   Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
   Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
   Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, x, idx(y)); }
-  Value div(Value x, int64_t y) {
-    return arith::DivUIOp::create(b, x, idx(y));
-  }
+  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, x, idx(y)); }
   Value f32Const(double v) {
     return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
   }
@@ -349,8 +348,8 @@ private:
   /// A vector of `lanes` elements of `buf` at `at`, in f32.
   Value load(Value buf, SmallVector<Value> at) {
     Type elem = cast<MemRefType>(buf.getType()).getElementType();
-    Value v = vector::LoadOp::create(b, VectorType::get({lanes}, elem), buf,
-                                     at);
+    Value v =
+        vector::LoadOp::create(b, VectorType::get({lanes}, elem), buf, at);
     if (!elem.isF32())
       v = arith::ExtFOp::create(b, vf, v);
     return v;
@@ -398,11 +397,11 @@ private:
   /// A loop carrying one value; its final value in lastCarry.
   void forEachCarry(int64_t lb, int64_t ub, int64_t step, Value init,
                     function_ref<Value(Value, Value)> body) {
-    auto loop = scf::ForOp::create(
-        b, idx(lb), idx(ub), idx(step), ValueRange{init},
-        [&](OpBuilder &, Location, Value i, ValueRange a) {
-          scf::YieldOp::create(b, ValueRange{body(i, a[0])});
-        });
+    auto loop =
+        scf::ForOp::create(b, idx(lb), idx(ub), idx(step), ValueRange{init},
+                           [&](OpBuilder &, Location, Value i, ValueRange a) {
+                             scf::YieldOp::create(b, ValueRange{body(i, a[0])});
+                           });
     lastCarry = loop.getResult(0);
   }
 };
@@ -469,9 +468,9 @@ struct LinearKernelsPass
                       << ": phi(K)^T V and the key sum fused with the "
                          "feature map, register tiles of "
                       << LinearGen::kRows << " features x "
-                      << gen.valueVectors(cast<RankedTensorType>(
-                                              kv.getValue().getType())
-                                              .getDimSize(3)) *
+                      << gen.valueVectors(
+                             cast<RankedTensorType>(kv.getValue().getType())
+                                 .getDimSize(3)) *
                              lanes
                       << " values";
       rewriter.replaceOp(kv, gen.kvState(kv, fm));
