@@ -3,8 +3,9 @@
 // rows) against the scalar reference's quadratic form: elu+1 and relu,
 // odd lengths (77, 300, Lq != Lk), grouped-query heads, Dv != D, a gate,
 // the op's scale (input_scale of the maps), eps, bf16 inputs, key chunks run
-// in parallel and summed (few heads, Lk = 1000), at 8 and 16 lanes. The
-// remarks prove the fused kernels ran; FAVOR+ keeps the reference lowering.
+// in parallel and summed (few heads, Lk = 1000), at 8 and 16 lanes; FAVOR+
+// features (seeded, and from a projection operand, with the op's scale and
+// GQA). The remarks prove the fused kernels ran.
 // RUN: rm -rf %t && mkdir -p %t
 // DEFINE: %{fn} =
 // DEFINE: %{opts} = vector-width=8
@@ -26,10 +27,15 @@
 // REDEFINE: %{tol} = --rtol 1e-2 --atol 1e-2
 // REDEFINE: %{fn} = elu_bf16
 // RUN: %{check}
-// RUN: attn-run %s --entry favor --remarks --random-inputs --seed 9 2>&1 >/dev/null | FileCheck %s --check-prefix=FAVOR
-// FAVOR-NOT: remark: attn-linear-kernels
-// FAVOR: remark: attn-reassociate: linear form
-// FAVOR-NOT: remark: attn-linear-kernels
+// REDEFINE: %{tol} = --rtol 1e-4 --atol 1e-5
+// REDEFINE: %{fn} = favor
+// RUN: %{check}
+// REDEFINE: %{fn} = favor_projection
+// RUN: %{check}
+// REDEFINE: %{fn} = favor_chunks
+// RUN: %{check}
+// REDEFINE: %{opts} = vector-width=16
+// RUN: %{check}
 
 func.func @elu_gqa(%query: tensor<2x4x77x32xf32>, %key: tensor<2x2x300x32xf32>, %value: tensor<2x2x300x24xf32>) -> tensor<2x4x77x24xf32> {
   %0 = attn.attention %query, %key, %value {normalizer = #attn.kernel<elu_plus_one>} : tensor<2x4x77x32xf32>, tensor<2x2x300x32xf32>, tensor<2x2x300x24xf32> -> tensor<2x4x77x24xf32>
@@ -51,7 +57,18 @@ func.func @elu_bf16(%query: tensor<1x2x77x32xbf16>, %key: tensor<1x2x77x32xbf16>
   return %0 : tensor<1x2x77x32xbf16>
 }
 
-func.func @favor(%query: tensor<1x2x77x16xf32>, %key: tensor<1x2x77x16xf32>, %value: tensor<1x2x77x16xf32>) -> tensor<1x2x77x16xf32> {
-  %0 = attn.attention %query, %key, %value {normalizer = #attn.kernel<favor, features = 32, seed = 3>} : tensor<1x2x77x16xf32>, tensor<1x2x77x16xf32>, tensor<1x2x77x16xf32> -> tensor<1x2x77x16xf32>
+func.func @favor(%query: tensor<1x2x77x16xf32>, %key: tensor<1x2x300x16xf32>, %value: tensor<1x2x300x16xf32>) -> tensor<1x2x77x16xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.kernel<favor, features = 32, seed = 3>} : tensor<1x2x77x16xf32>, tensor<1x2x300x16xf32>, tensor<1x2x300x16xf32> -> tensor<1x2x77x16xf32>
   return %0 : tensor<1x2x77x16xf32>
+}
+
+func.func @favor_projection(%query: tensor<2x4x77x16xf32>, %key: tensor<2x2x77x16xf32>, %value: tensor<2x2x77x32xf32>, %w: tensor<48x16xf32>) -> tensor<2x4x77x32xf32> {
+  %0 = attn.attention %query, %key, %value projection(%w : tensor<48x16xf32>) {normalizer = #attn.kernel<favor, features = 48>, scale = 0.25 : f32} : tensor<2x4x77x16xf32>, tensor<2x2x77x16xf32>, tensor<2x2x77x32xf32> -> tensor<2x4x77x32xf32>
+  return %0 : tensor<2x4x77x32xf32>
+}
+
+// One head, Lk = 1000: three key chunks, the last block of each short.
+func.func @favor_chunks(%query: tensor<1x1x50x16xf32>, %key: tensor<1x1x1000x16xf32>, %value: tensor<1x1x1000x16xf32>) -> tensor<1x1x50x16xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.kernel<favor, features = 16, seed = 5>, scale = 0.25 : f32} : tensor<1x1x50x16xf32>, tensor<1x1x1000x16xf32>, tensor<1x1x1000x16xf32> -> tensor<1x1x50x16xf32>
+  return %0 : tensor<1x1x50x16xf32>
 }

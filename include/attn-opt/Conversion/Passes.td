@@ -78,9 +78,11 @@ def AttnLinearKernels : Pass<"attn-linear-kernels"> {
   let description = [{
     The linear form of kernelized attention (attn-reassociate) computes
     `attn.kv_state` of `attn.feature_map(K)` and `attn.state_apply` of
-    `attn.feature_map(Q)`. For elementwise feature maps (`elu_plus_one`,
-    `relu`) this pass replaces each by fused loops that apply the map to a
-    block of rows as they read it, so `phi(K)` and `phi(Q)` never exist:
+    `attn.feature_map(Q)`. This pass replaces each by fused loops that apply
+    the map (`elu_plus_one`, `relu` elementwise; FAVOR+ as a register-tiled
+    projection of the block's rows by `input_scale * W^T`, then
+    `exp(. - |x|^2/2) / sqrt(m)`) to a block of rows as they read it, so
+    `phi(K)` and `phi(Q)` never exist:
 
     ```
     kv_state:    scf.parallel (b, kv head, key chunk)       // chunks when heads are few
@@ -92,11 +94,12 @@ def AttnLinearKernels : Pass<"attn-linear-kernels"> {
                    O = phi(Q) S / den (0 where den = 0), * gate
     ```
 
-    Applies to static shapes whose feature dim is a multiple of 4 and of the
-    vector width and whose value dim is a multiple of the vector width
-    (`vector-width`, `vector-registers`: the target, as in attn-flash); the
-    rest keeps the reference lowering. A remark per fused op. FAVOR+ and
-    the chunked causal form are not fused here.
+    Applies to static shapes whose input dim is a multiple of the vector
+    width, whose feature count a multiple of 4 and of the vector width and
+    whose value dim a multiple of the vector width (`vector-width`,
+    `vector-registers`: the target, as in attn-flash); the rest keeps the
+    reference lowering. A remark per fused op. The chunked causal form
+    (attn-lower-chunked-linear) is not fused here.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",

@@ -131,14 +131,6 @@ Value mlir::attn::featureMap(TensorBuilder &tb, Value x, KernelAttr kernel,
         b, DenseElementsAttr::get(type, ArrayRef<float>(f)));
   }
   Value wt = tb.transpose(w, {1, 0}); // D x m
-  // The input scale goes into W^T (D x m) rather than into every product,
-  // so the projection is a plain contraction (attn-vectorize-contractions'
-  // packed micro-kernel takes it).
-  if (inputScale != 1.0)
-    wt = tb.elementwise({wt}, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-      return arith::MulFOp::create(bb, tb.toF32(bb, a[0]), scaleCst)
-          .getResult();
-    });
   // Loops: outer dims of x, then d (reduction), then r.
   SmallVector<int64_t> xDims, outDims;
   for (int64_t d = 0; d < rank; ++d)
@@ -154,7 +146,7 @@ Value mlir::attn::featureMap(TensorBuilder &tb, Value x, KernelAttr kernel,
       {x, wt}, {tb.map(rank + 1, xDims), tb.map(rank + 1, {rank - 1, rank})},
       tb.filled(outShape, 0.0), tb.map(rank + 1, outDims), iters,
       [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-        return tb.fma(bb, tb.toF32(bb, a[0]), tb.toF32(bb, a[1]), a[2]);
+        return tb.fma(bb, scaled(bb, a[0]), tb.toF32(bb, a[1]), a[2]);
       });
   Value halfSq =
       tb.reduceLast(x, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange a) {

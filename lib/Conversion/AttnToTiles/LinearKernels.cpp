@@ -24,6 +24,7 @@
 
 #include "attn-opt/Analysis/TargetModel.h"
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+#include "attn-opt/Support/Random.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -57,10 +58,9 @@ public:
     auto kt = cast<RankedTensorType>(key.getType());
     auto vt = cast<RankedTensorType>(value.getType());
     int64_t batch = kt.getDimSize(0), heads = kt.getDimSize(1),
-            keys = kt.getDimSize(2), f = kt.getDimSize(3),
-            dv = vt.getDimSize(3);
-    map = fm.getKernel().getFeatureMap();
-    inputScale = fm.getInputScale() ? fm.getInputScale()->convertToDouble() : 1;
+            keys = kt.getDimSize(2), dv = vt.getDimSize(3);
+    int64_t f = cast<RankedTensorType>(fm.getType()).getDimSize(3);
+    prepareMap(fm);
     Value kBuf = buffer(key), vBuf = buffer(value);
     // Key chunks run in parallel when the heads are few.
     int64_t chunks =
@@ -113,11 +113,20 @@ public:
           [&](OpBuilder &, Location, Value k0, ValueRange) {
             Value n = arith::MinSIOp::create(b, idx(kBlock), sub(end, k0));
             // phi of the block's keys, and their column sums.
+            if (wt) // FAVOR+: every row of the block (past the chunk: its last)
+              favorRows(kBuf, ivs[0], ivs[1], kBlock, phi, [&](Value j) {
+                return arith::MinSIOp::create(b, add(k0, j), sub(end, idx(1)))
+                    .getResult();
+              });
             forRange(idx(0), n, 1, [&](Value j) {
               forEach(0, f, lanes, [&](Value fi) {
                 Value x =
-                    featureMap(load(kBuf, {ivs[0], ivs[1], add(k0, j), fi}));
-                vector::StoreOp::create(b, x, phi, ValueRange{j, fi});
+                    wt ? vector::LoadOp::create(b, vf, phi, ValueRange{j, fi})
+                             .getResult()
+                       : featureMap(
+                             load(kBuf, {ivs[0], ivs[1], add(k0, j), fi}));
+                if (!wt)
+                  vector::StoreOp::create(b, x, phi, ValueRange{j, fi});
                 SmallVector<Value> zi = sumAt(fi);
                 vector::StoreOp::create(
                     b,
@@ -200,11 +209,11 @@ public:
     auto st = cast<RankedTensorType>(state.getType());
     auto rt = cast<RankedTensorType>(op.getType());
     int64_t batch = qt.getDimSize(0), heads = qt.getDimSize(1),
-            rows = qt.getDimSize(2), f = qt.getDimSize(3),
-            kvHeads = st.getDimSize(1), dv = st.getDimSize(3);
+            rows = qt.getDimSize(2), kvHeads = st.getDimSize(1),
+            dv = st.getDimSize(3);
+    int64_t f = cast<RankedTensorType>(fm.getType()).getDimSize(3);
     int64_t group = heads / kvHeads;
-    map = fm.getKernel().getFeatureMap();
-    inputScale = fm.getInputScale() ? fm.getInputScale()->convertToDouble() : 1;
+    prepareMap(fm);
     Value qBuf = buffer(query), sBuf = buffer(state), zBuf = buffer(sum);
     Value gBuf = op.getGate() ? buffer(op.getGate()) : Value();
     Type outElem = rt.getElementType();
@@ -222,12 +231,20 @@ public:
       Value den = memref::AllocOp::create(b, MemRefType::get({tile}, f32));
       // phi of the tile's rows (rows past Lq repeat the last) and their
       // denominators phi(q) z + eps.
+      if (wt)
+        favorRows(qBuf, bi, h, tile, phi, [&](Value r) {
+          return arith::MinSIOp::create(b, add(r0, r), idx(rows - 1))
+              .getResult();
+        });
       forEach(0, tile, 1, [&](Value r) {
         Value row = arith::MinSIOp::create(b, add(r0, r), idx(rows - 1));
         Value dot = splat(0.0);
         forEachCarry(0, f, lanes, dot, [&](Value fi, Value acc) {
-          Value x = featureMap(load(qBuf, {bi, h, row, fi}));
-          vector::StoreOp::create(b, x, phi, ValueRange{r, fi});
+          Value x = wt ? vector::LoadOp::create(b, vf, phi, ValueRange{r, fi})
+                             .getResult()
+                       : featureMap(load(qBuf, {bi, h, row, fi}));
+          if (!wt)
+            vector::StoreOp::create(b, x, phi, ValueRange{r, fi});
           return vector::FMAOp::create(
               b, x, vector::LoadOp::create(b, vf, zBuf, ValueRange{bi, hk, fi}),
               acc);
@@ -266,17 +283,18 @@ public:
             Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
                                                  row, idx(rows));
             scf::IfOp::create(b, inside, [&](OpBuilder &, Location) {
-              Value d = memref::LoadOp::create(b, den, ValueRange{rr});
+              // O / den (a division, as the reference: a reciprocal of a
+              // tiny den would overflow), 0 where den is 0.
+              Value d = vector::BroadcastOp::create(
+                  b, vf, memref::LoadOp::create(b, den, ValueRange{rr}));
               Value nonzero = arith::CmpFOp::create(
-                  b, arith::CmpFPredicate::ONE, d, f32Const(0.0));
-              Value inv = arith::SelectOp::create(
-                  b, nonzero, arith::DivFOp::create(b, f32Const(1.0), d),
-                  f32Const(0.0));
-              Value invv = vector::BroadcastOp::create(b, vf, inv);
+                  b, arith::CmpFPredicate::ONE, d, splat(0.0));
               for (int64_t g = 0; g < ev; ++g) {
                 Value e = add(e0, idx(g * lanes));
-                Value o =
-                    arith::MulFOp::create(b, loop.getResult(r * ev + g), invv);
+                Value o = arith::SelectOp::create(
+                    b, nonzero,
+                    arith::DivFOp::create(b, loop.getResult(r * ev + g), d),
+                    splat(0.0));
                 if (gBuf)
                   o = arith::MulFOp::create(b, o, load(gBuf, {bi, h, row, e}));
                 if (outElem != b.getF32Type())
@@ -317,6 +335,100 @@ private:
   FeatureMap map = FeatureMap::elu_plus_one;
   double inputScale = 1.0;
   Value lastCarry;
+  /// FAVOR+: input_scale * W^T (D x m, f32), and m.
+  Value wt;
+  int64_t features = 0;
+
+  /// The map of `fm`; for FAVOR+, W^T scaled, from the seeded constant or
+  /// the projection operand (once per op, m x D elements).
+  void prepareMap(FeatureMapOp fm) {
+    KernelAttr kernel = fm.getKernel();
+    map = kernel.getFeatureMap();
+    inputScale = fm.getInputScale() ? fm.getInputScale()->convertToDouble() : 1;
+    wt = Value();
+    if (map != FeatureMap::favor)
+      return;
+    int64_t dim = cast<RankedTensorType>(fm.getInput().getType()).getDimSize(3);
+    features = kernel.getFeatures();
+    Value w = fm.getProjection();
+    if (!w) {
+      std::vector<double> values = favorProjection(kernel.getSeed(), features,
+                                                   dim, kernel.getOrthogonal());
+      SmallVector<float> v(values.begin(), values.end());
+      auto type = RankedTensorType::get({features, dim}, b.getF32Type());
+      w = arith::ConstantOp::create(
+          b, DenseElementsAttr::get(type, ArrayRef<float>(v)));
+    }
+    Value wBuf = buffer(w);
+    wt = memref::AllocOp::create(
+        b, MemRefType::get({dim, features}, b.getF32Type()));
+    forEach(0, features, 1, [&](Value r) {
+      forEach(0, dim, 1, [&](Value d) {
+        Value x = memref::LoadOp::create(b, wBuf, ValueRange{r, d});
+        if (!x.getType().isF32())
+          x = arith::ExtFOp::create(b, b.getF32Type(), x);
+        x = arith::MulFOp::create(b, x, f32Const(inputScale));
+        memref::StoreOp::create(b, x, wt, ValueRange{d, r});
+      });
+    });
+  }
+
+  /// FAVOR+ features of `count` rows (a multiple of kRows) into phi:
+  /// phi[j, r] = exp(<w_r, s x> - |s x|^2 / 2) / sqrt(m), x the source row
+  /// rowOf(j) of `src` at (bi, h): per kRows rows, the projection in
+  /// kRows x EV register tiles (broadcasts of x, vector loads of W^T).
+  void favorRows(Value src, Value bi, Value h, int64_t count, Value phi,
+                 function_ref<Value(Value)> rowOf) {
+    int64_t dim = cast<MemRefType>(src.getType()).getDimSize(3);
+    int64_t ev = valueVectors(features);
+    Value invSqrtM = splat(1.0 / std::sqrt(static_cast<double>(features)));
+    forEach(0, count, kRows, [&](Value j0) {
+      SmallVector<Value> rowsRead, halfSq;
+      for (int64_t i = 0; i < kRows; ++i) {
+        rowsRead.push_back(rowOf(add(j0, idx(i))));
+        forEachCarry(0, dim, lanes, splat(0.0), [&](Value d, Value acc) {
+          Value x = arith::MulFOp::create(
+              b, load(src, {bi, h, rowsRead.back(), d}), splat(inputScale));
+          return vector::FMAOp::create(b, x, x, acc);
+        });
+        Value sq = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
+                                               lastCarry);
+        halfSq.push_back(vector::BroadcastOp::create(
+            b, vf, arith::MulFOp::create(b, sq, f32Const(0.5))));
+      }
+      forEach(0, features, ev * lanes, [&](Value r0) {
+        SmallVector<Value> zeros(kRows * ev, splat(0.0));
+        auto loop = scf::ForOp::create(
+            b, idx(0), idx(dim), idx(1), zeros,
+            [&](OpBuilder &, Location, Value d, ValueRange a) {
+              SmallVector<Value> wv, next;
+              for (int64_t g = 0; g < ev; ++g)
+                wv.push_back(vector::LoadOp::create(
+                    b, vf, wt, ValueRange{d, add(r0, idx(g * lanes))}));
+              for (int64_t i = 0; i < kRows; ++i) {
+                Value x = memref::LoadOp::create(
+                    b, src, ValueRange{bi, h, rowsRead[i], d});
+                if (!x.getType().isF32())
+                  x = arith::ExtFOp::create(b, b.getF32Type(), x);
+                Value xb = vector::BroadcastOp::create(b, vf, x);
+                for (int64_t g = 0; g < ev; ++g)
+                  next.push_back(
+                      vector::FMAOp::create(b, xb, wv[g], a[i * ev + g]));
+              }
+              scf::YieldOp::create(b, next);
+            });
+        for (int64_t i = 0; i < kRows; ++i)
+          for (int64_t g = 0; g < ev; ++g) {
+            Value e = math::ExpOp::create(
+                b, arith::SubFOp::create(b, loop.getResult(i * ev + g),
+                                         halfSq[i]));
+            vector::StoreOp::create(
+                b, arith::MulFOp::create(b, e, invSqrtM), phi,
+                ValueRange{add(j0, idx(i)), add(r0, idx(g * lanes))});
+          }
+      });
+    });
+  }
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
@@ -406,19 +518,24 @@ private:
   }
 };
 
-/// The elementwise feature map producing `v`, if the fused kernels take it:
-/// elu_plus_one or relu, a static input of f32, f16 or bf16, the feature
-/// dim a multiple of the register tile and the vector width.
+/// The feature map producing `v`, if the fused kernels take it: static
+/// shapes, the input dim a multiple of the vector width, the features a
+/// multiple of the register tile and the vector width.
 FeatureMapOp fusableMap(Value v, int64_t lanes) {
   auto fm = v.getDefiningOp<FeatureMapOp>();
   if (!fm)
     return {};
-  FeatureMap map = fm.getKernel().getFeatureMap();
-  if (map != FeatureMap::elu_plus_one && map != FeatureMap::relu)
+  // (FAVOR+: F = m features from a projection of the D inputs.)
+  auto in = cast<RankedTensorType>(fm.getInput().getType());
+  auto out = cast<RankedTensorType>(fm.getType());
+  // (Zero-sized ops keep the reference lowering.)
+  if (!in.hasStaticShape() || in.getNumElements() == 0 ||
+      out.getNumElements() == 0 || in.getDimSize(3) % lanes != 0 ||
+      out.getDimSize(3) % lanes != 0 ||
+      out.getDimSize(3) % LinearGen::kRows != 0)
     return {};
-  auto t = cast<RankedTensorType>(fm.getInput().getType());
-  if (!t.hasStaticShape() || t.getDimSize(3) % lanes != 0 ||
-      t.getDimSize(3) % LinearGen::kRows != 0)
+  if (fm.getProjection() &&
+      !cast<RankedTensorType>(fm.getProjection().getType()).hasStaticShape())
     return {};
   return fm;
 }
@@ -441,7 +558,8 @@ struct LinearKernelsPass
     int64_t lanes = target->lanes;
     auto valueOk = [&](Value v) {
       auto t = cast<RankedTensorType>(v.getType());
-      return t.hasStaticShape() && t.getDimSize(3) % lanes == 0;
+      return t.hasStaticShape() && t.getNumElements() > 0 &&
+             t.getDimSize(3) % lanes == 0;
     };
     SmallVector<std::pair<KVStateOp, FeatureMapOp>> states;
     SmallVector<std::pair<StateApplyOp, FeatureMapOp>> applies;

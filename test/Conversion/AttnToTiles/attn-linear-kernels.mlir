@@ -4,8 +4,11 @@
 
 // The linear form's feature maps, key/value state and application become
 // fused loops: no phi(K) or phi(Q) tensor is left.
+// (@elu and @favor: the key sides, then the query sides.)
 // REMARK: remark: attn-linear-kernels: phi(K)^T V and the key sum fused with the feature map, register tiles of 4 features x 16 values
+// REMARK: remark: attn-linear-kernels: phi(K)^T V and the key sum fused with the feature map
 // REMARK: remark: attn-linear-kernels: phi(Q) S / (phi(Q) z) fused with the feature map, tiles of 16 queries
+// REMARK: remark: attn-linear-kernels: phi(Q) S / (phi(Q) z) fused with the feature map
 // REMARK-NOT: remark: attn-linear-kernels
 // WIDTH: error: attn-linear-kernels: vector-width (12) must be 4, 8, 16 or 32
 
@@ -28,17 +31,22 @@ func.func @elu(%q: tensor<1x2x100x32xf32>, %k: tensor<1x2x100x32xf32>, %v: tenso
   return %0 : tensor<1x2x100x16xf32>
 }
 
-// FAVOR+ features (a projection) and a head dim that is not a multiple of
-// the vector width keep the linear form's ops for the reference lowering.
+// FAVOR+ features: W^T scaled once, then the projection of each block's
+// rows in register tiles, exp(. - |x|^2/2) / sqrt(m).
 // CHECK-LABEL: func.func @favor
-// CHECK: attn.feature_map
-// CHECK: attn.kv_state
-// CHECK: attn.state_apply
+// CHECK-NOT: attn.kv_state
+// CHECK: scf.parallel
+// CHECK: vector.fma
+// CHECK: math.exp
+// CHECK-NOT: attn.state_apply
+// CHECK: return
 func.func @favor(%q: tensor<1x2x100x32xf32>) -> tensor<1x2x100x32xf32> {
   %0 = attn.attention %q, %q, %q {normalizer = #attn.kernel<favor, features = 16, seed = 1>} : tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32> -> tensor<1x2x100x32xf32>
   return %0 : tensor<1x2x100x32xf32>
 }
 
+// A head dim that is not a multiple of the vector width keeps the linear
+// form's ops for the reference lowering.
 // CHECK-LABEL: func.func @narrow
 // CHECK: attn.kv_state
 // CHECK: attn.state_apply
