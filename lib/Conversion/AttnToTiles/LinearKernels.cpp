@@ -144,28 +144,20 @@ public:
                     acc.push_back(vector::LoadOp::create(
                         b, vf, wsState,
                         stateAt(add(f0, idx(r)), add(e0, idx(g * lanes)))));
-                auto loop = scf::ForOp::create(
-                    b, idx(0), n, idx(1), acc,
-                    [&](OpBuilder &, Location, Value j, ValueRange a) {
-                      SmallVector<Value> vv, next;
-                      for (int64_t g = 0; g < ev; ++g)
-                        vv.push_back(load(vBuf, {ivs[0], ivs[1], add(k0, j),
-                                                 add(e0, idx(g * lanes))}));
-                      for (int64_t r = 0; r < kRows; ++r) {
-                        Value p = vector::BroadcastOp::create(
-                            b, vf,
-                            memref::LoadOp::create(
-                                b, phi, ValueRange{j, add(f0, idx(r))}));
-                        for (int64_t g = 0; g < ev; ++g)
-                          next.push_back(vector::FMAOp::create(b, p, vv[g],
-                                                               a[r * ev + g]));
-                      }
-                      scf::YieldOp::create(b, next);
+                SmallVector<Value> sums = rowTile(
+                    ev, n, acc,
+                    [&](int64_t r, Value j) -> Value {
+                      return memref::LoadOp::create(
+                          b, phi, ValueRange{j, add(f0, idx(r))});
+                    },
+                    [&](int64_t g, Value j) {
+                      return load(vBuf, {ivs[0], ivs[1], add(k0, j),
+                                         add(e0, idx(g * lanes))});
                     });
                 for (int64_t r = 0; r < kRows; ++r)
                   for (int64_t g = 0; g < ev; ++g)
                     vector::StoreOp::create(
-                        b, loop.getResult(r * ev + g), wsState,
+                        b, sums[r * ev + g], wsState,
                         stateAt(add(f0, idx(r)), add(e0, idx(g * lanes))));
               });
             });
@@ -257,25 +249,16 @@ public:
       // O = phi(Q) S in RB x EV register tiles, divided by den.
       forEach(0, tile, kRows, [&](Value rb) {
         forEach(0, dv, ev * lanes, [&](Value e0) {
-          SmallVector<Value> zeros(kRows * ev, splat(0.0));
-          auto loop = scf::ForOp::create(
-              b, idx(0), idx(f), idx(1), zeros,
-              [&](OpBuilder &, Location, Value fi, ValueRange a) {
-                SmallVector<Value> sv, next;
-                for (int64_t g = 0; g < ev; ++g)
-                  sv.push_back(vector::LoadOp::create(
-                      b, vf, sBuf,
-                      ValueRange{bi, hk, fi, add(e0, idx(g * lanes))}));
-                for (int64_t r = 0; r < kRows; ++r) {
-                  Value p = vector::BroadcastOp::create(
-                      b, vf,
-                      memref::LoadOp::create(b, phi,
-                                             ValueRange{add(rb, idx(r)), fi}));
-                  for (int64_t g = 0; g < ev; ++g)
-                    next.push_back(
-                        vector::FMAOp::create(b, p, sv[g], a[r * ev + g]));
-                }
-                scf::YieldOp::create(b, next);
+          SmallVector<Value> sums = rowTile(
+              ev, idx(f), SmallVector<Value>(kRows * ev, splat(0.0)),
+              [&](int64_t r, Value fi) -> Value {
+                return memref::LoadOp::create(b, phi,
+                                              ValueRange{add(rb, idx(r)), fi});
+              },
+              [&](int64_t g, Value fi) -> Value {
+                return vector::LoadOp::create(
+                    b, vf, sBuf,
+                    ValueRange{bi, hk, fi, add(e0, idx(g * lanes))});
               });
           for (int64_t r = 0; r < kRows; ++r) {
             Value rr = add(rb, idx(r));
@@ -292,8 +275,7 @@ public:
               for (int64_t g = 0; g < ev; ++g) {
                 Value e = add(e0, idx(g * lanes));
                 Value o = arith::SelectOp::create(
-                    b, nonzero,
-                    arith::DivFOp::create(b, loop.getResult(r * ev + g), d),
+                    b, nonzero, arith::DivFOp::create(b, sums[r * ev + g], d),
                     splat(0.0));
                 if (gBuf)
                   o = arith::MulFOp::create(b, o, load(gBuf, {bi, h, row, e}));
@@ -309,6 +291,28 @@ public:
       });
     });
     return toTensor(out);
+  }
+
+  /// The register tile of the three products (phi(K)^T V, phi(Q) S and
+  /// FAVOR+'s projection): acc[i * ev + g] += row(i, k) * vec(g, k) for k
+  /// in [0, depth), kRows scalars broadcast and ev vectors loaded per step.
+  SmallVector<Value> rowTile(int64_t ev, Value depth, SmallVector<Value> init,
+                             function_ref<Value(int64_t, Value)> row,
+                             function_ref<Value(int64_t, Value)> vec) {
+    auto loop = scf::ForOp::create(
+        b, idx(0), depth, idx(1), init,
+        [&](OpBuilder &, Location, Value k, ValueRange a) {
+          SmallVector<Value> vv, next;
+          for (int64_t g = 0; g < ev; ++g)
+            vv.push_back(vec(g, k));
+          for (int64_t i = 0; i < kRows; ++i) {
+            Value p = vector::BroadcastOp::create(b, vf, row(i, k));
+            for (int64_t g = 0; g < ev; ++g)
+              next.push_back(vector::FMAOp::create(b, p, vv[g], a[i * ev + g]));
+          }
+          scf::YieldOp::create(b, next);
+        });
+    return SmallVector<Value>(loop.getResults());
   }
 
   /// Value vectors per register tile: the largest divisor of Dv / lanes
@@ -397,31 +401,23 @@ private:
             b, vf, arith::MulFOp::create(b, sq, f32Const(0.5))));
       }
       forEach(0, features, ev * lanes, [&](Value r0) {
-        SmallVector<Value> zeros(kRows * ev, splat(0.0));
-        auto loop = scf::ForOp::create(
-            b, idx(0), idx(dim), idx(1), zeros,
-            [&](OpBuilder &, Location, Value d, ValueRange a) {
-              SmallVector<Value> wv, next;
-              for (int64_t g = 0; g < ev; ++g)
-                wv.push_back(vector::LoadOp::create(
-                    b, vf, wt, ValueRange{d, add(r0, idx(g * lanes))}));
-              for (int64_t i = 0; i < kRows; ++i) {
-                Value x = memref::LoadOp::create(
-                    b, src, ValueRange{bi, h, rowsRead[i], d});
-                if (!x.getType().isF32())
-                  x = arith::ExtFOp::create(b, b.getF32Type(), x);
-                Value xb = vector::BroadcastOp::create(b, vf, x);
-                for (int64_t g = 0; g < ev; ++g)
-                  next.push_back(
-                      vector::FMAOp::create(b, xb, wv[g], a[i * ev + g]));
-              }
-              scf::YieldOp::create(b, next);
+        SmallVector<Value> proj = rowTile(
+            ev, idx(dim), SmallVector<Value>(kRows * ev, splat(0.0)),
+            [&](int64_t i, Value d) -> Value {
+              Value x = memref::LoadOp::create(
+                  b, src, ValueRange{bi, h, rowsRead[i], d});
+              if (!x.getType().isF32())
+                x = arith::ExtFOp::create(b, b.getF32Type(), x);
+              return x;
+            },
+            [&](int64_t g, Value d) -> Value {
+              return vector::LoadOp::create(
+                  b, vf, wt, ValueRange{d, add(r0, idx(g * lanes))});
             });
         for (int64_t i = 0; i < kRows; ++i)
           for (int64_t g = 0; g < ev; ++g) {
             Value e = math::ExpOp::create(
-                b, arith::SubFOp::create(b, loop.getResult(i * ev + g),
-                                         halfSq[i]));
+                b, arith::SubFOp::create(b, proj[i * ev + g], halfSq[i]));
             vector::StoreOp::create(
                 b, arith::MulFOp::create(b, e, invSqrtM), phi,
                 ValueRange{add(j0, idx(i)), add(r0, idx(g * lanes))});

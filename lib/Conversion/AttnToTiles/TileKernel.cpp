@@ -851,20 +851,36 @@ private:
     return alpha;
   }
 
+  /// The EG x QV accumulators of O^T's value columns from e0, rescaled by
+  /// alpha when given.
+  SmallVector<Value> loadOutputGroup(Value ot, Value e0,
+                                     ArrayRef<Value> alpha) {
+    SmallVector<Value> acc;
+    for (int64_t e = 0; e < valueGroup; ++e)
+      for (int64_t v = 0; v < queryVectors; ++v) {
+        Value o = vector::LoadOp::create(
+            b, vf, ot, ValueRange{f.add(e0, e), laneOffset(v)});
+        if (!alpha.empty())
+          o = arith::MulFOp::create(b, o, alpha[v]);
+        acc.push_back(o);
+      }
+    return acc;
+  }
+
+  /// Stores loadOutputGroup's accumulators back.
+  void storeOutputGroup(Value ot, Value e0, ArrayRef<Value> acc) {
+    for (int64_t e = 0; e < valueGroup; ++e)
+      for (int64_t v = 0; v < queryVectors; ++v)
+        vector::StoreOp::create(b, acc[e * queryVectors + v], ot,
+                                ValueRange{f.add(e0, e), laneOffset(v)});
+  }
+
   /// O^T += V_blk^T P (after rescaling by alpha when given).
   void accumulateValues(Value k0, bool masked, Value st, Value ot,
                         ArrayRef<Value> alpha) {
     f.forLoop(
         f.idx(0), f.idx(f.valueDim), valueGroup, {}, [&](Value e0, ValueRange) {
-          SmallVector<Value> acc;
-          for (int64_t e = 0; e < valueGroup; ++e)
-            for (int64_t v = 0; v < queryVectors; ++v) {
-              Value o = vector::LoadOp::create(
-                  b, vf, ot, ValueRange{f.add(e0, e), laneOffset(v)});
-              if (!alpha.empty())
-                o = arith::MulFOp::create(b, o, alpha[v]);
-              acc.push_back(o);
-            }
+          SmallVector<Value> acc = loadOutputGroup(ot, e0, alpha);
           SmallVector<Value> sums = f.forLoop(
               f.idx(0), f.idx(keyBlock), 1, acc, [&](Value j, ValueRange a) {
                 SmallVector<Value, 3> at =
@@ -884,10 +900,7 @@ private:
                 }
                 return next;
               });
-          for (int64_t e = 0; e < valueGroup; ++e)
-            for (int64_t v = 0; v < queryVectors; ++v)
-              vector::StoreOp::create(b, sums[e * queryVectors + v], ot,
-                                      ValueRange{f.add(e0, e), laneOffset(v)});
+          storeOutputGroup(ot, e0, sums);
           return SmallVector<Value>();
         });
   }
@@ -1018,15 +1031,7 @@ private:
     int64_t lastPair = cast<MemRefType>(vPairs.getType()).getDimSize(2) - 1;
     f.forLoop(
         f.idx(0), f.idx(f.valueDim), valueGroup, {}, [&](Value e0, ValueRange) {
-          SmallVector<Value> acc;
-          for (int64_t e = 0; e < valueGroup; ++e)
-            for (int64_t v = 0; v < queryVectors; ++v) {
-              Value o = vector::LoadOp::create(
-                  b, vf, ot, ValueRange{f.add(e0, e), laneOffset(v)});
-              if (!alpha.empty())
-                o = arith::MulFOp::create(b, o, alpha[v]);
-              acc.push_back(o);
-            }
+          SmallVector<Value> acc = loadOutputGroup(ot, e0, alpha);
           SmallVector<Value> sums = f.forLoop(
               f.idx(0), f.idx(keyBlock), 2, acc, [&](Value j, ValueRange a) {
                 Value pairIdx = f.div(f.add(k0, j), 2);
@@ -1048,10 +1053,7 @@ private:
                 }
                 return next;
               });
-          for (int64_t e = 0; e < valueGroup; ++e)
-            for (int64_t v = 0; v < queryVectors; ++v)
-              vector::StoreOp::create(b, sums[e * queryVectors + v], ot,
-                                      ValueRange{f.add(e0, e), laneOffset(v)});
+          storeOutputGroup(ot, e0, sums);
           return SmallVector<Value>();
         });
   }
