@@ -23,6 +23,7 @@
 #include "attn-opt/Conversion/Passes.h"
 
 #include "attn-opt/Analysis/TargetModel.h"
+#include "attn-opt/Conversion/AttnKernel/KernelSpec.h"
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 #include "attn-opt/Support/Random.h"
 
@@ -61,7 +62,7 @@ public:
             keys = kt.getDimSize(2), dv = vt.getDimSize(3);
     int64_t f = cast<RankedTensorType>(fm.getType()).getDimSize(3);
     prepareMap(fm);
-    Value kBuf = buffer(key), vBuf = buffer(value);
+    Value kBuf = readOnlyBuffer(b, key), vBuf = readOnlyBuffer(b, value);
     // Key chunks run in parallel when the heads are few.
     int64_t chunks =
         std::clamp<int64_t>(llvm::divideCeil(kTasks, batch * heads), 1,
@@ -206,8 +207,8 @@ public:
     int64_t f = cast<RankedTensorType>(fm.getType()).getDimSize(3);
     int64_t group = heads / kvHeads;
     prepareMap(fm);
-    Value qBuf = buffer(query), sBuf = buffer(state), zBuf = buffer(sum);
-    Value gBuf = op.getGate() ? buffer(op.getGate()) : Value();
+    Value qBuf = readOnlyBuffer(b, query), sBuf = readOnlyBuffer(b, state),
+          zBuf = readOnlyBuffer(b, sum), gBuf = readOnlyBuffer(b, op.getGate());
     Type outElem = rt.getElementType();
     Value out =
         memref::AllocOp::create(b, MemRefType::get(rt.getShape(), outElem));
@@ -231,7 +232,7 @@ public:
       forEach(0, tile, 1, [&](Value r) {
         Value row = arith::MinSIOp::create(b, add(r0, r), idx(rows - 1));
         Value dot = splat(0.0);
-        forEachCarry(0, f, lanes, dot, [&](Value fi, Value acc) {
+        Value dots = forEachCarry(0, f, lanes, dot, [&](Value fi, Value acc) {
           Value x = wt ? vector::LoadOp::create(b, vf, phi, ValueRange{r, fi})
                              .getResult()
                        : featureMap(load(qBuf, {bi, h, row, fi}));
@@ -241,8 +242,8 @@ public:
               b, x, vector::LoadOp::create(b, vf, zBuf, ValueRange{bi, hk, fi}),
               acc);
         });
-        Value d = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
-                                              lastCarry);
+        Value d =
+            vector::ReductionOp::create(b, vector::CombiningKind::ADD, dots);
         d = arith::AddFOp::create(b, d, f32Const(eps));
         memref::StoreOp::create(b, d, den, ValueRange{r});
       });
@@ -338,7 +339,6 @@ private:
   VectorType vf;
   FeatureMap map = FeatureMap::elu_plus_one;
   double inputScale = 1.0;
-  Value lastCarry;
   /// FAVOR+: input_scale * W^T (D x m, f32), and m.
   Value wt;
   int64_t features = 0;
@@ -363,7 +363,7 @@ private:
       w = arith::ConstantOp::create(
           b, DenseElementsAttr::get(type, ArrayRef<float>(v)));
     }
-    Value wBuf = buffer(w);
+    Value wBuf = readOnlyBuffer(b, w);
     wt = memref::AllocOp::create(
         b, MemRefType::get({dim, features}, b.getF32Type()));
     forEach(0, features, 1, [&](Value r) {
@@ -390,13 +390,14 @@ private:
       SmallVector<Value> rowsRead, halfSq;
       for (int64_t i = 0; i < kRows; ++i) {
         rowsRead.push_back(rowOf(add(j0, idx(i))));
-        forEachCarry(0, dim, lanes, splat(0.0), [&](Value d, Value acc) {
-          Value x = arith::MulFOp::create(
-              b, load(src, {bi, h, rowsRead.back(), d}), splat(inputScale));
-          return vector::FMAOp::create(b, x, x, acc);
-        });
-        Value sq = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
-                                               lastCarry);
+        Value squares =
+            forEachCarry(0, dim, lanes, splat(0.0), [&](Value d, Value acc) {
+              Value x = arith::MulFOp::create(
+                  b, load(src, {bi, h, rowsRead.back(), d}), splat(inputScale));
+              return vector::FMAOp::create(b, x, x, acc);
+            });
+        Value sq =
+            vector::ReductionOp::create(b, vector::CombiningKind::ADD, squares);
         halfSq.push_back(vector::BroadcastOp::create(
             b, vf, arith::MulFOp::create(b, sq, f32Const(0.5))));
       }
@@ -439,13 +440,6 @@ private:
         b, DenseElementsAttr::get(vf, b.getF32FloatAttr(v)));
   }
 
-  /// A read-only buffer of a tensor.
-  Value buffer(Value tensor) {
-    auto t = cast<RankedTensorType>(tensor.getType());
-    return bufferization::ToBufferOp::create(
-        b, MemRefType::get(t.getShape(), t.getElementType()), tensor,
-        /*readOnly=*/true);
-  }
   Value toTensor(Value buf) {
     auto t = cast<MemRefType>(buf.getType());
     return bufferization::ToTensorOp::create(
@@ -502,15 +496,15 @@ private:
                function_ref<void(Value)> body) {
     forRange(idx(lb), idx(ub), step, body);
   }
-  /// A loop carrying one value; its final value in lastCarry.
-  void forEachCarry(int64_t lb, int64_t ub, int64_t step, Value init,
-                    function_ref<Value(Value, Value)> body) {
+  /// A loop carrying one value; returns its final value.
+  Value forEachCarry(int64_t lb, int64_t ub, int64_t step, Value init,
+                     function_ref<Value(Value, Value)> body) {
     auto loop =
         scf::ForOp::create(b, idx(lb), idx(ub), idx(step), ValueRange{init},
                            [&](OpBuilder &, Location, Value i, ValueRange a) {
                              scf::YieldOp::create(b, ValueRange{body(i, a[0])});
                            });
-    lastCarry = loop.getResult(0);
+    return loop.getResult(0);
   }
 };
 
