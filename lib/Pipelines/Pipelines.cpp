@@ -101,6 +101,7 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   // attn rewrites, then the remaining attn ops to linalg on tensors.
   if (!options.reference) {
     pm.addPass(createAttnInferMask());
+    pm.addPass(createAttnProjectLowRank());
     AttnReassociateOptions reassociate;
     reassociate.mode = options.reassociate;
     reassociate.chunkSize = options.chunkSize;
@@ -175,6 +176,7 @@ void mlir::attn::buildGpuKernelsPipeline(OpPassManager &pm,
   // attn rewrites; softmax and pointwise attention to fused GPU kernels; the
   // rest to linalg on tensors.
   pm.addPass(createAttnInferMask());
+  pm.addPass(createAttnProjectLowRank());
   AttnReassociateOptions reassociate;
   reassociate.mode = config.reassociate;
   reassociate.chunkSize = config.chunkSize;

@@ -246,8 +246,15 @@ struct TileContractionsPass
     IRRewriter rewriter(&getContext());
     for (auto &[op, loops] : ops) {
       SmallVector<int64_t> bounds = op.getStaticLoopRanges();
+      // The batch and outer dims already give tasks: M is cut only into as
+      // many pieces as make `chunks` tasks in all (each piece packs B's
+      // panel once, for fewer rows the more pieces there are).
+      int64_t tasks = 1;
+      for (unsigned b : llvm::concat<unsigned>(loops.batch, loops.outer))
+        tasks *= bounds[b];
+      int64_t pieces = std::max<int64_t>(1, llvm::divideCeil(chunks, tasks));
       int64_t rows =
-          std::max<int64_t>(1, (bounds[loops.m] + chunks - 1) / chunks);
+          std::max<int64_t>(1, (bounds[loops.m] + pieces - 1) / pieces);
       rows = (rows + rowTile - 1) / rowTile * rowTile;
       SmallVector<OpFoldResult> sizes(bounds.size(), rewriter.getIndexAttr(0));
       for (unsigned b : llvm::concat<unsigned>(loops.batch, loops.outer))

@@ -120,17 +120,10 @@ struct LowRankAttentionOpLowering : OpRewritePattern<LowRankAttentionOp> {
                                 PatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     TensorBuilder tb(b);
-    ArrayRef<int64_t> ks = shapeOf(op.getKey()), vs = shapeOf(op.getValue());
+    Value key = lowRankProjection(tb, op.getKeyProj(), op.getKey());
+    Value value = lowRankProjection(tb, op.getValueProj(), op.getValue());
     int64_t rows = shapeOf(op.getKeyProj())[0];
-    // x'[b,h,p,c] = sum_j E[p,j] x[b,h,j,c]; loops (b, h, p, j, c).
-    auto project = [&](Value proj, Value x, int64_t width) {
-      return tb.contract(proj, tb.map(5, {2, 3}), x, tb.map(5, {0, 1, 3, 4}),
-                         {ks[0], ks[1], rows, width}, tb.map(5, {0, 1, 2, 4}),
-                         "ppprp");
-    };
-    Value key = project(op.getKeyProj(), op.getKey(), ks[3]);
-    Value value = project(op.getValueProj(), op.getValue(), vs[3]);
-    Value q5 = splitHeads(tb, op.getQuery(), ks[1]);
+    Value q5 = splitHeads(tb, op.getQuery(), shapeOf(op.getKey())[1]);
     WeightSpec spec;
     spec.normalizer = SoftmaxAttr::get(op.getContext());
     spec.scale = op.getEffectiveScale();

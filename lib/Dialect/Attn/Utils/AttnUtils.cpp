@@ -117,3 +117,10 @@ SmallVector<Value, 4> mlir::attn::biasIndices(ArrayRef<int64_t> biasShape,
   return {biasShape[0] == 1 ? zero : batch, biasShape[1] == 1 ? zero : head,
           query, key};
 }
+
+Value mlir::attn::lowRankProjection(TensorBuilder &tb, Value proj, Value x) {
+  ArrayRef<int64_t> xs = shapeOf(x);
+  return tb.contract(proj, tb.map(5, {2, 3}), x, tb.map(5, {0, 1, 3, 4}),
+                     {xs[0], xs[1], shapeOf(proj)[0], xs[3]},
+                     tb.map(5, {0, 1, 2, 4}), "ppprp");
+}

@@ -131,6 +131,51 @@ def AttnApproximateSoftmax : Pass<"attn-approximate-softmax"> {
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }
 
+def AttnProjectLowRank : Pass<"attn-project-lowrank"> {
+  let summary = "Linformer as two projections feeding dense attention";
+  let description = [{
+    Rewrites `attn.lowrank_attention` into what it computes, with no
+    `Lq x P` score tensor: the projections `K' = E K` and `V' = F V` as
+    contractions (`linalg.generic`, loops `(b, h, p, j, c)`: `E[p, j]`,
+    `x[b, h, j, c]`, reduced over the key position `j`), which the CPU
+    pipeline tiles for threads and registers like any matmul of a graph
+    (attn-tile-contractions, attn-vectorize-contractions), and softmax
+    `attn.attention` of Q against `Lk = P` projected keys, with the op's
+    scale, which attn-flash (or convert-attn-to-gpu) makes one fused kernel.
+    Grouped-query heads carry over (the projections are per key/value
+    head). The projections and the attention compute in f32, as the
+    reference lowering does: with bf16 or f16 operands Q is extended to f32
+    (`O(Lq D)`) and the result truncated back.
+
+    ```mlir
+    %o = attn.lowrank_attention %q, %k, %v, %e, %f
+        : tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>,
+          tensor<1x8x4096x64xf32>, tensor<256x4096xf32>, tensor<256x4096xf32>
+          -> tensor<1x8x4096x64xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %kp = linalg.generic {...} ins(%e, %k : tensor<256x4096xf32>,
+        tensor<1x8x4096x64xf32>) outs(%zero : tensor<1x8x256x64xf32>) ...
+    %vp = linalg.generic {...} ins(%f, %v : ...) outs(...) ...
+    %o = attn.attention %q, %kp, %vp {normalizer = #attn.softmax,
+                                      scale = 1.250000e-01 : f32}
+        : tensor<1x8x4096x64xf32>, tensor<1x8x256x64xf32>,
+          tensor<1x8x256x64xf32> -> tensor<1x8x4096x64xf32>
+    ```
+
+    A remark on each op says so. attn-lower-to-llvm-pipeline and
+    attn-lower-to-nvvm-pipeline run this pass; the reference pipeline
+    (`reference=true`) keeps the reference lowering.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::attn::AttnDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def AttnRaise : Pass<"attn-raise", "func::FuncOp"> {
   let summary = "Recognize attention written as linalg ops and raise it to "
                 "attn.attention";

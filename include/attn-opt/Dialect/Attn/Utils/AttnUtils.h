@@ -21,6 +21,12 @@ Value toF32Tensor(TensorBuilder &tb, Value v);
 /// Truncates an f32 tensor to `elementType` (a no-op for f32).
 Value fromF32Tensor(TensorBuilder &tb, Value v, Type elementType);
 
+/// Linformer's projection along the sequence, in f32:
+/// `x'[b, h, p, c] = sum_j proj[p, j] x[b, h, j, c]` (`proj` `P x L`, `x`
+/// `B x H x L x C`, static shapes), one contraction `linalg.generic` over
+/// loops `(b, h, p, j, c)`.
+Value lowRankProjection(TensorBuilder &tb, Value proj, Value x);
+
 /// Layer normalization of the last dimension, `(x - mean) / sqrt(var +
 /// eps)` with the population variance and no affine parameters, to f32.
 Value layerNorm(TensorBuilder &tb, Value x, double eps);
