@@ -46,7 +46,10 @@ def AttnTileContractions : Pass<"attn-tile-contractions", "func::FuncOp"> {
     `linalg.matmul`, `linalg.batch_matmul`, contraction `linalg.generic`s;
     f32, static shapes, one M, N and K dim) are tiled with upstream's
     TilingInterface into an `scf.forall` over the batch dims (size 1) and M
-    cut into `chunks` pieces, each a multiple of `row-tile` rows (the
+    cut into pieces, each a multiple of `row-tile` rows: as many pieces as
+    make `chunks` tasks with the batch and outer dims (a batch of 8 heads
+    and `chunks = 8` leaves M whole, so each task packs its B panel once
+    for all its rows) (the
     pipeline passes the register tile's rows of
     `attn-vectorize-contractions`, which takes the tiles after
     bufferization: 6 on AVX2, 14 on AVX-512). Other linalg ops are left to
@@ -73,7 +76,7 @@ def AttnTileContractions : Pass<"attn-tile-contractions", "func::FuncOp"> {
   }];
   let options = [
     Option<"chunks", "chunks", "int64_t", /*default=*/"8",
-           "pieces the M dim is cut into">,
+           "tasks to make (M is cut into ceil(chunks / batch) pieces)">,
     Option<"rowTile", "row-tile", "int64_t", /*default=*/"8",
            "chunks are a multiple of this many rows">,
   ];
