@@ -259,6 +259,17 @@ def AttnFlash : Pass<"attn-flash"> {
     (docs/Kernels.md, "bf16 dot products"; also in attn-lower-pointwise
     and attn-block-sparse). A remark reports the tiles and the key blocks
     visited.
+
+    `attn.relative_attention` (Transformer-XL) runs on the same kernel:
+    the memory prepended to K and V (`tensor.concat`, `(M + L) x D` per
+    head), causal over the compile-time layout, and each tile keeps two
+    query tiles, `scale (q + u)^T` for the keys and `scale (q + v)^T` for
+    the distance embeddings. The embeddings are transposed and padded with
+    zeros once per call (`H x D x (query-tile + key-block + Lk +
+    query-tile)`), so the position term of a vector of queries and one key,
+    `(q_i + v) . r_{M+i-j}`, reads one contiguous vector per d (the relative
+    shift as index arithmetic): no `Lq x Lk` tensor, about 1.5x the FMAs of
+    causal softmax over the same keys.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",

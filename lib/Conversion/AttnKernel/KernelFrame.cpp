@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <limits>
@@ -47,6 +48,41 @@ static Value dimOf(ImplicitLocOpBuilder &b, Value v, int64_t d) {
   if (!type.isDynamicDim(d))
     return arith::ConstantIndexOp::create(b, type.getDimSize(d));
   return memref::DimOp::create(b, v, d);
+}
+
+Value KernelFrame::paddedDistances(TensorBuilder &tb) {
+  ArrayRef<int64_t> es = cast<ShapedType>(spec.posEmb.getType()).getShape();
+  int64_t heads = es[0], distances = es[1];
+  relPad = blockQ + blockK;
+  Value emb = spec.posEmb;
+  // rel[h, d, c] = emb[h, c - pad, d] where that is a distance, else 0.
+  return tb.generic(
+      {}, {}, tb.empty({heads, headDim, relPad + distances + blockQ}, f32),
+      tb.map(3, {0, 1, 2}), "ppp",
+      [&](ImplicitLocOpBuilder &bb, ValueRange) -> Value {
+        Value h = linalg::IndexOp::create(bb, 0);
+        Value d = linalg::IndexOp::create(bb, 1);
+        Value r =
+            arith::SubIOp::create(bb, linalg::IndexOp::create(bb, 2),
+                                  arith::ConstantIndexOp::create(bb, relPad));
+        Value inside = arith::AndIOp::create(
+            bb,
+            arith::CmpIOp::create(bb, arith::CmpIPredicate::sge, r,
+                                  arith::ConstantIndexOp::create(bb, 0)),
+            arith::CmpIOp::create(
+                bb, arith::CmpIPredicate::slt, r,
+                arith::ConstantIndexOp::create(bb, distances)));
+        Value at = arith::MinSIOp::create(
+            bb,
+            arith::MaxSIOp::create(bb, r,
+                                   arith::ConstantIndexOp::create(bb, 0)),
+            arith::ConstantIndexOp::create(bb, distances - 1));
+        Value x = tb.toF32(
+            bb, tensor::ExtractOp::create(bb, emb, ValueRange{h, at, d}));
+        return arith::SelectOp::create(
+            bb, inside, x,
+            arith::ConstantOp::create(bb, bb.getF32FloatAttr(0.0)));
+      });
 }
 
 void KernelFrame::prepare() {
@@ -94,6 +130,11 @@ void KernelFrame::prepare() {
     } else {
       maskBuf = readOnlyBuffer(b, toF32Tensor(tb, m));
     }
+  }
+  if (spec.isRelative()) {
+    contentBiasBuf = buffer(spec.contentBias);
+    positionBiasBuf = buffer(spec.positionBias);
+    relBuf = readOnlyBuffer(b, paddedDistances(tb));
   }
   querySegmentBuf = readOnlyBuffer(b, spec.querySegments);
   keySegmentBuf = readOnlyBuffer(b, spec.keySegments);

@@ -59,6 +59,25 @@ KernelSpec KernelSpec::get(AttentionOp op) {
   return spec;
 }
 
+KernelSpec KernelSpec::get(RelativeAttentionOp op, Value key, Value value) {
+  KernelSpec spec;
+  spec.query = op.getQuery();
+  spec.key = key;
+  spec.value = value;
+  ArrayRef<int64_t> qs = cast<ShapedType>(spec.query.getType()).getShape();
+  ArrayRef<int64_t> ks = cast<ShapedType>(key.getType()).getShape();
+  ArrayRef<int64_t> vs = cast<ShapedType>(value.getType()).getShape();
+  spec.dims = {qs[0], qs[1], ks[1], qs[2], ks[2], qs[3], vs[3]};
+  spec.scale = op.getEffectiveScale();
+  spec.posEmb = op.getPosEmb();
+  spec.contentBias = op.getContentBias();
+  spec.positionBias = op.getPositionBias();
+  spec.memoryLen = op.getMemoryLength();
+  spec.mask = mask::Mask(mask::Node::causal(), qs[1], qs[2], ks[2]);
+  spec.resultType = op.getType();
+  return spec;
+}
+
 LayoutTables mlir::attn::flattenLayout(const BlockLayout &layout,
                                        int64_t keyLen) {
   LayoutTables t;

@@ -307,6 +307,39 @@ static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
   return success();
 }
 
+/// Replaces Transformer-XL attention `op` by the tile kernel: the memory
+/// prepended to K and V (a copy of `(M + L) x D` per head, no score
+/// tensor), causal softmax over the compile-time layout, the position term
+/// `(q + v) . r_{M+i-j}` computed per tile next to `(q + u) . k_j`.
+static LogicalResult lowerRelative(RelativeAttentionOp op,
+                                   const TargetModel &target, int64_t queryTile,
+                                   int64_t keyBlock, StringRef pass) {
+  IRRewriter rewriter(op->getContext());
+  rewriter.setInsertionPoint(op);
+  ImplicitLocOpBuilder b(op->getLoc(), rewriter);
+  Value key = op.getKey(), value = op.getValue();
+  if (op.getMemoryLength() > 0) {
+    key = tensor::ConcatOp::create(b, 2, ValueRange{op.getMemoryKey(), key});
+    value =
+        tensor::ConcatOp::create(b, 2, ValueRange{op.getMemoryValue(), value});
+  }
+  KernelSpec spec = KernelSpec::get(op, key, value);
+  FailureOr<TileSizes> tiles =
+      chooseTiles(op, target, spec.dims.valueDim, queryTile, keyBlock, pass);
+  if (failed(tiles))
+    return failure();
+  BlockLayout layout = BlockLayout::compute(spec.mask, tiles->queryTile(target),
+                                            tiles->keyBlock);
+  describeLayout(op.emitRemark()
+                     << pass
+                     << ": Transformer-XL, the position term per tile (the "
+                        "relative shift by index arithmetic), memory of "
+                     << spec.memoryLen << " keys; ",
+                 layout, target.lanes);
+  rewriter.replaceOp(op, buildTileKernel(b, spec, target, *tiles, &layout)[0]);
+  return success();
+}
+
 /// Lowers every attn.attention whose normalizer is `NormalizerT`.
 template <typename NormalizerT>
 static LogicalResult lowerAll(Operation *root, int64_t lanes, int64_t registers,
@@ -346,7 +379,20 @@ struct FlashPass : public attn::impl::AttnFlashBase<FlashPass> {
     if (failed(lowerAll<SoftmaxAttr>(getOperation(), vectorWidth,
                                      vectorRegisters, bf16Dot, queryTile,
                                      keyBlock, getArgument())))
-      signalPassFailure();
+      return signalPassFailure();
+    SmallVector<RelativeAttentionOp> relative;
+    getOperation()->walk(
+        [&](RelativeAttentionOp op) { relative.push_back(op); });
+    if (relative.empty())
+      return;
+    FailureOr<TargetModel> target = targetOf(
+        getOperation(), getArgument(), vectorWidth, vectorRegisters, bf16Dot);
+    if (failed(target))
+      return signalPassFailure();
+    for (RelativeAttentionOp op : relative)
+      if (failed(
+              lowerRelative(op, *target, queryTile, keyBlock, getArgument())))
+        return signalPassFailure();
   }
 };
 

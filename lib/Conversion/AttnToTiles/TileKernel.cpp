@@ -158,6 +158,10 @@ private:
   /// (`dRows x D`, `dRows x Dv`).
   int64_t dRows = 0, dKeys = 1, dValueVectors = 1;
   Value qRowsBuf, oRowsBuf;
+  /// Relative attention: the tile's `scale (q + v)^T` (`D x Mr`), which
+  /// meets the distance embeddings, as qt (`scale (q + u)^T` then) meets
+  /// the keys.
+  Value qrt;
   /// bf16 dot products of pairs (usesBf16Pairs; None: off): the tile's Q^T
   /// and P in pairs along D and along the keys (`D/2 x 2 Mr`, `Nb/2 x 2 Mr`
   /// bf16: element (i, 2 r + t) is row r's element 2 i + t), and V in
@@ -231,6 +235,11 @@ private:
                        : memref::AllocOp::create(
                              b, MemRefType::get({f.headDim, tileRows}, f32))
                              .getResult();
+    qrt = spec.isRelative()
+              ? memref::AllocOp::create(
+                    b, MemRefType::get({f.headDim, tileRows}, f32))
+                    .getResult()
+              : Value();
     Value st =
         memref::AllocOp::create(b, MemRefType::get({keyBlock, tileRows}, f32));
     Value ot = memref::AllocOp::create(
@@ -476,6 +485,18 @@ private:
           return;
         }
         Value x = arith::SubFOp::create(b, readQ(d), shift);
+        if (spec.isRelative()) {
+          auto biased = [&](Value bias) -> Value {
+            Value u = memref::LoadOp::create(b, bias, ValueRange{head, d});
+            return arith::MulFOp::create(b, arith::AddFOp::create(b, x, u),
+                                         factor);
+          };
+          memref::StoreOp::create(b, biased(f.positionBiasBuf), qrt,
+                                  ValueRange{d, r});
+          x = biased(f.contentBiasBuf);
+          memref::StoreOp::create(b, x, qt, ValueRange{d, r});
+          return;
+        }
         x = arith::MulFOp::create(b, x, factor);
         if (dRows)
           memref::StoreOp::create(b, x, qRowsBuf, ValueRange{r, d});
@@ -749,10 +770,10 @@ private:
   /// QK^T of `keyAt.size()` keys with the queries in the lanes: per d, QV
   /// vector loads of Q^T and a broadcast of each key feed NJ x QV FMAs.
   SmallVector<Value> dotsAlongLanes(ArrayRef<SmallVector<Value, 3>> keyAt,
-                                    Value qt) {
+                                    Value qt, ArrayRef<Value> keys) {
     int64_t nj = keyAt.size();
     SmallVector<Value> zeros(nj * queryVectors, fsplat(0.0));
-    return f.forLoop(
+    SmallVector<Value> dots = f.forLoop(
         f.idx(0), f.idx(f.headDim), 1, zeros, [&](Value d, ValueRange acc) {
           SmallVector<Value> qv, next;
           for (int64_t v = 0; v < queryVectors; ++v)
@@ -767,6 +788,34 @@ private:
               next.push_back(vector::FMAOp::create(b, kb, qv[v],
                                                    acc[j * queryVectors + v]));
           }
+          return next;
+        });
+    if (!spec.isRelative())
+      return dots;
+    // Transformer-XL's position term, the relative shift as index
+    // arithmetic: the lanes of query vector v at distances M + i - k from
+    // key k are contiguous in relBuf's row d, from relPad + M + q0 +
+    // v W - k.
+    SmallVector<Value> from;
+    for (int64_t j = 0; j < nj; ++j)
+      for (int64_t v = 0; v < queryVectors; ++v)
+        from.push_back(
+            f.sub(f.add(f.firstQuery, f.relPad + spec.memoryLen + v * lanes),
+                  keys[j]));
+    return f.forLoop(
+        f.idx(0), f.idx(f.headDim), 1, dots, [&](Value d, ValueRange acc) {
+          SmallVector<Value> qv, next;
+          for (int64_t v = 0; v < queryVectors; ++v)
+            qv.push_back(vector::LoadOp::create(b, vf, qrt,
+                                                ValueRange{d, laneOffset(v)}));
+          for (int64_t j = 0; j < nj; ++j)
+            for (int64_t v = 0; v < queryVectors; ++v) {
+              Value r = vector::LoadOp::create(
+                  b, vf, f.relBuf,
+                  ValueRange{f.head, d, from[j * queryVectors + v]});
+              next.push_back(vector::FMAOp::create(b, r, qv[v],
+                                                   acc[j * queryVectors + v]));
+            }
           return next;
         });
   }
@@ -787,7 +836,7 @@ private:
     }
     SmallVector<Value> dots = dRows     ? dotsAlongHeadDim(keyAt)
                               : pairs() ? dotsOfPairs(keyAt)
-                                        : dotsAlongLanes(keyAt, qt);
+                                        : dotsAlongLanes(keyAt, qt, keys);
     SmallVector<Value> m(mrun.begin(), mrun.end());
     for (int64_t j = 0; j < nj; ++j)
       for (int64_t v = 0; v < queryVectors; ++v) {
@@ -1071,9 +1120,9 @@ bool mlir::attn::usesBf16Pairs(const KernelSpec &spec,
   return target.bf16Dot != TargetModel::Bf16Dot::None && staticLayout &&
          !tiles.groupedRows && isBf16(spec.query) && isBf16(spec.key) &&
          isBf16(spec.value) && !spec.qkNormEps && !spec.pageTable &&
-         !spec.isPacked() && d.headDim % 2 == 0 && d.valueDim % 2 == 0 &&
-         tiles.keyBlock % 2 == 0 && !ShapedType::isDynamic(d.batch) &&
-         !ShapedType::isDynamic(d.keyLen);
+         !spec.isRelative() && !spec.isPacked() && d.headDim % 2 == 0 &&
+         d.valueDim % 2 == 0 && tiles.keyBlock % 2 == 0 &&
+         !ShapedType::isDynamic(d.batch) && !ShapedType::isDynamic(d.keyLen);
 }
 
 SmallVector<Value> mlir::attn::buildTileKernel(ImplicitLocOpBuilder &b,

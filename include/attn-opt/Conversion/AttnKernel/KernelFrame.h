@@ -48,6 +48,8 @@
 
 namespace mlir::attn {
 
+class TensorBuilder;
+
 /// How the partial values of one query row combine.
 enum class RowCombine { Max, Sum };
 
@@ -136,6 +138,17 @@ public:
   /// otherwise.
   Value pageTableBuf;
   int64_t pageSize = 0;
+  /// Relative attention (spec.isRelative(); null otherwise): the content
+  /// and position biases (f32 `H x D`) and the distance embeddings
+  /// transposed and padded, `relBuf[h, d, relPad + r] = posEmb[h, r, d]`
+  /// (f32 `H x D x (relPad + Lk + blockQ)`, zeros outside the distances):
+  /// the `blockQ` rows of a tile at distances `M + i - j` from key j are
+  /// one contiguous vector per d. The padding covers every distance of the
+  /// blocks a causal tile visits (`M + i - j >= -(blockQ + blockK)`) and of
+  /// the rows past the queries (masked or dropped, so the zeros never
+  /// count).
+  Value contentBiasBuf, positionBiasBuf, relBuf;
+  int64_t relPad = 0;
   /// The mask tensor as a read-only buffer (null when absent): f32 for an
   /// additive mask, i8 (0 / 1) for a boolean one.
   Value maskBuf;
@@ -332,6 +345,8 @@ public:
                                     function_ref<SmallVector<Value>()> body);
 
 private:
+  /// relBuf's tensor (sets relPad).
+  Value paddedDistances(TensorBuilder &tb);
   /// Buffers of the varlen operands and, for packed batches, the first flat
   /// tile of each sequence (N + 1 entries).
   Value queryLengthBuf, keyLengthBuf, queryOffsetBuf, keyOffsetBuf,

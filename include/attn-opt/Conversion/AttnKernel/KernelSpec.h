@@ -39,6 +39,15 @@ struct KernelSpec {
   Value alibiSlopes, sinks;
   /// A paged KV cache's page table (key and value are pools), or null.
   Value pageTable;
+  /// Transformer-XL's relative term (attn.relative_attention, the CPU tile
+  /// kernel; null otherwise): the embeddings of the distances `posEmb`
+  /// (`H x Lk x D`), the content bias `u` and the position bias `v`
+  /// (`H x D`), and the memory length M: query i sits at key position
+  /// M + i and its score with key j is
+  /// `scale ((q_i + u) . k_j + (q_i + v) . posEmb[M + i - j])`.
+  Value posEmb, contentBias, positionBias;
+  int64_t memoryLen = 0;
+  bool isRelative() const { return static_cast<bool>(posEmb); }
   /// The op has its log-sum-exp result (softmax, the CPU kernels).
   bool lse = false;
   /// Softmax (online) or pointwise.
@@ -70,6 +79,10 @@ struct KernelSpec {
 
   /// The spec of `op`, which has a softmax or pointwise normalizer.
   static KernelSpec get(AttentionOp op);
+  /// The spec of relative attention `op`, whose keys and values with the
+  /// memory prepended are `key` and `value` (`B x H x (M + L) x D`): causal
+  /// softmax with query i at key position M + i.
+  static KernelSpec get(RelativeAttentionOp op, Value key, Value value);
   /// True if `op` can become a fused kernel (softmax or pointwise); with a
   /// mask tensor only where the target takes one (`maskTensors`: the CPU).
   static bool applies(AttentionOp op, bool maskTensors = false);

@@ -307,6 +307,9 @@ def Attn_LowRankAttentionOp : Attn_AttentionLikeOp<"lowrank_attention"> {
     FLOP count: `2 * P * Lk * (D + Dv)` per batch and key/value head for the
     projections plus `2 * Lq * P * (D + Dv)` per batch and query head.
 
+    attn-project-lowrank rewrites it into the two projections and
+    `attn.attention` over the `P` projected rows (the pipelines run it).
+
     ```mlir
     %o = attn.lowrank_attention %q, %k, %v, %e, %f
         : tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>,
@@ -404,6 +407,11 @@ def Attn_RelativeAttentionOp : Attn_AttentionLikeOp<"relative_attention",
     `1/sqrt(D)`. Without memory, M = 0.
 
     FLOP count: `2 * N * (2 D + Dv)` per batch and head, N the allowed pairs.
+
+    attn-flash makes it one fused CPU kernel (the flash frame: causal
+    blocks skipped, the position term computed per tile next to the content
+    term, with no `L x (M + L)` tensor); the GPU pipeline and the reference
+    lowering materialize the position scores.
 
     ```mlir
     %o = attn.relative_attention %q, %k, %v, %r, %u, %vb
