@@ -106,11 +106,12 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
     reassociate.mode = options.reassociate;
     reassociate.chunkSize = options.chunkSize;
     pm.addPass(createAttnReassociate(reassociate));
-    pm.addPass(createAttnLowerChunkedLinear());
+    // (The fused kernels first: they take the causal chunked form too.)
     AttnLinearKernelsOptions linear;
     linear.vectorWidth = options.vectorWidth;
     linear.vectorRegisters = options.vectorRegisters;
     pm.addPass(createAttnLinearKernels(linear));
+    pm.addPass(createAttnLowerChunkedLinear());
     AttnBlockSparseOptions blockSparse;
     blockSparse.vectorWidth = options.vectorWidth;
     blockSparse.vectorRegisters = options.vectorRegisters;

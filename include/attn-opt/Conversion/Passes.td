@@ -94,12 +94,31 @@ def AttnLinearKernels : Pass<"attn-linear-kernels"> {
                    O = phi(Q) S / den (0 where den = 0), * gate
     ```
 
+    The causal chunked prefix form, `attn.chunked_linear` with `causal` and
+    no segment ids, of the same feature maps of Q and K becomes one kernel
+    that carries the state through the chunks (the pipeline runs this pass
+    before attn-lower-chunked-linear, which takes the rest):
+
+    ```
+    chunked:     scf.parallel (b, query head)
+                   S = 0 (F x Dv), z = 0 (F)
+                   for each chunk of C positions [o, o + n):
+                     phi(K_c) (C x F and transposed), phi(Q_c) (C x F)
+                     A = phi(Q_c) phi(K_c)^T, lower triangle only   // 4 x EV tiles
+                     den = phi(Q_c) z + rowsum A + eps
+                     O = (phi(Q_c) S + A V_c) / den, * gate          // one register tile, depth F then the triangle
+                     S += phi(K_c)^T V_c, z += colsum phi(K_c)        // keys of the chunk only
+    ```
+
+    Each query head carries its own state (a grouped-query head's state is
+    recomputed per query head: more work for G > 1, but B x Hq tasks).
+    The chunk size must be a multiple of the vector width and of 4.
+
     Applies to static shapes whose input dim is a multiple of the vector
     width, whose feature count a multiple of 4 and of the vector width and
     whose value dim a multiple of the vector width (`vector-width`,
     `vector-registers`: the target, as in attn-flash); the rest keeps the
-    reference lowering. A remark per fused op. The chunked causal form
-    (attn-lower-chunked-linear) is not fused here.
+    reference lowering. A remark per fused op.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",

@@ -1,5 +1,4 @@
-//===- LinearKernels.cpp - attn-linear-kernels
-//-----------------------------===//
+//===- LinearKernels.cpp - attn-linear-kernels ---------------------------===//
 //
 // Fused CPU kernels for the linear form of kernelized attention with an
 // elementwise feature map (elu_plus_one, relu): attn.kv_state of
@@ -261,33 +260,193 @@ public:
                     b, vf, sBuf,
                     ValueRange{bi, hk, fi, add(e0, idx(g * lanes))});
               });
-          for (int64_t r = 0; r < kRows; ++r) {
-            Value rr = add(rb, idx(r));
-            Value row = add(r0, rr);
-            Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
-                                                 row, idx(rows));
-            scf::IfOp::create(b, inside, [&](OpBuilder &, Location) {
-              // O / den (a division, as the reference: a reciprocal of a
-              // tiny den would overflow), 0 where den is 0.
-              Value d = vector::BroadcastOp::create(
-                  b, vf, memref::LoadOp::create(b, den, ValueRange{rr}));
-              Value nonzero = arith::CmpFOp::create(
-                  b, arith::CmpFPredicate::ONE, d, splat(0.0));
-              for (int64_t g = 0; g < ev; ++g) {
-                Value e = add(e0, idx(g * lanes));
-                Value o = arith::SelectOp::create(
-                    b, nonzero, arith::DivFOp::create(b, sums[r * ev + g], d),
-                    splat(0.0));
-                if (gBuf)
-                  o = arith::MulFOp::create(b, o, load(gBuf, {bi, h, row, e}));
-                if (outElem != b.getF32Type())
-                  o = arith::TruncFOp::create(
-                      b, VectorType::get({lanes}, outElem), o);
-                vector::StoreOp::create(b, o, out, ValueRange{bi, h, row, e});
-              }
-              scf::YieldOp::create(b);
-            });
+          storeRows(sums, ev, rb, r0, sub(idx(rows), r0), e0, den, gBuf, out,
+                    bi, h, outElem);
+        });
+      });
+    });
+    return toTensor(out);
+  }
+
+  /// The causal chunked form of `op` (no segment ids), the features of Q
+  /// and K from `fmq` and `fmk` (the same map): per (batch, query head),
+  /// the chunks in order, carrying S and z (see the pass description).
+  Value chunkedCausal(ChunkedLinearOp op, FeatureMapOp fmq, FeatureMapOp fmk) {
+    Value query = fmq.getInput(), key = fmk.getInput(), value = op.getValue();
+    auto qt = cast<RankedTensorType>(query.getType());
+    auto rt = cast<RankedTensorType>(op.getType());
+    int64_t batch = qt.getDimSize(0), heads = qt.getDimSize(1),
+            len = qt.getDimSize(2),
+            kvHeads = cast<RankedTensorType>(key.getType()).getDimSize(1),
+            dv = cast<RankedTensorType>(value.getType()).getDimSize(3);
+    int64_t f = cast<RankedTensorType>(fmq.getType()).getDimSize(3);
+    int64_t group = heads / kvHeads;
+    int64_t chunk = std::min(op.getChunkSize(), llvm::alignTo(len, lanes));
+    prepareMap(fmq);
+    Value qBuf = readOnlyBuffer(b, query), kBuf = readOnlyBuffer(b, key),
+          vBuf = readOnlyBuffer(b, value),
+          gBuf = readOnlyBuffer(b, op.getGate());
+    Type outElem = rt.getElementType(), f32 = b.getF32Type();
+    Value out =
+        memref::AllocOp::create(b, MemRefType::get(rt.getShape(), outElem));
+    int64_t ev = valueVectors(dv), evA = valueVectors(chunk);
+    double eps = op.getEps().convertToDouble();
+    int64_t chunks = llvm::divideCeil(len, chunk);
+    parallel({batch, heads}, [&](ValueRange ivs) {
+      Value bi = ivs[0], h = ivs[1], hk = div(h, group);
+      // (Scratch of the iteration; the deallocation pipeline frees it.)
+      auto alloc = [&](ArrayRef<int64_t> shape) -> Value {
+        return memref::AllocOp::create(b, MemRefType::get(shape, f32));
+      };
+      Value state = alloc({f, dv}), sum = alloc({f});
+      Value phiK = alloc({chunk, f}), phiKT = alloc({f, chunk});
+      Value phiQ = alloc({chunk, f}), scores = alloc({chunk, chunk});
+      Value den = alloc({chunk});
+      forEach(0, f, 1, [&](Value fi) {
+        forEach(0, dv, lanes, [&](Value e) {
+          vector::StoreOp::create(b, splat(0.0), state, ValueRange{fi, e});
+        });
+      });
+      forEach(0, f, lanes, [&](Value fi) {
+        vector::StoreOp::create(b, splat(0.0), sum, ValueRange{fi});
+      });
+      forEach(0, chunks, 1, [&](Value c) {
+        Value o = mul(c, chunk);
+        Value n = arith::MinSIOp::create(b, idx(chunk), sub(idx(len), o));
+        // Rows past the sequence read its last row (never used: the
+        // triangle and the state stop at n, their outputs are dropped).
+        auto rowOf = [&](Value j) -> Value {
+          return arith::MinSIOp::create(b, add(o, j), idx(len - 1));
+        };
+        featureRows(kBuf, bi, hk, chunk, phiK, rowOf);
+        featureRows(qBuf, bi, h, chunk, phiQ, rowOf);
+        forEach(0, chunk, 1, [&](Value j) {
+          forEach(0, f, 1, [&](Value fi) {
+            memref::StoreOp::create(
+                b, memref::LoadOp::create(b, phiK, ValueRange{j, fi}), phiKT,
+                ValueRange{fi, j});
+          });
+        });
+        // A = phi(Q_c) phi(K_c)^T on and below the diagonal (0 above), and
+        // den = phi(Q_c) z + rowsum A + eps.
+        auto vi = VectorType::get({lanes}, b.getIndexType());
+        SmallVector<Attribute> laneIdx;
+        for (int64_t i = 0; i < lanes; ++i)
+          laneIdx.push_back(b.getIndexAttr(i));
+        Value iota =
+            arith::ConstantOp::create(b, DenseElementsAttr::get(vi, laneIdx));
+        forEach(0, chunk, kRows, [&](Value rb) {
+          Value top = add(rb, idx(kRows));
+          SmallVector<Value> rowSums(kRows, splat(0.0));
+          for (int64_t i = 0; i < kRows; ++i)
+            rowSums[i] =
+                forEachCarry(0, f, lanes, splat(0.0), [&](Value fi, Value acc) {
+                  return vector::FMAOp::create(
+                      b,
+                      vector::LoadOp::create(b, vf, phiQ,
+                                             ValueRange{add(rb, idx(i)), fi}),
+                      vector::LoadOp::create(b, vf, sum, ValueRange{fi}), acc);
+                });
+          auto blocks = scf::ForOp::create(
+              b, idx(0), top, idx(evA * lanes), rowSums,
+              [&](OpBuilder &, Location, Value j0, ValueRange carried) {
+                SmallVector<Value> a = rowTile(
+                    evA, idx(f), SmallVector<Value>(kRows * evA, splat(0.0)),
+                    [&](int64_t i, Value fi) -> Value {
+                      return memref::LoadOp::create(
+                          b, phiQ, ValueRange{add(rb, idx(i)), fi});
+                    },
+                    [&](int64_t g, Value fi) -> Value {
+                      return vector::LoadOp::create(
+                          b, vf, phiKT,
+                          ValueRange{fi, add(j0, idx(g * lanes))});
+                    });
+                SmallVector<Value> next(carried.begin(), carried.end());
+                for (int64_t i = 0; i < kRows; ++i)
+                  for (int64_t g = 0; g < evA; ++g) {
+                    Value j = add(j0, idx(g * lanes));
+                    Value cols = arith::AddIOp::create(
+                        b, vector::BroadcastOp::create(b, vi, j), iota);
+                    Value keep = arith::CmpIOp::create(
+                        b, arith::CmpIPredicate::ule, cols,
+                        vector::BroadcastOp::create(b, vi, add(rb, idx(i))));
+                    Value x = arith::SelectOp::create(b, keep, a[i * evA + g],
+                                                      splat(0.0));
+                    vector::StoreOp::create(b, x, scores,
+                                            ValueRange{add(rb, idx(i)), j});
+                    next[i] = arith::AddFOp::create(b, next[i], x);
+                  }
+                scf::YieldOp::create(b, next);
+              });
+          for (int64_t i = 0; i < kRows; ++i) {
+            Value d = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
+                                                  blocks.getResult(i));
+            memref::StoreOp::create(b,
+                                    arith::AddFOp::create(b, d, f32Const(eps)),
+                                    den, ValueRange{add(rb, idx(i))});
           }
+          // O = (phi(Q_c) S + A V_c) / den: depth F, then the keys of the
+          // triangle (within the chunk's n).
+          Value depth = arith::MinSIOp::create(b, top, n);
+          forEach(0, dv, ev * lanes, [&](Value e0) {
+            SmallVector<Value> acc = rowTile(
+                ev, idx(f), SmallVector<Value>(kRows * ev, splat(0.0)),
+                [&](int64_t i, Value fi) -> Value {
+                  return memref::LoadOp::create(
+                      b, phiQ, ValueRange{add(rb, idx(i)), fi});
+                },
+                [&](int64_t g, Value fi) -> Value {
+                  return vector::LoadOp::create(
+                      b, vf, state, ValueRange{fi, add(e0, idx(g * lanes))});
+                });
+            acc = rowTile(
+                ev, depth, acc,
+                [&](int64_t i, Value j) -> Value {
+                  return memref::LoadOp::create(b, scores,
+                                                ValueRange{add(rb, idx(i)), j});
+                },
+                [&](int64_t g, Value j) -> Value {
+                  return load(vBuf,
+                              {bi, hk, add(o, j), add(e0, idx(g * lanes))});
+                });
+            storeRows(acc, ev, rb, o, n, e0, den, gBuf, out, bi, h, outElem);
+          });
+        });
+        // S += phi(K_c)^T V_c, z += the column sums (the chunk's n keys).
+        forEach(0, f, kRows, [&](Value f0) {
+          forEach(0, dv, ev * lanes, [&](Value e0) {
+            SmallVector<Value> acc;
+            for (int64_t r = 0; r < kRows; ++r)
+              for (int64_t g = 0; g < ev; ++g)
+                acc.push_back(vector::LoadOp::create(
+                    b, vf, state,
+                    ValueRange{add(f0, idx(r)), add(e0, idx(g * lanes))}));
+            SmallVector<Value> sums = rowTile(
+                ev, n, acc,
+                [&](int64_t r, Value j) -> Value {
+                  return memref::LoadOp::create(b, phiK,
+                                                ValueRange{j, add(f0, idx(r))});
+                },
+                [&](int64_t g, Value j) {
+                  return load(vBuf,
+                              {bi, hk, add(o, j), add(e0, idx(g * lanes))});
+                });
+            for (int64_t r = 0; r < kRows; ++r)
+              for (int64_t g = 0; g < ev; ++g)
+                vector::StoreOp::create(
+                    b, sums[r * ev + g], state,
+                    ValueRange{add(f0, idx(r)), add(e0, idx(g * lanes))});
+          });
+        });
+        forRange(idx(0), n, 1, [&](Value j) {
+          forEach(0, f, lanes, [&](Value fi) {
+            vector::StoreOp::create(
+                b,
+                arith::AddFOp::create(
+                    b, vector::LoadOp::create(b, vf, sum, ValueRange{fi}),
+                    vector::LoadOp::create(b, vf, phiK, ValueRange{j, fi})),
+                sum, ValueRange{fi});
+          });
         });
       });
     });
@@ -375,6 +534,56 @@ private:
         memref::StoreOp::create(b, x, wt, ValueRange{d, r});
       });
     });
+  }
+
+  /// phi of `count` rows (a multiple of kRows) into phi[j, :], the source
+  /// row rowOf(j) of `src` at (bi, h): FAVOR+ (favorRows) or elementwise.
+  void featureRows(Value src, Value bi, Value h, int64_t count, Value phi,
+                   function_ref<Value(Value)> rowOf) {
+    if (wt) {
+      favorRows(src, bi, h, count, phi, rowOf);
+      return;
+    }
+    int64_t dim = cast<MemRefType>(src.getType()).getDimSize(3);
+    forEach(0, count, 1, [&](Value j) {
+      Value row = rowOf(j);
+      forEach(0, dim, lanes, [&](Value fi) {
+        vector::StoreOp::create(b, featureMap(load(src, {bi, h, row, fi})), phi,
+                                ValueRange{j, fi});
+      });
+    });
+  }
+
+  /// Stores the kRows x EV register tile `acc` of output rows rb.. of the
+  /// chunk at `o` (those below n), columns e0..: divided by den (0 where
+  /// den is 0, a division as the reference), times the gate, rounded.
+  void storeRows(ArrayRef<Value> acc, int64_t ev, Value rb, Value o, Value n,
+                 Value e0, Value den, Value gBuf, Value out, Value bi, Value h,
+                 Type outElem) {
+    for (int64_t r = 0; r < kRows; ++r) {
+      Value rr = add(rb, idx(r));
+      Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, rr, n);
+      scf::IfOp::create(b, inside, [&](OpBuilder &, Location) {
+        Value row = add(o, rr);
+        Value d = vector::BroadcastOp::create(
+            b, vf, memref::LoadOp::create(b, den, ValueRange{rr}));
+        Value nonzero =
+            arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, d, splat(0.0));
+        for (int64_t g = 0; g < ev; ++g) {
+          Value e = add(e0, idx(g * lanes));
+          Value v = arith::SelectOp::create(
+              b, nonzero, arith::DivFOp::create(b, acc[r * ev + g], d),
+              splat(0.0));
+          if (gBuf)
+            v = arith::MulFOp::create(b, v, load(gBuf, {bi, h, row, e}));
+          if (outElem != b.getF32Type())
+            v = arith::TruncFOp::create(b, VectorType::get({lanes}, outElem),
+                                        v);
+          vector::StoreOp::create(b, v, out, ValueRange{bi, h, row, e});
+        }
+        scf::YieldOp::create(b);
+      });
+    }
   }
 
   /// FAVOR+ features of `count` rows (a multiple of kRows) into phi:
@@ -530,6 +739,14 @@ FeatureMapOp fusableMap(Value v, int64_t lanes) {
   return fm;
 }
 
+/// True if `a` and `b` compute the same feature map (kernel, input scale
+/// and projection): the chunked kernel prepares one map for both.
+bool sameMap(FeatureMapOp a, FeatureMapOp b) {
+  return a.getKernel() == b.getKernel() &&
+         a.getInputScale() == b.getInputScale() &&
+         a.getProjection() == b.getProjection();
+}
+
 struct LinearKernelsPass
     : public attn::impl::AttnLinearKernelsBase<LinearKernelsPass> {
   using Base::Base;
@@ -553,7 +770,21 @@ struct LinearKernelsPass
     };
     SmallVector<std::pair<KVStateOp, FeatureMapOp>> states;
     SmallVector<std::pair<StateApplyOp, FeatureMapOp>> applies;
+    SmallVector<std::tuple<ChunkedLinearOp, FeatureMapOp, FeatureMapOp>>
+        chunked;
     getOperation()->walk([&](Operation *op) {
+      if (auto c = dyn_cast<ChunkedLinearOp>(op)) {
+        FeatureMapOp fmq = fusableMap(c.getQueryFeatures(), lanes);
+        FeatureMapOp fmk = fusableMap(c.getKeyFeatures(), lanes);
+        if (c.getCausal() && !c.getSegments() && fmq && fmk &&
+            sameMap(fmq, fmk) && valueOk(c.getValue()) &&
+            c.getChunkSize() % lanes == 0 &&
+            c.getChunkSize() % LinearGen::kRows == 0 &&
+            (!c.getGate() ||
+             cast<RankedTensorType>(c.getGate().getType()).hasStaticShape()))
+          chunked.push_back({c, fmq, fmk});
+        return;
+      }
       if (auto kv = dyn_cast<KVStateOp>(op)) {
         if (FeatureMapOp fm = fusableMap(kv.getKeyFeatures(), lanes))
           if (valueOk(kv.getValue()))
@@ -568,6 +799,20 @@ struct LinearKernelsPass
       }
     });
     IRRewriter rewriter(&getContext());
+    for (auto [op, fmq, fmk] : chunked) {
+      rewriter.setInsertionPoint(op);
+      ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+      LinearGen gen(b, *target);
+      op.emitRemark() << getArgument()
+                      << ": causal chunked form in one kernel per query "
+                         "head, chunks of "
+                      << op.getChunkSize()
+                      << " carrying S and z, the triangle in register tiles";
+      rewriter.replaceOp(op, gen.chunkedCausal(op, fmq, fmk));
+      for (FeatureMapOp fm : {fmq, fmk})
+        if (fm->use_empty())
+          rewriter.eraseOp(fm);
+    }
     for (auto [kv, fm] : states) {
       rewriter.setInsertionPoint(kv);
       ImplicitLocOpBuilder b(kv.getLoc(), rewriter);
