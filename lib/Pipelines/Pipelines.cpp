@@ -127,6 +127,10 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
     flash.vectorRegisters = options.vectorRegisters;
     flash.bf16Dot = options.bf16Dot;
     pm.addPass(createAttnFlash(flash));
+    AttnLshKernelsOptions lsh;
+    lsh.vectorWidth = options.vectorWidth;
+    lsh.vectorRegisters = options.vectorRegisters;
+    pm.addPass(createAttnLshKernels(lsh));
   }
   pm.addPass(createConvertAttnToLinalg());
   // linalg.softmax and other aggregates of the rest of the graph.

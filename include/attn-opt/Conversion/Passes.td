@@ -137,6 +137,55 @@ def AttnLinearKernels : Pass<"attn-linear-kernels"> {
   ];
 }
 
+def AttnLshKernels : Pass<"attn-lsh-kernels"> {
+  let summary = "Reformer LSH attention as a counting sort and fused chunk kernels";
+  let description = [{
+    Lowers `attn.lsh_attention` for the CPU in time `O(rounds (L D b + L +
+    b + L W (D + Dv)))` (b buckets, W = 2 chunk_size keys per query),
+    where the reference lowering sorts by an `O(L^2)` count:
+
+    ```
+    keys normalized, per round r:
+      hash        buckets = argmax([x R_r, -x R_r])      (linalg, as the reference)
+      sort        scf.parallel (b, h): a stable counting sort by bucket,
+                  O(L + buckets): histogram, exclusive prefix sum, scatter
+                  -> pos[p], the position at sorted place p
+      attend      scf.parallel (b, h, chunk): the chunk's C queries in the
+                  vector lanes (scale Q^T gathered through pos, D x C); the
+                  W keys of the previous chunk (the last for chunk 0) and
+                  its own read through pos as rows: S^T = K Q^T in 4 keys
+                  x EV query vectors; per query vector, self and (causal)
+                  later keys masked, self allowed where nothing else is,
+                  softmax down the columns and the log-sum-exp; O = P V in
+                  register tiles (V's rows through pos); each row written
+                  at its position (the unsort is the scatter)
+    the rounds combined by softmax of their log-sum-exps (as the reference)
+    ```
+
+    Applies when the chunk size and the value dim are multiples of the
+    vector width (and the chunk of 4) and the shapes are static; other ops
+    keep the reference lowering. A remark per op. attn-lower-to-llvm-pipeline
+    runs it.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector register of the target (4: SSE, 8: AVX2, "
+           "16: AVX-512)">,
+    Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"0",
+           "vector registers of the target (0: 32 with 16 lanes, else 16)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 def AttnLowerPointwise : Pass<"attn-lower-pointwise"> {
   let summary = "Lower pointwise (ReLU-family) attention to fused, tiled parallel loops";
   let description = [{

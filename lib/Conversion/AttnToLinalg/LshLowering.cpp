@@ -299,14 +299,16 @@ struct LshLowering {
     return {oRound, lseRound};
   }
 
-  Value lower(LshAttentionOp op) {
+  Value lower(LshAttentionOp op, LshRound roundFn) {
     Value qk = op.getQk(), value = op.getValue();
     Value keys = normalizeKeys(qk);
     double scale = op.getEffectiveScale();
     SmallVector<Value> outs, lses;
     for (int64_t r = 0; r < static_cast<int64_t>(op.getNumHashes()); ++r) {
       Value buckets = hash(qk, op.getSeed(), r, op.getNumBuckets());
-      auto [o, lse] = round(qk, keys, value, buckets, scale, op.getCausal());
+      auto [o, lse] =
+          roundFn ? roundFn(qk, keys, value, buckets)
+                  : round(qk, keys, value, buckets, scale, op.getCausal());
       outs.push_back(o);
       lses.push_back(lse);
     }
@@ -342,7 +344,8 @@ struct LshLowering {
 } // namespace
 
 FailureOr<Value> mlir::attn::lowerLshAttention(ImplicitLocOpBuilder &b,
-                                               LshAttentionOp op) {
+                                               LshAttentionOp op,
+                                               LshRound round) {
   LshLowering lowering(b, op);
-  return lowering.lower(op);
+  return lowering.lower(op, round);
 }

@@ -23,6 +23,7 @@
 
 #include "attn-opt/Analysis/TargetModel.h"
 #include "attn-opt/Conversion/AttnKernel/KernelSpec.h"
+#include "attn-opt/Conversion/AttnKernel/RegisterTile.h"
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 #include "attn-opt/Support/Random.h"
 
@@ -459,30 +460,13 @@ public:
   SmallVector<Value> rowTile(int64_t ev, Value depth, SmallVector<Value> init,
                              function_ref<Value(int64_t, Value)> row,
                              function_ref<Value(int64_t, Value)> vec) {
-    auto loop = scf::ForOp::create(
-        b, idx(0), depth, idx(1), init,
-        [&](OpBuilder &, Location, Value k, ValueRange a) {
-          SmallVector<Value> vv, next;
-          for (int64_t g = 0; g < ev; ++g)
-            vv.push_back(vec(g, k));
-          for (int64_t i = 0; i < kRows; ++i) {
-            Value p = vector::BroadcastOp::create(b, vf, row(i, k));
-            for (int64_t g = 0; g < ev; ++g)
-              next.push_back(vector::FMAOp::create(b, p, vv[g], a[i * ev + g]));
-          }
-          scf::YieldOp::create(b, next);
-        });
-    return SmallVector<Value>(loop.getResults());
+    return registerTile(b, kRows, ev, depth, init, row, vec);
   }
 
   /// Value vectors per register tile: the largest divisor of Dv / lanes
   /// whose kRows x EV accumulators take at most half the registers.
   int64_t valueVectors(int64_t dv) {
-    int64_t vectors = dv / lanes;
-    for (int64_t g = std::max<int64_t>(1, registers / 2 / kRows); g > 1; --g)
-      if (vectors % g == 0)
-        return g;
-    return 1;
+    return tileVectors(dv / lanes, kRows, registers);
   }
 
   /// Rows (FB, RB) of a register tile.

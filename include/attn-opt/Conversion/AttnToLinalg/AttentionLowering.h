@@ -121,8 +121,19 @@ Value finishHeads(TensorBuilder &tb, Value o, Type elementType);
 Value attend(TensorBuilder &tb, Value s, const WeightSpec &spec, Value value,
              Type elementType);
 
-/// Lowers attn.lsh_attention (LshLowering.cpp).
-FailureOr<Value> lowerLshAttention(ImplicitLocOpBuilder &b, LshAttentionOp op);
+/// One round of LSH attention after hashing: from the shared `qk`, the
+/// normalized keys (f32), the values and the round's buckets (i64 `B x H x
+/// L`), the round's output (f32 `B x H x L x Dv`) and log-sum-exp (f32
+/// `B x H x L`), in the original order.
+using LshRound = function_ref<std::pair<Value, Value>(
+    Value qk, Value keys, Value value, Value buckets)>;
+
+/// Lowers attn.lsh_attention (LshLowering.cpp): keys normalized, per round
+/// the hash, then the sort and chunked attention (`round`, or the
+/// reference's: an O(L^2) stable sort and linalg chunks), then the rounds
+/// combined.
+FailureOr<Value> lowerLshAttention(ImplicitLocOpBuilder &b, LshAttentionOp op,
+                                   LshRound round = nullptr);
 
 } // namespace mlir::attn
 

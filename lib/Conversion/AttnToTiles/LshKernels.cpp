@@ -1,0 +1,422 @@
+//===- LshKernels.cpp - attn-lsh-kernels ----------------------------------===//
+//
+// Reformer LSH attention for the CPU: the reference lowering's hashing and
+// round combination (LshLowering.cpp), with each round's sort and chunked
+// attention replaced by a stable counting sort and fused chunk kernels (see
+// the pass description).
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn-opt/Conversion/Passes.h"
+
+#include "attn-opt/Analysis/TargetModel.h"
+#include "attn-opt/Conversion/AttnKernel/KernelSpec.h"
+#include "attn-opt/Conversion/AttnKernel/RegisterTile.h"
+#include "attn-opt/Conversion/AttnToLinalg/AttentionLowering.h"
+#include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNLSHKERNELS
+#include "attn-opt/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Query rows of a register tile; f32 per cache line.
+constexpr int64_t kRows = 4, kLineFloats = 16;
+
+class LshGen {
+public:
+  LshGen(ImplicitLocOpBuilder &b, LshAttentionOp op, const TargetModel &target)
+      : b(b), lanes(target.lanes), registers(target.registers),
+        vf(VectorType::get({lanes}, b.getF32Type())),
+        vi(VectorType::get({lanes}, b.getIndexType())) {
+    ArrayRef<int64_t> s = cast<ShapedType>(op.getQk().getType()).getShape();
+    batch = s[0];
+    heads = s[1];
+    len = s[2];
+    dim = s[3];
+    valueDim = cast<ShapedType>(op.getValue().getType()).getDimSize(3);
+    chunk = op.getChunkSize();
+    numChunks = len / chunk;
+    window = numChunks == 1 ? chunk : 2 * chunk;
+    buckets = op.getNumBuckets();
+    scale = op.getEffectiveScale();
+    causal = op.getCausal();
+  }
+
+  /// True if the kernels take `op` (see the pass description).
+  static bool applies(LshAttentionOp op, int64_t lanes) {
+    auto qk = cast<ShapedType>(op.getQk().getType());
+    auto v = cast<ShapedType>(op.getValue().getType());
+    if (!qk.hasStaticShape() || !v.hasStaticShape() ||
+        qk.getNumElements() == 0 || v.getNumElements() == 0)
+      return false;
+    int64_t c = op.getChunkSize();
+    return c % lanes == 0 && c % kRows == 0 && v.getDimSize(3) % lanes == 0;
+  }
+
+  /// One round (LshRound): the counting sort, then the chunk kernels.
+  std::pair<Value, Value> round(Value qk, Value keys, Value value,
+                                Value bucketIds) {
+    TensorBuilder tb(b);
+    Value qBuf = readOnlyBuffer(b, toF32Tensor(tb, qk));
+    Value kBuf = readOnlyBuffer(b, keys);
+    Value vBuf = readOnlyBuffer(b, toF32Tensor(tb, value));
+    Value pos = sortByBucket(readOnlyBuffer(b, bucketIds));
+    Type f32 = b.getF32Type();
+    Value out = memref::AllocOp::create(
+        b, MemRefType::get({batch, heads, len, valueDim}, f32));
+    Value lse =
+        memref::AllocOp::create(b, MemRefType::get({batch, heads, len}, f32));
+    attend(qBuf, kBuf, vBuf, pos, out, lse);
+    return {toTensor(out), toTensor(lse)};
+  }
+
+private:
+  ImplicitLocOpBuilder &b;
+  int64_t lanes, registers;
+  VectorType vf, vi;
+  int64_t batch, heads, len, dim, valueDim, chunk, numChunks, window, buckets;
+  double scale;
+  bool causal;
+
+  /// pos[b, h, p]: the position at place p of the stable sort by bucket,
+  /// per (b, h): counts per bucket, their exclusive prefix sums, then each
+  /// position in order to its bucket's next place. (A bucket id past the
+  /// last, from NaN inputs, counts as one more bucket: sorted last, as the
+  /// reference does.)
+  Value sortByBucket(Value ids) {
+    Value pos = memref::AllocOp::create(
+        b, MemRefType::get({batch, heads, len}, b.getIndexType()));
+    parallel({batch, heads}, [&](ValueRange ivs) {
+      Value counts = memref::AllocOp::create(
+          b, MemRefType::get({buckets + 1}, b.getIndexType()));
+      forEach(0, buckets + 1, 1, [&](Value c) {
+        memref::StoreOp::create(b, idx(0), counts, ValueRange{c});
+      });
+      auto bucketOf = [&](Value i) -> Value {
+        Value id = memref::LoadOp::create(b, ids, ValueRange{ivs[0], ivs[1], i});
+        id = arith::MinSIOp::create(
+            b, arith::MaxSIOp::create(b, id, i64(0)), i64(buckets));
+        return arith::IndexCastOp::create(b, b.getIndexType(), id);
+      };
+      forEach(0, len, 1, [&](Value i) {
+        Value c = bucketOf(i);
+        Value n = memref::LoadOp::create(b, counts, ValueRange{c});
+        memref::StoreOp::create(b, add(n, idx(1)), counts, ValueRange{c});
+      });
+      scf::ForOp::create(
+          b, idx(0), idx(buckets + 1), idx(1), ValueRange{idx(0)},
+          [&](OpBuilder &, Location, Value c, ValueRange acc) {
+            Value n = memref::LoadOp::create(b, counts, ValueRange{c});
+            memref::StoreOp::create(b, acc[0], counts, ValueRange{c});
+            scf::YieldOp::create(b, ValueRange{add(acc[0], n)});
+          });
+      forEach(0, len, 1, [&](Value i) {
+        Value c = bucketOf(i);
+        Value p = memref::LoadOp::create(b, counts, ValueRange{c});
+        memref::StoreOp::create(b, i, pos, ValueRange{ivs[0], ivs[1], p});
+        memref::StoreOp::create(b, add(p, idx(1)), counts, ValueRange{c});
+      });
+    });
+    return pos;
+  }
+
+  /// The chunk kernels: per (b, h, chunk), out and lse of its queries at
+  /// their positions. The queries sit in the vector lanes (scale Q^T
+  /// gathered, `D x C`), the keys are rows read through pos: S^T = K Q^T
+  /// (`W x C`), the softmax runs down its columns, and O = P V reads P^T.
+  void attend(Value qBuf, Value kBuf, Value vBuf, Value pos, Value out,
+              Value lse) {
+    Type f32 = b.getF32Type();
+    int64_t evQ = tileVectors(chunk / lanes, kRows, registers);
+    int64_t evV = tileVectors(valueDim / lanes, kRows, registers);
+    double negInf = -std::numeric_limits<double>::infinity();
+    parallel({batch, heads, numChunks}, [&](ValueRange ivs) {
+      Value bi = ivs[0], h = ivs[1], c = ivs[2];
+      // (Scratch of the iteration; the deallocation pipeline frees it.)
+      Value qt = memref::AllocOp::create(b, MemRefType::get({dim, chunk}, f32));
+      Value kpos = memref::AllocOp::create(
+          b, MemRefType::get({window}, b.getIndexType()));
+      Value qpos = memref::AllocOp::create(
+          b, MemRefType::get({chunk}, b.getIndexType()));
+      Value st =
+          memref::AllocOp::create(b, MemRefType::get({window, chunk}, f32));
+      Value sums = memref::AllocOp::create(b, MemRefType::get({chunk}, f32));
+      // The positions of the chunk's queries and of the keys of the
+      // previous chunk (the last for chunk 0) and its own; their rows
+      // prefetched (random rows: the gathers below would wait on each),
+      // then the queries scaled and transposed.
+      auto prefetchRow = [&](Value buf, Value row, int64_t width) {
+        for (int64_t d = 0; d < width; d += kLineFloats)
+          memref::PrefetchOp::create(b, buf, ValueRange{bi, h, row, idx(d)},
+                                     /*isWrite=*/false, /*localityHint=*/3,
+                                     /*isDataCache=*/true);
+      };
+      Value first = mul(c, chunk);
+      forEach(0, chunk, 1, [&](Value t) {
+        Value row = memref::LoadOp::create(b, pos,
+                                           ValueRange{bi, h, add(first, t)});
+        memref::StoreOp::create(b, row, qpos, ValueRange{t});
+        prefetchRow(qBuf, row, dim);
+      });
+      Value prev = arith::RemUIOp::create(
+          b, add(c, idx(numChunks - 1)), idx(numChunks));
+      forEach(0, window, 1, [&](Value w) {
+        Value src = c;
+        if (window != chunk)
+          src = arith::SelectOp::create(
+              b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, w,
+                                       idx(chunk)),
+              prev, c);
+        Value place =
+            add(mul(src, chunk), arith::RemUIOp::create(b, w, idx(chunk)));
+        Value row = memref::LoadOp::create(b, pos, ValueRange{bi, h, place});
+        memref::StoreOp::create(b, row, kpos, ValueRange{w});
+        prefetchRow(kBuf, row, dim);
+        prefetchRow(vBuf, row, valueDim);
+      });
+      forEach(0, chunk, 1, [&](Value t) {
+        Value row = memref::LoadOp::create(b, qpos, ValueRange{t});
+        forEach(0, dim, 1, [&](Value d) {
+          Value x = memref::LoadOp::create(b, qBuf, ValueRange{bi, h, row, d});
+          memref::StoreOp::create(b, arith::MulFOp::create(b, x, f32Const(scale)),
+                                  qt, ValueRange{d, t});
+        });
+      });
+      // S^T = K (scale Q)^T in kRows keys x evQ query vectors.
+      forEach(0, window, kRows, [&](Value jb) {
+        SmallVector<Value> keyRows;
+        for (int64_t i = 0; i < kRows; ++i)
+          keyRows.push_back(
+              memref::LoadOp::create(b, kpos, ValueRange{add(jb, idx(i))}));
+        forEach(0, chunk, evQ * lanes, [&](Value i0) {
+          SmallVector<Value> acc = registerTile(
+              b, kRows, evQ, idx(dim),
+              SmallVector<Value>(kRows * evQ, splat(0.0)),
+              [&](int64_t i, Value d) -> Value {
+                return memref::LoadOp::create(
+                    b, kBuf, ValueRange{bi, h, keyRows[i], d});
+              },
+              [&](int64_t g, Value d) -> Value {
+                return vector::LoadOp::create(
+                    b, vf, qt, ValueRange{d, add(i0, idx(g * lanes))});
+              });
+          for (int64_t i = 0; i < kRows; ++i)
+            for (int64_t g = 0; g < evQ; ++g)
+              vector::StoreOp::create(
+                  b, acc[i * evQ + g], st,
+                  ValueRange{add(jb, idx(i)), add(i0, idx(g * lanes))});
+        });
+      });
+      // Per query vector: the keys other than the query itself (and,
+      // causal, not after it); itself alone where there is none; softmax
+      // down the columns and the log-sum-exp.
+      forEach(0, chunk, lanes, [&](Value i0) {
+        Value qv = vector::LoadOp::create(b, vi, qpos, ValueRange{i0});
+        auto keyPos = [&](Value j) -> Value {
+          return vector::BroadcastOp::create(
+              b, vi, memref::LoadOp::create(b, kpos, ValueRange{j}));
+        };
+        auto rule = [&](Value kp) -> Value {
+          Value ok =
+              arith::CmpIOp::create(b, arith::CmpIPredicate::ne, kp, qv);
+          if (causal)
+            ok = arith::AndIOp::create(
+                b, ok,
+                arith::CmpIOp::create(b, arith::CmpIPredicate::ule, kp, qv));
+          return ok;
+        };
+        auto score = [&](Value j) -> Value {
+          return vector::LoadOp::create(b, vf, st, ValueRange{j, i0});
+        };
+        // The maximum over the other keys; where there is none, the row
+        // attends to itself alone (its weight exp(0) = 1, the log-sum-exp
+        // its own score).
+        // (and the score of the query itself, which is its log-sum-exp
+        // when it is alone).
+        auto firstPass = scf::ForOp::create(
+            b, idx(0), idx(window), idx(1),
+            ValueRange{splat(negInf), splat(negInf)},
+            [&](OpBuilder &, Location, Value j, ValueRange acc) {
+              Value kp = keyPos(j), x = score(j);
+              Value other = arith::SelectOp::create(b, rule(kp), x,
+                                                    splat(negInf));
+              Value self =
+                  arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kp, qv);
+              scf::YieldOp::create(
+                  b, ValueRange{arith::MaximumFOp::create(b, acc[0], other),
+                                arith::SelectOp::create(b, self, x, acc[1])});
+            });
+        Value others = firstPass.getResult(0);
+        Value alone = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                            others, splat(negInf));
+        Value l = forEachCarry(
+            0, window, 1, splat(0.0), [&](Value j, Value acc) -> Value {
+              Value kp = keyPos(j);
+              Value self =
+                  arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kp, qv);
+              Value p = arith::SelectOp::create(
+                  b, rule(kp),
+                  math::ExpOp::create(b,
+                                      arith::SubFOp::create(b, score(j), others)),
+                  splat(0.0));
+              p = arith::SelectOp::create(
+                  b, arith::AndIOp::create(b, self, alone), splat(1.0), p);
+              vector::StoreOp::create(b, p, st, ValueRange{j, i0});
+              return arith::AddFOp::create(b, acc, p);
+            });
+        Value m =
+            arith::SelectOp::create(b, alone, firstPass.getResult(1), others);
+        vector::StoreOp::create(b, l, sums, ValueRange{i0});
+        Value rowLse = arith::AddFOp::create(b, m, math::LogOp::create(b, l));
+        for (int64_t k = 0; k < lanes; ++k)
+          memref::StoreOp::create(
+              b, vector::ExtractOp::create(b, rowLse, ArrayRef<int64_t>{k}),
+              lse,
+              ValueRange{bi, h,
+                         vector::ExtractOp::create(b, qv, ArrayRef<int64_t>{k})});
+      });
+      // O = P V / l in kRows queries x evV value vectors, V's rows through
+      // kpos, each row stored at its position.
+      forEach(0, chunk, kRows, [&](Value rb) {
+        forEach(0, valueDim, evV * lanes, [&](Value e0) {
+          SmallVector<Value> acc = registerTile(
+              b, kRows, evV, idx(window),
+              SmallVector<Value>(kRows * evV, splat(0.0)),
+              [&](int64_t i, Value j) -> Value {
+                return memref::LoadOp::create(b, st,
+                                              ValueRange{j, add(rb, idx(i))});
+              },
+              [&](int64_t g, Value j) -> Value {
+                Value row = memref::LoadOp::create(b, kpos, ValueRange{j});
+                return vector::LoadOp::create(
+                    b, vf, vBuf,
+                    ValueRange{bi, h, row, add(e0, idx(g * lanes))});
+              });
+          for (int64_t i = 0; i < kRows; ++i) {
+            Value t = add(rb, idx(i));
+            Value qp = memref::LoadOp::create(b, qpos, ValueRange{t});
+            Value l = vector::BroadcastOp::create(
+                b, vf, memref::LoadOp::create(b, sums, ValueRange{t}));
+            for (int64_t g = 0; g < evV; ++g)
+              vector::StoreOp::create(
+                  b, arith::DivFOp::create(b, acc[i * evV + g], l), out,
+                  ValueRange{bi, h, qp, add(e0, idx(g * lanes))});
+          }
+        });
+      });
+    });
+  }
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value i64(int64_t v) {
+    return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, x, idx(y)); }
+  Value f32Const(double v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+  }
+  Value splat(double v) {
+    return arith::ConstantOp::create(
+        b, DenseElementsAttr::get(vf, b.getF32FloatAttr(v)));
+  }
+  Value toTensor(Value buf) {
+    auto t = cast<MemRefType>(buf.getType());
+    return bufferization::ToTensorOp::create(
+        b, RankedTensorType::get(t.getShape(), t.getElementType()), buf,
+        /*restrict=*/true, /*writable=*/true);
+  }
+  void parallel(ArrayRef<int64_t> ubs, function_ref<void(ValueRange)> body) {
+    SmallVector<Value> lbs, ups, steps;
+    for (int64_t u : ubs) {
+      lbs.push_back(idx(0));
+      ups.push_back(idx(u));
+      steps.push_back(idx(1));
+    }
+    scf::ParallelOp::create(b, lbs, ups, steps,
+                            [&](OpBuilder &, Location, ValueRange ivs) {
+                              body(ivs);
+                              scf::ReduceOp::create(b);
+                            });
+  }
+  void forEach(int64_t lb, int64_t ub, int64_t step,
+               function_ref<void(Value)> body) {
+    scf::ForOp::create(b, idx(lb), idx(ub), idx(step), ValueRange{},
+                       [&](OpBuilder &, Location, Value i, ValueRange) {
+                         body(i);
+                         scf::YieldOp::create(b);
+                       });
+  }
+  Value forEachCarry(int64_t lb, int64_t ub, int64_t step, Value init,
+                     function_ref<Value(Value, Value)> body) {
+    auto loop =
+        scf::ForOp::create(b, idx(lb), idx(ub), idx(step), ValueRange{init},
+                           [&](OpBuilder &, Location, Value i, ValueRange a) {
+                             scf::YieldOp::create(b, ValueRange{body(i, a[0])});
+                           });
+    return loop.getResult(0);
+  }
+};
+
+struct LshKernelsPass : public attn::impl::AttnLshKernelsBase<LshKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    std::optional<TargetModel> target =
+        TargetModel::get(vectorWidth, vectorRegisters);
+    if (!target) {
+      getOperation()->emitError()
+          << getArgument() << ": vector-width ("
+          << static_cast<int64_t>(vectorWidth)
+          << ") must be 4, 8, 16 or 32 and vector-registers ("
+          << static_cast<int64_t>(vectorRegisters) << ") 0 or at least 8";
+      return signalPassFailure();
+    }
+    SmallVector<LshAttentionOp> ops;
+    getOperation()->walk([&](LshAttentionOp op) {
+      if (LshGen::applies(op, target->lanes))
+        ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (LshAttentionOp op : ops) {
+      rewriter.setInsertionPoint(op);
+      ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+      LshGen gen(b, op, *target);
+      FailureOr<Value> result = lowerLshAttention(
+          b, op, [&](Value qk, Value keys, Value value, Value ids) {
+            return gen.round(qk, keys, value, ids);
+          });
+      if (failed(result))
+        return signalPassFailure();
+      op.emitRemark() << getArgument() << ": " << op.getNumHashes()
+                      << " round(s): a counting sort by bucket, then chunk "
+                         "kernels of "
+                      << op.getChunkSize() << " queries x "
+                      << (cast<ShapedType>(op.getQk().getType()).getDimSize(2) /
+                                      op.getChunkSize() ==
+                                  1
+                              ? op.getChunkSize()
+                              : 2 * op.getChunkSize())
+                      << " keys (gathered, unsorted by the stores)";
+      rewriter.replaceOp(op, *result);
+    }
+  }
+};
+
+} // namespace
