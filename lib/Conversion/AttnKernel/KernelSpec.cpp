@@ -106,6 +106,19 @@ LayoutTables mlir::attn::flattenLayout(const BlockLayout &layout,
   return t;
 }
 
+FailureOr<TargetModel> mlir::attn::targetOfOptions(Operation *root,
+                                                   StringRef pass,
+                                                   int64_t lanes,
+                                                   int64_t registers) {
+  std::optional<TargetModel> target = TargetModel::get(lanes, registers);
+  if (!target)
+    return root->emitError()
+           << pass << ": vector-width (" << lanes
+           << ") must be 4, 8, 16 or 32 and vector-registers (" << registers
+           << ") 0 or at least 8";
+  return *target;
+}
+
 Value mlir::attn::readOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor) {
   if (!tensor)
     return Value();

@@ -3,16 +3,18 @@
 #include "attn-opt/Conversion/AttnKernel/RegisterTile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::attn;
 
-SmallVector<Value> mlir::attn::registerTile(
-    ImplicitLocOpBuilder &b, int64_t rows, int64_t ev, Value depth,
-    ValueRange init, function_ref<Value(int64_t, Value)> row,
-    function_ref<Value(int64_t, Value)> vec) {
+SmallVector<Value>
+mlir::attn::registerTile(ImplicitLocOpBuilder &b, int64_t rows, int64_t ev,
+                         Value depth, ValueRange init,
+                         function_ref<Value(int64_t, Value)> row,
+                         function_ref<Value(int64_t, Value)> vec) {
   auto vf = cast<VectorType>(init.front().getType());
   auto loop = scf::ForOp::create(
       b, arith::ConstantIndexOp::create(b, 0), depth,
@@ -37,4 +39,87 @@ int64_t mlir::attn::tileVectors(int64_t vectors, int64_t rows,
     if (vectors % g == 0)
       return g;
   return 1;
+}
+
+VectorLoops::VectorLoops(ImplicitLocOpBuilder &b, int64_t lanes,
+                         int64_t registers)
+    : b(b), lanes(lanes), registers(registers),
+      vf(VectorType::get({lanes}, b.getF32Type())) {}
+
+Value VectorLoops::idx(int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
+Value VectorLoops::add(Value x, Value y) {
+  return arith::AddIOp::create(b, x, y);
+}
+Value VectorLoops::sub(Value x, Value y) {
+  return arith::SubIOp::create(b, x, y);
+}
+Value VectorLoops::mul(Value x, int64_t y) {
+  return arith::MulIOp::create(b, x, idx(y));
+}
+Value VectorLoops::div(Value x, int64_t y) {
+  return arith::DivUIOp::create(b, x, idx(y));
+}
+Value VectorLoops::f32Const(double v) {
+  return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+}
+Value VectorLoops::splat(double v) {
+  return arith::ConstantOp::create(
+      b, DenseElementsAttr::get(vf, b.getF32FloatAttr(v)));
+}
+
+Value VectorLoops::load(Value buf, ArrayRef<Value> at) {
+  Type elem = cast<MemRefType>(buf.getType()).getElementType();
+  Value v = vector::LoadOp::create(b, VectorType::get({lanes}, elem), buf, at);
+  if (!elem.isF32())
+    v = arith::ExtFOp::create(b, vf, v);
+  return v;
+}
+
+Value VectorLoops::toTensor(Value buf) {
+  auto t = cast<MemRefType>(buf.getType());
+  return bufferization::ToTensorOp::create(
+      b, RankedTensorType::get(t.getShape(), t.getElementType()), buf,
+      /*restrict=*/true, /*writable=*/true);
+}
+
+void VectorLoops::parallel(ArrayRef<int64_t> ubs,
+                           function_ref<void(ValueRange)> body) {
+  SmallVector<Value> lbs, ups, steps;
+  for (int64_t u : ubs) {
+    lbs.push_back(idx(0));
+    ups.push_back(idx(u));
+    steps.push_back(idx(1));
+  }
+  scf::ParallelOp::create(b, lbs, ups, steps,
+                          [&](OpBuilder &, Location, ValueRange ivs) {
+                            body(ivs);
+                            scf::ReduceOp::create(b);
+                          });
+}
+
+void VectorLoops::forRange(Value lb, Value ub, int64_t step,
+                           function_ref<void(Value)> body) {
+  scf::ForOp::create(b, lb, ub, idx(step), ValueRange{},
+                     [&](OpBuilder &, Location, Value i, ValueRange) {
+                       body(i);
+                       scf::YieldOp::create(b);
+                     });
+}
+
+void VectorLoops::forEach(int64_t lb, int64_t ub, int64_t step,
+                          function_ref<void(Value)> body) {
+  forRange(idx(lb), idx(ub), step, body);
+}
+
+Value VectorLoops::forEachCarry(int64_t lb, int64_t ub, int64_t step,
+                                Value init,
+                                function_ref<Value(Value, Value)> body) {
+  auto loop =
+      scf::ForOp::create(b, idx(lb), idx(ub), idx(step), ValueRange{init},
+                         [&](OpBuilder &, Location, Value i, ValueRange a) {
+                           scf::YieldOp::create(b, ValueRange{body(i, a[0])});
+                         });
+  return loop.getResult(0);
 }

@@ -35,12 +35,9 @@ using namespace mlir::attn;
 static FailureOr<TargetModel> targetOf(Operation *root, StringRef pass,
                                        int64_t lanes, int64_t registers,
                                        const std::string &bf16Dot) {
-  std::optional<TargetModel> target = TargetModel::get(lanes, registers);
-  if (!target)
-    return root->emitError()
-           << pass << ": vector-width (" << lanes
-           << ") must be 4, 8, 16 or 32 and vector-registers (" << registers
-           << ") 0 or at least 8";
+  FailureOr<TargetModel> target = targetOfOptions(root, pass, lanes, registers);
+  if (failed(target))
+    return failure();
   std::optional<TargetModel::Bf16Dot> dot =
       TargetModel::parseBf16Dot(bf16Dot.c_str());
   if (!dot)

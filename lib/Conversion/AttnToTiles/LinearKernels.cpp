@@ -47,11 +47,10 @@ using namespace mlir::attn;
 namespace {
 
 /// Loop and vector helpers of the two kernels.
-class LinearGen {
+class LinearGen : public VectorLoops {
 public:
   LinearGen(ImplicitLocOpBuilder &b, const TargetModel &target)
-      : b(b), lanes(target.lanes), registers(target.registers),
-        vf(VectorType::get({lanes}, b.getF32Type())) {}
+      : VectorLoops(b, target.lanes, target.registers) {}
 
   /// S and z of `op` (key features from `fm`, the feature map of K).
   SmallVector<Value> kvState(KVStateOp op, FeatureMapOp fm) {
@@ -80,7 +79,6 @@ public:
       wsSum = memref::AllocOp::create(
           b, MemRefType::get({batch, heads, chunks, f}, f32));
     }
-    int64_t ev = valueVectors(dv);
     parallel({batch, heads, chunks}, [&](ValueRange ivs) {
       SmallVector<Value> at = {ivs[0], ivs[1]};
       if (chunks > 1)
@@ -137,31 +135,12 @@ public:
               });
             });
             // S += phi^T V in FB x EV register tiles.
-            forEach(0, f, kRows, [&](Value f0) {
-              forEach(0, dv, ev * lanes, [&](Value e0) {
-                SmallVector<Value> acc;
-                for (int64_t r = 0; r < kRows; ++r)
-                  for (int64_t g = 0; g < ev; ++g)
-                    acc.push_back(vector::LoadOp::create(
-                        b, vf, wsState,
-                        stateAt(add(f0, idx(r)), add(e0, idx(g * lanes)))));
-                SmallVector<Value> sums = rowTile(
-                    ev, n, acc,
-                    [&](int64_t r, Value j) -> Value {
-                      return memref::LoadOp::create(
-                          b, phi, ValueRange{j, add(f0, idx(r))});
-                    },
-                    [&](int64_t g, Value j) {
-                      return load(vBuf, {ivs[0], ivs[1], add(k0, j),
-                                         add(e0, idx(g * lanes))});
-                    });
-                for (int64_t r = 0; r < kRows; ++r)
-                  for (int64_t g = 0; g < ev; ++g)
-                    vector::StoreOp::create(
-                        b, sums[r * ev + g], wsState,
-                        stateAt(add(f0, idx(r)), add(e0, idx(g * lanes))));
-              });
-            });
+            addOuterProducts(
+                wsState, f, dv, n, phi,
+                [&](Value fi, Value e) { return stateAt(fi, e); },
+                [&](Value j, Value e) {
+                  return load(vBuf, {ivs[0], ivs[1], add(k0, j), e});
+                });
             scf::YieldOp::create(b);
           });
     });
@@ -303,6 +282,9 @@ public:
       Value phiK = alloc({chunk, f}), phiKT = alloc({f, chunk});
       Value phiQ = alloc({chunk, f}), scores = alloc({chunk, chunk});
       Value den = alloc({chunk});
+      auto phiQAt = [&](Value rb, int64_t i, Value fi) -> Value {
+        return memref::LoadOp::create(b, phiQ, ValueRange{add(rb, idx(i)), fi});
+      };
       forEach(0, f, 1, [&](Value fi) {
         forEach(0, dv, lanes, [&](Value e) {
           vector::StoreOp::create(b, splat(0.0), state, ValueRange{fi, e});
@@ -353,10 +335,7 @@ public:
               [&](OpBuilder &, Location, Value j0, ValueRange carried) {
                 SmallVector<Value> a = rowTile(
                     evA, idx(f), SmallVector<Value>(kRows * evA, splat(0.0)),
-                    [&](int64_t i, Value fi) -> Value {
-                      return memref::LoadOp::create(
-                          b, phiQ, ValueRange{add(rb, idx(i)), fi});
-                    },
+                    [&](int64_t i, Value fi) { return phiQAt(rb, i, fi); },
                     [&](int64_t g, Value fi) -> Value {
                       return vector::LoadOp::create(
                           b, vf, phiKT,
@@ -392,10 +371,7 @@ public:
           forEach(0, dv, ev * lanes, [&](Value e0) {
             SmallVector<Value> acc = rowTile(
                 ev, idx(f), SmallVector<Value>(kRows * ev, splat(0.0)),
-                [&](int64_t i, Value fi) -> Value {
-                  return memref::LoadOp::create(
-                      b, phiQ, ValueRange{add(rb, idx(i)), fi});
-                },
+                [&](int64_t i, Value fi) { return phiQAt(rb, i, fi); },
                 [&](int64_t g, Value fi) -> Value {
                   return vector::LoadOp::create(
                       b, vf, state, ValueRange{fi, add(e0, idx(g * lanes))});
@@ -414,31 +390,12 @@ public:
           });
         });
         // S += phi(K_c)^T V_c, z += the column sums (the chunk's n keys).
-        forEach(0, f, kRows, [&](Value f0) {
-          forEach(0, dv, ev * lanes, [&](Value e0) {
-            SmallVector<Value> acc;
-            for (int64_t r = 0; r < kRows; ++r)
-              for (int64_t g = 0; g < ev; ++g)
-                acc.push_back(vector::LoadOp::create(
-                    b, vf, state,
-                    ValueRange{add(f0, idx(r)), add(e0, idx(g * lanes))}));
-            SmallVector<Value> sums = rowTile(
-                ev, n, acc,
-                [&](int64_t r, Value j) -> Value {
-                  return memref::LoadOp::create(b, phiK,
-                                                ValueRange{j, add(f0, idx(r))});
-                },
-                [&](int64_t g, Value j) {
-                  return load(vBuf,
-                              {bi, hk, add(o, j), add(e0, idx(g * lanes))});
-                });
-            for (int64_t r = 0; r < kRows; ++r)
-              for (int64_t g = 0; g < ev; ++g)
-                vector::StoreOp::create(
-                    b, sums[r * ev + g], state,
-                    ValueRange{add(f0, idx(r)), add(e0, idx(g * lanes))});
-          });
-        });
+        addOuterProducts(
+            state, f, dv, n, phiK,
+            [&](Value fi, Value e) { return SmallVector<Value>{fi, e}; },
+            [&](Value j, Value e) {
+              return load(vBuf, {bi, hk, add(o, j), e});
+            });
         forRange(idx(0), n, 1, [&](Value j) {
           forEach(0, f, lanes, [&](Value fi) {
             vector::StoreOp::create(
@@ -452,6 +409,37 @@ public:
       });
     });
     return toTensor(out);
+  }
+
+  /// stateBuf[at(f, e)] += sum_{j < n} phi[j, f] v(j, e) over an F x Dv state
+  /// (`v` a vector of value columns from e), in kRows x EV register tiles
+  /// loaded from and stored back to the state.
+  void addOuterProducts(Value stateBuf, int64_t f, int64_t dv, Value n,
+                        Value phi,
+                        function_ref<SmallVector<Value>(Value, Value)> at,
+                        function_ref<Value(Value, Value)> v) {
+    int64_t ev = valueVectors(dv);
+    forEach(0, f, kRows, [&](Value f0) {
+      forEach(0, dv, ev * lanes, [&](Value e0) {
+        auto column = [&](int64_t g) { return add(e0, idx(g * lanes)); };
+        SmallVector<Value> acc;
+        for (int64_t r = 0; r < kRows; ++r)
+          for (int64_t g = 0; g < ev; ++g)
+            acc.push_back(vector::LoadOp::create(
+                b, vf, stateBuf, at(add(f0, idx(r)), column(g))));
+        SmallVector<Value> sums = rowTile(
+            ev, n, acc,
+            [&](int64_t r, Value j) -> Value {
+              return memref::LoadOp::create(b, phi,
+                                            ValueRange{j, add(f0, idx(r))});
+            },
+            [&](int64_t g, Value j) { return v(j, column(g)); });
+        for (int64_t r = 0; r < kRows; ++r)
+          for (int64_t g = 0; g < ev; ++g)
+            vector::StoreOp::create(b, sums[r * ev + g], stateBuf,
+                                    at(add(f0, idx(r)), column(g)));
+      });
+    });
   }
 
   /// The register tile of the three products (phi(K)^T V, phi(Q) S and
@@ -477,9 +465,6 @@ private:
   /// the fewest keys of a chunk.
   static constexpr int64_t kBlock = 64, kTasks = 16, kMinChunk = 256;
 
-  ImplicitLocOpBuilder &b;
-  int64_t lanes, registers;
-  VectorType vf;
   FeatureMap map = FeatureMap::elu_plus_one;
   double inputScale = 1.0;
   /// FAVOR+: input_scale * W^T (D x m, f32), and m.
@@ -620,36 +605,6 @@ private:
     });
   }
 
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
-  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, x, idx(y)); }
-  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, x, idx(y)); }
-  Value f32Const(double v) {
-    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
-  }
-  Value splat(double v) {
-    return arith::ConstantOp::create(
-        b, DenseElementsAttr::get(vf, b.getF32FloatAttr(v)));
-  }
-
-  Value toTensor(Value buf) {
-    auto t = cast<MemRefType>(buf.getType());
-    return bufferization::ToTensorOp::create(
-        b, RankedTensorType::get(t.getShape(), t.getElementType()), buf,
-        /*restrict=*/true, /*writable=*/true);
-  }
-
-  /// A vector of `lanes` elements of `buf` at `at`, in f32.
-  Value load(Value buf, SmallVector<Value> at) {
-    Type elem = cast<MemRefType>(buf.getType()).getElementType();
-    Value v =
-        vector::LoadOp::create(b, VectorType::get({lanes}, elem), buf, at);
-    if (!elem.isF32())
-      v = arith::ExtFOp::create(b, vf, v);
-    return v;
-  }
-
   /// phi(input_scale * x), elementwise.
   Value featureMap(Value x) {
     if (inputScale != 1.0)
@@ -662,42 +617,6 @@ private:
     return arith::SelectOp::create(
         b, positive, arith::AddFOp::create(b, x, splat(1.0)),
         math::ExpOp::create(b, arith::MinimumFOp::create(b, x, splat(0.0))));
-  }
-
-  void parallel(ArrayRef<int64_t> ubs, function_ref<void(ValueRange)> body) {
-    SmallVector<Value> lbs, ups, steps;
-    for (int64_t u : ubs) {
-      lbs.push_back(idx(0));
-      ups.push_back(idx(u));
-      steps.push_back(idx(1));
-    }
-    scf::ParallelOp::create(b, lbs, ups, steps,
-                            [&](OpBuilder &, Location, ValueRange ivs) {
-                              body(ivs);
-                              scf::ReduceOp::create(b);
-                            });
-  }
-  void forRange(Value lb, Value ub, int64_t step,
-                function_ref<void(Value)> body) {
-    scf::ForOp::create(b, lb, ub, idx(step), ValueRange{},
-                       [&](OpBuilder &, Location, Value i, ValueRange) {
-                         body(i);
-                         scf::YieldOp::create(b);
-                       });
-  }
-  void forEach(int64_t lb, int64_t ub, int64_t step,
-               function_ref<void(Value)> body) {
-    forRange(idx(lb), idx(ub), step, body);
-  }
-  /// A loop carrying one value; returns its final value.
-  Value forEachCarry(int64_t lb, int64_t ub, int64_t step, Value init,
-                     function_ref<Value(Value, Value)> body) {
-    auto loop =
-        scf::ForOp::create(b, idx(lb), idx(ub), idx(step), ValueRange{init},
-                           [&](OpBuilder &, Location, Value i, ValueRange a) {
-                             scf::YieldOp::create(b, ValueRange{body(i, a[0])});
-                           });
-    return loop.getResult(0);
   }
 };
 
@@ -736,16 +655,10 @@ struct LinearKernelsPass
   using Base::Base;
 
   void runOnOperation() override {
-    std::optional<TargetModel> target =
-        TargetModel::get(vectorWidth, vectorRegisters);
-    if (!target) {
-      getOperation()->emitError()
-          << getArgument() << ": vector-width ("
-          << static_cast<int64_t>(vectorWidth)
-          << ") must be 4, 8, 16 or 32 and vector-registers ("
-          << static_cast<int64_t>(vectorRegisters) << ") 0 or at least 8";
+    FailureOr<TargetModel> target = targetOfOptions(
+        getOperation(), getArgument(), vectorWidth, vectorRegisters);
+    if (failed(target))
       return signalPassFailure();
-    }
     int64_t lanes = target->lanes;
     auto valueOk = [&](Value v) {
       auto t = cast<RankedTensorType>(v.getType());

@@ -38,11 +38,10 @@ namespace {
 /// Query rows of a register tile; f32 per cache line.
 constexpr int64_t kRows = 4, kLineFloats = 16;
 
-class LshGen {
+class LshGen : public VectorLoops {
 public:
   LshGen(ImplicitLocOpBuilder &b, LshAttentionOp op, const TargetModel &target)
-      : b(b), lanes(target.lanes), registers(target.registers),
-        vf(VectorType::get({lanes}, b.getF32Type())),
+      : VectorLoops(b, target.lanes, target.registers),
         vi(VectorType::get({lanes}, b.getIndexType())) {
     ArrayRef<int64_t> s = cast<ShapedType>(op.getQk().getType()).getShape();
     batch = s[0];
@@ -87,9 +86,7 @@ public:
   }
 
 private:
-  ImplicitLocOpBuilder &b;
-  int64_t lanes, registers;
-  VectorType vf, vi;
+  VectorType vi;
   int64_t batch, heads, len, dim, valueDim, chunk, numChunks, window, buckets;
   double scale;
   bool causal;
@@ -109,9 +106,10 @@ private:
         memref::StoreOp::create(b, idx(0), counts, ValueRange{c});
       });
       auto bucketOf = [&](Value i) -> Value {
-        Value id = memref::LoadOp::create(b, ids, ValueRange{ivs[0], ivs[1], i});
-        id = arith::MinSIOp::create(
-            b, arith::MaxSIOp::create(b, id, i64(0)), i64(buckets));
+        Value id =
+            memref::LoadOp::create(b, ids, ValueRange{ivs[0], ivs[1], i});
+        id = arith::MinSIOp::create(b, arith::MaxSIOp::create(b, id, i64(0)),
+                                    i64(buckets));
         return arith::IndexCastOp::create(b, b.getIndexType(), id);
       };
       forEach(0, len, 1, [&](Value i) {
@@ -169,19 +167,20 @@ private:
       };
       Value first = mul(c, chunk);
       forEach(0, chunk, 1, [&](Value t) {
-        Value row = memref::LoadOp::create(b, pos,
-                                           ValueRange{bi, h, add(first, t)});
+        Value row =
+            memref::LoadOp::create(b, pos, ValueRange{bi, h, add(first, t)});
         memref::StoreOp::create(b, row, qpos, ValueRange{t});
         prefetchRow(qBuf, row, dim);
       });
-      Value prev = arith::RemUIOp::create(
-          b, add(c, idx(numChunks - 1)), idx(numChunks));
+      Value prev =
+          arith::RemUIOp::create(b, add(c, idx(numChunks - 1)), idx(numChunks));
       forEach(0, window, 1, [&](Value w) {
         Value src = c;
         if (window != chunk)
           src = arith::SelectOp::create(
-              b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, w,
-                                       idx(chunk)),
+              b,
+              arith::CmpIOp::create(b, arith::CmpIPredicate::ult, w,
+                                    idx(chunk)),
               prev, c);
         Value place =
             add(mul(src, chunk), arith::RemUIOp::create(b, w, idx(chunk)));
@@ -194,7 +193,8 @@ private:
         Value row = memref::LoadOp::create(b, qpos, ValueRange{t});
         forEach(0, dim, 1, [&](Value d) {
           Value x = memref::LoadOp::create(b, qBuf, ValueRange{bi, h, row, d});
-          memref::StoreOp::create(b, arith::MulFOp::create(b, x, f32Const(scale)),
+          memref::StoreOp::create(b,
+                                  arith::MulFOp::create(b, x, f32Const(scale)),
                                   qt, ValueRange{d, t});
         });
       });
@@ -209,8 +209,8 @@ private:
               b, kRows, evQ, idx(dim),
               SmallVector<Value>(kRows * evQ, splat(0.0)),
               [&](int64_t i, Value d) -> Value {
-                return memref::LoadOp::create(
-                    b, kBuf, ValueRange{bi, h, keyRows[i], d});
+                return memref::LoadOp::create(b, kBuf,
+                                              ValueRange{bi, h, keyRows[i], d});
               },
               [&](int64_t g, Value d) -> Value {
                 return vector::LoadOp::create(
@@ -233,8 +233,7 @@ private:
               b, vi, memref::LoadOp::create(b, kpos, ValueRange{j}));
         };
         auto rule = [&](Value kp) -> Value {
-          Value ok =
-              arith::CmpIOp::create(b, arith::CmpIPredicate::ne, kp, qv);
+          Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, kp, qv);
           if (causal)
             ok = arith::AndIOp::create(
                 b, ok,
@@ -254,8 +253,8 @@ private:
             ValueRange{splat(negInf), splat(negInf)},
             [&](OpBuilder &, Location, Value j, ValueRange acc) {
               Value kp = keyPos(j), x = score(j);
-              Value other = arith::SelectOp::create(b, rule(kp), x,
-                                                    splat(negInf));
+              Value other =
+                  arith::SelectOp::create(b, rule(kp), x, splat(negInf));
               Value self =
                   arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kp, qv);
               scf::YieldOp::create(
@@ -272,8 +271,8 @@ private:
                   arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kp, qv);
               Value p = arith::SelectOp::create(
                   b, rule(kp),
-                  math::ExpOp::create(b,
-                                      arith::SubFOp::create(b, score(j), others)),
+                  math::ExpOp::create(
+                      b, arith::SubFOp::create(b, score(j), others)),
                   splat(0.0));
               p = arith::SelectOp::create(
                   b, arith::AndIOp::create(b, self, alone), splat(1.0), p);
@@ -288,8 +287,9 @@ private:
           memref::StoreOp::create(
               b, vector::ExtractOp::create(b, rowLse, ArrayRef<int64_t>{k}),
               lse,
-              ValueRange{bi, h,
-                         vector::ExtractOp::create(b, qv, ArrayRef<int64_t>{k})});
+              ValueRange{
+                  bi, h,
+                  vector::ExtractOp::create(b, qv, ArrayRef<int64_t>{k})});
       });
       // O = P V / l in kRows queries x evV value vectors, V's rows through
       // kpos, each row stored at its position.
@@ -323,54 +323,8 @@ private:
     });
   }
 
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
   Value i64(int64_t v) {
     return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, x, idx(y)); }
-  Value f32Const(double v) {
-    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
-  }
-  Value splat(double v) {
-    return arith::ConstantOp::create(
-        b, DenseElementsAttr::get(vf, b.getF32FloatAttr(v)));
-  }
-  Value toTensor(Value buf) {
-    auto t = cast<MemRefType>(buf.getType());
-    return bufferization::ToTensorOp::create(
-        b, RankedTensorType::get(t.getShape(), t.getElementType()), buf,
-        /*restrict=*/true, /*writable=*/true);
-  }
-  void parallel(ArrayRef<int64_t> ubs, function_ref<void(ValueRange)> body) {
-    SmallVector<Value> lbs, ups, steps;
-    for (int64_t u : ubs) {
-      lbs.push_back(idx(0));
-      ups.push_back(idx(u));
-      steps.push_back(idx(1));
-    }
-    scf::ParallelOp::create(b, lbs, ups, steps,
-                            [&](OpBuilder &, Location, ValueRange ivs) {
-                              body(ivs);
-                              scf::ReduceOp::create(b);
-                            });
-  }
-  void forEach(int64_t lb, int64_t ub, int64_t step,
-               function_ref<void(Value)> body) {
-    scf::ForOp::create(b, idx(lb), idx(ub), idx(step), ValueRange{},
-                       [&](OpBuilder &, Location, Value i, ValueRange) {
-                         body(i);
-                         scf::YieldOp::create(b);
-                       });
-  }
-  Value forEachCarry(int64_t lb, int64_t ub, int64_t step, Value init,
-                     function_ref<Value(Value, Value)> body) {
-    auto loop =
-        scf::ForOp::create(b, idx(lb), idx(ub), idx(step), ValueRange{init},
-                           [&](OpBuilder &, Location, Value i, ValueRange a) {
-                             scf::YieldOp::create(b, ValueRange{body(i, a[0])});
-                           });
-    return loop.getResult(0);
   }
 };
 
@@ -378,16 +332,10 @@ struct LshKernelsPass : public attn::impl::AttnLshKernelsBase<LshKernelsPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    std::optional<TargetModel> target =
-        TargetModel::get(vectorWidth, vectorRegisters);
-    if (!target) {
-      getOperation()->emitError()
-          << getArgument() << ": vector-width ("
-          << static_cast<int64_t>(vectorWidth)
-          << ") must be 4, 8, 16 or 32 and vector-registers ("
-          << static_cast<int64_t>(vectorRegisters) << ") 0 or at least 8";
+    FailureOr<TargetModel> target = targetOfOptions(
+        getOperation(), getArgument(), vectorWidth, vectorRegisters);
+    if (failed(target))
       return signalPassFailure();
-    }
     SmallVector<LshAttentionOp> ops;
     getOperation()->walk([&](LshAttentionOp op) {
       if (LshGen::applies(op, target->lanes))

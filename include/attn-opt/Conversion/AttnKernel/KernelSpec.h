@@ -11,6 +11,7 @@
 #define ATTN_CONVERSION_ATTNKERNEL_KERNELSPEC_H
 
 #include "attn-opt/Analysis/BlockLayout.h"
+#include "attn-opt/Analysis/TargetModel.h"
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -99,6 +100,12 @@ struct LayoutTables {
       headLayout;
 };
 LayoutTables flattenLayout(const BlockLayout &layout, int64_t keyLen);
+
+/// The target model of a CPU kernel pass's `vector-width` and
+/// `vector-registers` options; else an error on `root` naming `pass` and
+/// the values the kernels support.
+FailureOr<TargetModel> targetOfOptions(Operation *root, StringRef pass,
+                                       int64_t lanes, int64_t registers);
 
 /// `tensor` as a read-only buffer of its own type (null stays null).
 Value readOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor);

@@ -10,6 +10,7 @@
 #ifndef ATTN_CONVERSION_ATTNKERNEL_REGISTERTILE_H
 #define ATTN_CONVERSION_ATTNKERNEL_REGISTERTILE_H
 
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::attn {
@@ -27,6 +28,42 @@ SmallVector<Value> registerTile(ImplicitLocOpBuilder &b, int64_t rows,
 /// `vectors` whose `rows x EV` accumulators take at most half of
 /// `registers`, at least 1.
 int64_t tileVectors(int64_t vectors, int64_t rows, int64_t registers);
+
+/// The loop and vector shorthands of the CPU kernel generators built from
+/// register tiles (attn-linear-kernels, attn-lsh-kernels): constants,
+/// index arithmetic, loops (scf.parallel / scf.for) and f32 vectors of the
+/// target's lanes.
+class VectorLoops {
+public:
+  VectorLoops(ImplicitLocOpBuilder &b, int64_t lanes, int64_t registers);
+
+  ImplicitLocOpBuilder &b;
+  int64_t lanes, registers;
+  /// vector<lanes x f32>.
+  VectorType vf;
+
+  Value idx(int64_t v);
+  Value add(Value x, Value y);
+  Value sub(Value x, Value y);
+  Value mul(Value x, int64_t y);
+  Value div(Value x, int64_t y);
+  Value f32Const(double v);
+  /// An f32 vector of `v` in every lane.
+  Value splat(double v);
+  /// A vector of `lanes` elements of `buf` at `at`, extended to f32.
+  Value load(Value buf, ArrayRef<Value> at);
+  /// The tensor of a buffer the kernel wrote (restrict, writable).
+  Value toTensor(Value buf);
+  /// An scf.parallel over [0, ubs) with unit steps.
+  void parallel(ArrayRef<int64_t> ubs, function_ref<void(ValueRange)> body);
+  void forRange(Value lb, Value ub, int64_t step,
+                function_ref<void(Value)> body);
+  void forEach(int64_t lb, int64_t ub, int64_t step,
+               function_ref<void(Value)> body);
+  /// A loop carrying one value; returns its final value.
+  Value forEachCarry(int64_t lb, int64_t ub, int64_t step, Value init,
+                     function_ref<Value(Value, Value)> body);
+};
 
 } // namespace mlir::attn
 
