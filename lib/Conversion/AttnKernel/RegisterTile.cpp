@@ -34,8 +34,8 @@ mlir::attn::registerTile(ImplicitLocOpBuilder &b, int64_t rows, int64_t ev,
 }
 
 int64_t mlir::attn::tileVectors(int64_t vectors, int64_t rows,
-                                int64_t registers) {
-  for (int64_t g = std::max<int64_t>(1, registers / 2 / rows); g > 1; --g)
+                                int64_t accumulators) {
+  for (int64_t g = std::max<int64_t>(1, accumulators / rows); g > 1; --g)
     if (vectors % g == 0)
       return g;
   return 1;

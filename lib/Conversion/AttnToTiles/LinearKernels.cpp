@@ -454,7 +454,7 @@ public:
   /// Value vectors per register tile: the largest divisor of Dv / lanes
   /// whose kRows x EV accumulators take at most half the registers.
   int64_t valueVectors(int64_t dv) {
-    return tileVectors(dv / lanes, kRows, registers);
+    return tileVectors(dv / lanes, kRows, registers / 2);
   }
 
   /// Rows (FB, RB) of a register tile.
@@ -562,7 +562,9 @@ private:
   void favorRows(Value src, Value bi, Value h, int64_t count, Value phi,
                  function_ref<Value(Value)> rowOf) {
     int64_t dim = cast<MemRefType>(src.getType()).getDimSize(3);
-    int64_t ev = valueVectors(features);
+    // (A wider tile than the products': its K is only D deep, and the
+    // rows are reused over all m features. Measured: 8 % faster on AVX2.)
+    int64_t ev = tileVectors(features / lanes, kRows, registers - 4);
     Value invSqrtM = splat(1.0 / std::sqrt(static_cast<double>(features)));
     forEach(0, count, kRows, [&](Value j0) {
       SmallVector<Value> rowsRead, halfSq;

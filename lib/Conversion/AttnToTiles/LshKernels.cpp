@@ -141,8 +141,8 @@ private:
   void attend(Value qBuf, Value kBuf, Value vBuf, Value pos, Value out,
               Value lse) {
     Type f32 = b.getF32Type();
-    int64_t evQ = tileVectors(chunk / lanes, kRows, registers);
-    int64_t evV = tileVectors(valueDim / lanes, kRows, registers);
+    int64_t evQ = tileVectors(chunk / lanes, kRows, registers / 2);
+    int64_t evV = tileVectors(valueDim / lanes, kRows, registers / 2);
     double negInf = -std::numeric_limits<double>::infinity();
     parallel({batch, heads, numChunks}, [&](ValueRange ivs) {
       Value bi = ivs[0], h = ivs[1], c = ivs[2];

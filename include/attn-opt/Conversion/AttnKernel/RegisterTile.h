@@ -25,9 +25,9 @@ SmallVector<Value> registerTile(ImplicitLocOpBuilder &b, int64_t rows,
                                 function_ref<Value(int64_t, Value)> vec);
 
 /// The vectors per row of a register tile: the largest divisor of
-/// `vectors` whose `rows x EV` accumulators take at most half of
-/// `registers`, at least 1.
-int64_t tileVectors(int64_t vectors, int64_t rows, int64_t registers);
+/// `vectors` whose `rows x EV` accumulators are at most `accumulators`
+/// registers, at least 1.
+int64_t tileVectors(int64_t vectors, int64_t rows, int64_t accumulators);
 
 /// The loop and vector shorthands of the CPU kernel generators built from
 /// register tiles (attn-linear-kernels, attn-lsh-kernels): constants,
