@@ -158,8 +158,12 @@ def AttnLshKernels : Pass<"attn-lsh-kernels"> {
                   later keys masked, self allowed where nothing else is,
                   softmax down the columns and the log-sum-exp; O = P V in
                   register tiles (V's rows through pos); each row written
-                  at its position (the unsort is the scatter)
-    the rounds combined by softmax of their log-sum-exps (as the reference)
+                  at its position (the unsort is the scatter); from the
+                  second round on, folded into the rounds before it in
+                  place: L' = logaddexp(L, lse_r), out' = out e^(L - L') +
+                  o_r e^(lse_r - L') (one output buffer for all rounds)
+    (the reference combines the rounds at the end: the same softmax over
+    the rounds' log-sum-exps)
     ```
 
     Applies when the chunk size and the value dim are multiples of the

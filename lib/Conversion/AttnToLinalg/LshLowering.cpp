@@ -303,15 +303,21 @@ struct LshLowering {
     Value qk = op.getQk(), value = op.getValue();
     Value keys = normalizeKeys(qk);
     double scale = op.getEffectiveScale();
+    Type elementType = cast<RankedTensorType>(op.getType()).getElementType();
     SmallVector<Value> outs, lses;
+    Value combined;
     for (int64_t r = 0; r < static_cast<int64_t>(op.getNumHashes()); ++r) {
       Value buckets = hash(qk, op.getSeed(), r, op.getNumBuckets());
-      auto [o, lse] =
-          roundFn ? roundFn(qk, keys, value, buckets)
-                  : round(qk, keys, value, buckets, scale, op.getCausal());
+      if (roundFn) {
+        combined = roundFn(qk, keys, value, buckets, r);
+        continue;
+      }
+      auto [o, lse] = round(qk, keys, value, buckets, scale, op.getCausal());
       outs.push_back(o);
       lses.push_back(lse);
     }
+    if (roundFn)
+      return fromF32Tensor(tb, combined, elementType);
     Value result = outs.front();
     if (outs.size() > 1) {
       // o = sum_r exp(lse_r - M) o_r / sum_r exp(lse_r - M).
@@ -337,8 +343,7 @@ struct LshLowering {
                             return arith::DivFOp::create(bb, num, den);
                           });
     }
-    return fromF32Tensor(tb, result,
-                         cast<RankedTensorType>(op.getType()).getElementType());
+    return fromF32Tensor(tb, result, elementType);
   }
 };
 } // namespace

@@ -53,6 +53,7 @@ public:
     numChunks = len / chunk;
     window = numChunks == 1 ? chunk : 2 * chunk;
     buckets = op.getNumBuckets();
+    rounds = op.getNumHashes();
     scale = op.getEffectiveScale();
     causal = op.getCausal();
   }
@@ -68,26 +69,33 @@ public:
     return c % lanes == 0 && c % kRows == 0 && v.getDimSize(3) % lanes == 0;
   }
 
-  /// One round (LshRound): the counting sort, then the chunk kernels.
-  std::pair<Value, Value> round(Value qk, Value keys, Value value,
-                                Value bucketIds) {
+  /// One round (LshRound): the counting sort, then the chunk kernels,
+  /// which fold the round into the output and log-sum-exp buffers of the
+  /// rounds before it. The output tensor after the last round (else null).
+  Value round(Value qk, Value keys, Value value, Value bucketIds, int64_t r) {
     TensorBuilder tb(b);
     Value qBuf = readOnlyBuffer(b, toF32Tensor(tb, qk));
     Value kBuf = readOnlyBuffer(b, keys);
     Value vBuf = readOnlyBuffer(b, toF32Tensor(tb, value));
     Value pos = sortByBucket(readOnlyBuffer(b, bucketIds));
     Type f32 = b.getF32Type();
-    Value out = memref::AllocOp::create(
-        b, MemRefType::get({batch, heads, len, valueDim}, f32));
-    Value lse =
-        memref::AllocOp::create(b, MemRefType::get({batch, heads, len}, f32));
-    attend(qBuf, kBuf, vBuf, pos, out, lse);
-    return {toTensor(out), toTensor(lse)};
+    if (r == 0) {
+      out = memref::AllocOp::create(
+          b, MemRefType::get({batch, heads, len, valueDim}, f32));
+      lse =
+          memref::AllocOp::create(b, MemRefType::get({batch, heads, len}, f32));
+    }
+    attend(qBuf, kBuf, vBuf, pos, /*fold=*/r > 0);
+    return r + 1 == rounds ? toTensor(out) : Value();
   }
 
 private:
   VectorType vi;
-  int64_t batch, heads, len, dim, valueDim, chunk, numChunks, window, buckets;
+  int64_t batch, heads, len, dim, valueDim, chunk, numChunks, window, buckets,
+      rounds;
+  /// The output and log-sum-exp of the rounds so far (f32 `B x H x L x
+  /// Dv`, `B x H x L`).
+  Value out, lse;
   double scale;
   bool causal;
 
@@ -135,11 +143,13 @@ private:
   }
 
   /// The chunk kernels: per (b, h, chunk), out and lse of its queries at
-  /// their positions. The queries sit in the vector lanes (scale Q^T
-  /// gathered, `D x C`), the keys are rows read through pos: S^T = K Q^T
+  /// their positions; with `fold`, the round is folded into those of the
+  /// rounds before: L' = logaddexp(L, lse_r), out' = out e^(L - L') +
+  /// o_r e^(lse_r - L') (the softmax over the rounds, accumulated). The queries
+  /// sit in the vector lanes (scale Q^T gathered, `D x C`), the keys are rows
+  /// read through pos: S^T = K Q^T
   /// (`W x C`), the softmax runs down its columns, and O = P V reads P^T.
-  void attend(Value qBuf, Value kBuf, Value vBuf, Value pos, Value out,
-              Value lse) {
+  void attend(Value qBuf, Value kBuf, Value vBuf, Value pos, bool fold) {
     Type f32 = b.getF32Type();
     int64_t evQ = tileVectors(chunk / lanes, kRows, registers / 2);
     int64_t evV = tileVectors(valueDim / lanes, kRows, registers / 2);
@@ -154,7 +164,13 @@ private:
           b, MemRefType::get({chunk}, b.getIndexType()));
       Value st =
           memref::AllocOp::create(b, MemRefType::get({window, chunk}, f32));
-      Value sums = memref::AllocOp::create(b, MemRefType::get({chunk}, f32));
+      // Per query: what its row of P V is multiplied by (1 / l, times the
+      // round's weight when folding) and what the rounds before are.
+      Value factor = memref::AllocOp::create(b, MemRefType::get({chunk}, f32));
+      Value keep =
+          fold ? memref::AllocOp::create(b, MemRefType::get({chunk}, f32))
+                     .getResult()
+               : Value();
       // The positions of the chunk's queries and of the keys of the
       // previous chunk (the last for chunk 0) and its own; their rows
       // prefetched (random rows: the gathers below would wait on each),
@@ -281,15 +297,36 @@ private:
             });
         Value m =
             arith::SelectOp::create(b, alone, firstPass.getResult(1), others);
-        vector::StoreOp::create(b, l, sums, ValueRange{i0});
         Value rowLse = arith::AddFOp::create(b, m, math::LogOp::create(b, l));
+        auto lane = [&](Value v, int64_t k) -> Value {
+          return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{k});
+        };
+        Value f = arith::DivFOp::create(b, splat(1.0), l);
+        if (fold) {
+          // The rounds so far, L, at the lanes' positions.
+          SmallVector<Value> old;
+          for (int64_t k = 0; k < lanes; ++k)
+            old.push_back(
+                memref::LoadOp::create(b, lse, ValueRange{bi, h, lane(qv, k)}));
+          Value prior = vector::FromElementsOp::create(b, vf, old);
+          Value top = arith::MaximumFOp::create(b, prior, rowLse);
+          auto weight = [&](Value x) -> Value {
+            return math::ExpOp::create(b, arith::SubFOp::create(b, x, top));
+          };
+          Value total = arith::AddFOp::create(b, weight(prior), weight(rowLse));
+          Value next =
+              arith::AddFOp::create(b, top, math::LogOp::create(b, total));
+          auto share = [&](Value x) -> Value {
+            return math::ExpOp::create(b, arith::SubFOp::create(b, x, next));
+          };
+          vector::StoreOp::create(b, share(prior), keep, ValueRange{i0});
+          f = arith::MulFOp::create(b, f, share(rowLse));
+          rowLse = next;
+        }
+        vector::StoreOp::create(b, f, factor, ValueRange{i0});
         for (int64_t k = 0; k < lanes; ++k)
-          memref::StoreOp::create(
-              b, vector::ExtractOp::create(b, rowLse, ArrayRef<int64_t>{k}),
-              lse,
-              ValueRange{
-                  bi, h,
-                  vector::ExtractOp::create(b, qv, ArrayRef<int64_t>{k})});
+          memref::StoreOp::create(b, lane(rowLse, k), lse,
+                                  ValueRange{bi, h, lane(qv, k)});
       });
       // O = P V / l in kRows queries x evV value vectors, V's rows through
       // kpos, each row stored at its position.
@@ -311,12 +348,20 @@ private:
           for (int64_t i = 0; i < kRows; ++i) {
             Value t = add(rb, idx(i));
             Value qp = memref::LoadOp::create(b, qpos, ValueRange{t});
-            Value l = vector::BroadcastOp::create(
-                b, vf, memref::LoadOp::create(b, sums, ValueRange{t}));
-            for (int64_t g = 0; g < evV; ++g)
-              vector::StoreOp::create(
-                  b, arith::DivFOp::create(b, acc[i * evV + g], l), out,
-                  ValueRange{bi, h, qp, add(e0, idx(g * lanes))});
+            auto scalarOf = [&](Value buf) -> Value {
+              return vector::BroadcastOp::create(
+                  b, vf, memref::LoadOp::create(b, buf, ValueRange{t}));
+            };
+            Value f = scalarOf(factor);
+            Value kept = fold ? scalarOf(keep) : Value();
+            for (int64_t g = 0; g < evV; ++g) {
+              SmallVector<Value> at = {bi, h, qp, add(e0, idx(g * lanes))};
+              Value o = arith::MulFOp::create(b, acc[i * evV + g], f);
+              if (fold)
+                o = vector::FMAOp::create(
+                    b, vector::LoadOp::create(b, vf, out, at), kept, o);
+              vector::StoreOp::create(b, o, out, at);
+            }
           }
         });
       });
@@ -347,8 +392,8 @@ struct LshKernelsPass : public attn::impl::AttnLshKernelsBase<LshKernelsPass> {
       ImplicitLocOpBuilder b(op.getLoc(), rewriter);
       LshGen gen(b, op, *target);
       FailureOr<Value> result = lowerLshAttention(
-          b, op, [&](Value qk, Value keys, Value value, Value ids) {
-            return gen.round(qk, keys, value, ids);
+          b, op, [&](Value qk, Value keys, Value value, Value ids, int64_t r) {
+            return gen.round(qk, keys, value, ids, r);
           });
       if (failed(result))
         return signalPassFailure();
