@@ -9,6 +9,8 @@
 // RUN: %{check}
 // REDEFINE: %{fn} = odd
 // RUN: %{check}
+// REDEFINE: %{fn} = empty_segment
+// RUN: %{check}
 // REDEFINE: %{fn} = odd_f16
 // REDEFINE: %{tol} = --rtol 1e-2 --atol 1e-2
 // RUN: %{check}
@@ -44,4 +46,12 @@ func.func @odd_f16(%query: tensor<2x1x77x16xf16>, %key: tensor<2x1x77x16xf16>, %
   %0 = attn.relative_attention %query, %key, %value, %pos, %u, %v
       : tensor<2x1x77x16xf16>, tensor<2x1x77x16xf16>, tensor<2x1x77x16xf16>, tensor<1x77x16xf16>, tensor<1x16xf16>, tensor<1x16xf16> -> tensor<2x1x77x16xf16>
   return %0 : tensor<2x1x77x16xf16>
+}
+
+/// No query in the segment (L = 0) after 4 memory positions: an empty result
+/// (the padded distance table has no distance to read).
+func.func @empty_segment(%query: tensor<1x2x0x8xf32>, %key: tensor<1x2x0x8xf32>, %value: tensor<1x2x0x8xf32>, %pos: tensor<2x4x8xf32>, %u: tensor<2x8xf32>, %v: tensor<2x8xf32>, %mk: tensor<1x2x4x8xf32>, %mv: tensor<1x2x4x8xf32>) -> tensor<1x2x0x8xf32> {
+  %0 = attn.relative_attention %query, %key, %value, %pos, %u, %v memory(%mk, %mv : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
+      : tensor<1x2x0x8xf32>, tensor<1x2x0x8xf32>, tensor<1x2x0x8xf32>, tensor<2x4x8xf32>, tensor<2x8xf32>, tensor<2x8xf32> -> tensor<1x2x0x8xf32>
+  return %0 : tensor<1x2x0x8xf32>
 }

@@ -54,11 +54,13 @@ Value KernelFrame::paddedDistances(TensorBuilder &tb) {
   ArrayRef<int64_t> es = cast<ShapedType>(spec.posEmb.getType()).getShape();
   int64_t heads = es[0], distances = es[1];
   relPad = blockQ + blockK;
+  SmallVector<int64_t> shape = {heads, headDim, relPad + distances + blockQ};
+  if (distances == 0) // (no distance: nothing to read)
+    return tb.filled(shape, 0.0);
   Value emb = spec.posEmb;
   // rel[h, d, c] = emb[h, c - pad, d] where that is a distance, else 0.
   return tb.generic(
-      {}, {}, tb.empty({heads, headDim, relPad + distances + blockQ}, f32),
-      tb.map(3, {0, 1, 2}), "ppp",
+      {}, {}, tb.empty(shape, f32), tb.map(3, {0, 1, 2}), "ppp",
       [&](ImplicitLocOpBuilder &bb, ValueRange) -> Value {
         Value h = linalg::IndexOp::create(bb, 0);
         Value d = linalg::IndexOp::create(bb, 1);
