@@ -11,6 +11,8 @@
 // RUN: %{check}
 // REDEFINE: %{fn} = empty_segment
 // RUN: %{check}
+// REDEFINE: %{fn} = empty
+// RUN: %{check}
 // REDEFINE: %{fn} = odd_f16
 // REDEFINE: %{tol} = --rtol 1e-2 --atol 1e-2
 // RUN: %{check}
@@ -53,5 +55,12 @@ func.func @odd_f16(%query: tensor<2x1x77x16xf16>, %key: tensor<2x1x77x16xf16>, %
 func.func @empty_segment(%query: tensor<1x2x0x8xf32>, %key: tensor<1x2x0x8xf32>, %value: tensor<1x2x0x8xf32>, %pos: tensor<2x4x8xf32>, %u: tensor<2x8xf32>, %v: tensor<2x8xf32>, %mk: tensor<1x2x4x8xf32>, %mv: tensor<1x2x4x8xf32>) -> tensor<1x2x0x8xf32> {
   %0 = attn.relative_attention %query, %key, %value, %pos, %u, %v memory(%mk, %mv : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
       : tensor<1x2x0x8xf32>, tensor<1x2x0x8xf32>, tensor<1x2x0x8xf32>, tensor<2x4x8xf32>, tensor<2x8xf32>, tensor<2x8xf32> -> tensor<1x2x0x8xf32>
+  return %0 : tensor<1x2x0x8xf32>
+}
+
+/// No query and no memory (M + L = 0): no distance at all.
+func.func @empty(%query: tensor<1x2x0x8xf32>, %key: tensor<1x2x0x8xf32>, %value: tensor<1x2x0x8xf32>, %pos: tensor<2x0x8xf32>, %u: tensor<2x8xf32>, %v: tensor<2x8xf32>) -> tensor<1x2x0x8xf32> {
+  %0 = attn.relative_attention %query, %key, %value, %pos, %u, %v
+      : tensor<1x2x0x8xf32>, tensor<1x2x0x8xf32>, tensor<1x2x0x8xf32>, tensor<2x0x8xf32>, tensor<2x8xf32>, tensor<2x8xf32> -> tensor<1x2x0x8xf32>
   return %0 : tensor<1x2x0x8xf32>
 }
