@@ -73,29 +73,34 @@ public:
   /// which fold the round into the output and log-sum-exp buffers of the
   /// rounds before it. The output tensor after the last round (else null).
   Value round(Value qk, Value keys, Value value, Value bucketIds, int64_t r) {
-    TensorBuilder tb(b);
-    Value qBuf = readOnlyBuffer(b, toF32Tensor(tb, qk));
-    Value kBuf = readOnlyBuffer(b, keys);
-    Value vBuf = readOnlyBuffer(b, toF32Tensor(tb, value));
-    Value pos = sortByBucket(readOnlyBuffer(b, bucketIds));
     Type f32 = b.getF32Type();
     if (r == 0) {
+      // (The same qk, keys and values every round: converted once.)
+      TensorBuilder tb(b);
+      qBuf = readOnlyBuffer(b, toF32Tensor(tb, qk));
+      kBuf = readOnlyBuffer(b, keys);
+      vBuf = readOnlyBuffer(b, toF32Tensor(tb, value));
       out = memref::AllocOp::create(
           b, MemRefType::get({batch, heads, len, valueDim}, f32));
       lse =
           memref::AllocOp::create(b, MemRefType::get({batch, heads, len}, f32));
     }
-    attend(qBuf, kBuf, vBuf, pos, /*fold=*/r > 0);
+    Value pos = sortByBucket(readOnlyBuffer(b, bucketIds));
+    attend(pos, /*fold=*/r > 0);
     return r + 1 == rounds ? toTensor(out) : Value();
   }
+
+  /// Keys per query of a chunk: its own chunk and the previous one.
+  int64_t keysPerChunk() const { return window; }
 
 private:
   VectorType vi;
   int64_t batch, heads, len, dim, valueDim, chunk, numChunks, window, buckets,
       rounds;
-  /// The output and log-sum-exp of the rounds so far (f32 `B x H x L x
+  /// qk, the normalized keys and the values as f32 buffers (from round 0);
+  /// the output and log-sum-exp of the rounds so far (f32 `B x H x L x
   /// Dv`, `B x H x L`).
-  Value out, lse;
+  Value qBuf, kBuf, vBuf, out, lse;
   double scale;
   bool causal;
 
@@ -149,7 +154,7 @@ private:
   /// sit in the vector lanes (scale Q^T gathered, `D x C`), the keys are rows
   /// read through pos: S^T = K Q^T
   /// (`W x C`), the softmax runs down its columns, and O = P V reads P^T.
-  void attend(Value qBuf, Value kBuf, Value vBuf, Value pos, bool fold) {
+  void attend(Value pos, bool fold) {
     Type f32 = b.getF32Type();
     int64_t evQ = tileVectors(chunk / lanes, kRows, registers / 2);
     int64_t evV = tileVectors(valueDim / lanes, kRows, registers / 2);
@@ -401,11 +406,7 @@ struct LshKernelsPass : public attn::impl::AttnLshKernelsBase<LshKernelsPass> {
                       << " round(s): a counting sort by bucket, then chunk "
                          "kernels of "
                       << op.getChunkSize() << " queries x "
-                      << (cast<ShapedType>(op.getQk().getType()).getDimSize(2) /
-                                      op.getChunkSize() ==
-                                  1
-                              ? op.getChunkSize()
-                              : 2 * op.getChunkSize())
+                      << gen.keysPerChunk()
                       << " keys (gathered, unsorted by the stores)";
       rewriter.replaceOp(op, *result);
     }
