@@ -339,13 +339,9 @@ static LogicalResult lowerRelative(RelativeAttentionOp op,
 
 /// Lowers every attn.attention whose normalizer is `NormalizerT`.
 template <typename NormalizerT>
-static LogicalResult lowerAll(Operation *root, int64_t lanes, int64_t registers,
-                              const std::string &bf16Dot, int64_t queryTile,
-                              int64_t keyBlock, StringRef pass) {
-  FailureOr<TargetModel> target =
-      targetOf(root, pass, lanes, registers, bf16Dot);
-  if (failed(target))
-    return failure();
+static LogicalResult lowerAll(Operation *root, const TargetModel &target,
+                              int64_t queryTile, int64_t keyBlock,
+                              StringRef pass) {
   SmallVector<AttentionOp> ops;
   root->walk([&](AttentionOp op) {
     if (isa<NormalizerT>(op.getNormalizer()) &&
@@ -353,7 +349,7 @@ static LogicalResult lowerAll(Operation *root, int64_t lanes, int64_t registers,
       ops.push_back(op);
   });
   for (AttentionOp op : ops)
-    if (failed(lowerToTiles(op, *target, queryTile, keyBlock, pass)))
+    if (failed(lowerToTiles(op, target, queryTile, keyBlock, pass)))
       return failure();
   return success();
 }
@@ -363,8 +359,10 @@ struct LowerPointwisePass
     : public attn::impl::AttnLowerPointwiseBase<LowerPointwisePass> {
   using Base::Base;
   void runOnOperation() override {
-    if (failed(lowerAll<PointwiseAttr>(getOperation(), vectorWidth,
-                                       vectorRegisters, bf16Dot, queryTile,
+    FailureOr<TargetModel> target = targetOf(
+        getOperation(), getArgument(), vectorWidth, vectorRegisters, bf16Dot);
+    if (failed(target) ||
+        failed(lowerAll<PointwiseAttr>(getOperation(), *target, queryTile,
                                        keyBlock, getArgument())))
       signalPassFailure();
   }
@@ -373,19 +371,15 @@ struct LowerPointwisePass
 struct FlashPass : public attn::impl::AttnFlashBase<FlashPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (failed(lowerAll<SoftmaxAttr>(getOperation(), vectorWidth,
-                                     vectorRegisters, bf16Dot, queryTile,
+    FailureOr<TargetModel> target = targetOf(
+        getOperation(), getArgument(), vectorWidth, vectorRegisters, bf16Dot);
+    if (failed(target) ||
+        failed(lowerAll<SoftmaxAttr>(getOperation(), *target, queryTile,
                                      keyBlock, getArgument())))
       return signalPassFailure();
     SmallVector<RelativeAttentionOp> relative;
     getOperation()->walk(
         [&](RelativeAttentionOp op) { relative.push_back(op); });
-    if (relative.empty())
-      return;
-    FailureOr<TargetModel> target = targetOf(
-        getOperation(), getArgument(), vectorWidth, vectorRegisters, bf16Dot);
-    if (failed(target))
-      return signalPassFailure();
     for (RelativeAttentionOp op : relative)
       if (failed(
               lowerRelative(op, *target, queryTile, keyBlock, getArgument())))
