@@ -20,7 +20,9 @@
 // g8_lq5_causal: remark: attn-flash: decode: the 8 query heads x 5 queries of each key/value head in {{[0-9]+}} tile(s)
 // REDEFINE: %{fn} = g1_lq2_window
 // RUN: %{check}
-// g1_lq2_window: remark: attn-flash: decode: the 1 query heads x 2 queries of each key/value head in 1 tile(s)
+// (The window makes a block-sparse layout where the key blocks are small
+// enough: with 16 lanes, attn-block-sparse runs it.)
+// g1_lq2_window: remark: attn-{{flash|block-sparse}}: decode: the 1 query heads x 2 queries of each key/value head in 1 tile(s)
 // REDEFINE: %{fn} = g8_lq2
 // RUN: %{check}
 // g8_lq2: remark: attn-flash: decode: the 8 query heads x 2 queries

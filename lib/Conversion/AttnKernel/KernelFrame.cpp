@@ -102,7 +102,10 @@ void KernelFrame::prepare() {
       return readOnlyView(b, tensor);
     return buffer(tensor);
   };
-  queryBuf = view(spec.query);
+  // (Q in its own element type: the kernels extend it as they load it.)
+  queryBuf = cast<ShapedType>(spec.query.getType()).getElementType().isF32()
+                 ? view(spec.query)
+                 : readOnlyBuffer(b, spec.query);
   Value key = spec.key;
   if (spec.qkNormEps) // K is normalized once, up front.
     key = layerNorm(tb, key, *spec.qkNormEps);
@@ -149,8 +152,8 @@ void KernelFrame::prepare() {
   queryLen = dimOf(b, queryBuf, 2);
   keyLen = pageTableBuf ? mul(dimOf(b, pageTableBuf, 1), pageSize)
                         : dimOf(b, keyBuf, 2);
-  Type outElem =
-      convert ? f32 : cast<ShapedType>(spec.resultType).getElementType();
+  // (The output in the result type: storeOutput rounds as it stores.)
+  Type outElem = cast<ShapedType>(spec.resultType).getElementType();
   auto outType = MemRefType::get(
       {spec.dims.batch, queryHeads, spec.dims.queryLen, valueDim}, outElem);
   SmallVector<Value> dynamicSizes;

@@ -454,10 +454,11 @@ private:
       Value head, query;
       std::tie(head, query) = rowAt(r);
       Value row = f.queryRow(query);
-      auto readQ = [&](Value d) -> Value {
+      auto loadQ = [&](Value d) -> Value {
         return memref::LoadOp::create(b, f.queryBuf,
                                       ValueRange{f.batch, head, row, d});
       };
+      auto readQ = [&](Value d) { return f.toF32(loadQ(d)); };
       auto sumOver = [&](function_ref<Value(Value)> term) {
         return f.forLoop(f.idx(0), f.idx(f.headDim), 1, {f.f32Const(0.0)},
                          [&](Value d, ValueRange acc) {
@@ -478,7 +479,7 @@ private:
       f.forEach(0, f.headDim, 1, [&](Value d) {
         if (pairs()) {
           // bf16 pairs: Q as it came (exact in bf16), scaled in the scores.
-          Value x = arith::TruncFOp::create(b, b.getBF16Type(), readQ(d));
+          Value x = loadQ(d);
           memref::StoreOp::create(
               b, x, qPairs,
               ValueRange{f.div(d, 2), f.add(f.mul(r, 2), f.rem(d, 2))});

@@ -58,10 +58,12 @@ class KernelTarget {
 public:
   virtual ~KernelTarget();
 
-  /// True if the kernel reads Q, K, V, bias and gate converted to f32 once,
-  /// before the kernel, and writes an f32 output converted after it (the
-  /// CPU); false if it reads the operands' own element types, extending on
-  /// load, and writes the result type (the GPU).
+  /// True if the kernel reads K, V, bias and gate converted to f32 once,
+  /// before the kernel (the CPU); false if it reads the operands' own
+  /// element types, extending on load (the GPU). Either way Q is read in
+  /// its own element type (each element once per tile, extended as it is
+  /// loaded) and the output written in the result type (rounded as it is
+  /// stored): no f32 copies of them.
   virtual bool readsF32Operands() const = 0;
 
   /// Combines a value of which each thread holding part of a query row has
