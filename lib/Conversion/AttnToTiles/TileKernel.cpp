@@ -572,8 +572,6 @@ private:
       blockSlot = at[2];
       blockFirst = k0;
     }
-    if (groupedRows)
-      prefetchNextBlock(k0);
     SmallVector<Value> blockMax = scoreBlock(k0, masked, qt, st);
     SmallVector<Value> alpha;
     if (spec.softmax)
@@ -711,12 +709,16 @@ private:
     return dots;
   }
 
-  /// Decode: K and V rows of the next key block (from k0 + Nb, clamped
-  /// into the keys) prefetched into L2, one cache line at a time. Decode
-  /// streams the cache once; a key block's rows are too short (D floats)
-  /// for the hardware prefetchers to ramp up.
-  void prefetchNextBlock(Value k0) {
-    constexpr int64_t lineFloats = 16;
+  /// Decode: the K and V rows of keys [j0, j0 + count) of the next key
+  /// block (from k0 + Nb, clamped into the keys) prefetched into L2, one
+  /// cache line at a time. Decode streams the cache once; a key block's
+  /// rows are too short (D elements) for the hardware prefetchers to ramp
+  /// up. Each step of the score loop prefetches the rows of its own keys
+  /// in the next block: the misses spread over the block rather than
+  /// queued at its start, where they stall the core once the line-fill
+  /// buffers are full.
+  void prefetchNextKeys(Value k0, Value j0, int64_t count) {
+    constexpr int64_t lineBytes = 64;
     Value next = f.add(k0, f.idx(keyBlock));
     // Pages holding whole key blocks: the next block's page once (keys past
     // the sequence read its last key, as keyRow clamps them).
@@ -727,7 +729,8 @@ private:
       nextAt = f.kvAt(nextFirst);
       lastKey = f.keyRow(f.sub(f.seqKeyLen, f.idx(1)), /*clamp=*/false);
     }
-    f.forEach(0, keyBlock, 1, [&](Value j) {
+    for (int64_t i = 0; i < count; ++i) {
+      Value j = f.add(j0, f.idx(i));
       SmallVector<Value, 3> at =
           blockPage
               ? SmallVector<Value, 3>{nextAt[0], nextAt[1],
@@ -736,12 +739,16 @@ private:
                                                 j, f.sub(lastKey, nextFirst)))}
               : f.kvAt(f.keyRow(f.add(next, j), /*clamp=*/true));
       for (auto [buf, dim] :
-           {std::pair(f.keyBuf, f.headDim), std::pair(f.valueBuf, f.valueDim)})
-        for (int64_t c = 0; c < dim; c += lineFloats)
+           {std::pair(f.keyBuf, f.headDim), std::pair(f.valueBuf, f.valueDim)}) {
+        int64_t perLine =
+            lineBytes /
+            (cast<MemRefType>(buf.getType()).getElementTypeBitWidth() / 8);
+        for (int64_t c = 0; c < dim; c += perLine)
           memref::PrefetchOp::create(
               b, buf, ValueRange{at[0], at[1], at[2], f.idx(c)},
               /*isWrite=*/false, /*localityHint=*/2, /*isDataCache=*/true);
-    });
+      }
+    }
   }
 
   /// The K and V buffer indices (all but the dim) of buffer row `kRead` of
@@ -829,6 +836,8 @@ private:
     // blocks, which may reach past the keys).
     SmallVector<Value> keys, keysRead;
     SmallVector<SmallVector<Value, 3>> keyAt;
+    if (groupedRows)
+      prefetchNextKeys(k0, jb, nj);
     for (int64_t j = 0; j < nj; ++j) {
       Value k = f.add(f.add(k0, jb), f.idx(j));
       keys.push_back(k);

@@ -179,15 +179,36 @@ func.func @packed_causal(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v:
 /// heads' rows share one tile (one query vector of 16 lanes instead of 64
 /// rows of one head's single query), launched per batch row and key/value
 /// head, so each K and V element is read once for the 4 heads; the next key
-/// block's K and V rows are prefetched (one per cache line).
+/// block's K and V rows are prefetched (one per cache line: 16 floats),
+/// each step of the score loop (4 keys) prefetching its own keys' rows in
+/// the next block, so that the misses spread over the block.
 // CHECK-LABEL: func @decode
 // CHECK: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}) = (%c0, %c0, %c0) to (%c2, %c2, %c1)
-// CHECK-COUNT-4: memref.prefetch %{{.*}}, read, locality<2>, data : memref<2x2x300x64xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c64{{.*}} step %c4
+// CHECK-COUNT-4: memref.prefetch %[[K:.*]][%{{.*}}, %{{.*}}, %[[ROW:.*]], %c{{0|16|32|48}}], read, locality<2>, data : memref<2x2x300x64xf32>
+// CHECK-COUNT-4: memref.prefetch %[[V:.*]][%{{.*}}, %{{.*}}, %[[ROW]], %c{{0|16|32|48}}], read, locality<2>, data : memref<2x2x300x64xf32>
+// CHECK-NOT: memref.prefetch %[[K]][%{{.*}}, %{{.*}}, %[[ROW]]
 // CHECK: vector.fma
 func.func @decode(%q: tensor<2x8x1x64xf32>, %k: tensor<2x2x300x64xf32>, %v: tensor<2x2x300x64xf32>) -> tensor<2x8x1x64xf32> {
   // expected-remark @+1 {{attn-flash: decode: the 4 query heads x 1 queries of each key/value head in 1 tile(s), each key/value element read once for them; tiles of 16 queries x 64 keys, 16 lanes; visiting 40 of 40 key blocks (40 full)}}
   %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<2x8x1x64xf32>, tensor<2x2x300x64xf32>, tensor<2x2x300x64xf32> -> tensor<2x8x1x64xf32>
   return %0 : tensor<2x8x1x64xf32>
+}
+
+// -----
+
+/// A bf16 cache: K and V read in bf16 (extended as loaded), so a cache
+/// line holds 32 elements: two prefetches per row of 64.
+// CHECK-LABEL: func @decode_bf16
+// CHECK: scf.for %{{.*}} = %c0 to %c64{{.*}} step %c4
+// CHECK-COUNT-2: memref.prefetch %[[K:.*]][%{{.*}}, %{{.*}}, %[[ROW:.*]], %c{{0|32}}], read, locality<2>, data : memref<2x2x300x64xbf16>
+// CHECK-COUNT-2: memref.prefetch %[[V:.*]][%{{.*}}, %{{.*}}, %[[ROW]], %c{{0|32}}], read, locality<2>, data : memref<2x2x300x64xbf16>
+// CHECK-NOT: memref.prefetch %[[K]][%{{.*}}, %{{.*}}, %[[ROW]]
+// CHECK: arith.extf
+func.func @decode_bf16(%q: tensor<2x8x1x64xbf16>, %k: tensor<2x2x300x64xbf16>, %v: tensor<2x2x300x64xbf16>) -> tensor<2x8x1x64xbf16> {
+  // expected-remark @+1 {{attn-flash: decode: the 4 query heads x 1 queries of each key/value head in 1 tile(s)}}
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<2x8x1x64xbf16>, tensor<2x2x300x64xbf16>, tensor<2x2x300x64xbf16> -> tensor<2x8x1x64xbf16>
+  return %0 : tensor<2x8x1x64xbf16>
 }
 
 // -----
