@@ -33,6 +33,11 @@ mlir::attn::registerTile(ImplicitLocOpBuilder &b, int64_t rows, int64_t ev,
   return SmallVector<Value>(loop.getResults());
 }
 
+Value mlir::attn::sumLanes(ImplicitLocOpBuilder &b, Value vector) {
+  return vector::ReductionOp::create(b, vector::CombiningKind::ADD, vector,
+                                     arith::FastMathFlags::reassoc);
+}
+
 int64_t mlir::attn::tileVectors(int64_t vectors, int64_t rows,
                                 int64_t accumulators) {
   for (int64_t g = std::max<int64_t>(1, accumulators / rows); g > 1; --g)

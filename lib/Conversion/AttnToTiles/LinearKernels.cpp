@@ -221,8 +221,7 @@ public:
               b, x, vector::LoadOp::create(b, vf, zBuf, ValueRange{bi, hk, fi}),
               acc);
         });
-        Value d =
-            vector::ReductionOp::create(b, vector::CombiningKind::ADD, dots);
+        Value d = sumLanes(b, dots);
         d = arith::AddFOp::create(b, d, f32Const(eps));
         memref::StoreOp::create(b, d, den, ValueRange{r});
       });
@@ -359,8 +358,7 @@ public:
                 scf::YieldOp::create(b, next);
               });
           for (int64_t i = 0; i < kRows; ++i) {
-            Value d = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
-                                                  blocks.getResult(i));
+            Value d = sumLanes(b, blocks.getResult(i));
             memref::StoreOp::create(b,
                                     arith::AddFOp::create(b, d, f32Const(eps)),
                                     den, ValueRange{add(rb, idx(i))});
@@ -576,8 +574,7 @@ private:
                   b, load(src, {bi, h, rowsRead.back(), d}), splat(inputScale));
               return vector::FMAOp::create(b, x, x, acc);
             });
-        Value sq =
-            vector::ReductionOp::create(b, vector::CombiningKind::ADD, squares);
+        Value sq = sumLanes(b, squares);
         halfSq.push_back(vector::BroadcastOp::create(
             b, vf, arith::MulFOp::create(b, sq, f32Const(0.5))));
       }

@@ -11,6 +11,7 @@
 #include "attn-opt/Conversion/AttnToTiles/TileKernel.h"
 
 #include "attn-opt/Conversion/AttnKernel/KernelFrame.h"
+#include "attn-opt/Conversion/AttnKernel/RegisterTile.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -699,8 +700,7 @@ private:
     for (int64_t j = 0; j < nj; ++j) {
       SmallVector<Value> sums;
       for (int64_t r = 0; r < dRows; ++r)
-        sums.push_back(vector::ReductionOp::create(
-            b, vector::CombiningKind::ADD, acc[j * dRows + r]));
+        sums.push_back(sumLanes(b, acc[j * dRows + r]));
       SmallVector<Value> elems;
       for (int64_t i = 0; i < lanes; ++i)
         elems.push_back(sums[std::min(i, dRows - 1)]);
@@ -738,8 +738,8 @@ private:
                                             f.minIdx(
                                                 j, f.sub(lastKey, nextFirst)))}
               : f.kvAt(f.keyRow(f.add(next, j), /*clamp=*/true));
-      for (auto [buf, dim] :
-           {std::pair(f.keyBuf, f.headDim), std::pair(f.valueBuf, f.valueDim)}) {
+      for (auto [buf, dim] : {std::pair(f.keyBuf, f.headDim),
+                              std::pair(f.valueBuf, f.valueDim)}) {
         int64_t perLine =
             lineBytes /
             (cast<MemRefType>(buf.getType()).getElementTypeBitWidth() / 8);

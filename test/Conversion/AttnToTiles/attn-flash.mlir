@@ -189,6 +189,8 @@ func.func @packed_causal(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v:
 // CHECK-COUNT-4: memref.prefetch %[[V:.*]][%{{.*}}, %{{.*}}, %[[ROW]], %c{{0|16|32|48}}], read, locality<2>, data : memref<2x2x300x64xf32>
 // CHECK-NOT: memref.prefetch %[[K]][%{{.*}}, %{{.*}}, %[[ROW]]
 // CHECK: vector.fma
+/// The dot products' lanes summed as a tree (reassociated), not in order.
+// CHECK: vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<16xf32> into f32
 func.func @decode(%q: tensor<2x8x1x64xf32>, %k: tensor<2x2x300x64xf32>, %v: tensor<2x2x300x64xf32>) -> tensor<2x8x1x64xf32> {
   // expected-remark @+1 {{attn-flash: decode: the 4 query heads x 1 queries of each key/value head in 1 tile(s), each key/value element read once for them; tiles of 16 queries x 64 keys, 16 lanes; visiting 40 of 40 key blocks (40 full)}}
   %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<2x8x1x64xf32>, tensor<2x2x300x64xf32>, tensor<2x2x300x64xf32> -> tensor<2x8x1x64xf32>

@@ -22,7 +22,7 @@
 // CHECK-COUNT-8: vector.fma
 // state_apply: per (b, head, tile of 16 queries).
 // CHECK: scf.parallel
-// CHECK: vector.reduction <add>
+// CHECK: vector.reduction <add>, %{{.*}} fastmath<reassoc>
 // CHECK-COUNT-8: vector.fma
 // CHECK-NOT: attn.state_apply
 // CHECK: return

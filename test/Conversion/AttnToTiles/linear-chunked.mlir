@@ -23,7 +23,7 @@
 // CHECK:     memref.store %{{.*}}, %[[PKT]]
 // CHECK:     arith.cmpi ule
 // CHECK:     vector.store %{{.*}}, %[[A]]
-// CHECK:     vector.reduction <add>
+// CHECK:     vector.reduction <add>, %{{.*}} fastmath<reassoc>
 // CHECK:     memref.store %{{.*}}, %[[DEN]]
 // CHECK:     arith.divf
 // CHECK:     vector.store %{{.*}}, %[[OUT]][%[[B]], %[[H]], %{{.*}}, %{{.*}}]

@@ -29,6 +29,11 @@ SmallVector<Value> registerTile(ImplicitLocOpBuilder &b, int64_t rows,
 /// registers, at least 1.
 int64_t tileVectors(int64_t vectors, int64_t rows, int64_t accumulators);
 
+/// The sum of the lanes of an f32 vector, reassociated: a tree of
+/// shuffles and vector adds (log2(lanes) steps). vector.reduction without
+/// `reassoc` is an ordered sum, one dependent scalar add per lane.
+Value sumLanes(ImplicitLocOpBuilder &b, Value vector);
+
 /// The loop and vector shorthands of the CPU kernel generators built from
 /// register tiles (attn-linear-kernels, attn-lsh-kernels): constants,
 /// index arithmetic, loops (scf.parallel / scf.for) and f32 vectors of the
