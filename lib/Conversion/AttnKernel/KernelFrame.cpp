@@ -111,9 +111,9 @@ void KernelFrame::prepare() {
     key = layerNorm(tb, key, *spec.qkNormEps);
   // (K and V in their own element type, when the target converts them as
   // it loads them; a normalized key is f32 already.)
-  keyBuf = kvInElementType ? readOnlyBuffer(b, key) : buffer(key);
+  keyBuf = kvInElementType ? readOnlyBuffer(b, key) : view(key);
   valueBuf =
-      kvInElementType ? readOnlyBuffer(b, spec.value) : buffer(spec.value);
+      kvInElementType ? readOnlyBuffer(b, spec.value) : view(spec.value);
   biasBuf = buffer(spec.bias);
   gateBuf = buffer(spec.gate);
   slopeBuf = readOnlyBuffer(b, spec.alibiSlopes);
