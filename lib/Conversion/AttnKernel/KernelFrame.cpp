@@ -6,6 +6,7 @@
 #include "attn-opt/Dialect/Attn/Utils/MaskEmitter.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -112,8 +113,7 @@ void KernelFrame::prepare() {
   // (K and V in their own element type, when the target converts them as
   // it loads them; a normalized key is f32 already.)
   keyBuf = kvInElementType ? readOnlyBuffer(b, key) : view(key);
-  valueBuf =
-      kvInElementType ? readOnlyBuffer(b, spec.value) : view(spec.value);
+  valueBuf = kvInElementType ? readOnlyBuffer(b, spec.value) : view(spec.value);
   biasBuf = buffer(spec.bias);
   gateBuf = buffer(spec.gate);
   slopeBuf = readOnlyBuffer(b, spec.alibiSlopes);
@@ -122,7 +122,28 @@ void KernelFrame::prepare() {
     pageSize = cast<ShapedType>(spec.key.getType()).getDimSize(2);
   sinkBuf = readOnlyBuffer(b, spec.sinks);
   if (Value m = spec.maskTensor) {
-    if (cast<RankedTensorType>(m.getType()).getElementType().isInteger(1)) {
+    auto maskType = cast<RankedTensorType>(m.getType());
+    if (maskType.getElementType().isInteger(1) && convert) {
+      // The CPU reads a boolean mask as the bytes it is stored in (the LLVM
+      // lowering stores an i1 element in a byte; vectors of i1 would be
+      // packed into bits): its buffer reinterpreted as i8, the two memref
+      // types having the same descriptor (a pair of casts through the
+      // descriptor struct, folded by reconcile-unrealized-casts). No
+      // converted copy, which cost a pass over L x L bytes and a fresh
+      // buffer's page faults per call.
+      MLIRContext *ctx = b.getContext();
+      auto i64 = b.getI64Type();
+      auto dims = LLVM::LLVMArrayType::get(i64, maskType.getRank());
+      auto ptr = LLVM::LLVMPointerType::get(ctx);
+      auto descriptor =
+          LLVM::LLVMStructType::getLiteral(ctx, {ptr, ptr, i64, dims, dims});
+      Value bits = readOnlyBuffer(b, m);
+      Value raw =
+          UnrealizedConversionCastOp::create(b, descriptor, bits).getResult(0);
+      maskBuf = UnrealizedConversionCastOp::create(
+                    b, MemRefType::get(maskType.getShape(), b.getI8Type()), raw)
+                    .getResult(0);
+    } else if (maskType.getElementType().isInteger(1)) {
       // Bytes rather than i1, whose vectors LLVM packs into bits.
       Type i8 = b.getI8Type();
       m = tb.elementwise(
@@ -353,7 +374,62 @@ static Value maskAllows(ImplicitLocOpBuilder &b, Value v) {
   return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, v, bound);
 }
 
+void KernelFrame::classifyMaskBlocks() {
+  if (!maskBuf || spec.isVarlen() || spec.isPacked())
+    return;
+  auto type = cast<MemRefType>(maskBuf.getType());
+  if (llvm::any_of(type.getShape().drop_back(2),
+                   [](int64_t d) { return d != 1; }))
+    return;
+  Value queryBlocks = arith::CeilDivUIOp::create(b, queryLen, idx(blockQ));
+  Value keyBlocks = arith::CeilDivUIOp::create(b, keyLen, idx(blockK));
+  // (The tile fields are set per block below and restored after.)
+  Value saved[] = {batch, head, seqQueryLen, seqKeyLen, firstQuery};
+  // (The deallocation pipeline frees the table.)
+  Value kinds = memref::AllocOp::create(
+      b,
+      MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
+                      b.getI8Type()),
+      ValueRange{queryBlocks, keyBlocks});
+  scf::ParallelOp::create(
+      b, ValueRange{idx(0), idx(0)}, ValueRange{queryBlocks, keyBlocks},
+      ValueRange{idx(1), idx(1)}, [&](OpBuilder &, Location, ValueRange ivs) {
+        // The block as the tiles see it (batch and head are not indices
+        // of such a mask).
+        batch = head = idx(0);
+        seqQueryLen = queryLen;
+        seqKeyLen = keyLen;
+        firstQuery = mul(ivs[0], blockQ);
+        auto [any, all] = classifyMaskBlock(mul(ivs[1], blockK));
+        Type i8 = b.getI8Type();
+        Value kind = arith::OrIOp::create(
+            b, arith::ExtUIOp::create(b, i8, any),
+            arith::ShLIOp::create(
+                b, arith::ExtUIOp::create(b, i8, all),
+                arith::ConstantOp::create(b, b.getI8IntegerAttr(1))));
+        memref::StoreOp::create(b, kind, kinds, ivs);
+        scf::ReduceOp::create(b);
+      });
+  maskKinds = kinds;
+  std::tie(batch, head, seqQueryLen, seqKeyLen, firstQuery) =
+      std::tie(saved[0], saved[1], saved[2], saved[3], saved[4]);
+}
+
 std::pair<Value, Value> KernelFrame::maskTensorTileKind(Value k0) {
+  if (!maskKinds)
+    return classifyMaskBlock(k0);
+  Value kind = memref::LoadOp::create(
+      b, maskKinds, ValueRange{div(firstQuery, blockQ), div(k0, blockK)});
+  auto bit = [&](int64_t v) -> Value {
+    Value c = arith::ConstantOp::create(b, b.getI8IntegerAttr(v));
+    return arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ne, arith::AndIOp::create(b, kind, c),
+        arith::ConstantOp::create(b, b.getI8IntegerAttr(0)));
+  };
+  return {bit(1), bit(2)};
+}
+
+std::pair<Value, Value> KernelFrame::classifyMaskBlock(Value k0) {
   auto type = cast<MemRefType>(maskBuf.getType());
   Type elem = type.getElementType();
   bool additive = elem.isF32();

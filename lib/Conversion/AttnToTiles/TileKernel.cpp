@@ -81,6 +81,7 @@ public:
     f.guarded([&] {
       if (pairs())
         packValuePairs();
+      f.classifyMaskBlocks();
       SmallVector<Value> lbs = {f.idx(0), f.idx(0), f.idx(0)};
       // Decode: per batch row, key/value head and tile of its grouped rows.
       SmallVector<Value> ubs =

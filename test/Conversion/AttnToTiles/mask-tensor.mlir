@@ -1,15 +1,27 @@
 // RUN: attn-opt %s --attn-block-sparse --attn-flash --attn-lower-pointwise --split-input-file --verify-diagnostics | FileCheck %s
 
-/// A boolean mask tensor in the flash kernel: bytes (i1 widened to i8, whose
-/// vectors are not bit-packed), each visited block of the mask classified
-/// as it is visited (one vector per query row along the keys, OR / AND
-/// reduced), masked blocks reading it along the queries.
+/// A boolean mask tensor in the flash kernel: read as the bytes it is
+/// stored in (its buffer reinterpreted as i8 through the memref descriptor,
+/// no widened copy; vectors of i1 would be bit-packed). The mask has no
+/// batch or head dims, so its blocks are classified once per call, in
+/// parallel, before the tiles (one vector per query row along the keys,
+/// OR / AND reduced, into a table of kinds: bit 0 some key allowed, bit 1
+/// every key); each tile reads its blocks' kinds from the table, and masked
+/// blocks read the mask along the queries.
 // CHECK-LABEL: func.func @bool_mask
-// CHECK: arith.extui %{{.*}} : i1 to i8
-// CHECK: scf.for
+// CHECK-NOT: arith.extui
+// CHECK: %[[BITS:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<64x64xi1> to memref<64x64xi1>
+// CHECK: %[[RAW:.*]] = builtin.unrealized_conversion_cast %[[BITS]] : memref<64x64xi1> to !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
+// CHECK: builtin.unrealized_conversion_cast %[[RAW]] : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)> to memref<64x64xi8>
+// CHECK: %[[KINDS:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xi8>
+// CHECK: scf.parallel (%[[QB:.*]], %[[KB:.*]]) =
 // CHECK: vector.load %{{.*}} : memref<64x64xi8>, vector<64xi8>
 // CHECK: vector.reduction <or>
 // CHECK: vector.reduction <and>
+// CHECK: memref.store %{{.*}}, %[[KINDS]][%[[QB]], %[[KB]]] : memref<?x?xi8>
+// CHECK: scf.parallel
+// CHECK-NOT: vector.reduction <or>
+// CHECK: memref.load %[[KINDS]][%{{.*}}, %{{.*}}] : memref<?x?xi8>
 // CHECK: vector.transfer_read %{{.*}} : memref<64x64xi8>, vector<16xi8>
 // CHECK-NOT: attn.attention
 func.func @bool_mask(%q: tensor<1x2x64x16xf32>, %m: tensor<64x64xi1>) -> tensor<1x2x64x16xf32> {
@@ -23,8 +35,12 @@ func.func @bool_mask(%q: tensor<1x2x64x16xf32>, %m: tensor<64x64xi1>) -> tensor<
 
 /// An additive mask under a window: attn-block-sparse gives the kernel the
 /// pattern's layout but leaves no layout on an op (it would not describe
-/// the mask); the scores add the mask's entries (f32).
+/// the mask); the scores add the mask's entries (f32). A mask per head:
+/// each tile classifies its blocks as it visits them (no table).
 // CHECK-LABEL: func.func @additive_window
+// CHECK-NOT: memref<?x?xi8>
+// CHECK: scf.parallel
+// CHECK: vector.reduction <or>
 // CHECK: vector.transfer_read %{{.*}} : memref<1x2x256x256xf32>, vector<16xf32>
 // CHECK: arith.cmpf ogt
 // CHECK-NOT: attn.attention

@@ -154,6 +154,10 @@ public:
   /// The mask tensor as a read-only buffer (null when absent): f32 for an
   /// additive mask, i8 (0 / 1) for a boolean one.
   Value maskBuf;
+  /// The kinds of the mask tensor's blocks (query block x key block, i8:
+  /// bit 0 allows some key, bit 1 allows every key adding 0), classified
+  /// once per call by classifyMaskBlocks; null when not built.
+  Value maskKinds;
   KernelTables tables;
 
   /// The current tile: batch row of the buffers, query head, its key/value
@@ -168,6 +172,11 @@ public:
   //===--------------------------------------------------------------------===//
 
   /// Builds the buffers, sizes and tables at the insertion point.
+  /// Before the tiles (CPU): when every tile of every head and batch row
+  /// reads the same mask blocks (a mask tensor without batch or head dims,
+  /// no sequence lengths or packed batch), classifies each of its blocks
+  /// once, in parallel, into maskKinds, instead of once per head.
+  void classifyMaskBlocks();
   void prepare();
   /// Emits `body` (the launch of the kernel) when the run-time checks pass.
   void guarded(function_ref<void()> body);
@@ -378,8 +387,10 @@ private:
                                 BlockBody body);
   /// The mask tensor over the current tile's queries and the keys of the
   /// block from `k0`: (does it allow any key, does it allow every key and
-  /// add 0 to each score), i1 values.
+  /// add 0 to each score), i1 values; read from maskKinds when built.
   std::pair<Value, Value> maskTensorTileKind(Value k0);
+  /// The same, computed from the mask tensor's entries.
+  std::pair<Value, Value> classifyMaskBlock(Value k0);
   /// Runs `body` on a block unless segment ids rule it out.
   SmallVector<Value>
   visitSegmentBound(Value k0, bool masked, ValueRange state,
