@@ -7,7 +7,9 @@
 #   bench/variants.sh [--L 1024,4096,16384] [--threads 2] [--runs 5]
 #                     [--only linear_elu,lsh,...]
 #
-# Without PyTorch (python3 -c 'import torch' fails) the peer column says
+# The peers run on Debian's python3-torch (/usr/bin/python3, as
+# ../shared/peers does; PEERS_PYTHON overrides). Without PyTorch
+# ($python -c 'import torch' fails) the peer column says
 # "n/a". Peak memory is attn-run's maximum resident set.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -19,12 +21,13 @@ while (($#)); do
     --threads) threads="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
     --only) only="$2"; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "bench/variants.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
 have_torch=1
-python3 -c 'import torch' 2>/dev/null || have_torch=0
+python="${PEERS_PYTHON:-/usr/bin/python3}"
+"$python" -c 'import torch' 2>/dev/null || have_torch=0
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 echo "attn-run --bench $runs vs PyTorch, $threads threads, B=1, H=8, D=64, f32"
@@ -41,7 +44,7 @@ for l in "${ls[@]}"; do
     peer="n/a" ratio="-"
     if [ "$have_torch" = 1 ] && [ "$v" != softmax ]; then
       peer="$(OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads \
-        python3 "$root/bench/variants_torch.py" --L "$l" --threads "$threads" \
+        "$python" "$root/bench/variants_torch.py" --L "$l" --threads "$threads" \
         --runs "$runs" --only "$v" | awk '{print $2}')"
       ratio="$(awk -v p="$peer" -v a="$ms" 'BEGIN { if (a > 0) printf "%.1fx", p / a }')"
     fi
