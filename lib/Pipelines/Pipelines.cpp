@@ -256,6 +256,27 @@ void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+bool mlir::attn::isNVVMChip(StringRef chip) {
+  if (!chip.consume_front("sm_"))
+    return false;
+  if (chip.ends_with("a") || chip.ends_with("f"))
+    chip = chip.drop_back();
+  unsigned number = 0;
+  return (chip.size() == 2 || chip.size() == 3) &&
+         llvm::all_of(chip, llvm::isDigit) && !chip.getAsInteger(10, number) &&
+         number >= 50;
+}
+
+std::string mlir::attn::checkNVVMOptions(const LowerToNVVMOptions &options) {
+  std::string chip = options.chip, format = options.format;
+  if (!isNVVMChip(chip))
+    return "chip '" + chip +
+           "' is not an NVIDIA GPU architecture (sm_80, sm_90a, ...)";
+  if (format != "isa" && format != "bin" && format != "fatbin")
+    return "format '" + format + "' is not isa, bin or fatbin";
+  return "";
+}
+
 void mlir::attn::registerAttnPipelines() {
   registerAttnCodegenPasses();
   PassPipelineRegistration<LowerToLLVMOptions>(
@@ -263,11 +284,26 @@ void mlir::attn::registerAttnPipelines() {
       "Lower attn (and linalg on tensors) to the LLVM dialect for the CPU: "
       "attn lowerings, bufferization, OpenMP threads, math approximations",
       buildLowerToLLVMPipeline);
-  PassPipelineRegistration<LowerToNVVMOptions>(
+  // (Registered with its options checked: a bad chip or format is an
+  // error of the pipeline, not a crash or a warning later.)
+  registerPassPipeline(
       "attn-lower-to-nvvm-pipeline",
       "Lower attn to GPU kernels for NVIDIA GPUs: fused flash/pointwise/"
       "block-sparse kernels (mma.sync for f16/bf16), other attention through "
       "parallel loops mapped to blocks and threads, managed host buffers, "
       "NVVM, PTX/cubin for the chosen chip, host code calling mgpu*",
-      buildLowerToNVVMPipeline);
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        LowerToNVVMOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        std::string error = checkNVVMOptions(options);
+        if (!error.empty())
+          return errorHandler("attn-lower-to-nvvm-pipeline: " + error);
+        buildLowerToNVVMPipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+        optHandler(LowerToNVVMOptions());
+      });
 }

@@ -6,6 +6,14 @@
 // RUN: FileCheck %s < %t
 // RUN: FileCheck %s --check-prefix=BIN < %t
 // RUN: attn-opt %s --attn-lower-to-nvvm-pipeline="chip=sm_80 format=isa tensor-cores=false" | FileCheck %s --check-prefix=NOTC
+/// Bad options are errors of the pipeline (exit code 1, no output), never
+/// a crash or an error with exit code 0.
+// RUN: not attn-opt %s --attn-lower-to-nvvm-pipeline="chip=" 2>&1 | FileCheck %s --check-prefix=NOCHIP
+// NOCHIP: error: attn-lower-to-nvvm-pipeline: chip '' is not an NVIDIA GPU architecture (sm_80, sm_90a, ...)
+// RUN: not attn-opt %s --attn-lower-to-nvvm-pipeline="chip=sm_1 format=isa" 2>&1 | FileCheck %s --check-prefix=SM1
+// SM1: error: attn-lower-to-nvvm-pipeline: chip 'sm_1' is not an NVIDIA GPU architecture
+// RUN: not attn-opt %s --attn-lower-to-nvvm-pipeline="chip=sm_90a format=bogus" 2>&1 | FileCheck %s --check-prefix=FORMAT
+// FORMAT: error: attn-lower-to-nvvm-pipeline: format 'bogus' is not isa, bin or fatbin
 
 // CHECK-LABEL: llvm.func @f16(
 // CHECK:         gpu.launch_func @f16_kernel::@f16_kernel blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) : i64

@@ -78,6 +78,21 @@
 // RUN: not attn-run %s --random-inputs --output %t/no/such/dir/out.npy 2>&1 | FileCheck %s --check-prefix=WRITE
 // WRITE: attn-run: error: {{.*}}out.npy: cannot write
 
+/// Options are checked before anything runs: tolerances finite and >= 0,
+/// a named entry, a file name for each output ("-" is not standard output:
+/// no file named "-" is written), a GPU architecture for --chip.
+// RUN: not attn-run %s --random-inputs --check --rtol -5 2>&1 | FileCheck %s --check-prefix=RTOL
+// RTOL: attn-run: error: --rtol must be a finite number >= 0, not '-5.000000'
+// RUN: not attn-run %s --random-inputs --check --atol nan 2>&1 | FileCheck %s --check-prefix=ATOL
+// ATOL: attn-run: error: --atol must be a finite number >= 0, not 'nan'
+// RUN: not attn-run %s --random-inputs --entry '' 2>&1 | FileCheck %s --check-prefix=NOENTRY
+// NOENTRY: attn-run: error: --entry needs a function name
+// RUN: mkdir -p %t/cwd && cd %t/cwd && not attn-run %s --random-inputs --output - 2>&1 | FileCheck %s --check-prefix=STDOUT
+// RUN: not test -e %t/cwd/-
+// STDOUT: attn-run: error: --output '-': results are .npy files; give a file name (standard output is not supported)
+// RUN: not attn-run %s --random-inputs --target=gpu-emulator --chip sm_1 2>&1 | FileCheck %s --check-prefix=CHIP
+// CHIP: attn-run: error: --chip 'sm_1' is not an NVIDIA GPU architecture (sm_80, sm_90a, ...)
+
 func.func @attention(%query: tensor<1x2x8x4xf32>, %key: tensor<1x2x8x4xf32>,
                      %value: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
   %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax}

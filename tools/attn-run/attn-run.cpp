@@ -636,6 +636,22 @@ int run(MLIRContext &context) {
          "' (supported: cpu, cuda, gpu-emulator)");
   if (referenceOnly && target != "cpu")
     fail("--reference runs on the CPU only (use --target=cpu)");
+  // Options checked before anything runs (defaults: -1, the dtype's).
+  for (auto [name, opt] :
+       {std::pair("--rtol", &rtolOpt), std::pair("--atol", &atolOpt)})
+    if (opt->getNumOccurrences() && !(std::isfinite(*opt) && *opt >= 0))
+      fail(std::string(name) + " must be a finite number >= 0, not '" +
+           std::to_string(*opt) + "'");
+  if (entryName.getNumOccurrences() && entryName.empty())
+    fail("--entry needs a function name");
+  for (const std::string &o : outputs)
+    if (o == "-" || o.empty())
+      fail("--output '" + o +
+           "': results are .npy files; give a file name (standard output is "
+           "not supported)");
+  if (!chip.empty() && !isNVVMChip(chip))
+    fail("--chip '" + chip +
+         "' is not an NVIDIA GPU architecture (sm_80, sm_90a, ...)");
   std::string gpuChip = chip;
   if (target == "cuda") {
     const CudaRuntimeLoader &rt = cudaRuntime(); // fails without a device
