@@ -256,22 +256,26 @@ void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-bool mlir::attn::isNVVMChip(StringRef chip) {
-  if (!chip.consume_front("sm_"))
-    return false;
-  if (chip.ends_with("a") || chip.ends_with("f"))
-    chip = chip.drop_back();
+std::string mlir::attn::checkNVVMChip(StringRef chip) {
+  StringRef digits = chip;
+  if (digits.consume_front("sm_") &&
+      (digits.ends_with("a") || digits.ends_with("f")))
+    digits = digits.drop_back();
   unsigned number = 0;
-  return (chip.size() == 2 || chip.size() == 3) &&
-         llvm::all_of(chip, llvm::isDigit) && !chip.getAsInteger(10, number) &&
-         number >= 50;
+  if (chip.starts_with("sm_") && (digits.size() == 2 || digits.size() == 3) &&
+      llvm::all_of(digits, llvm::isDigit) && !digits.getAsInteger(10, number) &&
+      number >= 50)
+    return "";
+  return ("chip '" + chip +
+          "' is not an NVIDIA GPU architecture (sm_80, sm_90a, ...)")
+      .str();
 }
 
 std::string mlir::attn::checkNVVMOptions(const LowerToNVVMOptions &options) {
-  std::string chip = options.chip, format = options.format;
-  if (!isNVVMChip(chip))
-    return "chip '" + chip +
-           "' is not an NVIDIA GPU architecture (sm_80, sm_90a, ...)";
+  std::string chipError = checkNVVMChip(options.chip);
+  if (!chipError.empty())
+    return chipError;
+  std::string format = options.format;
   if (format != "isa" && format != "bin" && format != "fatbin")
     return "format '" + format + "' is not isa, bin or fatbin";
   return "";

@@ -649,9 +649,9 @@ int run(MLIRContext &context) {
       fail("--output '" + o +
            "': results are .npy files; give a file name (standard output is "
            "not supported)");
-  if (!chip.empty() && !isNVVMChip(chip))
-    fail("--chip '" + chip +
-         "' is not an NVIDIA GPU architecture (sm_80, sm_90a, ...)");
+  if (std::string error = chip.empty() ? "" : checkNVVMChip(chip);
+      !error.empty())
+    fail("--" + error);
   std::string gpuChip = chip;
   if (target == "cuda") {
     const CudaRuntimeLoader &rt = cudaRuntime(); // fails without a device

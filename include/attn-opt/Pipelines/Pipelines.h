@@ -165,10 +165,10 @@ void buildGpuKernelsPipeline(OpPassManager &pm, const GpuKernelsConfig &config);
 /// The CPU tail: vector and structured control flow to the LLVM dialect.
 void addCpuToLLVMPasses(OpPassManager &pm);
 
-/// Whether `chip` names an NVIDIA GPU architecture the NVPTX backend can
-/// target: `sm_` and two or three digits (at least 50), an optional `a`
-/// or `f` suffix (sm_80, sm_90a, sm_100f).
-bool isNVVMChip(llvm::StringRef chip);
+/// Why `chip` is not an NVIDIA GPU architecture the NVPTX backend can
+/// target (`sm_` and two or three digits, at least 50, an optional `a` or
+/// `f` suffix: sm_80, sm_90a, sm_100f); "" when it is one.
+std::string checkNVVMChip(llvm::StringRef chip);
 
 /// The options' errors (chip, binary format), "" when they are valid.
 std::string checkNVVMOptions(const LowerToNVVMOptions &options);

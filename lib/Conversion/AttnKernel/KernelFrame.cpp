@@ -383,8 +383,6 @@ void KernelFrame::classifyMaskBlocks() {
     return;
   Value queryBlocks = arith::CeilDivUIOp::create(b, queryLen, idx(blockQ));
   Value keyBlocks = arith::CeilDivUIOp::create(b, keyLen, idx(blockK));
-  // (The tile fields are set per block below and restored after.)
-  Value saved[] = {batch, head, seqQueryLen, seqKeyLen, firstQuery};
   // (The deallocation pipeline frees the table.)
   Value kinds = memref::AllocOp::create(
       b,
@@ -396,11 +394,9 @@ void KernelFrame::classifyMaskBlocks() {
       ValueRange{idx(1), idx(1)}, [&](OpBuilder &, Location, ValueRange ivs) {
         // The block as the tiles see it (batch and head are not indices
         // of such a mask).
-        batch = head = idx(0);
-        seqQueryLen = queryLen;
-        seqKeyLen = keyLen;
-        firstQuery = mul(ivs[0], blockQ);
-        auto [any, all] = classifyMaskBlock(mul(ivs[1], blockK));
+        auto [any, all] =
+            classifyMaskBlock(idx(0), idx(0), mul(ivs[0], blockQ), queryLen,
+                              mul(ivs[1], blockK), keyLen);
         Type i8 = b.getI8Type();
         Value kind = arith::OrIOp::create(
             b, arith::ExtUIOp::create(b, i8, any),
@@ -411,13 +407,12 @@ void KernelFrame::classifyMaskBlocks() {
         scf::ReduceOp::create(b);
       });
   maskKinds = kinds;
-  std::tie(batch, head, seqQueryLen, seqKeyLen, firstQuery) =
-      std::tie(saved[0], saved[1], saved[2], saved[3], saved[4]);
 }
 
 std::pair<Value, Value> KernelFrame::maskTensorTileKind(Value k0) {
   if (!maskKinds)
-    return classifyMaskBlock(k0);
+    return classifyMaskBlock(batch, head, firstQuery, seqQueryLen, k0,
+                             seqKeyLen);
   Value kind = memref::LoadOp::create(
       b, maskKinds, ValueRange{div(firstQuery, blockQ), div(k0, blockK)});
   auto bit = [&](int64_t v) -> Value {
@@ -429,12 +424,15 @@ std::pair<Value, Value> KernelFrame::maskTensorTileKind(Value k0) {
   return {bit(1), bit(2)};
 }
 
-std::pair<Value, Value> KernelFrame::classifyMaskBlock(Value k0) {
+std::pair<Value, Value> KernelFrame::classifyMaskBlock(Value batchIdx,
+                                                       Value headIdx, Value q0,
+                                                       Value qLen, Value k0,
+                                                       Value kLen) {
   auto type = cast<MemRefType>(maskBuf.getType());
   Type elem = type.getElementType();
   bool additive = elem.isF32();
-  Value rowEnd = minIdx(add(firstQuery, blockQ), seqQueryLen);
-  Value keyEnd = minIdx(add(k0, blockK), seqKeyLen);
+  Value rowEnd = minIdx(add(q0, blockQ), qLen);
+  Value keyEnd = minIdx(add(k0, blockK), kLen);
   // Each row of the block as vectors of `width` entries: whether the entry
   // allows its key, and whether it allows it adding 0 (boolean masks: the
   // same).
@@ -453,7 +451,7 @@ std::pair<Value, Value> KernelFrame::classifyMaskBlock(Value k0) {
         vector::ReductionOp::create(b, vector::CombiningKind::AND, all)};
   };
   auto rowAt = [&](Value row, Value k) {
-    return biasIndices(type.getShape(), idx(0), batch, head, row, k);
+    return biasIndices(type.getShape(), idx(0), batchIdx, headIdx, row, k);
   };
 
   // A whole block (the usual case): one vector per row, combined across the
@@ -465,8 +463,8 @@ std::pair<Value, Value> KernelFrame::classifyMaskBlock(Value k0) {
         arith::ConstantOp::create(b, DenseElementsAttr::get(bits, false));
     Value every =
         arith::ConstantOp::create(b, DenseElementsAttr::get(bits, true));
-    SmallVector<Value> acc = forLoop(
-        firstQuery, rowEnd, 1, {none, every}, [&](Value row, ValueRange a) {
+    SmallVector<Value> acc =
+        forLoop(q0, rowEnd, 1, {none, every}, [&](Value row, ValueRange a) {
           Value v = vector::LoadOp::create(b, vt, maskBuf, rowAt(row, k0));
           auto [allows, neutral] = classify(v);
           return SmallVector<Value>{arith::OrIOp::create(b, a[0], allows),
@@ -480,7 +478,7 @@ std::pair<Value, Value> KernelFrame::classifyMaskBlock(Value k0) {
     Value f = arith::ConstantOp::create(b, b.getBoolAttr(false));
     Value t = arith::ConstantOp::create(b, b.getBoolAttr(true));
     auto one = VectorType::get({1}, elem);
-    return forLoop(firstQuery, rowEnd, 1, {f, t}, [&](Value row, ValueRange a) {
+    return forLoop(q0, rowEnd, 1, {f, t}, [&](Value row, ValueRange a) {
       return forLoop(k0, keyEnd, 1, {a[0], a[1]}, [&](Value k, ValueRange c) {
         Value v = vector::LoadOp::create(b, one, maskBuf, rowAt(row, k));
         auto [allows, neutral] = classify(v);

@@ -389,8 +389,12 @@ private:
   /// block from `k0`: (does it allow any key, does it allow every key and
   /// add 0 to each score), i1 values; read from maskKinds when built.
   std::pair<Value, Value> maskTensorTileKind(Value k0);
-  /// The same, computed from the mask tensor's entries.
-  std::pair<Value, Value> classifyMaskBlock(Value k0);
+  /// The same for the mask block of batch row `batchIdx`, head `headIdx`,
+  /// the queries from `q0` (below `qLen`) and the keys from `k0` (below
+  /// `kLen`), computed from the mask tensor's entries.
+  std::pair<Value, Value> classifyMaskBlock(Value batchIdx, Value headIdx,
+                                            Value q0, Value qLen, Value k0,
+                                            Value kLen);
   /// Runs `body` on a block unless segment ids rule it out.
   SmallVector<Value>
   visitSegmentBound(Value k0, bool masked, ValueRange state,
