@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 
 #include <functional>
+#include <limits>
 #include <random>
 
 using namespace mlir::attn;
@@ -328,6 +329,101 @@ TEST_F(MaskTest, LargeCountsMatchClosedForms) {
 /// The block layout of every pattern kind and composition, per-head lists
 /// included, for ragged lengths and several block sizes, equals brute-force
 /// classification of every element of every block; its CSR form is valid.
+TEST_F(MaskTest, BoundsAtInt64MaxGiveTheMathematicalMask) {
+  // Every distance at INT64_MAX saturates to a mask equal to the
+  // mathematical one, computed here in 128-bit arithmetic.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  using I128 = __int128;
+  for (Shape s : {Shape{1, 8, 8}, Shape{2, 5, 13}, Shape{1, 13, 5}}) {
+    check({Node::window(0, kMax),
+           [](int64_t, int64_t i, int64_t, int64_t k) {
+             return k >= i && I128(k) <= I128(i) + kMax;
+           },
+           "window(0, max)"},
+          s);
+    check({Node::window(kMax, kMax),
+           [](int64_t, int64_t i, int64_t, int64_t k) {
+             return I128(k) >= I128(i) - kMax && I128(k) <= I128(i) + kMax;
+           },
+           "window(max, max)"},
+          s);
+    check({Node::dilated(kMax, kMax, kMax),
+           [](int64_t, int64_t i, int64_t, int64_t k) {
+             return (I128(k) - i) % kMax == 0;
+           },
+           "dilated(max, max, max)"},
+          s);
+    check({Node::dilated(kMax, 3, 1),
+           [](int64_t, int64_t i, int64_t, int64_t k) { return k <= i + 3; },
+           "dilated(max, 3, 1)"},
+          s);
+    check({Node::strided(kMax),
+           [](int64_t, int64_t i, int64_t, int64_t k) {
+             return (I128(i) - k) % kMax == 0;
+           },
+           "strided(max)"},
+          s);
+    for (int64_t c : {int64_t(1), int64_t(2), kMax - 1, kMax}) {
+      check({Node::fixed(kMax, c),
+             [c](int64_t, int64_t i, int64_t, int64_t k) {
+               auto period = [](I128 x) { return x < 0 ? -1 : 0; };
+               return period(k) == period(i) || I128(k) >= I128(kMax) - c;
+             },
+             "fixed(max, c)"},
+            s);
+    }
+    check({Node::global({0, kMax}),
+           [](int64_t, int64_t i, int64_t, int64_t k) {
+             return i == 0 || k == 0;
+           },
+           "global({0, max})"},
+          s);
+  }
+  // The window of the reproducer equals after = 8 over 8 keys.
+  Mask wide(Node::window(0, kMax), 1, 8, 8), eight(Node::window(0, 8), 1, 8, 8);
+  for (int64_t q = 0; q < 8; ++q)
+    for (int64_t k = 0; k < 8; ++k)
+      EXPECT_EQ(wide.isAllowed(0, q, k), eight.isAllowed(0, q, k));
+}
+
+TEST_F(MaskTest, DeepCompositionsClassifyInPolynomialTime) {
+  // Nested 30 deep, each level [inner, window(2, 0)]: splitting every level
+  // again took time exponential in the depth. Classification splits only
+  // the root now; the answers stay exact.
+  Node inner = Node::window(2, 0);
+  Reference ref = [](int64_t, int64_t i, int64_t, int64_t k) {
+    return k >= i - 2 && k <= i;
+  };
+  for (int level = 0; level < 30; ++level)
+    inner = level % 2 ? Node::intersect({inner, Node::window(2, 0)})
+                      : Node::unite({Node::window(2, 0), inner});
+  check({inner, ref, "nested 30 deep"}, {1, 64, 4});
+  check({inner, ref, "nested 30 deep"}, {1, 67, 67});
+  // A layout over long sequences stays cheap.
+  BlockLayout layout = BlockLayout::compute(Mask(inner, 1, 4096, 4096), 64, 64);
+  EXPECT_EQ(layout.countVisited(), 64 + 63);
+}
+
+TEST_F(MaskTest, ClassificationAndCountsOfLongSequencesAreBounded) {
+  // The longest sequences the dialect accepts: classifying the whole matrix
+  // and counting stay within their budgets.
+  int64_t l = kMaxSequenceLength;
+  Mask fixed(Node::fixed(4096, 64), 1, l, l);
+  EXPECT_EQ(fixed.classify(0, {0, l, 0, l}), TileKind::Partial);
+  Mask both(Node::intersect({Node::strided(3), Node::dilated(100, 100, 2)}), 1,
+            l, l);
+  EXPECT_EQ(both.classify(0, {0, l, 0, l}), TileKind::Partial);
+  EXPECT_EQ(both.classify(0, {0, 1, 0, 1}), TileKind::Full);
+  Mask window(Node::window(128, 0), 1, l, l);
+  int64_t estimate = window.countAllowed(0);
+  // An estimate, within a small factor of l * 129 - 128 * 129 / 2.
+  EXPECT_GE(estimate, l * 129 / 4);
+  EXPECT_LE(estimate, l * 129 * 4);
+  // Below the budget the count is exact.
+  EXPECT_EQ(Mask(Node::window(128, 0), 1, 1 << 16, 1 << 16).countAllowed(0),
+            (int64_t(1) << 16) * 129 - 128 * 129 / 2);
+}
+
 TEST_F(MaskTest, BlockLayoutsMatchBruteForce) {
   for (int trial = 0; trial < 250; ++trial) {
     Shape s = randomShape();

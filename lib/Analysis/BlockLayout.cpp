@@ -13,10 +13,22 @@ bool BlockLayout::Compressed::operator==(const Compressed &o) const {
          partialOffsets == o.partialOffsets && partialBlocks == o.partialBlocks;
 }
 
+bool BlockLayout::fitsAtCompileTime(const mask::Mask &m) {
+  if (!m.hasStaticLengths())
+    return false;
+  int64_t rows = (m.getQueryLen() + kMinBlock - 1) / kMinBlock;
+  int64_t cols = (m.getKeyLen() + kMinBlock - 1) / kMinBlock;
+  int64_t heads = m.isHeadDependent() ? m.getNumHeads() : 1;
+  // Lengths are at most 2^30 and heads at most 2^47: no overflow in doubles
+  // that decide a bound of 2^24.
+  return static_cast<double>(rows) * cols * heads <= kMaxBlocks;
+}
+
 BlockLayout BlockLayout::compute(const mask::Mask &m, int64_t blockQ,
                                  int64_t blockK,
                                  const mask::SegmentIds *segments) {
   assert(blockQ > 0 && blockK > 0 && "block sizes must be positive");
+  assert(fitsAtCompileTime(m) && "a layout too large for compile time");
   BlockLayout l;
   l.blockQ = blockQ;
   l.blockK = blockK;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <optional>
 
 using namespace mlir::attn;
 using namespace mlir::attn::mask;
@@ -34,17 +35,22 @@ static Node makeNode(Node::Kind kind) {
 }
 
 Node Node::causal() { return makeNode(Kind::Causal); }
+/// A distance saturated at kMaxPatternDistance (see MaskPattern.h).
+static int64_t saturate(int64_t distance) {
+  return std::min(distance, kMaxPatternDistance);
+}
+
 Node Node::window(int64_t before, int64_t after) {
   Node n = makeNode(Kind::Window);
-  n.before = before;
-  n.after = after;
+  n.before = saturate(before);
+  n.after = saturate(after);
   return n;
 }
 Node Node::dilated(int64_t before, int64_t after, int64_t dilation) {
   Node n = makeNode(Kind::Dilated);
-  n.before = before;
-  n.after = after;
-  n.dilation = dilation;
+  n.before = saturate(before);
+  n.after = saturate(after);
+  n.dilation = saturate(dilation);
   return n;
 }
 Node Node::global(std::vector<int64_t> tokens) {
@@ -56,13 +62,16 @@ Node Node::global(std::vector<int64_t> tokens) {
 }
 Node Node::strided(int64_t stride) {
   Node n = makeNode(Kind::Strided);
-  n.stride = stride;
+  n.stride = saturate(stride);
   return n;
 }
 Node Node::fixed(int64_t stride, int64_t summary) {
   Node n = makeNode(Kind::Fixed);
-  n.stride = stride;
-  n.summary = summary;
+  // k mod stride >= stride - summary: keep the threshold (0 <= summary <=
+  // stride, so it cannot overflow), then saturate both.
+  int64_t threshold = stride - summary;
+  n.stride = saturate(stride);
+  n.summary = n.stride - saturate(threshold);
   return n;
 }
 Node Node::blockTable(int64_t blockSize, int64_t rows, int64_t cols,
@@ -131,6 +140,23 @@ int64_t countTokens(const std::vector<int64_t> &tokens, int64_t lo,
   return e - b;
 }
 
+/// A tile's classification while the root is being decided: the three
+/// kinds, or Undecided where a composed node has two or more children that
+/// are not decided on the whole tile (splitting the tile may decide it).
+enum class Verdict : uint8_t { Empty, Partial, Full, Undecided };
+
+Verdict verdictOf(TileKind kind) {
+  switch (kind) {
+  case TileKind::Empty:
+    return Verdict::Empty;
+  case TileKind::Partial:
+    return Verdict::Partial;
+  case TileKind::Full:
+    return Verdict::Full;
+  }
+  llvm_unreachable("unknown tile kind");
+}
+
 struct Evaluator {
   int64_t offset; // Lk - Lq: query index to key position.
   const SegmentIds *segments;
@@ -138,9 +164,13 @@ struct Evaluator {
   bool segmentsAsAll;
 
   bool allowed(const Node &n, int64_t h, int64_t q, int64_t k) const;
+  /// Classifies `t` exactly, splitting it where a composed node cannot
+  /// decide it whole, within kMaxClassifySplits splits.
   TileKind classify(const Node &n, int64_t h, const Tile &t) const;
-  /// Exact classification by splitting the tile until each part is decided.
-  TileKind classifyBySplitting(const Node &n, int64_t h, const Tile &t) const;
+  /// One level of classification: leaves exactly, composed nodes from their
+  /// children's verdicts, without splitting.
+  Verdict judge(const Node &n, int64_t h, const Tile &t) const;
+  TileKind classifyLeaf(const Node &n, const Tile &t) const;
   TileKind classifySegments(const Tile &t) const;
 };
 } // namespace
@@ -205,29 +235,7 @@ TileKind Evaluator::classifySegments(const Tile &t) const {
   return all ? TileKind::Full : TileKind::Empty;
 }
 
-TileKind Evaluator::classifyBySplitting(const Node &n, int64_t h,
-                                        const Tile &t) const {
-  int64_t rows = t.qEnd - t.qBegin, cols = t.kEnd - t.kBegin;
-  if (rows == 1 && cols == 1)
-    return allowed(n, h, t.qBegin, t.kBegin) ? TileKind::Full : TileKind::Empty;
-  Tile parts[2] = {t, t};
-  if (rows >= cols) {
-    int64_t mid = t.qBegin + rows / 2;
-    parts[0].qEnd = mid;
-    parts[1].qBegin = mid;
-  } else {
-    int64_t mid = t.kBegin + cols / 2;
-    parts[0].kEnd = mid;
-    parts[1].kBegin = mid;
-  }
-  TileKind first = classify(n, h, parts[0]);
-  if (first == TileKind::Partial)
-    return TileKind::Partial;
-  TileKind second = classify(n, h, parts[1]);
-  return first == second ? first : TileKind::Partial;
-}
-
-TileKind Evaluator::classify(const Node &n, int64_t h, const Tile &t) const {
+TileKind Evaluator::classifyLeaf(const Node &n, const Tile &t) const {
   // Key positions of the first and last query of the tile.
   int64_t i0 = t.qBegin + offset, i1 = t.qEnd - 1 + offset;
   int64_t k0 = t.kBegin, k1 = t.kEnd - 1;
@@ -277,26 +285,25 @@ TileKind Evaluator::classify(const Node &n, int64_t h, const Tile &t) const {
     return TileKind::Partial;
   }
   case Node::Kind::Fixed: {
-    int64_t s = n.stride, c = n.summary;
+    // Keys with k mod s >= s - c are summary keys, seen by every query; the
+    // others only from the query's own period. O(1) in the tile's size.
+    int64_t s = n.stride, threshold = n.stride - n.summary;
     int64_t rb0 = floorDiv(i0, s), rb1 = floorDiv(i1, s);
-    // Columns outside the summary set: k mod s < s - c.
-    int64_t minOther = -1, maxOther = -1, summaryCols = 0;
-    for (int64_t k = k0; k <= k1; ++k) {
-      if (k % s >= s - c) {
-        ++summaryCols;
-        continue;
-      }
-      if (minOther < 0)
-        minOther = k;
-      maxOther = k;
-    }
-    if (minOther < 0)
+    // The first and last other key of [k0, k1] (k >= 0: plain remainders).
+    int64_t firstOther = k0 % s < threshold ? k0 : k0 - k0 % s + s;
+    int64_t lastOther = k1 % s < threshold ? k1 : k1 - k1 % s + threshold - 1;
+    if (threshold == 0 || firstOther > k1 || lastOther < k0)
       return TileKind::Full;
-    if (rb0 == rb1 && floorDiv(minOther, s) == rb0 &&
-        floorDiv(maxOther, s) == rb0)
+    if (rb0 == rb1 && floorDiv(firstOther, s) == rb0 &&
+        floorDiv(lastOther, s) == rb0)
       return TileKind::Full;
+    // Whether [k0, k1] holds a summary key: a whole period does, else the
+    // remainders run from k0 mod s up, wrapping past s - 1 (a summary key).
+    int64_t r0 = k0 % s;
+    bool anySummary =
+        k1 - k0 + 1 >= s || r0 + (k1 - k0) >= s || r0 + (k1 - k0) >= threshold;
     int64_t cb0 = floorDiv(k0, s), cb1 = floorDiv(k1, s);
-    if (summaryCols == 0 && (rb1 < cb0 || cb1 < rb0))
+    if (!anySummary && (rb1 < cb0 || cb1 < rb0))
       return TileKind::Empty;
     return TileKind::Partial;
   }
@@ -316,30 +323,79 @@ TileKind Evaluator::classify(const Node &n, int64_t h, const Tile &t) const {
   case Node::Kind::Segments:
     return classifySegments(t);
   case Node::Kind::Union:
-  case Node::Kind::Intersect: {
-    // For a union, Full absorbs and Empty is neutral; for an intersection the
-    // roles swap. One undecided child decides; two need a closer look.
-    bool isUnion = n.kind == Node::Kind::Union;
-    TileKind absorbing = isUnion ? TileKind::Full : TileKind::Empty;
-    TileKind neutral = isUnion ? TileKind::Empty : TileKind::Full;
-    int partials = 0;
-    for (const Node &child : n.children) {
-      TileKind k = classify(child, h, t);
-      if (k == absorbing)
-        return absorbing;
-      if (k == TileKind::Partial)
-        ++partials;
-    }
-    if (partials == 0)
-      return neutral;
-    if (partials == 1)
-      return TileKind::Partial;
-    return classifyBySplitting(n, h, t);
-  }
+  case Node::Kind::Intersect:
   case Node::Kind::PerHead:
-    return classify(n.children[h], h, t);
+    break;
   }
   llvm_unreachable("unknown pattern kind");
+}
+
+Verdict Evaluator::judge(const Node &n, int64_t h, const Tile &t) const {
+  switch (n.kind) {
+  case Node::Kind::Union:
+  case Node::Kind::Intersect: {
+    // For a union, Full absorbs and Empty is neutral; for an intersection the
+    // roles swap. One child that is neither decides (the others are
+    // neutral); two leave the tile undecided until it is split.
+    bool isUnion = n.kind == Node::Kind::Union;
+    Verdict absorbing = isUnion ? Verdict::Full : Verdict::Empty;
+    Verdict neutral = isUnion ? Verdict::Empty : Verdict::Full;
+    Verdict other = neutral;
+    int others = 0;
+    for (const Node &child : n.children) {
+      Verdict v = judge(child, h, t);
+      if (v == absorbing)
+        return absorbing;
+      if (v != neutral) {
+        other = v;
+        ++others;
+      }
+    }
+    return others > 1 ? Verdict::Undecided : other;
+  }
+  case Node::Kind::PerHead:
+    return judge(n.children[h], h, t);
+  default:
+    return verdictOf(classifyLeaf(n, t));
+  }
+}
+
+TileKind Evaluator::classify(const Node &n, int64_t h, const Tile &t) const {
+  // Depth-first over the parts of `t` that stay undecided: the first part
+  // found Partial decides, as do two decided parts that disagree.
+  int64_t splits = 0;
+  std::optional<TileKind> seen;
+  std::vector<Tile> work = {t};
+  while (!work.empty()) {
+    Tile part = work.back();
+    work.pop_back();
+    Verdict v = judge(n, h, part);
+    int64_t rows = part.qEnd - part.qBegin, cols = part.kEnd - part.kBegin;
+    // A single element stays undecided only where two segment patterns
+    // without ids meet: unknown at compile time, so Partial.
+    if (v == Verdict::Undecided &&
+        ((rows == 1 && cols == 1) || splits == kMaxClassifySplits))
+      v = Verdict::Partial;
+    if (v == Verdict::Undecided) {
+      ++splits;
+      Tile a = part, b = part;
+      if (rows >= cols) {
+        a.qEnd = b.qBegin = part.qBegin + rows / 2;
+      } else {
+        a.kEnd = b.kBegin = part.kBegin + cols / 2;
+      }
+      work.push_back(b);
+      work.push_back(a);
+      continue;
+    }
+    TileKind kind = v == Verdict::Full    ? TileKind::Full
+                    : v == Verdict::Empty ? TileKind::Empty
+                                          : TileKind::Partial;
+    if (kind == TileKind::Partial || (seen && *seen != kind))
+      return TileKind::Partial;
+    seen = kind;
+  }
+  return *seen;
 }
 
 //===----------------------------------------------------------------------===//
@@ -388,10 +444,19 @@ int64_t Mask::countAllowed(int64_t h) const {
   if (queryLen == 0 || keyLen == 0)
     return 0;
   Evaluator e{keyLen - queryLen, nullptr, /*segmentsAsAll=*/true};
-  // Depth-first over a work list of tiles, splitting partial ones.
-  int64_t count = 0;
+  // Largest tile first, splitting partial ones: past the budget, the tiles
+  // left are the smallest partial ones, each estimated from a grid of
+  // samples.
+  auto area = [](const Tile &t) {
+    return (t.qEnd - t.qBegin) * (t.kEnd - t.kBegin);
+  };
+  auto smaller = [&](const Tile &a, const Tile &b) {
+    return area(a) < area(b);
+  };
+  int64_t count = 0, splits = 0;
   std::vector<Tile> work = {{0, queryLen, 0, keyLen}};
   while (!work.empty()) {
+    std::pop_heap(work.begin(), work.end(), smaller);
     Tile t = work.back();
     work.pop_back();
     int64_t rows = t.qEnd - t.qBegin, cols = t.kEnd - t.kBegin;
@@ -408,6 +473,20 @@ int64_t Mask::countAllowed(int64_t h) const {
           count += e.allowed(*root, h, q, k);
       continue;
     }
+    if (splits == kMaxCountTiles) {
+      // An estimate: the centres of a grid of up to 16 x 16 cells.
+      int64_t gr = std::min<int64_t>(rows, 16),
+              gc = std::min<int64_t>(cols, 16);
+      int64_t hits = 0;
+      for (int64_t r = 0; r < gr; ++r)
+        for (int64_t c = 0; c < gc; ++c)
+          hits += e.allowed(*root, h, t.qBegin + (2 * r + 1) * rows / (2 * gr),
+                            t.kBegin + (2 * c + 1) * cols / (2 * gc));
+      count += static_cast<int64_t>(static_cast<double>(hits) / (gr * gc) *
+                                    static_cast<double>(rows * cols));
+      continue;
+    }
+    ++splits;
     Tile a = t, b = t;
     if (rows >= cols) {
       a.qEnd = b.qBegin = t.qBegin + rows / 2;
@@ -415,7 +494,9 @@ int64_t Mask::countAllowed(int64_t h) const {
       a.kEnd = b.kBegin = t.kBegin + cols / 2;
     }
     work.push_back(a);
+    std::push_heap(work.begin(), work.end(), smaller);
     work.push_back(b);
+    std::push_heap(work.begin(), work.end(), smaller);
   }
   return count;
 }

@@ -69,7 +69,8 @@ struct ParallelizeLinalgPass
     }
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (op.hasPureTensorSemantics() && runsOncePerCall(op))
+      if (op.hasPureTensorSemantics() && runsOncePerCall(op) &&
+          !hasEmptyLoop(op))
         ops.push_back(op);
     });
 
@@ -95,6 +96,10 @@ bool mlir::attn::runsOncePerCall(Operation *op) {
       return false;
   }
   return false;
+}
+
+bool mlir::attn::hasEmptyLoop(linalg::LinalgOp op) {
+  return llvm::is_contained(op.getStaticLoopRanges(), 0);
 }
 
 LogicalResult mlir::attn::tileForThreads(RewriterBase &rewriter,

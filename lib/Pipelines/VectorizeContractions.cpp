@@ -238,7 +238,8 @@ struct TileContractionsPass
     }
     SmallVector<std::pair<linalg::LinalgOp, ContractionLoops>> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (!op.hasPureTensorSemantics() || !runsOncePerCall(op))
+      if (!op.hasPureTensorSemantics() || !runsOncePerCall(op) ||
+          hasEmptyLoop(op))
         return;
       if (std::optional<ContractionLoops> loops = contractionLoops(op))
         ops.push_back({op, *loops});

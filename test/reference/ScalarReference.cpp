@@ -58,8 +58,9 @@ bool ref::allowed(const Pattern &p, int64_t h, int64_t q, int64_t k, int64_t lq,
   switch (p.kind) {
   case Pattern::Causal:
     return k <= i;
-  case Pattern::Window:
-    return i - p.a <= k && k <= i + p.b;
+  case Pattern::Window: // in 128 bits: bounds may be as large as INT64_MAX
+    return static_cast<__int128>(i) - p.a <= k &&
+           k <= static_cast<__int128>(i) + p.b;
   case Pattern::Dilated:
     return k - i >= -p.a && k - i <= p.b && mod(k - i, p.c) == 0;
   case Pattern::Global:
@@ -70,7 +71,7 @@ bool ref::allowed(const Pattern &p, int64_t h, int64_t q, int64_t k, int64_t lq,
   case Pattern::Fixed:
     return floorDiv(k, p.a) == floorDiv(i, p.a) || mod(k, p.a) >= p.a - p.b;
   case Pattern::Random: {
-    int64_t keyBlocks = (lk + p.b - 1) / p.b;
+    int64_t keyBlocks = lk == 0 ? 0 : (lk - 1) / p.b + 1;
     std::vector<int64_t> picked =
         mlir::attn::randomBlocksForRow(p.seed, q / p.b, keyBlocks, p.a);
     return std::count(picked.begin(), picked.end(), k / p.b) > 0;

@@ -32,9 +32,21 @@ public:
     bool operator==(const Compressed &other) const;
   };
 
+  /// The most blocks (query blocks x key blocks x distinct head layouts)
+  /// a compile-time layout may classify, counted in the finest blocks the
+  /// kernels use (kMinBlock x kMinBlock): 2^24, up to 65,536 x 65,536
+  /// score matrices. Larger ones are classified at run time by the kernels,
+  /// as with dynamic lengths (docs/Semantics.md, "Limits").
+  static constexpr int64_t kMaxBlocks = int64_t(1) << 24;
+  static constexpr int64_t kMinBlock = 16;
+
+  /// True if `mask` (static lengths) is small enough for a compile-time
+  /// layout in any block size of at least kMinBlock (see kMaxBlocks).
+  static bool fitsAtCompileTime(const mask::Mask &mask);
+
   /// Computes the layout of `mask` in blocks of `blockQ x blockK`.
   /// `segments`, when given, makes segment patterns exact (else they count
-  /// as partial).
+  /// as partial). The mask fits at compile time.
   static BlockLayout compute(const mask::Mask &mask, int64_t blockQ,
                              int64_t blockK,
                              const mask::SegmentIds *segments = nullptr);

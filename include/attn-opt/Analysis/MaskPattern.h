@@ -26,6 +26,27 @@
 
 namespace mlir::attn::mask {
 
+/// The longest query or key sequence (and memory plus segment) the attn
+/// dialect accepts, 2^30 positions. The kernels evaluate positions in 32-bit
+/// lanes: a position in (-2^30, 2^30) plus or minus a bound of at most 2^30
+/// stays inside int32.
+constexpr int64_t kMaxSequenceLength = int64_t(1) << 30;
+
+/// Pattern distances (window and dilated bounds, dilations, strides) larger
+/// than this are saturated to it by the Node constructors: no two positions
+/// of sequences of at most kMaxSequenceLength are further apart, so the mask
+/// is unchanged, and no arithmetic on a bound can overflow.
+constexpr int64_t kMaxPatternDistance = kMaxSequenceLength;
+
+/// The deepest nesting of composed patterns (union, intersect, per_head)
+/// the dialect accepts; the verifier and the parser both enforce it.
+constexpr int64_t kMaxPatternDepth = 32;
+
+/// The most blocks a block-table pattern (`#attn.block`, `#attn.random`)
+/// may have: its table is built at compile time, one byte per block, and the
+/// kernels index it with 32-bit arithmetic.
+constexpr int64_t kMaxTableBlocks = int64_t(1) << 24;
+
 /// How much of a tile of the score matrix a pattern allows.
 enum class TileKind : uint8_t {
   Empty = 0,   ///< No (q, k) in the tile is allowed.
@@ -87,6 +108,9 @@ struct Node {
 
   static Node all() { return Node(); }
   static Node causal();
+  // Distances (before, after, dilation, stride) saturate at
+  // kMaxPatternDistance; a fixed pattern keeps its threshold
+  // `stride - summary`, saturated likewise.
   static Node window(int64_t before, int64_t after);
   static Node dilated(int64_t before, int64_t after, int64_t dilation);
   static Node global(std::vector<int64_t> tokens);
@@ -104,6 +128,12 @@ struct Node {
   static Node intersect(std::vector<Node> children);
   static Node perHead(std::vector<Node> children);
 };
+
+/// The most splits Mask::classify makes for one tile before it settles for
+/// Partial.
+constexpr int64_t kMaxClassifySplits = 4096;
+/// The most partial tiles Mask::countAllowed splits before it estimates.
+constexpr int64_t kMaxCountTiles = int64_t(1) << 18;
 
 /// A pattern bound to the shape of the attention it masks.
 class Mask {
@@ -132,15 +162,23 @@ public:
   bool isAllowed(int64_t h, int64_t q, int64_t k,
                  const SegmentIds *segments = nullptr) const;
 
-  /// Classifies `tile` for head `h`. The answer is exact: it agrees with
-  /// evaluating `isAllowed` on every element. Without `segments`, a segment
-  /// pattern is unknown at compile time and counts as Partial (its tiles need
-  /// element masking), which keeps every use correct.
+  /// Classifies `tile` for head `h`. The answer is exact (it agrees with
+  /// evaluating `isAllowed` on every element) unless deciding it would take
+  /// more than kMaxClassifySplits splits of the tile, where a composed
+  /// pattern's tile counts as Partial. Without `segments`, a segment pattern
+  /// is unknown at compile time and counts as Partial (its tiles need element
+  /// masking). Partial where the tile is full or empty costs time, never
+  /// correctness. The cost is polynomial in the pattern's size: only the
+  /// root is split, each part classified without splitting inner nodes.
   TileKind classify(int64_t h, const Tile &tile,
                     const SegmentIds *segments = nullptr) const;
 
   /// The number of allowed (q, k) pairs of head `h` (segments ignored, i.e.
-  /// counted as allowed), computed by recursive tile classification.
+  /// counted as allowed), computed by recursive tile classification. Exact
+  /// when it splits at most kMaxCountTiles partial tiles; past that (very
+  /// long sequences) each partial tile left (the smallest: the largest are
+  /// split first) is estimated from a grid of samples, which is all a FLOP
+  /// count needs.
   int64_t countAllowed(int64_t h) const;
 
 private:

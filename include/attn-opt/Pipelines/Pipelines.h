@@ -24,8 +24,13 @@ struct TargetModel;
 /// True if `op` runs once per call of its function: only `scf.if` (such as
 /// the guards of run-time checks) between it and the function, no loop.
 /// The passes that introduce threads (attn-parallelize-linalg,
-/// attn-tile-contractions) take only such ops.
+/// attn-tile-contractions) take only such ops, and only those with work to
+/// share (see hasEmptyLoop).
 bool runsOncePerCall(Operation *op);
+
+/// True if a loop of `op` has a static size of 0 (a zero-sized tensor): the
+/// op does nothing, and the threading passes leave it as it is.
+bool hasEmptyLoop(linalg::LinalgOp op);
 
 /// Tiles `op` (on tensors) into an `scf.forall` with tile `sizes` (0: not
 /// tiled) at its place, replacing it; an error naming `pass` if it cannot.

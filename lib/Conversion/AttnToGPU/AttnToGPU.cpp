@@ -3,6 +3,7 @@
 #include "attn-opt/Conversion/Passes.h"
 
 #include "attn-opt/Conversion/AttnToGPU/GpuKernel.h"
+#include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
 #include "attn-opt/Dialect/Attn/Utils/RuntimeChecks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -37,6 +38,7 @@ struct ConvertAttnToGPUPass
           << ") must be a positive multiple of 16 (or 0)";
       return signalPassFailure();
     }
+    replaceEmptyAttention(getOperation());
     SmallVector<AttentionOp> ops;
     getOperation()->walk([&](AttentionOp op) {
       if (!KernelSpec::applies(op))
@@ -72,8 +74,8 @@ struct ConvertAttnToGPUPass
                << layout->countBlocks() << " key blocks ("
                << layout->countFull() << " full)";
       else
-        remark << "key blocks classified at run time (lengths known at run "
-                  "time)";
+        remark << "key blocks classified at run time ("
+               << spec.runtimeLayoutReason() << ")";
       IRRewriter rewriter(&getContext());
       rewriter.setInsertionPoint(op);
       ImplicitLocOpBuilder b(op->getLoc(), rewriter);

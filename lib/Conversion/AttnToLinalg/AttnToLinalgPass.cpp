@@ -2,6 +2,7 @@
 
 #include "attn-opt/Conversion/Passes.h"
 #include "attn-opt/Dialect/Attn/IR/AttnDialect.h"
+#include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -21,6 +22,7 @@ namespace {
 struct ConvertAttnToLinalgPass
     : public attn::impl::ConvertAttnToLinalgBase<ConvertAttnToLinalgPass> {
   void runOnOperation() override {
+    replaceEmptyAttention(getOperation());
     RewritePatternSet patterns(&getContext());
     populateAttnToLinalgPatterns(patterns);
     walkAndApplyPatterns(getOperation(), std::move(patterns));

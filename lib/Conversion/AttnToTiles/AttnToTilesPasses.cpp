@@ -7,6 +7,7 @@
 
 #include "attn-opt/Conversion/AttnToTiles/TileKernel.h"
 #include "attn-opt/Conversion/Passes.h"
+#include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
 #include "attn-opt/Dialect/Attn/Utils/RuntimeChecks.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -91,11 +92,12 @@ static InFlightDiagnostic &describeLayout(InFlightDiagnostic &&diag,
 
 /// The remark of a kernel whose blocks are classified at run time.
 static InFlightDiagnostic &describeRuntime(InFlightDiagnostic &&diag,
+                                           const KernelSpec &spec,
                                            int64_t blockQ, int64_t blockK,
                                            int64_t lanes) {
   return diag << "tiles of " << blockQ << " queries x " << blockK << " keys, "
-              << lanes << " lanes; key blocks classified at run time "
-              << "(lengths known at run time)";
+              << lanes << " lanes; key blocks classified at run time ("
+              << spec.runtimeLayoutReason() << ")";
 }
 
 /// The remark's note on a mask tensor, if the op has one.
@@ -282,7 +284,7 @@ static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
     remark << pass << ": ";
     describeMaskTensor(
         describeRuntime(describeDecode(std::move(remark), spec, *tiles, target),
-                        tiles->queryTile(target), tiles->keyBlock,
+                        spec, tiles->queryTile(target), tiles->keyBlock,
                         target.lanes),
         op);
     if (op.isPaged())
@@ -326,6 +328,13 @@ static LogicalResult lowerRelative(RelativeAttentionOp op,
       chooseTiles(op, target, spec.dims.valueDim, queryTile, keyBlock, pass);
   if (failed(tiles))
     return failure();
+  if (!spec.hasStaticLayout())
+    return op.emitOpError()
+           << pass << ": Transformer-XL attention over " << spec.dims.queryLen
+           << " queries and " << spec.dims.keyLen
+           << " keys needs a compile-time block layout, and at most "
+           << BlockLayout::kMaxBlocks << " blocks of " << BlockLayout::kMinBlock
+           << " x " << BlockLayout::kMinBlock << " fit one";
   BlockLayout layout = BlockLayout::compute(spec.mask, tiles->queryTile(target),
                                             tiles->keyBlock);
   describeLayout(op.emitRemark()
@@ -378,6 +387,7 @@ struct FlashPass : public attn::impl::AttnFlashBase<FlashPass> {
         failed(lowerAll<SoftmaxAttr>(getOperation(), *target, queryTile,
                                      keyBlock, getArgument())))
       return signalPassFailure();
+    replaceEmptyAttention(getOperation());
     SmallVector<RelativeAttentionOp> relative;
     getOperation()->walk(
         [&](RelativeAttentionOp op) { relative.push_back(op); });
@@ -413,8 +423,8 @@ struct BlockSparsePass
       if (failed(tiles))
         return signalPassFailure();
       if (!spec.hasStaticLayout()) {
-        op.emitRemark() << getArgument()
-                        << ": lengths known at run time; left for the "
+        op.emitRemark() << getArgument() << ": " << spec.runtimeLayoutReason()
+                        << "; left for the "
                            "kernels, which classify blocks at run time";
         continue;
       }

@@ -386,6 +386,7 @@ struct LshKernelsPass : public attn::impl::AttnLshKernelsBase<LshKernelsPass> {
         getOperation(), getArgument(), vectorWidth, vectorRegisters);
     if (failed(target))
       return signalPassFailure();
+    replaceEmptyAttention(getOperation());
     SmallVector<LshAttentionOp> ops;
     getOperation()->walk([&](LshAttentionOp op) {
       if (LshGen::applies(op, target->lanes))

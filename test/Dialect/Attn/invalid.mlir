@@ -13,7 +13,7 @@ func.func @f0(%q: tensor<1x4x64x16xf32>) {
 
 /// FAVOR+ without features.
 func.func @f1(%q: tensor<1x4x64x16xf32>) {
-  // expected-error @+1 {{favor feature map needs features > 0, got 0}}
+  // expected-error @+1 {{favor feature map needs 0 < features <= 65536, got 0}}
   %0 = attn.attention %q, %q, %q {normalizer = #attn.kernel<favor>} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
   return
 }

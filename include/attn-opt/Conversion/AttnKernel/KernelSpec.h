@@ -70,10 +70,19 @@ struct KernelSpec {
   /// runs under, or null when there is nothing to check.
   Value runtimeOk;
 
-  /// True if the batch and the lengths are static and there is no varlen
-  /// operand: the block layout is known at compile time.
+  /// True if the batch and the lengths are static, there is no varlen
+  /// operand and the layout is small enough (BlockLayout::kMaxBlocks): the
+  /// block layout is known at compile time. Otherwise the kernels classify
+  /// blocks at run time.
   bool hasStaticLayout() const {
-    return dims.isStatic() && !queryLengths && !keyLengths && !queryOffsets;
+    return dims.isStatic() && !queryLengths && !keyLengths && !queryOffsets &&
+           BlockLayout::fitsAtCompileTime(mask);
+  }
+  /// Why the layout is not known at compile time (for remarks).
+  const char *runtimeLayoutReason() const {
+    return dims.isStatic() && !isVarlen()
+               ? "too many blocks for a compile-time layout"
+               : "lengths known at run time";
   }
   bool isPacked() const { return static_cast<bool>(queryOffsets); }
   bool isVarlen() const { return queryLengths || keyLengths || queryOffsets; }

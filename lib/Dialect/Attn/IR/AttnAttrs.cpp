@@ -4,6 +4,7 @@
 #include "attn-opt/Dialect/Attn/IR/AttnDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/TypeSwitch.h" // the generated attribute printer
 #include "llvm/Support/Format.h"
 
@@ -59,6 +60,87 @@ void mlir::attn::printF64Parameter(AsmPrinter &printer,
   printer << s;
 }
 
+FailureOr<SmallVector<MaskPatternAttrInterface>>
+mlir::attn::parseComposedPattern(AsmParser &parser) {
+  // Nested composed patterns parse recursively (this function, the
+  // attribute parser, the dialect's): a depth limit, not the stack, ends a
+  // deep input.
+  static thread_local int64_t depth = 0;
+  if (parser.parseLess() || parser.parseLSquare())
+    return failure();
+  if (depth >= mask::kMaxPatternDepth)
+    return parser.emitError(parser.getCurrentLocation())
+           << "mask patterns may nest at most " << mask::kMaxPatternDepth
+           << " deep";
+  ++depth;
+  auto leave = llvm::make_scope_exit([] { --depth; });
+  SmallVector<MaskPatternAttrInterface> patterns;
+  if (parser.parseCommaSeparatedList([&]() -> ParseResult {
+        SMLoc loc = parser.getCurrentLocation();
+        Attribute attr;
+        if (parser.parseAttribute(attr))
+          return failure();
+        auto pattern = dyn_cast<MaskPatternAttrInterface>(attr);
+        if (!pattern)
+          return parser.emitError(loc, "expected a mask pattern, got ") << attr;
+        patterns.push_back(pattern);
+        return success();
+      }) ||
+      parser.parseRSquare() || parser.parseGreater())
+    return failure();
+  return patterns;
+}
+
+void mlir::attn::printComposedPattern(
+    AsmPrinter &printer, ArrayRef<MaskPatternAttrInterface> patterns) {
+  printer << "<[";
+  llvm::interleaveComma(patterns, printer);
+  printer << "]>";
+}
+
+int64_t mlir::attn::patternDepth(MaskPatternAttrInterface pattern) {
+  int64_t deepest = 0;
+  for (MaskPatternAttrInterface p : pattern.getSubPatterns())
+    deepest = std::max(deepest, patternDepth(p));
+  return deepest + 1;
+}
+
+Attribute UnionAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  FailureOr<SmallVector<MaskPatternAttrInterface>> patterns =
+      parseComposedPattern(parser);
+  if (failed(patterns))
+    return {};
+  return parser.getChecked<UnionAttr>(loc, parser.getContext(), *patterns);
+}
+void UnionAttr::print(AsmPrinter &printer) const {
+  printComposedPattern(printer, getPatterns());
+}
+
+Attribute IntersectAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  FailureOr<SmallVector<MaskPatternAttrInterface>> patterns =
+      parseComposedPattern(parser);
+  if (failed(patterns))
+    return {};
+  return parser.getChecked<IntersectAttr>(loc, parser.getContext(), *patterns);
+}
+void IntersectAttr::print(AsmPrinter &printer) const {
+  printComposedPattern(printer, getPatterns());
+}
+
+Attribute PerHeadAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  FailureOr<SmallVector<MaskPatternAttrInterface>> patterns =
+      parseComposedPattern(parser);
+  if (failed(patterns))
+    return {};
+  return parser.getChecked<PerHeadAttr>(loc, parser.getContext(), *patterns);
+}
+void PerHeadAttr::print(AsmPrinter &printer) const {
+  printComposedPattern(printer, getPatterns());
+}
+
 FailureOr<SmallVector<int64_t>>
 mlir::attn::parseIntListParameter(AsmParser &parser) {
   SmallVector<int64_t> values;
@@ -101,9 +183,9 @@ LogicalResult KernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  APFloat apEps) {
   double eps = apEps.convertToDouble();
   if (featureMap == FeatureMap::favor) {
-    if (features <= 0)
-      return emitError() << "favor feature map needs features > 0, got "
-                         << features;
+    if (features <= 0 || features > kMaxFavorFeatures)
+      return emitError() << "favor feature map needs 0 < features <= "
+                         << kMaxFavorFeatures << ", got " << features;
   } else if (features != 0 || orthogonal || seed != 0) {
     return emitError() << "features, orthogonal and seed apply only to the "
                           "favor feature map";
@@ -201,6 +283,12 @@ verifyPatternList(function_ref<InFlightDiagnostic()> emitError, StringRef name,
   if (list.size() < minSize)
     return emitError() << name << " needs at least " << minSize
                        << " patterns, got " << list.size();
+  // Each pattern of the list was verified (so nests at most
+  // kMaxPatternDepth deep): the recursion is bounded.
+  for (MaskPatternAttrInterface p : list)
+    if (patternDepth(p) >= mask::kMaxPatternDepth)
+      return emitError() << "mask patterns may nest at most "
+                         << mask::kMaxPatternDepth << " deep";
   return success();
 }
 
@@ -224,7 +312,10 @@ LogicalResult PerHeadAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 // Mask patterns: invariants against the attention's shape
 //===----------------------------------------------------------------------===//
 
-static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/// ceil(a / b) for a >= 0, b > 0, without overflow.
+static int64_t ceilDiv(int64_t a, int64_t b) {
+  return a == 0 ? 0 : (a - 1) / b + 1;
+}
 
 /// Patterns whose definition needs concrete lengths (block tables).
 static LogicalResult
@@ -259,7 +350,14 @@ RandomAttr::verifyPattern(function_ref<InFlightDiagnostic()> emitError,
                           const PatternShape &shape) const {
   if (failed(requireStaticLengths(emitError, "#attn.random", shape)))
     return failure();
+  int64_t queryBlocks = ceilDiv(shape.queryLen, getBlockSize());
   int64_t keyBlocks = ceilDiv(shape.keyLen, getBlockSize());
+  if (static_cast<double>(queryBlocks) * keyBlocks > mask::kMaxTableBlocks)
+    return emitError() << "random pattern over " << queryBlocks << " x "
+                       << keyBlocks << " blocks of " << getBlockSize()
+                       << ": its table is built at compile time and may have "
+                          "at most "
+                       << mask::kMaxTableBlocks << " blocks";
   if (getBlocks() > keyBlocks)
     return emitError() << "random pattern asks for " << getBlocks()
                        << " key blocks per row but there are only " << keyBlocks

@@ -79,6 +79,13 @@ LogicalResult FeatureMapOp::verify() {
   if (failed(check.requireExactShape(res, {s[0], s[1], s[2], features},
                                      "input rows x features")))
     return failure();
+  if (kernel.getFeatureMap() == FeatureMap::favor && !proj.type &&
+      !ShapedType::isDynamic(s[3]) && features * s[3] > kMaxFavorProjection)
+    return emitOpError() << "has a FAVOR+ projection of " << features << " x "
+                         << s[3] << " (features x input dim), more than the "
+                         << kMaxFavorProjection
+                         << " entries a compile-time projection may have "
+                            "(pass it as the projection operand)";
   if (proj.type) {
     if (kernel.getFeatureMap() != FeatureMap::favor)
       return emitOpError()

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -51,6 +52,17 @@ mlir::attn::detail::verifyQKV(ShapeChecker &check, Operation *op, Named q,
                   pagedKeyLen ? *pagedKeyLen : k.type.getDimSize(2),
                   q.type.getDimSize(3),
                   v.type.getDimSize(3)};
+  if (d.headDim == 0 || d.valueDim == 0)
+    return op->emitOpError()
+           << "expects head dimensions of at least 1, got " << d.headDim
+           << " (query and key) and " << d.valueDim << " (value)";
+  for (auto [len, what] :
+       {std::pair(d.queryLen, "query"), std::pair(d.keyLen, "key")})
+    if (!ShapedType::isDynamic(len) && len > mask::kMaxSequenceLength)
+      return op->emitOpError()
+             << "supports sequences of at most 2^30 ("
+             << mask::kMaxSequenceLength << ") positions, got a " << what
+             << " length of " << len;
   if (d.kvHeads == 0 || d.queryHeads % d.kvHeads != 0)
     return op->emitOpError()
            << "expects the query heads (" << d.queryHeads
@@ -60,6 +72,45 @@ mlir::attn::detail::verifyQKV(ShapeChecker &check, Operation *op, Named q,
           "batch x query heads x query length x value dim")))
     return failure();
   return d;
+}
+
+std::optional<int64_t> mlir::attn::detail::staticTensorBytes(ShapedType type) {
+  unsigned bits = type.getElementType().isIntOrFloat()
+                      ? type.getElementType().getIntOrFloatBitWidth()
+                      : 64;
+  int64_t bytes = std::max<int64_t>(1, (bits + 7) / 8);
+  for (int64_t size : type.getShape())
+    if (!ShapedType::isDynamic(size) && llvm::MulOverflow(bytes, size, bytes))
+      return std::nullopt;
+  return bytes;
+}
+
+LogicalResult mlir::attn::detail::verifyAllocatableTensors(Operation *op) {
+  auto check = [&](Type t, StringRef what, unsigned i) -> LogicalResult {
+    auto type = dyn_cast<RankedTensorType>(t);
+    if (!type)
+      return success();
+    std::optional<int64_t> bytes = staticTensorBytes(type);
+    if (bytes && *bytes <= kMaxTensorBytes)
+      return success();
+    InFlightDiagnostic diag = op->emitOpError()
+                              << "expects tensors of at most 2^47 bytes (the "
+                                 "address space), but "
+                              << what << " #" << i << " of type " << type
+                              << " needs ";
+    if (bytes)
+      diag << *bytes << " bytes";
+    else
+      diag << "more than 2^63 bytes";
+    return diag;
+  };
+  for (auto [i, t] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(check(t, "operand", i)))
+      return failure();
+  for (auto [i, t] : llvm::enumerate(op->getResultTypes()))
+    if (failed(check(t, "result", i)))
+      return failure();
+  return success();
 }
 
 AttentionDims mlir::attn::detail::dimsOf(Value query, Value key, Value value) {
@@ -174,6 +225,11 @@ static LogicalResult verifyLayout(AttentionOp op, const AttentionDims &d) {
     return op.emitOpError()
            << "expects a layout entry for each of the " << d.queryHeads
            << " query heads, got " << layout.getHeads().size();
+  if (!BlockLayout::fitsAtCompileTime(op.getPatternMask()))
+    return op.emitOpError() << "has a layout, but its lengths take more than "
+                            << BlockLayout::kMaxBlocks
+                            << " blocks (layouts this large are classified "
+                               "at run time)";
   BlockLayout expected = BlockLayout::compute(
       op.getPatternMask(), layout.getBlockQ(), layout.getBlockK());
   std::string diff = layout.getLayout().firstDifference(expected);
@@ -286,6 +342,14 @@ LogicalResult AttentionOp::verify() {
   if (kernel && getScale() && !(getScale()->convertToDouble() > 0))
     return emitOpError() << "kernel attention scales q and k by sqrt(scale), "
                             "so scale must be positive";
+  if (kernel && kernel.getFeatureMap() == FeatureMap::favor && !proj.type &&
+      kernel.getFeatures() * d.headDim > kMaxFavorProjection)
+    return emitOpError() << "has a FAVOR+ projection of "
+                         << kernel.getFeatures() << " x " << d.headDim
+                         << " (features x head dim), more than the "
+                         << kMaxFavorProjection
+                         << " entries a compile-time projection may have "
+                            "(pass it as the projection operand)";
   if (proj.type) {
     if (!kernel || kernel.getFeatureMap() != FeatureMap::favor)
       return emitOpError()
@@ -668,7 +732,14 @@ LogicalResult RelativeAttentionOp::verify() {
                                   "batch x heads x M x value dim")))
       return failure();
   }
-  if (failed(check.requireShape(r, {d.queryHeads, m + d.keyLen, d.headDim},
+  int64_t keys = ShapedType::isDynamic(m) || ShapedType::isDynamic(d.keyLen)
+                     ? ShapedType::kDynamic
+                     : m + d.keyLen;
+  if (!ShapedType::isDynamic(keys) && keys > mask::kMaxSequenceLength)
+    return emitOpError() << "supports sequences of at most 2^30 ("
+                         << mask::kMaxSequenceLength
+                         << ") positions, got memory and segment of " << keys;
+  if (failed(check.requireShape(r, {d.queryHeads, keys, d.headDim},
                                 "heads x (M + L) x head dim")) ||
       failed(check.requireShape(u, {d.queryHeads, d.headDim},
                                 "heads x head dim")) ||

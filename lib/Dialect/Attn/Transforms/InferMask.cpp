@@ -300,7 +300,7 @@ struct InferMaskPass : public attn::impl::AttnInferMaskBase<InferMaskPass> {
       remark << "every key";
     if (hasValues)
       remark << ", its finite entries a bias";
-    if (pattern) {
+    if (pattern && BlockLayout::fitsAtCompileTime(op.getPatternMask())) {
       BlockLayout layout = op.getBlockLayout(blockQ, blockK);
       remark << "; " << static_cast<int64_t>(blockQ) << " x "
              << static_cast<int64_t>(blockK) << " blocks: visiting "

@@ -2,12 +2,39 @@
 
 #include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
 
+#include "attn-opt/Dialect/Attn/IR/AttnDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
 
 #include <cmath>
 
 using namespace mlir;
 using namespace mlir::attn;
+
+void mlir::attn::replaceEmptyAttention(Operation *root) {
+  auto isEmpty = [](Type t) {
+    auto type = dyn_cast<RankedTensorType>(t);
+    return type && type.hasStaticShape() && type.getNumElements() == 0;
+  };
+  SmallVector<Operation *> empty;
+  root->walk([&](Operation *op) {
+    if (op != root && isa<AttnDialect>(op->getDialect()) &&
+        op->getNumResults() > 0 && llvm::all_of(op->getResultTypes(), isEmpty))
+      empty.push_back(op);
+  });
+  IRRewriter rewriter(root->getContext());
+  for (Operation *op : empty) {
+    rewriter.setInsertionPoint(op);
+    SmallVector<Value> values;
+    for (Type t : op->getResultTypes()) {
+      auto type = cast<RankedTensorType>(t);
+      values.push_back(tensor::EmptyOp::create(
+          rewriter, op->getLoc(), type.getShape(), type.getElementType()));
+    }
+    rewriter.replaceOp(op, values);
+  }
+}
 
 Value mlir::attn::toF32Tensor(TensorBuilder &tb, Value v) {
   if (cast<RankedTensorType>(v.getType()).getElementType() == tb.f32)

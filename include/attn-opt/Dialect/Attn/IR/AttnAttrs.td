@@ -292,7 +292,9 @@ def Attn_UnionAttr : Attn_MaskPattern<"Union", "union", ["getSubPatterns"]> {
   }];
   let parameters = (ins ArrayRefParameter<"::mlir::attn::MaskPatternAttrInterface",
                                           "patterns">:$patterns);
-  let assemblyFormat = "`<` `[` $patterns `]` `>`";
+  // `<[p0, p1, ...]>`, parsed by parseComposedPattern (at most
+  // mask::kMaxPatternDepth deep).
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
 
@@ -309,7 +311,9 @@ def Attn_IntersectAttr : Attn_MaskPattern<"Intersect", "intersect",
   }];
   let parameters = (ins ArrayRefParameter<"::mlir::attn::MaskPatternAttrInterface",
                                           "patterns">:$patterns);
-  let assemblyFormat = "`<` `[` $patterns `]` `>`";
+  // `<[p0, p1, ...]>`, parsed by parseComposedPattern (at most
+  // mask::kMaxPatternDepth deep).
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
 
@@ -327,7 +331,9 @@ def Attn_PerHeadAttr : Attn_MaskPattern<"PerHead", "per_head",
   }];
   let parameters = (ins ArrayRefParameter<"::mlir::attn::MaskPatternAttrInterface",
                                           "patterns">:$patterns);
-  let assemblyFormat = "`<` `[` $patterns `]` `>`";
+  // `<[p0, p1, ...]>`, parsed by parseComposedPattern (at most
+  // mask::kMaxPatternDepth deep).
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
 

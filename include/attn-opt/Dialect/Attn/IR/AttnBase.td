@@ -46,9 +46,17 @@ def Attn_Dialect : Dialect {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+/// Every tensor an attn op reads or writes can be allocated: its static
+/// sizes multiply, with its element size, to at most 2^47 bytes (the user
+/// address space of x86-64 and AArch64), without overflow.
+def Attn_AllocatableTensors : NativeOpTrait<"AllocatableTensors"> {
+  let cppNamespace = "::mlir::attn";
+}
+
 /// Base class of every attn operation.
 class Attn_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Attn_Dialect, mnemonic, traits>;
+    : Op<Attn_Dialect, mnemonic, !listconcat([Attn_AllocatableTensors],
+                                            traits)>;
 
 /// Base class of every attn attribute.
 class Attn_Attr<string name, string attrMnemonic, list<Trait> traits = []>

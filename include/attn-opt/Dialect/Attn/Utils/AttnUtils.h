@@ -16,6 +16,12 @@
 
 namespace mlir::attn {
 
+/// Replaces every attn op under `root` whose results all have a static shape
+/// with no elements (B, H or L of 0) by `tensor.empty`: there is nothing to
+/// compute (docs/Semantics.md, "Zero sizes"). The lowerings call it first,
+/// so that none of them builds slices or loops over empty ranges.
+void replaceEmptyAttention(Operation *root);
+
 /// Extends a float tensor to f32 (a no-op for f32).
 Value toF32Tensor(TensorBuilder &tb, Value v);
 /// Truncates an f32 tensor to `elementType` (a no-op for f32).
