@@ -39,6 +39,11 @@
 // REDEFINE: %{extra} = --reference
 // RUN: %{check} && FileCheck %s --check-prefix=ZERO < %t/%{fn}.out
 // REDEFINE: %{extra} =
+// REDEFINE: %{fn} = no_tokens
+// REDEFINE: %{extra} = --reference
+// RUN: %{check} && FileCheck %s --check-prefix=EMPTY < %t/%{fn}.out
+// REDEFINE: %{extra} =
+// RUN: %{check} && FileCheck %s --check-prefix=EMPTY < %t/%{fn}.out
 // REDEFINE: %{fn} = no_queries_favor
 // RUN: %{check} && FileCheck %s --check-prefix=EMPTY < %t/%{fn}.out
 // REDEFINE: %{fn} = no_batch_window
@@ -58,7 +63,7 @@
 // ZERO3-COUNT-3: mean=0 max_abs=0
 // EMPTY3-COUNT-3: result result0: {{0x|1x2x0x}}
 // ZERO: mean=0 max_abs=0
-// EMPTY: result result0: {{0x|1x2x0x}}
+// EMPTY: result result0: {{0x|1x2x0x|1x1x0x}}
 // Sizes known at run time: no keys, no queries, no batch, then a normal
 // shape from the same compiled code.
 // RUN: attn-run %s --entry dynamic --random-inputs --seed 7 --shape query=1x2x5x8,1x2x0x8,0x2x5x8,2x2x9x8 --shape key=1x2x0x8,1x2x7x8,0x2x7x8,2x2x11x8 --shape value=1x2x0x8,1x2x7x8,0x2x7x8,2x2x11x8 --save-inputs %t/dynamic --output %t/dynamic.npy | FileCheck %s --check-prefix=DYN
@@ -112,6 +117,12 @@ func.func @no_keys_linear_gqa(%query: tensor<2x4x3x8xf32>, %key: tensor<2x2x0x8x
   %0 = attn.attention %query, %key, %value {normalizer = #attn.kernel<elu_plus_one>}
       : tensor<2x4x3x8xf32>, tensor<2x2x0x8xf32>, tensor<2x2x0x8xf32> -> tensor<2x4x3x8xf32>
   return %0 : tensor<2x4x3x8xf32>
+}
+
+func.func @no_tokens(%query: tensor<1x1x0x8xf32>, %key: tensor<1x1x0x8xf32>, %value: tensor<1x1x0x8xf32>) -> tensor<1x1x0x8xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax}
+      : tensor<1x1x0x8xf32>, tensor<1x1x0x8xf32>, tensor<1x1x0x8xf32> -> tensor<1x1x0x8xf32>
+  return %0 : tensor<1x1x0x8xf32>
 }
 
 func.func @no_queries_favor(%query: tensor<1x2x0x8xf32>, %key: tensor<1x2x7x8xf32>, %value: tensor<1x2x7x8xf32>) -> tensor<1x2x0x8xf32> {
