@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 using namespace mlir::attn;
 using namespace mlir::attn::npy;
@@ -242,8 +243,8 @@ std::optional<Array> npy::read(const std::string &path, std::string &error) {
 // Writing
 //===----------------------------------------------------------------------===//
 
-bool npy::write(const std::string &path, const Array &array,
-                std::string &error) {
+/// The .npy header of `array`.
+static std::string headerOf(const npy::Array &array) {
   std::string shape;
   for (size_t i = 0; i < array.shape.size(); ++i)
     shape += (i ? ", " : "") + std::to_string(array.shape[i]);
@@ -261,27 +262,56 @@ bool npy::write(const std::string &path, const Array &array,
   head += static_cast<char>(dict.size() & 0xff);
   head += static_cast<char>((dict.size() >> 8) & 0xff);
   head += dict;
+  return head;
+}
 
-  auto failWith = [&](const std::string &what) {
-    error = path + ": " + what;
-    return false;
-  };
-  std::string tmp = path + ".tmp";
+/// Writes `array` to the temporary file `tmp`; on failure removes it.
+static bool writeTemp(const std::string &path, const std::string &tmp,
+                      const npy::Array &array, std::string &error) {
+  std::string head = headerOf(array);
   std::FILE *f = std::fopen(tmp.c_str(), "wb");
-  if (!f)
-    return failWith("cannot write: " + std::string(std::strerror(errno)));
+  if (!f) {
+    error = path + ": cannot write: " + std::strerror(errno);
+    return false;
+  }
   bool ok = std::fwrite(head.data(), 1, head.size(), f) == head.size() &&
             std::fwrite(array.data.data(), 1, array.data.size(), f) ==
                 array.data.size();
   ok &= std::fclose(f) == 0;
   if (!ok) {
     std::remove(tmp.c_str());
-    return failWith("write error");
+    error = path + ": write error";
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string reason = std::strerror(errno);
-    std::remove(tmp.c_str());
-    return failWith("cannot write: " + reason);
+  return ok;
+}
+
+bool npy::write(const std::string &path, const Array &array,
+                std::string &error) {
+  return writeAll({{path, &array}}, error);
+}
+
+bool npy::writeAll(const std::vector<FileToWrite> &files, std::string &error) {
+  // Temporary names unique to this process, next to each target (a rename
+  // within one file system).
+  std::vector<std::string> temps;
+  auto removeTemps = [&](size_t from) {
+    for (size_t i = from; i < temps.size(); ++i)
+      std::remove(temps[i].c_str());
+  };
+  for (const FileToWrite &file : files) {
+    temps.push_back(file.path + ".tmp" + std::to_string(::getpid()));
+    if (!writeTemp(file.path, temps.back(), *file.array, error)) {
+      temps.pop_back();
+      removeTemps(0);
+      return false;
+    }
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (std::rename(temps[i].c_str(), files[i].path.c_str()) != 0) {
+      error = files[i].path + ": cannot write: " + std::strerror(errno);
+      removeTemps(i);
+      return false;
+    }
   }
   return true;
 }

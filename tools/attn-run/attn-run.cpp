@@ -172,13 +172,6 @@ void failOn(llvm::Error error) {
     fail(llvm::toString(std::move(error)));
 }
 
-/// Writes `array` to `path`, or fails.
-void writeNpy(const std::string &path, const npy::Array &array) {
-  std::string error;
-  if (!npy::write(path, array, error))
-    fail(error);
-}
-
 /// One argument or result of the entry function: its type (sizes may be
 /// dynamic) and, once known, its concrete shape.
 struct Slot {
@@ -973,27 +966,53 @@ int run(MLIRContext &context) {
     }
   }
 
-  // Everything succeeded: now write files (with several runs, run K's
-  // inputs go to DIR/K/ and its outputs to FILE.K.npy).
+  // Everything succeeded: now write the files, as one set (with several
+  // runs, run K's inputs go to DIR/K/ and its outputs to FILE.K.npy). Either
+  // every file is written, or none is, no directory is left that was not
+  // there, and existing files stay as they were.
+  std::vector<npy::FileToWrite> files;
+  std::vector<std::string> createdDirs;
+  auto removeCreatedDirs = [&] {
+    for (auto it = createdDirs.rbegin(); it != createdDirs.rend(); ++it)
+      llvm::sys::fs::remove(*it);
+  };
+  auto makeDir = [&](const llvm::SmallString<256> &dir) {
+    // Create each missing level, remembering it.
+    llvm::SmallVector<std::string> missing;
+    for (llvm::StringRef d = dir; !d.empty() && !llvm::sys::fs::exists(d);
+         d = llvm::sys::path::parent_path(d))
+      missing.push_back(d.str());
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+      if (std::error_code ec = llvm::sys::fs::create_directory(*it)) {
+        removeCreatedDirs();
+        fail(*it + ": " + ec.message());
+      }
+      createdDirs.push_back(*it);
+    }
+  };
   for (auto [k, run] : llvm::enumerate(runs)) {
     if (!saveInputs.empty()) {
       llvm::SmallString<256> dir(saveInputs);
       if (numRuns > 1)
         llvm::sys::path::append(dir, std::to_string(k));
-      if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-        fail(dir + ": " + ec.message());
+      makeDir(dir);
       for (size_t i = 0; i < run.args.size(); ++i) {
         llvm::SmallString<256> path(dir);
         llvm::sys::path::append(path, run.args[i].name + ".npy");
-        writeNpy(path.str().str(), run.inputs[i]);
+        files.push_back({path.str().str(), &run.inputs[i]});
       }
     }
     for (size_t i = 0; i < outputs.size(); ++i) {
       llvm::SmallString<256> path(outputs[i]);
       if (numRuns > 1)
         llvm::sys::path::replace_extension(path, std::to_string(k) + ".npy");
-      writeNpy(path.str().str(), run.outputs[i]);
+      files.push_back({path.str().str(), &run.outputs[i]});
     }
+  }
+  std::string error;
+  if (!npy::writeAll(files, error)) {
+    removeCreatedDirs();
+    fail(error);
   }
   return 0;
 }

@@ -51,6 +51,19 @@ std::optional<Array> read(const std::string &path, std::string &error);
 /// and sets `error`.
 bool write(const std::string &path, const Array &array, std::string &error);
 
+/// One file of a set written by writeAll.
+struct FileToWrite {
+  std::string path;
+  const Array *array;
+};
+
+/// Writes the files of `files` as a set: each to a temporary file next to
+/// its path, renamed into place only once every one was written. On a
+/// failure no temporary file is left, no new file appears and every
+/// existing file is untouched (unless a rename itself fails midway, which
+/// leaves the files renamed before it). Returns false and sets `error`.
+bool writeAll(const std::vector<FileToWrite> &files, std::string &error);
+
 /// Element conversions.
 float halfToFloat(uint16_t bits);
 uint16_t floatToHalf(float value);
