@@ -35,20 +35,24 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -149,6 +153,13 @@ static cl::opt<bool>
                  cl::desc("Print the passes' remarks (decisions such as "
                           "attn-reassociate's)"),
                  cl::cat(category));
+static cl::opt<std::string> maxMemory(
+    "max-memory",
+    cl::desc("Refuse to run (before allocating) when a run's inputs, outputs "
+             "and workspace need more than this many bytes: a number with an "
+             "optional K, M, G or T (powers of 1024) (default: the memory "
+             "available, MemAvailable or the cgroup's limit)"),
+    cl::value_desc("BYTES"), cl::cat(category));
 static cl::opt<unsigned>
     benchRuns("bench", cl::desc("Time N calls after one warm-up call"),
               cl::init(0), cl::cat(category));
@@ -553,9 +564,110 @@ varlenSequences(func::FuncOp entry, AttentionOp op,
 /// The shapes of `entry`'s results from its arguments' (`args`), through
 /// the attention ops, and the work of the attention ops at these sizes (of
 /// each sequence of a varlen batch).
+/// Parses --max-memory: a byte count with an optional K, M, G or T.
+std::optional<double> parseBytes(llvm::StringRef text) {
+  double scale = 1;
+  if (!text.empty()) {
+    switch (std::toupper(static_cast<unsigned char>(text.back()))) {
+    case 'K':
+      scale = 1024.0;
+      break;
+    case 'M':
+      scale = 1024.0 * 1024;
+      break;
+    case 'G':
+      scale = 1024.0 * 1024 * 1024;
+      break;
+    case 'T':
+      scale = 1024.0 * 1024 * 1024 * 1024;
+      break;
+    }
+    if (scale != 1)
+      text = text.drop_back();
+  }
+  uint64_t value;
+  if (text.empty() || text.getAsInteger(10, value))
+    return std::nullopt;
+  return static_cast<double>(value) * scale;
+}
+
+/// The bytes this process may still allocate: MemAvailable, and at most
+/// what the memory cgroup (v2) leaves; the machine's RAM as a fallback.
+std::pair<double, std::string> availableMemory() {
+  double bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
+                 static_cast<double>(sysconf(_SC_PAGESIZE));
+  std::string source = "the machine's memory";
+  if (std::FILE *f = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    unsigned long long kb;
+    while (std::fgets(line, sizeof(line), f))
+      if (std::sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+        bytes = kb * 1024.0;
+        source = "the memory available (MemAvailable)";
+      }
+    std::fclose(f);
+  }
+  auto readNumber = [](const char *path) -> std::optional<double> {
+    std::FILE *f = std::fopen(path, "r");
+    if (!f)
+      return std::nullopt;
+    unsigned long long v;
+    bool ok = std::fscanf(f, "%llu", &v) == 1; // "max" reads nothing
+    std::fclose(f);
+    return ok ? std::optional<double>(v) : std::nullopt;
+  };
+  std::optional<double> limit = readNumber("/sys/fs/cgroup/memory.max");
+  std::optional<double> used = readNumber("/sys/fs/cgroup/memory.current");
+  if (limit && used && *limit - *used < bytes) {
+    bytes = std::max(0.0, *limit - *used);
+    source = "the memory its cgroup leaves (memory.max)";
+  }
+  return {bytes, source};
+}
+
+/// The bytes of an array of `shape` and `dtype`.
+double arrayBytes(const std::vector<int64_t> &shape, npy::DType dtype) {
+  double bytes = npy::byteWidth(dtype);
+  for (int64_t d : shape)
+    bytes *= static_cast<double>(d);
+  return bytes;
+}
+
+/// Fails, naming the bytes, when run `k` needs more than the limit.
+void checkMemory(size_t k, double needed, llvm::StringRef what) {
+  static std::optional<std::pair<double, std::string>> limit;
+  if (!limit) {
+    if (maxMemory.getNumOccurrences())
+      limit = {*parseBytes(maxMemory), "--max-memory"};
+    else
+      limit = availableMemory();
+  }
+  if (needed <= limit->first)
+    return;
+  auto human = [](double bytes) {
+    const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = 0;
+    double v = bytes;
+    while (v >= 1024 && u < 5) {
+      v /= 1024;
+      ++u;
+    }
+    return u == 0
+               ? llvm::formatv("{0:F0} bytes", v).str()
+               : llvm::formatv("{0:F0} bytes ({1:F1} {2})", bytes, v, units[u])
+                     .str();
+  };
+  fail(llvm::formatv("run {0} needs {1} for its {2}, more than the {3} of "
+                     "{4}; nothing was allocated (smaller sizes, or "
+                     "--max-memory)",
+                     k, human(needed), what, human(limit->first), limit->second)
+           .str());
+}
+
 void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
                   const std::vector<npy::Array> &inputs,
-                  std::vector<Slot> &results, double &flops) {
+                  std::vector<Slot> &results, double &flops,
+                  double &scoreBytes) {
   llvm::DenseMap<Value, std::vector<int64_t>> known;
   for (auto [i, a] : llvm::enumerate(args))
     known[entry.getArgument(i)] = *a.shape;
@@ -570,6 +682,7 @@ void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
     return std::nullopt;
   };
   flops = 0;
+  scoreBytes = 0;
   entry.walk([&](Operation *op) {
     auto attention = dyn_cast<AttentionOp>(op);
     if (!attention) {
@@ -592,12 +705,14 @@ void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
       d.queryLen = (*q)[2];
       d.keyLen = (*k)[2];
       flops += attention.getFlopCount(d);
+      scoreBytes += 4.0 * d.batch * d.queryHeads * d.queryLen * d.keyLen;
       return;
     }
     for (auto [lq, lk] : seqs) {
       d.batch = 1;
       d.queryLen = lq;
       d.keyLen = lk;
+      scoreBytes += 4.0 * d.queryHeads * lq * lk;
       if (lq > 0 && lk > 0)
         flops += attention.getFlopCount(d);
     }
@@ -637,6 +752,10 @@ int run(MLIRContext &context) {
            std::to_string(*opt) + "'");
   if (entryName.getNumOccurrences() && entryName.empty())
     fail("--entry needs a function name");
+  if (maxMemory.getNumOccurrences() && !parseBytes(maxMemory))
+    fail("--max-memory needs a byte count (a number with an optional K, M, G "
+         "or T), not '" +
+         maxMemory + "'");
   for (const std::string &o : outputs)
     if (o == "-" || o.empty())
       fail("--output '" + o +
@@ -831,6 +950,13 @@ int run(MLIRContext &context) {
         run.args[i].shape =
             std::vector<int64_t>{(*run.args[role.queryArg].shape)[0]};
     uint64_t runSeed = k == 0 ? seed.getValue() : deriveSeed(seed, 1000 + k);
+    // The inputs, before any is drawn (a module that needs more memory than
+    // there is fails here, in a moment, instead of in operator new).
+    double inputBytes = 0;
+    for (auto [i, slot] : llvm::enumerate(run.args))
+      if (!values[i] && slot.shape)
+        inputBytes += arrayBytes(*slot.shape, slot.dtype);
+    checkMemory(k, inputBytes, "inputs");
     for (auto [i, slot] : llvm::enumerate(run.args)) {
       if (values[i]) {
         run.inputs.push_back(*values[i]);
@@ -858,7 +984,23 @@ int run(MLIRContext &context) {
       run.inputs.push_back(randomVarlen(slot, role->second,
                                         (*run.args[r].shape)[2], runSeed, i));
     }
-    inferResults(entry, run.args, run.inputs, run.results, run.flops);
+    double scoreBytes = 0;
+    inferResults(entry, run.args, run.inputs, run.results, run.flops,
+                 scoreBytes);
+    // Inputs, outputs (twice with --check) and, through the reference
+    // lowering, the B x H x Lq x Lk scores of each attention.
+    double bytes = 0;
+    for (const npy::Array &a : run.inputs)
+      bytes += a.data.size();
+    for (const Slot &r : run.results)
+      bytes += (check ? 2 : 1) * arrayBytes(*r.shape, r.dtype);
+    bool reference = referenceOnly || check;
+    if (reference)
+      bytes += scoreBytes;
+    checkMemory(k, bytes,
+                reference ? "inputs, outputs and the reference lowering's "
+                            "scores"
+                          : "inputs and outputs");
   }
 
   // Compile.
