@@ -73,7 +73,7 @@ mlir::attn::parseComposedPattern(AsmParser &parser) {
            << "mask patterns may nest at most " << mask::kMaxPatternDepth
            << " deep";
   ++depth;
-  auto leave = llvm::make_scope_exit([] { --depth; });
+  llvm::scope_exit leave([] { --depth; });
   SmallVector<MaskPatternAttrInterface> patterns;
   if (parser.parseCommaSeparatedList([&]() -> ParseResult {
         SMLoc loc = parser.getCurrentLocation();

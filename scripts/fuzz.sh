@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# A fuzz campaign of attn-opt-fuzz (tools/attn-opt-fuzz): builds it with
+# ASan, UBSan and libFuzzer into ${FUZZ_BUILD_DIR:-build-fuzz}, seeds a
+# corpus from the lit tests and examples, and fuzzes for SECONDS (default
+# 600) with the dictionary utils/fuzz/attn.dict, in JOBS processes
+# (libFuzzer's -fork; default 2). Crashes, hangs (> 20 s) and out-of-memory inputs go to
+# ${FUZZ_BUILD_DIR}/artifacts/ (each becomes a lit regression test); the
+# grown corpus stays in ${FUZZ_BUILD_DIR}/corpus. Exit status 0 means no
+# crash was found.
+#
+#   scripts/fuzz.sh [SECONDS]
+#   ATTN_FUZZ_PIPELINES=none|cpu|all   what runs after verification
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
+seconds="${1:-600}"
+jobs="${JOBS:-2}"
+
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -G Ninja -S "$root" -B "$build" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    "-DLLVM_USE_SANITIZER=Address;Undefined" \
+    "-DLLVM_UBSAN_FLAGS=-fsanitize=undefined -fno-sanitize=vptr,function -fno-sanitize-recover=all" \
+    -DATTN_ENABLE_FUZZER=ON
+fi
+cmake --build "$build" --target attn-opt-fuzz -j "$jobs"
+
+# The seed corpus: every .mlir of the tests and examples (split at
+# `// -----` by the target itself), each at most 64 kB.
+seeds="$build/seeds"
+rm -rf "$seeds" && mkdir -p "$seeds" "$build/corpus" "$build/artifacts"
+find "$root/test" "$root/examples" -name '*.mlir' -size -64k |
+  while read -r f; do cp "$f" "$seeds/$(echo "${f#$root/}" | tr / _)"; done
+
+export ASAN_OPTIONS="detect_leaks=0:allow_user_poisoning=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+cd "$build"
+exec "$build/bin/attn-opt-fuzz" "$build/corpus" "$seeds" \
+  -dict="$root/utils/fuzz/attn.dict" \
+  -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 \
+  -max_len=65536 -fork="$jobs" \
+  -artifact_prefix="$build/artifacts/" -print_final_stats=1
