@@ -27,12 +27,15 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 cmake --build "$build" --target attn-opt-fuzz -j "$jobs"
 
-# The seed corpus: every .mlir of the tests and examples (split at
-# `// -----` by the target itself), each at most 64 kB.
+# The seed corpus: every .mlir of the tests and examples, split at
+# `// -----` (one module per seed: smaller inputs, more executions), each
+# part at most 64 kB.
 seeds="$build/seeds"
 rm -rf "$seeds" && mkdir -p "$seeds" "$build/corpus" "$build/artifacts"
-find "$root/test" "$root/examples" -name '*.mlir' -size -64k |
-  while read -r f; do cp "$f" "$seeds/$(echo "${f#$root/}" | tr / _)"; done
+find "$root/test" "$root/examples" -name '*.mlir' -size -64k | while read -r f; do
+  awk -v out="$seeds/$(echo "${f#$root/}" | tr / _)" \
+    '/^\/\/ -----/ { n++; next } { print > (out "." (n + 0) ".mlir") }' "$f"
+done
 
 export ASAN_OPTIONS="detect_leaks=0:allow_user_poisoning=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
@@ -40,5 +43,5 @@ cd "$build"
 exec "$build/bin/attn-opt-fuzz" "$build/corpus" "$seeds" \
   -dict="$root/utils/fuzz/attn.dict" \
   -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 \
-  -max_len=65536 -fork="$jobs" \
+  -max_len=16384 -fork="$jobs" \
   -artifact_prefix="$build/artifacts/" -print_final_stats=1
