@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cassert>
 #include <optional>
+#include <utility>
 
 using namespace mlir::attn;
 using namespace mlir::attn::mask;
@@ -138,6 +139,18 @@ int64_t countTokens(const std::vector<int64_t> &tokens, int64_t lo,
   auto b = std::lower_bound(tokens.begin(), tokens.end(), lo);
   auto e = std::lower_bound(tokens.begin(), tokens.end(), hi);
   return e - b;
+}
+
+/// The two halves of `t` (at least two elements), split across its longer
+/// side.
+std::pair<Tile, Tile> halves(const Tile &t) {
+  Tile a = t, b = t;
+  int64_t rows = t.qEnd - t.qBegin, cols = t.kEnd - t.kBegin;
+  if (rows >= cols)
+    a.qEnd = b.qBegin = t.qBegin + rows / 2;
+  else
+    a.kEnd = b.kBegin = t.kBegin + cols / 2;
+  return {a, b};
 }
 
 /// A tile's classification while the root is being decided: the three
@@ -378,12 +391,7 @@ TileKind Evaluator::classify(const Node &n, int64_t h, const Tile &t) const {
       v = Verdict::Partial;
     if (v == Verdict::Undecided) {
       ++splits;
-      Tile a = part, b = part;
-      if (rows >= cols) {
-        a.qEnd = b.qBegin = part.qBegin + rows / 2;
-      } else {
-        a.kEnd = b.kBegin = part.kBegin + cols / 2;
-      }
+      auto [a, b] = halves(part);
       work.push_back(b);
       work.push_back(a);
       continue;
@@ -487,12 +495,7 @@ int64_t Mask::countAllowed(int64_t h) const {
       continue;
     }
     ++splits;
-    Tile a = t, b = t;
-    if (rows >= cols) {
-      a.qEnd = b.qBegin = t.qBegin + rows / 2;
-    } else {
-      a.kEnd = b.kBegin = t.kBegin + cols / 2;
-    }
+    auto [a, b] = halves(t);
     work.push_back(a);
     std::push_heap(work.begin(), work.end(), smaller);
     work.push_back(b);

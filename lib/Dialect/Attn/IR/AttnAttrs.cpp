@@ -105,37 +105,31 @@ int64_t mlir::attn::patternDepth(MaskPatternAttrInterface pattern) {
   return deepest + 1;
 }
 
-Attribute UnionAttr::parse(AsmParser &parser, Type) {
+/// `AttrT<[p0, p1, ...]>` (union, intersect, per_head), checked.
+template <typename AttrT>
+static Attribute parseComposed(AsmParser &parser) {
   SMLoc loc = parser.getCurrentLocation();
   FailureOr<SmallVector<MaskPatternAttrInterface>> patterns =
       parseComposedPattern(parser);
   if (failed(patterns))
     return {};
-  return parser.getChecked<UnionAttr>(loc, parser.getContext(), *patterns);
+  return parser.getChecked<AttrT>(loc, parser.getContext(), *patterns);
+}
+
+Attribute UnionAttr::parse(AsmParser &parser, Type) {
+  return parseComposed<UnionAttr>(parser);
+}
+Attribute IntersectAttr::parse(AsmParser &parser, Type) {
+  return parseComposed<IntersectAttr>(parser);
+}
+Attribute PerHeadAttr::parse(AsmParser &parser, Type) {
+  return parseComposed<PerHeadAttr>(parser);
 }
 void UnionAttr::print(AsmPrinter &printer) const {
   printComposedPattern(printer, getPatterns());
 }
-
-Attribute IntersectAttr::parse(AsmParser &parser, Type) {
-  SMLoc loc = parser.getCurrentLocation();
-  FailureOr<SmallVector<MaskPatternAttrInterface>> patterns =
-      parseComposedPattern(parser);
-  if (failed(patterns))
-    return {};
-  return parser.getChecked<IntersectAttr>(loc, parser.getContext(), *patterns);
-}
 void IntersectAttr::print(AsmPrinter &printer) const {
   printComposedPattern(printer, getPatterns());
-}
-
-Attribute PerHeadAttr::parse(AsmParser &parser, Type) {
-  SMLoc loc = parser.getCurrentLocation();
-  FailureOr<SmallVector<MaskPatternAttrInterface>> patterns =
-      parseComposedPattern(parser);
-  if (failed(patterns))
-    return {};
-  return parser.getChecked<PerHeadAttr>(loc, parser.getContext(), *patterns);
 }
 void PerHeadAttr::print(AsmPrinter &printer) const {
   printComposedPattern(printer, getPatterns());
