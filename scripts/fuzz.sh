@@ -12,19 +12,13 @@
 #   ATTN_FUZZ_PIPELINES=none|cpu|all   what runs after verification
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# configure_sanitized from sanitize.sh (its own variables are set again here).
+ATTN_SANITIZE_FUNCTIONS_ONLY=1 source "$root/scripts/sanitize.sh"
 build="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
 seconds="${1:-600}"
 jobs="${JOBS:-2}"
 
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -G Ninja -S "$root" -B "$build" \
-    -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    "-DLLVM_USE_SANITIZER=Address;Undefined" \
-    "-DLLVM_UBSAN_FLAGS=-fsanitize=undefined -fno-sanitize=vptr,function -fno-sanitize-recover=all" \
-    -DATTN_ENABLE_FUZZER=ON
-fi
+configure_sanitized "$build" -DATTN_ENABLE_FUZZER=ON
 cmake --build "$build" --target attn-opt-fuzz -j "$jobs"
 
 # The seed corpus: every .mlir of the tests and examples, split at

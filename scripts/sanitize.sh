@@ -19,14 +19,23 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${SANITIZE_BUILD_DIR:-$root/build-asan}"
 jobs="${JOBS:-2}"
 
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -G Ninja -S "$root" -B "$build" \
+# configure_sanitized BUILD_DIR [CMAKE_ARGS...]: a clang-22 build with ASan
+# and UBSan (also used by scripts/fuzz.sh).
+configure_sanitized() {
+  local dir="$1"
+  shift
+  [ -f "$dir/build.ninja" ] && return 0
+  cmake -G Ninja -S "$root" -B "$dir" \
     -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
     "-DLLVM_USE_SANITIZER=Address;Undefined" \
-    "-DLLVM_UBSAN_FLAGS=-fsanitize=undefined -fno-sanitize=vptr,function -fno-sanitize-recover=all"
-fi
+    "-DLLVM_UBSAN_FLAGS=-fsanitize=undefined -fno-sanitize=vptr,function -fno-sanitize-recover=all" \
+    "$@"
+}
+[ "${ATTN_SANITIZE_FUNCTIONS_ONLY:-0}" = 1 ] && return 0
+
+configure_sanitized "$build"
 cmake --build "$build" -j "$jobs"
 
 export ASAN_OPTIONS="detect_leaks=0:allow_user_poisoning=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
