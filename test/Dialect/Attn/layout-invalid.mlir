@@ -79,3 +79,16 @@ func.func @dynamic_layout(%q: tensor<1x1x?x8xf32>) -> tensor<1x1x?x8xf32> {
       : tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32> -> tensor<1x1x?x8xf32>
   return %0 : tensor<1x1x?x8xf32>
 }
+
+// -----
+
+/// A block count of INT64_MAX (found by attn-opt-fuzz: signed overflow in
+/// the verifier's split of the offsets, under UBSan).
+func.func @huge_grid(%q: tensor<1x1x32x8xf32>) -> tensor<1x1x32x8xf32> {
+  // expected-error @+2 {{block layout sizes must be at most 2^30 (1073741824), got 9223372036854775807}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.causal,
+      layout = #attn.block_layout<block_q = 16, block_k = 16, query_blocks = 9223372036854775807, key_blocks = 2,
+               full_offsets = [0, 1, 2], full_blocks = [0, 0], partial_offsets = [0, 0, 1], partial_blocks = [1], heads = [0]>}
+      : tensor<1x1x32x8xf32>, tensor<1x1x32x8xf32>, tensor<1x1x32x8xf32> -> tensor<1x1x32x8xf32>
+  return %0 : tensor<1x1x32x8xf32>
+}

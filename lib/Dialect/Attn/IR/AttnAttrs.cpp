@@ -557,6 +557,12 @@ LogicalResult BlockLayoutAttr::verify(
     ArrayRef<int64_t> heads) {
   if (blockQ < 1 || blockK < 1 || queryBlocks < 1 || keyBlocks < 1)
     return emitError() << "block layout sizes must be positive";
+  // No more blocks than positions (the offsets and block lists are indexed
+  // with these counts, the kernels with int32).
+  for (int64_t v : {blockQ, blockK, queryBlocks, keyBlocks})
+    if (v > mask::kMaxSequenceLength)
+      return emitError() << "block layout sizes must be at most 2^30 ("
+                         << mask::kMaxSequenceLength << "), got " << v;
   std::string error;
   std::vector<BlockLayout::Compressed> layouts =
       splitLayouts(queryBlocks, fullOffsets, fullBlocks, partialOffsets,
