@@ -121,8 +121,14 @@ static cl::opt<bool> randomInputs(
              "standard normal floats, sorted segment ids in [0, 4), masks "
              "allowing 3 in 4 entries (true or 0; else false or -inf)"),
     cl::cat(category));
-static cl::opt<uint64_t> seed("seed", cl::desc("Seed of --random-inputs"),
-                              cl::init(0), cl::cat(category));
+// --seed and --bench are read as text and checked by attn-run (LLVM's
+// integer parsers answer "-1" with their own message).
+static cl::opt<std::string> seedText("seed",
+                                     cl::desc("Seed of --random-inputs (0 to "
+                                              "2^64 - 1)"),
+                                     cl::value_desc("N"), cl::init("0"),
+                                     cl::cat(category));
+static uint64_t seed = 0;
 static cl::opt<double>
     inputScale("input-scale",
                cl::desc("Multiply random float inputs by this factor"),
@@ -160,9 +166,10 @@ static cl::opt<std::string> maxMemory(
              "optional K, M, G or T (powers of 1024) (default: the memory "
              "available, MemAvailable or the cgroup's limit)"),
     cl::value_desc("BYTES"), cl::cat(category));
-static cl::opt<unsigned>
-    benchRuns("bench", cl::desc("Time N calls after one warm-up call"),
-              cl::init(0), cl::cat(category));
+static cl::opt<std::string>
+    benchText("bench", cl::desc("Time N calls after one warm-up call"),
+              cl::value_desc("N"), cl::init("0"), cl::cat(category));
+static unsigned benchRuns = 0;
 /// `--threads N`: libLLVM already registers a `threads` option, so attn-run
 /// takes this one out of argv before parsing (see main).
 static unsigned threads = 0;
@@ -697,6 +704,9 @@ void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
       return;
     known[attention.getResult()] = {(*q)[0], (*q)[1], (*q)[2], (*v)[3]};
     AttentionDims d = attention.getDims();
+    // (Shapes only, with no inputs: a varlen batch's work is not known.)
+    if (attention.isVarlen() && inputs.empty())
+      return;
     auto seqs = attention.isVarlen()
                     ? varlenSequences(entry, attention, inputs, *q, *k)
                     : std::vector<std::pair<int64_t, int64_t>>{};
@@ -752,6 +762,11 @@ int run(MLIRContext &context) {
            std::to_string(*opt) + "'");
   if (entryName.getNumOccurrences() && entryName.empty())
     fail("--entry needs a function name");
+  if (llvm::StringRef(seedText).getAsInteger(10, seed))
+    fail("--seed needs an integer from 0 to 2^64 - 1, not '" + seedText + "'");
+  if (llvm::StringRef(benchText).getAsInteger(10, benchRuns))
+    fail("--bench needs a count of calls (0 to 2^32 - 1), not '" + benchText +
+         "'");
   if (maxMemory.getNumOccurrences() && !parseBytes(maxMemory))
     fail("--max-memory needs a byte count (a number with an optional K, M, G "
          "or T), not '" +
@@ -949,14 +964,29 @@ int run(MLIRContext &context) {
           run.args[role.queryArg].shape)
         run.args[i].shape =
             std::vector<int64_t>{(*run.args[role.queryArg].shape)[0]};
-    uint64_t runSeed = k == 0 ? seed.getValue() : deriveSeed(seed, 1000 + k);
-    // The inputs, before any is drawn (a module that needs more memory than
-    // there is fails here, in a moment, instead of in operator new).
-    double inputBytes = 0;
-    for (auto [i, slot] : llvm::enumerate(run.args))
-      if (!values[i] && slot.shape)
-        inputBytes += arrayBytes(*slot.shape, slot.dtype);
-    checkMemory(k, inputBytes, "inputs");
+    uint64_t runSeed = k == 0 ? seed : deriveSeed(seed, 1000 + k);
+    // The memory, before any input is drawn (a module that needs more than
+    // there is fails here, in a moment, instead of in operator new or after
+    // minutes of drawing inputs).
+    bool reference = referenceOnly || check;
+    auto checkRunMemory = [&](const std::vector<npy::Array> &inputs) {
+      double bytes = 0, scoreBytes = 0, flops = 0;
+      for (auto [i, slot] : llvm::enumerate(run.args))
+        bytes += values[i] ? values[i]->data.size()
+                           : arrayBytes(*slot.shape, slot.dtype);
+      std::vector<Slot> results = run.results;
+      inferResults(entry, run.args, inputs, results, flops, scoreBytes);
+      for (const Slot &r : results)
+        bytes += (check ? 2 : 1) * arrayBytes(*r.shape, r.dtype);
+      if (reference)
+        bytes += scoreBytes;
+      checkMemory(k, bytes,
+                  reference ? "inputs, outputs and the reference lowering's "
+                              "scores"
+                            : "inputs and outputs");
+    };
+    if (llvm::all_of(run.args, [](const Slot &a) { return a.shape; }))
+      checkRunMemory({});
     for (auto [i, slot] : llvm::enumerate(run.args)) {
       if (values[i]) {
         run.inputs.push_back(*values[i]);
@@ -987,20 +1017,8 @@ int run(MLIRContext &context) {
     double scoreBytes = 0;
     inferResults(entry, run.args, run.inputs, run.results, run.flops,
                  scoreBytes);
-    // Inputs, outputs (twice with --check) and, through the reference
-    // lowering, the B x H x Lq x Lk scores of each attention.
-    double bytes = 0;
-    for (const npy::Array &a : run.inputs)
-      bytes += a.data.size();
-    for (const Slot &r : run.results)
-      bytes += (check ? 2 : 1) * arrayBytes(*r.shape, r.dtype);
-    bool reference = referenceOnly || check;
-    if (reference)
-      bytes += scoreBytes;
-    checkMemory(k, bytes,
-                reference ? "inputs, outputs and the reference lowering's "
-                            "scores"
-                          : "inputs and outputs");
+    // Again with the inputs: a varlen batch's scores are known now.
+    checkRunMemory(run.inputs);
   }
 
   // Compile.
