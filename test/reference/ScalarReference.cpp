@@ -49,7 +49,11 @@ static int64_t floorDiv(int64_t a, int64_t b) {
   return static_cast<int64_t>(std::floor(static_cast<double>(a) / b));
 }
 
-static int64_t mod(int64_t a, int64_t b) { return ((a % b) + b) % b; }
+/// a mod b in [0, b), for b > 0 as large as INT64_MAX (no overflow).
+static int64_t mod(int64_t a, int64_t b) {
+  int64_t r = a % b;
+  return r < 0 ? r + b : r;
+}
 
 bool ref::allowed(const Pattern &p, int64_t h, int64_t q, int64_t k, int64_t lq,
                   int64_t lk, int64_t b, const Tensor *segQ,
