@@ -969,13 +969,12 @@ int run(MLIRContext &context) {
     // there is fails here, in a moment, instead of in operator new or after
     // minutes of drawing inputs).
     bool reference = referenceOnly || check;
-    auto checkRunMemory = [&](const std::vector<npy::Array> &inputs) {
-      double bytes = 0, scoreBytes = 0, flops = 0;
+    auto checkRunMemory = [&](const std::vector<Slot> &results,
+                              double scoreBytes) {
+      double bytes = 0;
       for (auto [i, slot] : llvm::enumerate(run.args))
         bytes += values[i] ? values[i]->data.size()
                            : arrayBytes(*slot.shape, slot.dtype);
-      std::vector<Slot> results = run.results;
-      inferResults(entry, run.args, inputs, results, flops, scoreBytes);
       for (const Slot &r : results)
         bytes += (check ? 2 : 1) * arrayBytes(*r.shape, r.dtype);
       if (reference)
@@ -985,8 +984,13 @@ int run(MLIRContext &context) {
                               "scores"
                             : "inputs and outputs");
     };
-    if (llvm::all_of(run.args, [](const Slot &a) { return a.shape; }))
-      checkRunMemory({});
+    if (llvm::all_of(run.args, [](const Slot &a) { return a.shape; })) {
+      // Shapes only (no inputs yet: a varlen batch's scores count later).
+      std::vector<Slot> results = run.results;
+      double flops = 0, scoreBytes = 0;
+      inferResults(entry, run.args, {}, results, flops, scoreBytes);
+      checkRunMemory(results, scoreBytes);
+    }
     for (auto [i, slot] : llvm::enumerate(run.args)) {
       if (values[i]) {
         run.inputs.push_back(*values[i]);
@@ -1018,7 +1022,7 @@ int run(MLIRContext &context) {
     inferResults(entry, run.args, run.inputs, run.results, run.flops,
                  scoreBytes);
     // Again with the inputs: a varlen batch's scores are known now.
-    checkRunMemory(run.inputs);
+    checkRunMemory(run.results, scoreBytes);
   }
 
   // Compile.
