@@ -37,5 +37,5 @@ cd "$build"
 exec "$build/bin/attn-opt-fuzz" "$build/corpus" "$seeds" \
   -dict="$root/utils/fuzz/attn.dict" \
   -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 \
-  -max_len=16384 -fork="$jobs" \
+  -max_len=8192 -fork="$jobs" \
   -artifact_prefix="$build/artifacts/" -print_final_stats=1
