@@ -90,9 +90,11 @@ std::string BlockLayout::verify(int64_t numQueryBlocks, int64_t numKeyBlocks,
         offsets.back() != static_cast<int32_t>(blocks.size()))
       return std::string(what) + " offsets must run from 0 to the number "
                                  "of blocks";
-    for (int64_t r = 0; r < numQueryBlocks; ++r) {
+    // (All offsets checked before any is used to index the blocks.)
+    for (int64_t r = 0; r < numQueryBlocks; ++r)
       if (offsets[r] > offsets[r + 1])
         return std::string(what) + " offsets must not decrease";
+    for (int64_t r = 0; r < numQueryBlocks; ++r) {
       for (int32_t i = offsets[r]; i < offsets[r + 1]; ++i) {
         if (blocks[i] < 0 || blocks[i] >= numKeyBlocks)
           return std::string(what) + " block " + std::to_string(blocks[i]) +

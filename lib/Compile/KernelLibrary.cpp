@@ -169,7 +169,10 @@ std::string mlir::attn::emitHeader(ArrayRef<Entry> entries, StringRef prefix,
         "  ATTN_OPT_ERROR_SHAPE = 1,\n"
         "  /* A value breaks the contract: varlen lengths or offsets out of\n"
         "     range, a NULL pointer for a non-empty tensor. */\n"
-        "  ATTN_OPT_ERROR_VALUE = 2\n"
+        "  ATTN_OPT_ERROR_VALUE = 2,\n"
+        "  /* The generated code could not allocate a result or workspace\n"
+        "     buffer (out of memory, or more than 2^47 bytes). */\n"
+        "  ATTN_OPT_ERROR_MEMORY = 3\n"
         "};\n#endif\n\n";
   for (const Entry &e : entries) {
     os << "/* @" << e.function << "(";

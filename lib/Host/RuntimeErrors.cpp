@@ -97,6 +97,21 @@ int mlir::attn::formatRuntimeError(char *buffer, size_t size, int32_t code,
                     "%s%s[%" PRId64 "] = %" PRId64 " is outside [0, %" PRId64
                     "), the pages of key and value",
                     op, entryName, entryIndex, b, c);
+  case RuntimeError::OutOfMemory:
+    return snprintf(buffer, size,
+                    "out of memory: the generated code could not allocate "
+                    "%" PRId64 " bytes",
+                    a);
+  case RuntimeError::AllocationTooLarge:
+    if (c == 1)
+      return snprintf(buffer, size,
+                      "the generated code would allocate more than 2^47 "
+                      "bytes (%" PRId64 " bytes x %" PRId64 ")",
+                      a, b);
+    return snprintf(buffer, size,
+                    "the generated code would allocate more than 2^47 bytes "
+                    "(%" PRId64 " bytes x %" PRId64 " x %" PRId64 ")",
+                    a, b, c);
   case RuntimeError::NullPointer:
     return snprintf(buffer, size,
                     "the %s pointer of tensor %" PRId64

@@ -46,6 +46,7 @@ int32_t numThreads = 0;
 /// Status codes of the C ABI (docs/Library.md).
 constexpr int32_t kShapeError = 1;
 constexpr int32_t kValueError = 2;
+constexpr int32_t kMemoryError = 3;
 } // namespace
 
 extern "C" {
@@ -55,7 +56,9 @@ extern "C" {
 void attn_opt_runtime_error(int32_t code, int64_t a, int64_t b, int64_t c) {
   if (state.status != 0)
     return;
-  state.status = isShapeError(code) ? kShapeError : kValueError;
+  state.status = isShapeError(code)    ? kShapeError
+                 : isMemoryError(code) ? kMemoryError
+                                       : kValueError;
   int n = snprintf(state.message, sizeof(state.message),
                    "%s: ", state.function ? state.function : "attn-opt");
   if (n < 0 || n >= static_cast<int>(sizeof(state.message)))
@@ -63,6 +66,10 @@ void attn_opt_runtime_error(int32_t code, int64_t a, int64_t b, int64_t c) {
   formatRuntimeError(state.message + n, sizeof(state.message) - n, code, a, b,
                      c);
 }
+
+/// Whether the running call has reported an error (generated code asks
+/// after calling a function of its module that checks allocations).
+int32_t attn_opt_runtime_failed(void) { return state.status != 0; }
 
 /// Starts a call of the entry `function` (its C name) on this thread.
 void __attn_rt_begin(const char *function) {

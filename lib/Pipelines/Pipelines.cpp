@@ -59,6 +59,8 @@ static void addDeallocation(OpPassManager &pm) {
 }
 
 void mlir::attn::addCpuToLLVMPasses(OpPassManager &pm) {
+  // Dynamic allocations of impossible sizes refused (checked below).
+  pm.addPass(createAttnGuardAllocationSizes());
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -69,6 +71,8 @@ void mlir::attn::addCpuToLLVMPasses(OpPassManager &pm) {
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  // Every heap allocation checked: an error instead of a NULL dereference.
+  pm.addPass(createAttnCheckAllocations());
   pm.addPass(createCanonicalizerPass());
 }
 

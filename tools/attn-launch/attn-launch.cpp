@@ -12,10 +12,10 @@
 //
 // Deliberately free of LLVM: it links only the LLVM-free host library
 // (.npy files, memref descriptors, the CUDA runtime loader, the run-time
-// error messages). It defines and exports attn_opt_runtime_error, which
-// the code of modules with dynamic sizes or varlen operands calls when a
-// run-time size breaks the op's contract: attn-launch then fails with the
-// message and writes no output.
+// error messages). It defines and exports attn_opt_runtime_error (and
+// attn_opt_runtime_failed), which the code of modules with dynamic sizes
+// or varlen operands calls when a run-time size breaks the op's contract:
+// attn-launch then fails with the message and writes no output.
 //
 //===----------------------------------------------------------------------===//
 
@@ -142,6 +142,13 @@ extern "C" void attn_opt_runtime_error(int32_t code, int64_t a, int64_t b,
   std::lock_guard<std::mutex> lock(runtimeErrorMutex);
   if (!runtimeError)
     runtimeError = mlir::attn::describeRuntimeError(code, a, b, c);
+}
+
+/// Whether the running call reported an error (kRuntimeFailedFunction),
+/// exported with the hook.
+extern "C" int32_t attn_opt_runtime_failed() {
+  std::lock_guard<std::mutex> lock(runtimeErrorMutex);
+  return runtimeError.has_value();
 }
 
 int main(int argc, char **argv) {

@@ -211,6 +211,13 @@ extern "C" void attnRunRuntimeError(int32_t code, int64_t a, int64_t b,
     runtimeError = describeRuntimeError(code, a, b, c);
 }
 
+/// Whether the generated code reported an error during this call
+/// (kRuntimeFailedFunction).
+extern "C" int32_t attnRunRuntimeFailed() {
+  std::lock_guard<std::mutex> lock(runtimeErrorMutex);
+  return runtimeError.has_value();
+}
+
 /// Fails with the generated code's run-time error, if it reported one.
 void failOnRuntimeError(StringRef what) {
   std::lock_guard<std::mutex> lock(runtimeErrorMutex);
@@ -408,7 +415,9 @@ compileVariant(ModuleOp module, StringRef entry,
   if (target == "cuda")
     libs.push_back(ATTN_CUDA_RUNTIME);
   std::vector<std::pair<std::string, void *>> symbols = {
-      {kRuntimeErrorFunction, reinterpret_cast<void *>(&attnRunRuntimeError)}};
+      {kRuntimeErrorFunction, reinterpret_cast<void *>(&attnRunRuntimeError)},
+      {kRuntimeFailedFunction,
+       reinterpret_cast<void *>(&attnRunRuntimeFailed)}};
   auto jit = JitFunction::compile(*clone, entry, libs, symbols);
   lastLlvmMs = msSince(start);
   if (!jit)
@@ -952,7 +961,8 @@ int run(MLIRContext &context) {
     double flops = 0;
   };
   std::vector<Run> runs(numRuns);
-  for (auto [k, run] : llvm::enumerate(runs)) {
+  for (size_t k = 0; k < runs.size(); ++k) {
+    Run &run = runs[k];
     run.args = args;
     run.results = results;
     for (auto [i, list] : llvm::enumerate(shapeLists))
@@ -972,9 +982,9 @@ int run(MLIRContext &context) {
     auto checkRunMemory = [&](const std::vector<Slot> &results,
                               double scoreBytes) {
       double bytes = 0;
-      for (auto [i, slot] : llvm::enumerate(run.args))
+      for (size_t i = 0; i < run.args.size(); ++i)
         bytes += values[i] ? values[i]->data.size()
-                           : arrayBytes(*slot.shape, slot.dtype);
+                           : arrayBytes(*run.args[i].shape, run.args[i].dtype);
       for (const Slot &r : results)
         bytes += (check ? 2 : 1) * arrayBytes(*r.shape, r.dtype);
       if (reference)

@@ -10,7 +10,9 @@
 // once per failed check and skips the computation it guards (its result is
 // unspecified). The host that runs the code defines the function: attn-run
 // records the first error and fails with describeRuntimeError's message;
-// a library build turns it into the call's status. Part of the LLVM-free
+// a library build turns it into the call's status. Allocation failures of
+// the generated code are reported the same way (OutOfMemory,
+// AllocationTooLarge). Part of the LLVM-free
 // host library; the compiler uses the same codes.
 //
 //===----------------------------------------------------------------------===//
@@ -59,6 +61,15 @@ enum class RuntimeError : int32_t {
   /// Entry `a` (packEntry) of a page table, in use, is `b`, outside [0,
   /// `c`), the pages of the key/value pools.
   PageOutOfRange = 10,
+  /// An allocation of the generated code (a result or a workspace) of `a`
+  /// bytes failed (attn-check-allocations).
+  OutOfMemory = 11,
+  /// The generated code would allocate a buffer of more than 2^47 bytes
+  /// (kMaxTensorBytes; its byte count may not fit in 64 bits): `a` bytes per
+  /// step of its dynamic sizes, the first of which is `b` and the product
+  /// of the others `c` (saturated at INT64_MAX; 1 when there are none;
+  /// attn-guard-allocation-sizes).
+  AllocationTooLarge = 12,
 };
 
 /// Whether `code` is about sizes (a shape error) rather than the values of
@@ -68,6 +79,19 @@ constexpr bool isShapeError(int32_t code) {
          code == static_cast<int32_t>(RuntimeError::ArgumentSize) ||
          code == static_cast<int32_t>(RuntimeError::ResultSize);
 }
+
+/// Whether `code` is about memory (status ATTN_OPT_ERROR_MEMORY of a kernel
+/// library).
+constexpr bool isMemoryError(int32_t code) {
+  return code == static_cast<int32_t>(RuntimeError::OutOfMemory) ||
+         code == static_cast<int32_t>(RuntimeError::AllocationTooLarge);
+}
+
+/// The function generated code calls after calling a function of its own
+/// module that may fail (one with allocation checks), to learn whether the
+/// running call has reported an error: `int32_t attn_opt_runtime_failed()`.
+/// Hosts that define kRuntimeErrorFunction define it too.
+constexpr const char *kRuntimeFailedFunction = "attn_opt_runtime_failed";
 
 /// The operands of attn.attention by their ODS index (the order of the
 /// op's arguments), as the errors name them.

@@ -299,4 +299,103 @@ def AttnForwardEntryOutputs : Pass<"attn-forward-entry-outputs",
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def AttnGuardAllocationSizes : Pass<"attn-guard-allocation-sizes",
+                                    "ModuleOp"> {
+  let summary = "Refuse heap allocations of more than 2^47 bytes at run time";
+  let description = [{
+    Runs on bufferized code, before `finalize-memref-to-llvm` (the first
+    step of the CPU pipeline's lowering to LLVM; docs/Semantics.md,
+    "Limits"). A `memref.alloc` with dynamic sizes computes its byte count
+    from them; with sizes large enough that count exceeds any memory, or
+    wraps around 64 bits and becomes small, and the code would then write
+    past a short buffer. For each such allocation the pass checks, without
+    overflow, that the sizes are not negative and that the bytes are at
+    most 2^47 (`kMaxTensorBytes`, the limit of every attn tensor). When
+    they are not, the code reports `AllocationTooLarge` through
+    `attn_opt_runtime_error` and allocates a size `malloc` refuses (the
+    first dynamic size becomes `-(2^62 / bytes per step)`, the others 1), so
+    that `attn-check-allocations` skips the code that would use the buffer.
+
+    ```mlir
+    %a = memref.alloc(%n, %m) : memref<?x8x?xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    // %ok: %n >= 0, %n <= 2^47 / 32, %m >= 0, %m <= 2^47 / (32 * max(%n, 1))
+    scf.if %too_large { func.call @attn_opt_runtime_error(%c12, ...) }
+    %n2 = arith.select %ok, %n, %sentinel : index
+    %m2 = arith.select %ok, %m, %c1 : index
+    %a = memref.alloc(%n2, %m2) : memref<?x8x?xf32>
+    ```
+
+    Allocations with static sizes are left alone (the verifier bounds the
+    attn ops' tensors, and a static buffer's bytes are known).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def AttnCheckAllocations : Pass<"attn-check-allocations", "ModuleOp"> {
+  let summary = "Check every heap allocation of the lowered code and skip "
+                "what would use a failed one";
+  let description = [{
+    Runs on the LLVM dialect, after the CPU pipeline's conversion. Every
+    call of `malloc`, `aligned_alloc` or `_mlir_memref_to_llvm_alloc` (what
+    `finalize-memref-to-llvm` emits for `memref.alloc`) is followed by a
+    check: a NULL result for a non-zero size is a failed allocation. Then,
+    instead of writing through NULL:
+
+    - at the top level of a function: the code reports `OutOfMemory` (the
+      size) through `attn_opt_runtime_error` and returns (a function with a
+      result returns zeros: its result is unspecified after an error, as
+      after any run-time error);
+    - in the body of an `omp.loop_nest` (a parallel loop's iteration): the
+      iteration stores the size into a flag of its function (atomically) and
+      ends; after the enclosing top-level op (the `omp.parallel`) the
+      function's own thread reads the flag, reports `OutOfMemory` and
+      returns. Reports thus come from the thread that called the function
+      (a kernel library keeps its status per calling thread).
+
+    A call of a function of the module that checks allocations (itself or
+    in what it calls) is followed by `attn_opt_runtime_failed()`; when the
+    running call has failed, the caller returns too.
+
+    ```mlir
+    %p = llvm.call @malloc(%size) : (i64) -> !llvm.ptr
+    ...
+    ```
+
+    becomes
+
+    ```mlir
+    %p = llvm.call @malloc(%size) : (i64) -> !llvm.ptr
+    %null = llvm.icmp "eq" %p, %zero : !llvm.ptr
+    %sized = llvm.icmp "ne" %size, %c0 : i64
+    %failed = llvm.and %null, %sized : i1
+    llvm.cond_br %failed weights([1, 1048575]), ^oom, ^ok
+    ^oom:
+      llvm.call @attn_opt_runtime_error(%c11, %size, %c0, %c0) : ...
+      llvm.br ^return
+    ^ok:
+      ...
+    ```
+
+    Buffers the function allocated before the failed one are not freed on
+    this path. Allocations or calls of such functions in other regions
+    (inside `omp.parallel` but outside a loop, in `omp.single`, ...) are
+    errors of the pass: the pipelines do not emit them. Code of the NVVM
+    pipeline's host (`gpu.alloc`) is not covered.
+  }];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::omp::OpenMPDialect",
+  ];
+}
+
 #endif // ATTN_PIPELINES_PASSES_TD
