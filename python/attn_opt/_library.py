@@ -34,6 +34,20 @@ _NUMPY_DTYPE_NAMES = {v: k for k, v in _NUMPY_DTYPES.items()}
 _STATUS_SHAPE, _STATUS_VALUE = 1, 2
 
 
+# Status codes of the C ABI (docs/Library.md).
+_ERROR_MEMORY = 3
+
+
+def _raise_for_status(status, library):
+    """Raises the error of a failed call: MemoryError when the generated
+    code could not allocate, else ValueError, with the library's message."""
+    if status == 0:
+        return
+    if status == _ERROR_MEMORY:
+        raise MemoryError(library.last_error())
+    raise ValueError(library.last_error())
+
+
 def _torch():
     """The torch module if it is imported (inputs can only be torch tensors
     then), else None."""
@@ -304,10 +318,7 @@ class Function:
             ptr, shape = check_array(o, "out")
             self._check_tensor(o, shape, r, "out")
             params += [ptr, st(*shape)]
-        status = self._fn(*params)
-        if status != 0:
-            message = self.library.last_error()
-            raise ValueError(message)
+        _raise_for_status(self._fn(*params), self.library)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _call_checked(self, tensors):
@@ -318,8 +329,7 @@ class Function:
         for (ptr, shape), st in zip(tensors, self._shape_types):
             params.append(ptr)
             params.append(st(*shape))
-        if self._fn(*params) != 0:
-            raise ValueError(self.library.last_error())
+        _raise_for_status(self._fn(*params), self.library)
 
     def _check_tensor(self, a, shape, t, what):
         if len(shape) != len(t["shape"]):
