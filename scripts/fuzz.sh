@@ -6,7 +6,8 @@
 # (libFuzzer's -fork; default 2). Crashes, hangs (> 20 s) and out-of-memory inputs go to
 # ${FUZZ_BUILD_DIR}/artifacts/ (each becomes a lit regression test); the
 # grown corpus stays in ${FUZZ_BUILD_DIR}/corpus. Exit status 0 means no
-# crash was found.
+# crash was found. RUNS=N stops after N executions (whichever comes
+# first).
 #
 #   scripts/fuzz.sh [SECONDS]
 #   ATTN_FUZZ_PIPELINES=none|cpu|all   what runs after verification
@@ -37,5 +38,5 @@ cd "$build"
 exec "$build/bin/attn-opt-fuzz" "$build/corpus" "$seeds" \
   -dict="$root/utils/fuzz/attn.dict" \
   -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 \
-  -max_len=8192 -fork="$jobs" \
+  -max_len=8192 -fork="$jobs" -runs="${RUNS:--1}" \
   -artifact_prefix="$build/artifacts/" -print_final_stats=1

@@ -92,3 +92,16 @@ func.func @huge_grid(%q: tensor<1x1x32x8xf32>) -> tensor<1x1x32x8xf32> {
       : tensor<1x1x32x8xf32>, tensor<1x1x32x8xf32>, tensor<1x1x32x8xf32> -> tensor<1x1x32x8xf32>
   return %0 : tensor<1x1x32x8xf32>
 }
+
+// -----
+
+// An offset in the middle beyond the blocks (found by attn-opt-fuzz: the
+// verifier read past the block list before it saw the offsets decrease).
+func.func @offset_beyond_blocks(%q: tensor<1x1x32x8xf32>) -> tensor<1x1x32x8xf32> {
+  // expected-error @+2 {{invalid block layout: full offsets must not decrease}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax,
+      layout = #attn.block_layout<block_q = 16, block_k = 16, query_blocks = 2, key_blocks = 2,
+               full_offsets = [0, 5, 1], full_blocks = [0], partial_offsets = [0, 0, 0], partial_blocks = [], heads = [0]>}
+      : tensor<1x1x32x8xf32>, tensor<1x1x32x8xf32>, tensor<1x1x32x8xf32> -> tensor<1x1x32x8xf32>
+  return %0 : tensor<1x1x32x8xf32>
+}
