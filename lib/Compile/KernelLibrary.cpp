@@ -205,6 +205,12 @@ std::string mlir::attn::emitHeader(ArrayRef<Entry> entries, StringRef prefix,
      << "void " << prefix << "_set_num_threads(int32_t n);\n\n"
      << "/* The threads a call starting now on this thread would use. */\n"
      << "int32_t " << prefix << "_num_threads(void);\n\n"
+     << "/* The most bytes the library's generated code may hold at once in\n"
+        "   its own buffers (workspaces), over all calls; a call that would\n"
+        "   exceed it fails with ATTN_OPT_ERROR_MEMORY. 0 (the default): no\n"
+        "   limit, but a buffer of 64 MiB or more must fit in the memory the\n"
+        "   system has available. */\n"
+     << "void " << prefix << "_set_max_memory(int64_t bytes);\n\n"
      << "/* The entries and their tensors as JSON. */\n"
      << "const char *" << prefix << "_signatures(void);\n\n"
      << "#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n#endif /* "
@@ -393,6 +399,18 @@ llvm::Expected<std::unique_ptr<llvm::Module>> mlir::attn::buildLibraryModule(
   addStringFunction(*m, (prefix + "_signatures").str(),
                     emitSignatures(entries, prefix));
   exported.insert((prefix + "_signatures").str());
+
+  // The generated code's heap buffers through the run-time support's
+  // accounting (KernelRuntime.cpp; the support's own calls stay libc's).
+  for (auto [from, to] :
+       {std::pair<StringRef, StringRef>{"malloc", "__attn_rt_malloc"},
+        {"free", "__attn_rt_free"}})
+    if (llvm::Function *f = m->getFunction(from)) {
+      llvm::FunctionCallee callee =
+          m->getOrInsertFunction(to, f->getFunctionType());
+      f->replaceAllUsesWith(callee.getCallee());
+      f->eraseFromParent();
+    }
 
   // The run-time support.
   auto buffer = llvm::MemoryBuffer::getFile(runtimeBitcode);

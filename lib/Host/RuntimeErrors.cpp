@@ -98,10 +98,21 @@ int mlir::attn::formatRuntimeError(char *buffer, size_t size, int32_t code,
                     "), the pages of key and value",
                     op, entryName, entryIndex, b, c);
   case RuntimeError::OutOfMemory:
+    if (b > 0)
+      return snprintf(buffer, size,
+                      "out of memory: the generated code needs a buffer of "
+                      "%" PRId64 " bytes, the system has %" PRId64 " available",
+                      a, b);
     return snprintf(buffer, size,
                     "out of memory: the generated code could not allocate "
                     "%" PRId64 " bytes",
                     a);
+  case RuntimeError::MemoryLimit:
+    return snprintf(buffer, size,
+                    "out of memory: the generated code needs a buffer of "
+                    "%" PRId64 " bytes, beyond the library's limit of %" PRId64
+                    " bytes (set_max_memory) with %" PRId64 " held",
+                    a, b, c);
   case RuntimeError::AllocationTooLarge:
     if (c == 1)
       return snprintf(buffer, size,

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 using namespace mlir::attn;
@@ -105,6 +106,147 @@ int32_t __attn_rt_api_num_threads(void) {
   return state.appliedThreads == 0 ? omp_get_max_threads()
                                    : state.defaultThreads;
 }
+
+//===----------------------------------------------------------------------===//
+// The generated code's heap buffers: attn-compile points its malloc and free
+// at these, which keep the bytes the library holds, refuse a buffer beyond
+// the limit of PREFIX_set_max_memory, and (without a limit) a large buffer
+// the system does not have available: an overcommitting kernel would grant
+// it and kill the process later. A refused buffer is a NULL the generated
+// code checks (attn-check-allocations): the call fails with
+// ATTN_OPT_ERROR_MEMORY and this message.
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// What precedes each buffer: its size, and its place in the list of the
+/// buffers its thread holds (newest first, so sequence numbers descend).
+/// The generated code frees a buffer on the thread that allocated it (a
+/// parallel iteration's buffers live in the iteration; the others on the
+/// calling thread), so the lists need no lock.
+struct Header {
+  Header *prev, *next;
+  int64_t size;
+  uint64_t sequence;
+};
+/// Bytes before each buffer (64 keeps any alignment malloc gives).
+constexpr size_t kHeader = 64;
+static_assert(sizeof(Header) <= kHeader, "the header fits");
+thread_local Header *newestBuffer = nullptr;
+thread_local uint64_t allocations = 0;
+/// Without a limit, buffers from this size on are checked against the
+/// memory available.
+constexpr int64_t kAskSystemFrom = int64_t(64) << 20;
+/// The limit (0: none) and the bytes held, over all calls.
+int64_t maxMemory = 0;
+int64_t heldBytes = 0;
+
+/// Reads the first integer of `path` after `key` (the whole file if `key`
+/// is empty); -1 if there is none.
+int64_t readNumber(const char *path, const char *key) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return -1;
+  char line[256];
+  int64_t value = -1;
+  size_t keyLength = strlen(key);
+  while (fgets(line, sizeof(line), f)) {
+    if (strncmp(line, key, keyLength) != 0)
+      continue;
+    long long v;
+    if (sscanf(line + keyLength, "%lld", &v) == 1)
+      value = v;
+    break;
+  }
+  fclose(f);
+  return value;
+}
+
+/// The memory the system can give (MemAvailable, and what the cgroup
+/// allows); -1 if unknown.
+int64_t availableMemory() {
+  int64_t available = readNumber("/proc/meminfo", "MemAvailable:");
+  if (available >= 0)
+    available *= 1024;
+  int64_t max = readNumber("/sys/fs/cgroup/memory.max", "");
+  int64_t current = readNumber("/sys/fs/cgroup/memory.current", "");
+  if (max >= 0 && current >= 0) {
+    int64_t room = max > current ? max - current : 0;
+    if (available < 0 || room < available)
+      available = room;
+  }
+  return available;
+}
+} // namespace
+
+extern "C" {
+void *__attn_rt_malloc(size_t size) {
+  int64_t n = static_cast<int64_t>(size);
+  int64_t limit = __atomic_load_n(&maxMemory, __ATOMIC_RELAXED);
+  if (n < 0 || n > INT64_MAX - static_cast<int64_t>(kHeader))
+    return nullptr;
+  int64_t before = __atomic_fetch_add(&heldBytes, n, __ATOMIC_RELAXED);
+  if (limit > 0 && (before > limit || n > limit - before)) {
+    __atomic_fetch_sub(&heldBytes, n, __ATOMIC_RELAXED);
+    attn_opt_runtime_error(static_cast<int32_t>(RuntimeError::MemoryLimit), n,
+                           limit, before);
+    return nullptr;
+  }
+  if (limit == 0 && n >= kAskSystemFrom) {
+    int64_t available = availableMemory();
+    if (available >= 0 && n > available) {
+      __atomic_fetch_sub(&heldBytes, n, __ATOMIC_RELAXED);
+      attn_opt_runtime_error(static_cast<int32_t>(RuntimeError::OutOfMemory), n,
+                             available, 0);
+      return nullptr;
+    }
+  }
+  auto *h = static_cast<Header *>(malloc(size + kHeader));
+  if (!h) {
+    __atomic_fetch_sub(&heldBytes, n, __ATOMIC_RELAXED);
+    return nullptr;
+  }
+  h->size = n;
+  h->sequence = ++allocations;
+  h->prev = nullptr;
+  h->next = newestBuffer;
+  if (newestBuffer)
+    newestBuffer->prev = h;
+  newestBuffer = h;
+  return reinterpret_cast<char *>(h) + kHeader;
+}
+
+void __attn_rt_free(void *buffer) {
+  if (!buffer)
+    return;
+  auto *h = reinterpret_cast<Header *>(static_cast<char *>(buffer) - kHeader);
+  if (h->prev)
+    h->prev->next = h->next;
+  else if (newestBuffer == h)
+    newestBuffer = h->next;
+  if (h->next)
+    h->next->prev = h->prev;
+  __atomic_fetch_sub(&heldBytes, h->size, __ATOMIC_RELAXED);
+  free(h);
+}
+
+/// A mark of the buffers this thread holds (attn-check-allocations'
+/// release-on-error takes one on entry)...
+uint64_t __attn_rt_mark(void) { return allocations; }
+
+/// ... and frees those allocated on this thread since, after a failed
+/// allocation: an error leaks nothing.
+void __attn_rt_release(uint64_t mark) {
+  while (newestBuffer && newestBuffer->sequence > mark)
+    __attn_rt_free(reinterpret_cast<char *>(newestBuffer) + kHeader);
+}
+
+/// The most bytes the generated code of the library may hold at once in
+/// its own buffers, over all calls (0 or negative: no limit, but a buffer
+/// of 64 MiB or more must fit in the memory available).
+void __attn_rt_api_set_max_memory(int64_t bytes) {
+  __atomic_store_n(&maxMemory, bytes > 0 ? bytes : 0, __ATOMIC_RELAXED);
+}
+} // extern "C"
 
 //===----------------------------------------------------------------------===//
 // memrefCopy: MLIR's memref.copy lowering calls it for buffers whose layout

@@ -101,8 +101,8 @@ static void guardAllocation(memref::AllocOp alloc) {
     bytes = arith::MaxUIOp::create(b, next, one);
   }
   ValueRange sizes = alloc.getDynamicSizes();
-  Value tooLarge = arith::XOrIOp::create(
-      b, ok, arith::ConstantIntOp::create(b, 1, 1));
+  Value tooLarge =
+      arith::XOrIOp::create(b, ok, arith::ConstantIntOp::create(b, 1, 1));
   auto report = scf::IfOp::create(b, tooLarge, /*withElseRegion=*/false);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -113,8 +113,9 @@ static void guardAllocation(memref::AllocOp alloc) {
     Value rest = one;
     for (Value size : sizes.drop_front()) {
       Value d = arith::MaxSIOp::create(b, size, one);
-      Value saturates = arith::CmpIOp::create(
-          b, arith::CmpIPredicate::ugt, rest, arith::DivUIOp::create(b, max, d));
+      Value saturates =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, rest,
+                                arith::DivUIOp::create(b, max, d));
       rest = arith::SelectOp::create(b, saturates, max,
                                      arith::MulIOp::create(b, rest, d));
     }
@@ -132,7 +133,8 @@ static void guardAllocation(memref::AllocOp alloc) {
 
 namespace {
 struct GuardAllocationSizesPass
-    : public attn::impl::AttnGuardAllocationSizesBase<GuardAllocationSizesPass> {
+    : public attn::impl::AttnGuardAllocationSizesBase<
+          GuardAllocationSizesPass> {
   void runOnOperation() override {
     SmallVector<memref::AllocOp> allocs;
     getOperation().walk([&](memref::AllocOp a) { allocs.push_back(a); });
@@ -162,6 +164,7 @@ static Value allocationSize(LLVM::CallOp call) {
 namespace {
 struct CheckAllocationsPass
     : public attn::impl::AttnCheckAllocationsBase<CheckAllocationsPass> {
+  using AttnCheckAllocationsBase::AttnCheckAllocationsBase;
   void runOnOperation() override;
 
 private:
@@ -197,16 +200,15 @@ LogicalResult CheckAllocationsPass::checkFunction(LLVM::LLVMFuncOp fn) {
   auto ptr = LLVM::LLVMPointerType::get(ctx);
   auto voidType = LLVM::LLVMVoidType::get(ctx);
   Location loc = fn.getLoc();
-  LLVM::LLVMFuncOp report = declare(kRuntimeErrorFunction, voidType,
-                                    {i32, i64, i64, i64});
+  LLVM::LLVMFuncOp report =
+      declare(kRuntimeErrorFunction, voidType, {i32, i64, i64, i64});
 
   SmallVector<LLVM::CallOp> allocations, calls;
   fn.walk([&](LLVM::CallOp call) {
     if (allocationSize(call))
       allocations.push_back(call);
     else if (std::optional<StringRef> callee = call.getCallee())
-      if (auto target =
-              getOperation().lookupSymbol<LLVM::LLVMFuncOp>(*callee))
+      if (auto target = getOperation().lookupSymbol<LLVM::LLVMFuncOp>(*callee))
         if (mayFail.contains(target))
           calls.push_back(call);
   });
@@ -219,6 +221,22 @@ LogicalResult CheckAllocationsPass::checkFunction(LLVM::LLVMFuncOp fn) {
   Block *exit = new Block();
   body.push_back(exit);
   b.setInsertionPointToStart(exit);
+  // With release-on-error, the buffers the function still holds are freed
+  // on the way out: those allocated since the mark taken on entry.
+  LLVM::LLVMFuncOp markFn, releaseFn;
+  if (releaseOnError) {
+    markFn = declare(kRuntimeMarkFunction, i64, {});
+    releaseFn = declare(kRuntimeReleaseFunction, voidType, {i64});
+  }
+  auto markAt = [&](Block *block) -> Value {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(block);
+    return LLVM::CallOp::create(b, loc, markFn, ValueRange{}).getResult();
+  };
+  if (releaseOnError) {
+    Value mark = markAt(&body.front());
+    LLVM::CallOp::create(b, loc, releaseFn, ValueRange{mark});
+  }
   Type result = fn.getFunctionType().getReturnType();
   if (isa<LLVM::LLVMVoidType>(result))
     LLVM::ReturnOp::create(b, loc, ValueRange{});
@@ -240,6 +258,8 @@ LogicalResult CheckAllocationsPass::checkFunction(LLVM::LLVMFuncOp fn) {
                           flag);
     return flag;
   };
+  // The marks taken at the start of parallel iterations.
+  llvm::DenseMap<Block *, Value> iterationMarks;
   // Top-level ops after which the flag is read.
   llvm::SetVector<Operation *> readFlagAfter;
 
@@ -254,8 +274,8 @@ LogicalResult CheckAllocationsPass::checkFunction(LLVM::LLVMFuncOp fn) {
     Value cond = failed(b);
     Block *onFailure = new Block();
     head->getParent()->getBlocks().insertAfter(head->getIterator(), onFailure);
-    LLVM::CondBrOp::create(b, op->getLoc(), cond, onFailure, ValueRange{},
-                           rest, ValueRange{},
+    LLVM::CondBrOp::create(b, op->getLoc(), cond, onFailure, ValueRange{}, rest,
+                           ValueRange{},
                            std::make_pair<uint32_t, uint32_t>(1, 1048575));
     b.setInsertionPointToStart(onFailure);
     return onFailure;
@@ -275,8 +295,8 @@ LogicalResult CheckAllocationsPass::checkFunction(LLVM::LLVMFuncOp fn) {
       Value isNull = LLVM::ICmpOp::create(b, l, LLVM::ICmpPredicate::eq,
                                           call.getResult(), null);
       Value zero = LLVM::ConstantOp::create(b, l, size.getType(), 0);
-      Value sized = LLVM::ICmpOp::create(b, l, LLVM::ICmpPredicate::ne, size,
-                                         zero);
+      Value sized =
+          LLVM::ICmpOp::create(b, l, LLVM::ICmpPredicate::ne, size, zero);
       return LLVM::AndOp::create(b, l, isNull, sized);
     });
     Location l = call.getLoc();
@@ -291,7 +311,15 @@ LogicalResult CheckAllocationsPass::checkFunction(LLVM::LLVMFuncOp fn) {
       LLVM::BrOp::create(b, l, ValueRange{}, exit);
       continue;
     }
-    // In a parallel iteration: note the size, end the iteration.
+    // In a parallel iteration: free what the iteration holds (with
+    // release-on-error), note the size, end the iteration.
+    if (releaseOnError) {
+      Block *iterationEntry = &parent->getRegion(0).front();
+      Value &mark = iterationMarks[iterationEntry];
+      if (!mark)
+        mark = markAt(iterationEntry);
+      LLVM::CallOp::create(b, l, releaseFn, ValueRange{mark});
+    }
     Value f = getFlag();
     // (A size of 0 never fails; the flag holds a non-zero size.)
     LLVM::StoreOp::create(b, l, size64, f, /*alignment=*/8,
@@ -302,9 +330,9 @@ LogicalResult CheckAllocationsPass::checkFunction(LLVM::LLVMFuncOp fn) {
     readFlagAfter.insert(topLevelAncestor(fn, call));
   }
 
-  LLVM::LLVMFuncOp failedFn =
-      calls.empty() ? LLVM::LLVMFuncOp()
-                    : declare(kRuntimeFailedFunction, i32, {});
+  LLVM::LLVMFuncOp failedFn = calls.empty()
+                                  ? LLVM::LLVMFuncOp()
+                                  : declare(kRuntimeFailedFunction, i32, {});
   for (LLVM::CallOp call : calls) {
     if (call->getParentOp() != fn.getOperation())
       return call.emitOpError("attn-check-allocations: cannot check a call "
@@ -315,8 +343,7 @@ LogicalResult CheckAllocationsPass::checkFunction(LLVM::LLVMFuncOp fn) {
       Value status =
           LLVM::CallOp::create(b, l, failedFn, ValueRange{}).getResult();
       Value zero = LLVM::ConstantOp::create(b, l, i32, 0);
-      return LLVM::ICmpOp::create(b, l, LLVM::ICmpPredicate::ne, status,
-                                  zero);
+      return LLVM::ICmpOp::create(b, l, LLVM::ICmpPredicate::ne, status, zero);
     });
     LLVM::BrOp::create(b, call.getLoc(), ValueRange{}, exit);
   }

@@ -58,7 +58,7 @@ static void addDeallocation(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void mlir::attn::addCpuToLLVMPasses(OpPassManager &pm) {
+void mlir::attn::addCpuToLLVMPasses(OpPassManager &pm, bool releaseOnError) {
   // Dynamic allocations of impossible sizes refused (checked below).
   pm.addPass(createAttnGuardAllocationSizes());
   pm.addPass(createConvertVectorToSCFPass());
@@ -72,7 +72,9 @@ void mlir::attn::addCpuToLLVMPasses(OpPassManager &pm) {
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   // Every heap allocation checked: an error instead of a NULL dereference.
-  pm.addPass(createAttnCheckAllocations());
+  AttnCheckAllocationsOptions checks;
+  checks.releaseOnError = releaseOnError;
+  pm.addPass(createAttnCheckAllocations(checks));
   pm.addPass(createCanonicalizerPass());
 }
 
@@ -177,7 +179,7 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createAttnMathApproximation());
 
-  addCpuToLLVMPasses(pm);
+  addCpuToLLVMPasses(pm, options.releaseOnError);
 }
 
 void mlir::attn::buildGpuKernelsPipeline(OpPassManager &pm,

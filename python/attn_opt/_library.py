@@ -243,6 +243,8 @@ class Library:
         self._set_threads.argtypes = [ctypes.c_int32]
         self._num_threads = getattr(self._dll, prefix + "_num_threads")
         self._num_threads.restype = ctypes.c_int32
+        self._set_max_memory = getattr(self._dll, prefix + "_set_max_memory")
+        self._set_max_memory.argtypes = [ctypes.c_int64]
         self.functions = {}
         for e in self.signatures["entries"]:
             self.functions[e["function"]] = Function(self, e)
@@ -265,6 +267,12 @@ class Library:
 
     def num_threads(self):
         return self._num_threads()
+
+    def set_max_memory(self, n):
+        """The most bytes the library's generated code may hold at once
+        in its own buffers (0: no limit but the memory available); a call
+        beyond it raises MemoryError."""
+        self._set_max_memory(int(n))
 
 
 class Function:

@@ -1,4 +1,5 @@
 // RUN: attn-opt %s -split-input-file -attn-check-allocations -verify-diagnostics | FileCheck %s
+// RUN: attn-opt %s -split-input-file -attn-check-allocations=release-on-error -verify-diagnostics | FileCheck %s --check-prefix=RELEASE
 
 // At the top level: a NULL result for a non-zero size reports OutOfMemory
 // (code 11) with the size and returns; the rest runs on success only.
@@ -20,6 +21,16 @@
 // CHECK:         llvm.return
 // CHECK:       ^[[EXIT]]:
 // CHECK-NEXT:    llvm.return
+// With release-on-error, a mark on entry; the exit frees what was
+// allocated since.
+// RELEASE-LABEL: llvm.func @top_level
+// RELEASE:         %[[MARK:.*]] = llvm.call @__attn_rt_mark() : () -> i64
+// RELEASE:         llvm.call @malloc
+// RELEASE:         llvm.call @attn_opt_runtime_error
+// RELEASE:         llvm.br ^[[EXIT:.*]]
+// RELEASE:       ^[[EXIT]]:
+// RELEASE-NEXT:    llvm.call @__attn_rt_release(%[[MARK]]) : (i64) -> ()
+// RELEASE-NEXT:    llvm.return
 llvm.func @malloc(i64) -> !llvm.ptr
 llvm.func @free(!llvm.ptr)
 llvm.func @top_level(%size: i64, %x: f32) {
@@ -80,6 +91,14 @@ llvm.func @with_result(%size: i64) -> !llvm.struct<(ptr, ptr, i64)> {
 // CHECK-NEXT:    llvm.return
 // CHECK:       ^[[EXIT]]:
 // CHECK-NEXT:    llvm.return
+// RELEASE-LABEL: llvm.func @in_parallel
+// RELEASE:           omp.loop_nest
+// RELEASE-NEXT:        %[[IMARK:.*]] = llvm.call @__attn_rt_mark() : () -> i64
+// RELEASE:             llvm.cond_br %{{.*}} weights([1, 1048575]), ^[[OOM:.*]], ^
+// RELEASE:           ^[[OOM]]:
+// RELEASE-NEXT:        llvm.call @__attn_rt_release(%[[IMARK]]) : (i64) -> ()
+// RELEASE-NEXT:        llvm.store
+// RELEASE-NEXT:        omp.yield
 llvm.func @malloc(i64) -> !llvm.ptr
 llvm.func @free(!llvm.ptr)
 llvm.func @in_parallel(%n: i64, %size: i64) {

@@ -1,6 +1,6 @@
 # A failed allocation of the generated code (status ATTN_OPT_ERROR_MEMORY)
-# raises MemoryError with the library's message; other error statuses stay
-# ValueError. The library is oom.mlir's reference lowering, whose scores
+# raises MemoryError with the library's message, as does a buffer beyond
+# the cap of set_max_memory; other error statuses stay ValueError. The library is oom.mlir's reference lowering, whose scores
 # for L = 2^24 would take 2^50 bytes (refused before allocating).
 # REQUIRES: python-numpy
 # UNSUPPORTED: asan
@@ -21,6 +21,15 @@ try:
 except MemoryError as e:
     print("MemoryError:", e)
 # CHECK: MemoryError: oom_dense: the generated code would allocate more than 2^47 bytes (4 bytes x 16777216 x 16777216)
+
+lib.set_max_memory(1 << 20)
+mid = np.zeros((1, 1, 1024, 1), np.float32)
+try:
+    lib.dense(mid, mid, mid)
+except MemoryError as e:
+    print("MemoryError:", e)
+lib.set_max_memory(0)
+# CHECK: MemoryError: oom_dense: out of memory: the generated code needs a buffer of 41943{{[0-9]+}} bytes, beyond the library's limit of 1048576 bytes (set_max_memory) with {{[0-9]+}} held
 
 small = np.arange(4, dtype=np.float32).reshape(1, 1, 4, 1)
 try:

@@ -305,6 +305,7 @@ int compile(MLIRContext &context, const char *argv0) {
   if (emitOpt != "mlir") {
     LowerToLLVMOptions options;
     options.reference = referenceOpt;
+    options.releaseOnError = true; // (the run-time support tracks buffers)
     TargetModel model = targetModel(*tm);
     options.vectorWidth = model.lanes;
     options.vectorRegisters = model.registers;

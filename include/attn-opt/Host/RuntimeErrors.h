@@ -62,7 +62,8 @@ enum class RuntimeError : int32_t {
   /// `c`), the pages of the key/value pools.
   PageOutOfRange = 10,
   /// An allocation of the generated code (a result or a workspace) of `a`
-  /// bytes failed (attn-check-allocations).
+  /// bytes failed (attn-check-allocations); `b` > 0: the bytes the system
+  /// had available (a kernel library refused it up front).
   OutOfMemory = 11,
   /// The generated code would allocate a buffer of more than 2^47 bytes
   /// (kMaxTensorBytes; its byte count may not fit in 64 bits): `a` bytes per
@@ -70,6 +71,9 @@ enum class RuntimeError : int32_t {
   /// of the others `c` (saturated at INT64_MAX; 1 when there are none;
   /// attn-guard-allocation-sizes).
   AllocationTooLarge = 12,
+  /// A kernel library's buffer of `a` bytes would exceed its limit `b`
+  /// (PREFIX_set_max_memory) with `c` bytes held.
+  MemoryLimit = 13,
 };
 
 /// Whether `code` is about sizes (a shape error) rather than the values of
@@ -84,7 +88,8 @@ constexpr bool isShapeError(int32_t code) {
 /// library).
 constexpr bool isMemoryError(int32_t code) {
   return code == static_cast<int32_t>(RuntimeError::OutOfMemory) ||
-         code == static_cast<int32_t>(RuntimeError::AllocationTooLarge);
+         code == static_cast<int32_t>(RuntimeError::AllocationTooLarge) ||
+         code == static_cast<int32_t>(RuntimeError::MemoryLimit);
 }
 
 /// The function generated code calls after calling a function of its own
@@ -92,6 +97,15 @@ constexpr bool isMemoryError(int32_t code) {
 /// running call has reported an error: `int32_t attn_opt_runtime_failed()`.
 /// Hosts that define kRuntimeErrorFunction define it too.
 constexpr const char *kRuntimeFailedFunction = "attn_opt_runtime_failed";
+
+/// With attn-check-allocations' release-on-error (kernel libraries), the
+/// generated code takes a mark of the calling thread's heap buffers on
+/// entry to a function (and to a parallel iteration) that allocates,
+/// `uint64_t __attn_rt_mark()`, and after a failed allocation frees those
+/// allocated since, `void __attn_rt_release(uint64_t mark)`, before it
+/// returns: an error leaks nothing (lib/KernelRuntime).
+constexpr const char *kRuntimeMarkFunction = "__attn_rt_mark";
+constexpr const char *kRuntimeReleaseFunction = "__attn_rt_release";
 
 /// The operands of attn.attention by their ODS index (the order of the
 /// op's arguments), as the errors name them.

@@ -387,11 +387,20 @@ def AttnCheckAllocations : Pass<"attn-check-allocations", "ModuleOp"> {
     ```
 
     Buffers the function allocated before the failed one are not freed on
-    this path. Allocations or calls of such functions in other regions
+    this path, unless `release-on-error` is set (kernel libraries, whose
+    run-time support tracks the buffers of each thread): then the function
+    (and each parallel iteration) takes `__attn_rt_mark()` on entry and
+    calls `__attn_rt_release(mark)` on the error path, which frees the
+    buffers allocated since. Allocations or calls of such functions in other regions
     (inside `omp.parallel` but outside a loop, in `omp.single`, ...) are
     errors of the pass: the pipelines do not emit them. Code of the NVVM
     pipeline's host (`gpu.alloc`) is not covered.
   }];
+  let options = [
+    Option<"releaseOnError", "release-on-error", "bool", /*default=*/"false",
+           "Free the buffers held since entry on the error path "
+           "(__attn_rt_mark / __attn_rt_release of a kernel library)">,
+  ];
   let dependentDialects = [
     "::mlir::LLVM::LLVMDialect",
     "::mlir::omp::OpenMPDialect",

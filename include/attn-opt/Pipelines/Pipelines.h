@@ -94,6 +94,12 @@ struct LowerToLLVMOptions : public PassPipelineOptions<LowerToLLVMOptions> {
       *this, "chunks",
       llvm::cl::desc("Pieces each parallel linalg loop nest is cut into"),
       llvm::cl::init(8)};
+  PassOptions::Option<bool> releaseOnError{
+      *this, "release-on-error",
+      llvm::cl::desc("After a failed allocation, free the buffers held "
+                     "(attn-check-allocations; for kernel libraries, whose "
+                     "run-time support defines __attn_rt_mark/release)"),
+      llvm::cl::init(false)};
 };
 
 /// attn (and linalg on tensors) to the LLVM dialect for the CPU: the attn
@@ -167,8 +173,9 @@ struct LowerToNVVMOptions : public GpuKernelsOptionsBase<LowerToNVVMOptions> {
 /// deallocated.
 void buildGpuKernelsPipeline(OpPassManager &pm, const GpuKernelsConfig &config);
 
-/// The CPU tail: vector and structured control flow to the LLVM dialect.
-void addCpuToLLVMPasses(OpPassManager &pm);
+/// The CPU tail: vector and structured control flow to the LLVM dialect,
+/// allocations checked (`releaseOnError`: attn-check-allocations' option).
+void addCpuToLLVMPasses(OpPassManager &pm, bool releaseOnError = false);
 
 /// Why `chip` is not an NVIDIA GPU architecture the NVPTX backend can
 /// target (`sm_` and two or three digits, at least 50, an optional `a` or

@@ -1,8 +1,9 @@
 /* Calls oom.mlir's reference lowering (prefix oom) with lengths whose
- * [Lq, Lk] scores cannot be allocated: 2^20 x 2^20 floats (4 TiB; the test
- * limits the address space) and 2^24 x 2^24 (2^50 bytes, beyond the 2^47
- * any tensor may have). Each call must return ATTN_OPT_ERROR_MEMORY with
- * the size in the message, write nothing, and leave the library usable. */
+ * [Lq, Lk] scores cannot be allocated: 2^20 x 2^20 floats (4 TiB, more than
+ * the system has), 2^24 x 2^24 (2^50 bytes, beyond the 2^47 any tensor may
+ * have), and 1024 x 1024 under a limit of 1 MiB (oom_set_max_memory). Each
+ * call must return ATTN_OPT_ERROR_MEMORY with the size in the message,
+ * write nothing, and leave the library usable. */
 #include "oom.h"
 
 #include <math.h>
@@ -29,6 +30,15 @@ int main(void) {
     return 2;
   call((int64_t)1 << 20, q, o);
   call(big, q, o);
+  /* A limit of 1 MiB: the 4 MiB of scores for L = 1024 are refused. */
+  oom_set_max_memory((int64_t)1 << 20);
+  call(1024, q, o);
+  /* A limit of 64 TiB: no check of the memory available, so malloc itself
+   * fails (the test limits the address space) and the generated code's
+   * NULL check reports it. */
+  oom_set_max_memory((int64_t)1 << 46);
+  call((int64_t)1 << 20, q, o);
+  oom_set_max_memory(0);
   /* Still usable: 4 equal keys and values 0..3 average to 1.5. */
   for (int i = 0; i < 4; ++i)
     q[i] = (float)i;
