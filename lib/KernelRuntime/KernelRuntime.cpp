@@ -125,6 +125,7 @@ namespace {
 /// calling thread), so the lists need no lock.
 struct Header {
   Header *prev, *next;
+  /// The bytes it counts towards heldBytes (0 for a small buffer).
   int64_t size;
   uint64_t sequence;
 };
@@ -136,6 +137,11 @@ thread_local uint64_t allocations = 0;
 /// Without a limit, buffers from this size on are checked against the
 /// memory available.
 constexpr int64_t kAskSystemFrom = int64_t(64) << 20;
+/// Buffers from this size on count towards the bytes held. The kernels'
+/// scratch tiles (a few kB, allocated per tile in parallel loops) do not:
+/// a counter shared by every thread, touched for each tile, would cost
+/// more than the tile.
+constexpr int64_t kCountFrom = int64_t(64) << 10;
 /// The limit (0: none) and the bytes held, over all calls.
 int64_t maxMemory = 0;
 int64_t heldBytes = 0;
@@ -184,28 +190,31 @@ void *__attn_rt_malloc(size_t size) {
   int64_t limit = __atomic_load_n(&maxMemory, __ATOMIC_RELAXED);
   if (n < 0 || n > INT64_MAX - static_cast<int64_t>(kHeader))
     return nullptr;
-  int64_t before = __atomic_fetch_add(&heldBytes, n, __ATOMIC_RELAXED);
-  if (limit > 0 && (before > limit || n > limit - before)) {
-    __atomic_fetch_sub(&heldBytes, n, __ATOMIC_RELAXED);
+  int64_t counted = n >= kCountFrom ? n : 0;
+  int64_t before =
+      counted ? __atomic_fetch_add(&heldBytes, counted, __ATOMIC_RELAXED) : 0;
+  auto refuse = [&]() -> void * {
+    if (counted)
+      __atomic_fetch_sub(&heldBytes, counted, __ATOMIC_RELAXED);
+    return nullptr;
+  };
+  if (limit > 0 && counted && (before > limit || n > limit - before)) {
     attn_opt_runtime_error(static_cast<int32_t>(RuntimeError::MemoryLimit), n,
                            limit, before);
-    return nullptr;
+    return refuse();
   }
   if (limit == 0 && n >= kAskSystemFrom) {
     int64_t available = availableMemory();
     if (available >= 0 && n > available) {
-      __atomic_fetch_sub(&heldBytes, n, __ATOMIC_RELAXED);
       attn_opt_runtime_error(static_cast<int32_t>(RuntimeError::OutOfMemory), n,
                              available, 0);
-      return nullptr;
+      return refuse();
     }
   }
   auto *h = static_cast<Header *>(malloc(size + kHeader));
-  if (!h) {
-    __atomic_fetch_sub(&heldBytes, n, __ATOMIC_RELAXED);
-    return nullptr;
-  }
-  h->size = n;
+  if (!h)
+    return refuse();
+  h->size = counted;
   h->sequence = ++allocations;
   h->prev = nullptr;
   h->next = newestBuffer;
@@ -225,7 +234,8 @@ void __attn_rt_free(void *buffer) {
     newestBuffer = h->next;
   if (h->next)
     h->next->prev = h->prev;
-  __atomic_fetch_sub(&heldBytes, h->size, __ATOMIC_RELAXED);
+  if (h->size)
+    __atomic_fetch_sub(&heldBytes, h->size, __ATOMIC_RELAXED);
   free(h);
 }
 
@@ -241,8 +251,9 @@ void __attn_rt_release(uint64_t mark) {
 }
 
 /// The most bytes the generated code of the library may hold at once in
-/// its own buffers, over all calls (0 or negative: no limit, but a buffer
-/// of 64 MiB or more must fit in the memory available).
+/// its own buffers of 64 kB or more, over all calls (0 or negative: no
+/// limit, but a buffer of 64 MiB or more must fit in the memory
+/// available).
 void __attn_rt_api_set_max_memory(int64_t bytes) {
   __atomic_store_n(&maxMemory, bytes > 0 ? bytes : 0, __ATOMIC_RELAXED);
 }
