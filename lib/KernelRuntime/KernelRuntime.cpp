@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn-opt/Host/AvailableMemory.h"
 #include "attn-opt/Host/RuntimeErrors.h"
 
 #include <cstdint>
@@ -146,42 +147,6 @@ constexpr int64_t kCountFrom = int64_t(64) << 10;
 int64_t maxMemory = 0;
 int64_t heldBytes = 0;
 
-/// Reads the first integer of `path` after `key` (the whole file if `key`
-/// is empty); -1 if there is none.
-int64_t readNumber(const char *path, const char *key) {
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return -1;
-  char line[256];
-  int64_t value = -1;
-  size_t keyLength = strlen(key);
-  while (fgets(line, sizeof(line), f)) {
-    if (strncmp(line, key, keyLength) != 0)
-      continue;
-    long long v;
-    if (sscanf(line + keyLength, "%lld", &v) == 1)
-      value = v;
-    break;
-  }
-  fclose(f);
-  return value;
-}
-
-/// The memory the system can give (MemAvailable, and what the cgroup
-/// allows); -1 if unknown.
-int64_t availableMemory() {
-  int64_t available = readNumber("/proc/meminfo", "MemAvailable:");
-  if (available >= 0)
-    available *= 1024;
-  int64_t max = readNumber("/sys/fs/cgroup/memory.max", "");
-  int64_t current = readNumber("/sys/fs/cgroup/memory.current", "");
-  if (max >= 0 && current >= 0) {
-    int64_t room = max > current ? max - current : 0;
-    if (available < 0 || room < available)
-      available = room;
-  }
-  return available;
-}
 } // namespace
 
 extern "C" {
@@ -204,7 +169,7 @@ void *__attn_rt_malloc(size_t size) {
     return refuse();
   }
   if (limit == 0 && n >= kAskSystemFrom) {
-    int64_t available = availableMemory();
+    int64_t available = availableMemory(/*fallback=*/-1);
     if (available >= 0 && n > available) {
       attn_opt_runtime_error(static_cast<int32_t>(RuntimeError::OutOfMemory), n,
                              available, 0);

@@ -11,6 +11,7 @@
 
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 #include "attn-opt/Emulation/Passes.h"
+#include "attn-opt/Host/AvailableMemory.h"
 #include "attn-opt/Host/CudaRuntimeLoader.h"
 #include "attn-opt/Host/Npy.h"
 #include "attn-opt/Host/RuntimeErrors.h"
@@ -607,38 +608,23 @@ std::optional<double> parseBytes(llvm::StringRef text) {
   return static_cast<double>(value) * scale;
 }
 
-/// The bytes this process may still allocate: MemAvailable, and at most
-/// what the memory cgroup (v2) leaves; the machine's RAM as a fallback.
-std::pair<double, std::string> availableMemory() {
-  double bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
-                 static_cast<double>(sysconf(_SC_PAGESIZE));
-  std::string source = "the machine's memory";
-  if (std::FILE *f = std::fopen("/proc/meminfo", "r")) {
-    char line[256];
-    unsigned long long kb;
-    while (std::fgets(line, sizeof(line), f))
-      if (std::sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
-        bytes = kb * 1024.0;
-        source = "the memory available (MemAvailable)";
-      }
-    std::fclose(f);
+/// The bytes this process may still allocate (availableMemory, with the
+/// machine's RAM as a fallback) and what bounds them.
+std::pair<double, std::string> availableMemoryAndSource() {
+  double ram = static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
+               static_cast<double>(sysconf(_SC_PAGESIZE));
+  MemorySource source;
+  double bytes =
+      static_cast<double>(availableMemory(static_cast<int64_t>(ram), &source));
+  switch (source) {
+  case MemorySource::MemAvailable:
+    return {bytes, "the memory available (MemAvailable)"};
+  case MemorySource::Cgroup:
+    return {bytes, "the memory its cgroup leaves (memory.max)"};
+  case MemorySource::Fallback:
+    break;
   }
-  auto readNumber = [](const char *path) -> std::optional<double> {
-    std::FILE *f = std::fopen(path, "r");
-    if (!f)
-      return std::nullopt;
-    unsigned long long v;
-    bool ok = std::fscanf(f, "%llu", &v) == 1; // "max" reads nothing
-    std::fclose(f);
-    return ok ? std::optional<double>(v) : std::nullopt;
-  };
-  std::optional<double> limit = readNumber("/sys/fs/cgroup/memory.max");
-  std::optional<double> used = readNumber("/sys/fs/cgroup/memory.current");
-  if (limit && used && *limit - *used < bytes) {
-    bytes = std::max(0.0, *limit - *used);
-    source = "the memory its cgroup leaves (memory.max)";
-  }
-  return {bytes, source};
+  return {bytes, "the machine's memory"};
 }
 
 /// The bytes of an array of `shape` and `dtype`.
@@ -656,7 +642,7 @@ void checkMemory(size_t k, double needed, llvm::StringRef what) {
     if (maxMemory.getNumOccurrences())
       limit = {*parseBytes(maxMemory), "--max-memory"};
     else
-      limit = availableMemory();
+      limit = availableMemoryAndSource();
   }
   if (needed <= limit->first)
     return;
