@@ -162,17 +162,19 @@ void fuzzOne(StringRef part) {
     if (!module || g.pipelines == Pipelines::None || !onlyAttention(*module))
       return;
   }
-  // Each pipeline gets its own copy of the module (the first one rewrites
-  // it in place).
-  for (PassManager *pm : {contexts.cpu.get(), contexts.nvvm.get()}) {
-    if (pm == contexts.nvvm.get() && g.pipelines != Pipelines::All)
-      break;
-    OwningOpRef<ModuleOp> module =
-        parseSourceString<ModuleOp>(text, contexts.lowering.get());
-    if (!module)
-      std::abort(); // it parsed and verified in the input context
-    (void)pm->run(*module);
-  }
+  // The module again in the context that has the pipelines' dialects (the
+  // same text: the same ops and attributes); the NVVM pipeline gets a copy
+  // (the CPU pipeline rewrites the module in place).
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(text, contexts.lowering.get());
+  if (!module)
+    std::abort(); // it parsed and verified in the input context
+  OwningOpRef<ModuleOp> forNvvm;
+  if (g.pipelines == Pipelines::All)
+    forNvvm = module->clone();
+  (void)contexts.cpu->run(*module);
+  if (forNvvm)
+    (void)contexts.nvvm->run(*forNvvm);
 }
 
 } // namespace
