@@ -31,11 +31,7 @@ _TORCH_DTYPE_NAMES = {
 }
 _NUMPY_DTYPE_NAMES = {v: k for k, v in _NUMPY_DTYPES.items()}
 
-_STATUS_SHAPE, _STATUS_VALUE = 1, 2
-
-
-# Status codes of the C ABI (docs/Library.md).
-_ERROR_MEMORY = 3
+_STATUS_SHAPE, _STATUS_VALUE, _STATUS_MEMORY = 1, 2, 3
 
 
 def _raise_for_status(status, library):
@@ -43,7 +39,7 @@ def _raise_for_status(status, library):
     code could not allocate, else ValueError, with the library's message."""
     if status == 0:
         return
-    if status == _ERROR_MEMORY:
+    if status == _STATUS_MEMORY:
         raise MemoryError(library.last_error())
     raise ValueError(library.last_error())
 
