@@ -3,8 +3,8 @@
 // pt[b, j / page]. Shuffled page tables whose unused entries hold garbage
 // (9999, -7, 123456: never read), cache lengths 0, 1, 17, 77, 200, 301;
 // page 128 and prefill with page 16 (key blocks fitted into pages: a block's
-// page looked up once), pages 16 and 5 in decode (each key's page looked
-// up), decode tiles with
+// page looked up once), pages 16 and 8 in decode (a page looked up per run
+// of keys) and 5 (each key's page), decode tiles with
 // GQA, causal and window patterns, prefill (Lq = 40), split-KV, with ALiBi,
 // sinks and the log-sum-exp; the reference lowering (pages gathered) and
 // the GPU kernels on the emulator (each key's page looked up as the block
@@ -26,11 +26,21 @@
 // REDEFINE: %{fn} = decode_p16
 // REDEFINE: %{args} = --input pt=%t/in/pt16.npy --input lk=%t/in/lk16.npy
 // RUN: %{check}
-// decode_p16: remark: attn-flash: decode: the 4 query heads x 1 queries {{.*}}; paged cache, pages of 16 keys: each key's page looked up
+// decode_p16: remark: attn-flash: decode: the 4 query heads x 1 queries {{.*}}; paged cache, pages of 16 keys: a page looked up per 16 keys
 // REDEFINE: %{fn} = decode_p5_window
 // REDEFINE: %{args} = --input pt=%t/in/pt5.npy --input lk=%t/in/lk5.npy
 // RUN: %{check}
 // decode_p5_window: remark: attn-flash: decode: the 4 query heads x 3 queries {{.*}}; paged cache, pages of 5 keys: each key's page looked up
+// Pages of 8 keys in decode tiles with the head dim in the lanes (8 rows:
+// 4 query heads x 2 queries): a page looked up per run of keys of a score
+// step and of the P V chunks of the unmasked blocks, each key's in the
+// masked ones.
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/lk8.npy --dtype '<i4' --shape 3 --values 77,300,8
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/pt8.npy --dtype '<i4' --shape 3,40 --values 61,58,106,29,62,63,24,28,46,34,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,86,30,44,22,54,81,55,116,43,53,77,72,64,90,19,112,4,82,85,108,10,68,110,2,38,87,70,114,76,96,25,40,37,74,21,91,26,78,-3,-3,16,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3,-3
+// REDEFINE: %{fn} = decode_p8
+// REDEFINE: %{args} = --input pt=%t/in/pt8.npy --input lk=%t/in/lk8.npy
+// RUN: %{check}
+// decode_p8: remark: attn-flash: decode: the 4 query heads x 2 queries {{.*}}; paged cache, pages of 8 keys: a page looked up per 2 keys
 // RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/lk128.npy --dtype '<i4' --shape 2 --values 200,384
 // RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/pt128.npy --dtype '<i4' --shape 2,3 --values 3,7,999,5,1,9
 // REDEFINE: %{fn} = decode_p128
@@ -81,6 +91,11 @@ func.func @decode_p16(%query: tensor<3x8x1x32xf32>, %key: tensor<64x2x16x32xf32>
 func.func @decode_p5_window(%query: tensor<3x4x3x16xf32>, %key: tensor<100x1x5x16xf32>, %value: tensor<100x1x5x16xf32>, %pt: tensor<3x40xi32>, %lk: tensor<3xi32>) -> tensor<3x4x3x16xf32> {
   %0 = attn.attention %query, %key, %value key_lengths(%lk : tensor<3xi32>) page_table(%pt : tensor<3x40xi32>) {normalizer = #attn.softmax, pattern = #attn.window<before = 30, after = 0>} : tensor<3x4x3x16xf32>, tensor<100x1x5x16xf32>, tensor<100x1x5x16xf32> -> tensor<3x4x3x16xf32>
   return %0 : tensor<3x4x3x16xf32>
+}
+
+func.func @decode_p8(%query: tensor<3x8x2x32xf32>, %key: tensor<120x2x8x32xf32>, %value: tensor<120x2x8x32xf32>, %pt: tensor<3x40xi32>, %lk: tensor<3xi32>) -> tensor<3x8x2x32xf32> {
+  %0 = attn.attention %query, %key, %value key_lengths(%lk : tensor<3xi32>) page_table(%pt : tensor<3x40xi32>) {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<3x8x2x32xf32>, tensor<120x2x8x32xf32>, tensor<120x2x8x32xf32> -> tensor<3x8x2x32xf32>
+  return %0 : tensor<3x8x2x32xf32>
 }
 
 func.func @prefill_p16(%query: tensor<3x2x40x32xf32>, %key: tensor<64x2x16x32xf32>, %value: tensor<64x2x16x32xf32>, %pt: tensor<3x20xi32>, %lk: tensor<3xi32>) -> tensor<3x2x40x32xf32> {

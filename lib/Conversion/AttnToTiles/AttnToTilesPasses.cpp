@@ -287,11 +287,20 @@ static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
                         spec, tiles->queryTile(target), tiles->keyBlock,
                         target.lanes),
         op);
-    if (op.isPaged())
-      remark << "; paged cache, pages of " << op.getPageSize() << " keys: "
-             << (keyBlocksFitPages(op.getPageSize(), tiles->keyBlock)
-                     ? "a key block's page looked up once"
-                     : "each key's page looked up");
+    if (op.isPaged()) {
+      int64_t page = op.getPageSize();
+      remark << "; paged cache, pages of " << page << " keys: ";
+      // (Keys per score step: the decode blocking's, else the tile's.)
+      DecodeBlocking d = DecodeBlocking::select(spec.dims, target, *tiles);
+      int64_t run = pagedKeyRun(page, tiles->keyBlock,
+                                d.rows ? d.keysPerStep : tiles->keysPerStep);
+      if (keyBlocksFitPages(page, tiles->keyBlock))
+        remark << "a key block's page looked up once";
+      else if (run > 1)
+        remark << "a page looked up per " << run << " keys";
+      else
+        remark << "each key's page looked up";
+    }
     emitKernel(op, target, *tiles, nullptr);
     return success();
   }

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 
 #include <limits>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -53,23 +54,10 @@ public:
     }
     // Decode tiles of one query vector: the head dim in the lanes (see
     // dotsAlongHeadDim).
-    if (groupedRows && queryVectors == 1 && f.headDim % lanes == 0 &&
-        f.valueDim % lanes == 0) {
-      dRows = std::min(groupedRows, tileRows);
-      int64_t budget = std::max<int64_t>(1, (target.registers / 2) / dRows);
-      dKeys = 1;
-      while (dKeys * 2 <= budget && keyBlock % (dKeys * 2) == 0)
-        dKeys *= 2;
-      int64_t vectors = f.valueDim / lanes;
-      int64_t groupBudget =
-          std::max<int64_t>(1, (target.registers - 1 - dRows) / (dRows + 1));
-      dValueVectors = 1;
-      for (int64_t g = std::min(groupBudget, vectors); g >= 1; --g)
-        if (vectors % g == 0) {
-          dValueVectors = g;
-          break;
-        }
-    }
+    DecodeBlocking d = DecodeBlocking::select(spec.dims, target, tiles);
+    dRows = d.rows;
+    dKeys = d.keysPerStep;
+    dValueVectors = d.valueVectors;
   }
 
   SmallVector<Value> build() {
@@ -628,9 +616,10 @@ private:
       chunk *= 2;
     int64_t eg = dValueVectors;
     f.forLoop(f.idx(0), f.idx(keyBlock), chunk, {}, [&](Value jc, ValueRange) {
-      SmallVector<SmallVector<Value, 3>> keyAt;
+      SmallVector<Value> keysRead;
       for (int64_t j = 0; j < chunk; ++j)
-        keyAt.push_back(kvIndex(f.keyRow(f.add(f.add(k0, jc), j), masked)));
+        keysRead.push_back(f.keyRow(f.add(f.add(k0, jc), j), masked));
+      SmallVector<SmallVector<Value, 3>> keyAt = kvIndices(keysRead, masked);
       f.forLoop(
           f.idx(0), f.idx(f.valueDim), eg * lanes, {},
           [&](Value e0, ValueRange) {
@@ -723,21 +712,30 @@ private:
     Value next = f.add(k0, f.idx(keyBlock));
     // Pages holding whole key blocks: the next block's page once (keys past
     // the sequence read its last key, as keyRow clamps them).
+    // Else pages holding runs of pagedRun keys: each run's page once. (A
+    // run's keys clamped into the sequence stay in its page.)
     SmallVector<Value, 3> nextAt;
     Value nextFirst, lastKey;
+    int64_t run = pagedRun(count);
+    if (blockPage || run > 1)
+      lastKey = f.keyRow(f.sub(f.seqKeyLen, f.idx(1)), /*clamp=*/false);
     if (blockPage) {
       nextFirst = f.keyRow(next, /*clamp=*/true);
       nextAt = f.kvAt(nextFirst);
-      lastKey = f.keyRow(f.sub(f.seqKeyLen, f.idx(1)), /*clamp=*/false);
     }
     for (int64_t i = 0; i < count; ++i) {
       Value j = f.add(j0, f.idx(i));
+      if (run > 1 && i % run == 0) {
+        nextFirst = f.keyRow(f.add(next, j), /*clamp=*/true);
+        nextAt = f.kvAt(nextFirst);
+      }
+      Value offset = blockPage ? j : f.idx(i % run);
       SmallVector<Value, 3> at =
-          blockPage
+          blockPage || run > 1
               ? SmallVector<Value, 3>{nextAt[0], nextAt[1],
                                       f.add(nextAt[2],
-                                            f.minIdx(
-                                                j, f.sub(lastKey, nextFirst)))}
+                                            f.minIdx(offset, f.sub(lastKey,
+                                                                   nextFirst)))}
               : f.kvAt(f.keyRow(f.add(next, j), /*clamp=*/true));
       for (auto [buf, dim] : {std::pair(f.keyBuf, f.headDim),
                               std::pair(f.valueBuf, f.valueDim)}) {
@@ -759,6 +757,38 @@ private:
     if (!blockPage)
       return f.kvAt(kRead);
     return {blockPage, f.kvHead, f.add(blockSlot, f.sub(kRead, blockFirst))};
+  }
+
+  /// Keys in one page per run of pagedRun(n) consecutive keys of a step
+  /// of n keys from a multiple of n in the block (a paged cache whose pages
+  /// do not hold whole key blocks; 1 otherwise): the greatest common
+  /// divisor of n and the page size, when it also divides the key block.
+  int64_t pagedRun(int64_t n) const {
+    if (!f.pageTableBuf || blockPage)
+      return 1;
+    return pagedKeyRun(f.pageSize, keyBlock, n);
+  }
+
+  /// kvIndex of the consecutive buffer rows `keysRead`, the first a
+  /// multiple of their count: in an unmasked block of a paged cache, one
+  /// page lookup per run of pagedRun keys (a masked block clamps its keys,
+  /// which then need not be consecutive).
+  SmallVector<SmallVector<Value, 3>> kvIndices(ArrayRef<Value> keysRead,
+                                               bool masked) {
+    int64_t n = keysRead.size();
+    int64_t run = masked ? 1 : pagedRun(n);
+    SmallVector<SmallVector<Value, 3>> at;
+    for (int64_t j = 0; j < n; ++j) {
+      if (run == 1) {
+        at.push_back(kvIndex(keysRead[j]));
+      } else if (j % run == 0) {
+        at.push_back(f.kvAt(keysRead[j]));
+      } else {
+        SmallVector<Value, 3> first = at[j - j % run];
+        at.push_back({first[0], first[1], f.add(first[2], f.idx(j % run))});
+      }
+    }
+    return at;
   }
 
   /// Scores of keys [k0, k0 + Nb) into st (scaled, masked, and for
@@ -836,15 +866,14 @@ private:
     // Keys in the sequence, and their buffer rows (clamped in partial
     // blocks, which may reach past the keys).
     SmallVector<Value> keys, keysRead;
-    SmallVector<SmallVector<Value, 3>> keyAt;
     if (groupedRows)
       prefetchNextKeys(k0, jb, nj);
     for (int64_t j = 0; j < nj; ++j) {
       Value k = f.add(f.add(k0, jb), f.idx(j));
       keys.push_back(k);
       keysRead.push_back(f.keyRow(k, masked));
-      keyAt.push_back(kvIndex(keysRead.back()));
     }
+    SmallVector<SmallVector<Value, 3>> keyAt = kvIndices(keysRead, masked);
     SmallVector<Value> dots = dRows     ? dotsAlongHeadDim(keyAt)
                               : pairs() ? dotsOfPairs(keyAt)
                                         : dotsAlongLanes(keyAt, qt, keys);
@@ -1120,6 +1149,36 @@ private:
 };
 
 } // namespace
+
+mlir::attn::DecodeBlocking
+mlir::attn::DecodeBlocking::select(const AttentionDims &dims,
+                                   const TargetModel &target,
+                                   const TileSizes &tiles) {
+  DecodeBlocking d;
+  if (!tiles.groupedRows || tiles.queryVectors != 1 ||
+      dims.headDim % target.lanes != 0 || dims.valueDim % target.lanes != 0)
+    return d;
+  d.rows = std::min(tiles.groupedRows, tiles.queryTile(target));
+  int64_t budget = std::max<int64_t>(1, (target.registers / 2) / d.rows);
+  while (d.keysPerStep * 2 <= budget &&
+         tiles.keyBlock % (d.keysPerStep * 2) == 0)
+    d.keysPerStep *= 2;
+  int64_t vectors = dims.valueDim / target.lanes;
+  int64_t groupBudget =
+      std::max<int64_t>(1, (target.registers - 1 - d.rows) / (d.rows + 1));
+  for (int64_t g = std::min(groupBudget, vectors); g >= 1; --g)
+    if (vectors % g == 0) {
+      d.valueVectors = g;
+      break;
+    }
+  return d;
+}
+
+int64_t mlir::attn::pagedKeyRun(int64_t pageSize, int64_t keyBlock,
+                                int64_t keys) {
+  int64_t run = std::gcd(keys, pageSize);
+  return keyBlock % run == 0 ? run : 1;
+}
 
 bool mlir::attn::usesBf16Pairs(const KernelSpec &spec,
                                const TargetModel &target,

@@ -32,10 +32,27 @@
 namespace mlir::attn {
 
 /// True if every key block of a paged cache lies in one page (the kernel
-/// then looks a block's page up once, else each key's).
+/// then looks a block's page up once, else pagedKeyRun's).
 inline bool keyBlocksFitPages(int64_t pageSize, int64_t keyBlock) {
   return pageSize % keyBlock == 0;
 }
+
+/// A paged cache whose key blocks span pages: a step of `keys` consecutive
+/// keys (from a multiple of `keys`) looks a page up once per this many
+/// keys, the greatest common divisor of `keys` and the page size when it
+/// divides the key block (1: each key's page).
+int64_t pagedKeyRun(int64_t pageSize, int64_t keyBlock, int64_t keys);
+
+/// Decode tiles with the head dim in the lanes (one query vector, D and Dv
+/// multiples of the lanes): `rows` grouped query rows per tile, keys per
+/// score step and value vectors per register block of P V. rows == 0:
+/// the tile puts its queries in the lanes.
+struct DecodeBlocking {
+  int64_t rows = 0, keysPerStep = 1, valueVectors = 1;
+  static DecodeBlocking select(const AttentionDims &dims,
+                               const TargetModel &target,
+                               const TileSizes &tiles);
+};
 
 /// True if the kernel computes QK^T and PV with bf16 dot products of pairs
 /// (target.bf16Dot not None): bf16 Q, K and V, prefill tiles (not decode),
