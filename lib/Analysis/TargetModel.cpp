@@ -36,6 +36,23 @@ TargetModel::parseBf16Dot(const char *name) {
   return std::nullopt;
 }
 
+TargetModel::Bf16Dot TargetModel::bf16DotFor(std::string_view cpu,
+                                             bool hasAvx512Bf16) {
+  if (!hasAvx512Bf16)
+    return Bf16Dot::None;
+  // znver4, znver5, ...: Zen 4 and later.
+  constexpr std::string_view zen = "znver";
+  if (cpu.substr(0, zen.size()) != zen)
+    return Bf16Dot::None;
+  int generation = 0;
+  for (char c : cpu.substr(zen.size())) {
+    if (c < '0' || c > '9')
+      return Bf16Dot::None;
+    generation = std::min(generation * 10 + (c - '0'), 1000);
+  }
+  return generation >= 4 ? Bf16Dot::Native : Bf16Dot::None;
+}
+
 void TileSizes::setQueryVectors(const TargetModel &target, int64_t vectors,
                                 int64_t valueDim) {
   queryVectors = vectors;

@@ -15,8 +15,9 @@ TargetModel mlir::attn::hostTargetModel() {
   };
   int64_t lanes = has("avx512f") ? 16 : has("avx2") || has("avx") ? 8 : 4;
   TargetModel model = *TargetModel::get(lanes);
-  // The JIT compiles for the host's features, AVX512_BF16 included.
-  if (lanes == 16 && has("avx512bf16"))
-    model.bf16Dot = TargetModel::Bf16Dot::Native;
+  // The JIT compiles for the host's features, AVX512_BF16 included; bf16
+  // dot products where they pay on this CPU.
+  model.bf16Dot = TargetModel::bf16DotFor(llvm::sys::getHostCPUName().str(),
+                                          lanes == 16 && has("avx512bf16"));
   return model;
 }

@@ -188,14 +188,14 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine() {
 
 /// The kernels' tiles for the target: 16 lanes and 32 registers with
 /// AVX-512F, 8 and 16 with AVX2 or AVX, else 4 and 16; bf16 dot products
-/// with AVX512_BF16.
+/// with AVX512_BF16 where they pay (TargetModel::bf16DotFor).
 TargetModel targetModel(llvm::TargetMachine &tm) {
   const llvm::MCSubtargetInfo *sti = tm.getMCSubtargetInfo();
   auto has = [&](StringRef f) { return sti->checkFeatures(("+" + f).str()); };
   int64_t lanes = has("avx512f") ? 16 : has("avx2") || has("avx") ? 8 : 4;
   TargetModel model = *TargetModel::get(lanes);
-  if (lanes == 16 && has("avx512bf16"))
-    model.bf16Dot = TargetModel::Bf16Dot::Native;
+  model.bf16Dot = TargetModel::bf16DotFor(tm.getTargetCPU().str(),
+                                          lanes == 16 && has("avx512bf16"));
   return model;
 }
 

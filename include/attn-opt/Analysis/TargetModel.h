@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 namespace mlir::attn {
 
@@ -38,6 +39,15 @@ struct TargetModel {
   Bf16Dot bf16Dot = Bf16Dot::None;
   /// Parses the `bf16-dot` option (none, native, emulated).
   static std::optional<Bf16Dot> parseBf16Dot(const char *name);
+  /// The bf16 dot products that pay on LLVM's CPU `cpu` (a name such as
+  /// `znver5` or `emeraldrapids`) with or without AVX512_BF16: Native
+  /// where `vdpbf16ps` issues at the rate of f32 FMAs, twice their
+  /// multiply-adds (AMD Zen 4 and later); None elsewhere, where it issues
+  /// at half that rate or less (Intel's Cooper Lake to Granite Rapids:
+  /// measured on Emerald Rapids, a quarter of the FMAs' instructions per
+  /// second, half their multiply-adds), so the pairs would halve the rate
+  /// of f32 tiles that read bf16 K and V (docs/Kernels.md).
+  static Bf16Dot bf16DotFor(std::string_view cpu, bool hasAvx512Bf16);
 
   /// The default target of the passes: AVX-512.
   static constexpr int64_t kDefaultLanes = 16;

@@ -16,7 +16,7 @@ namespace mlir::attn {
 
 /// The host's model: 16 lanes and 32 registers with AVX-512F, 8 and 16 with
 /// AVX or AVX2, else 4 and 16; bf16 dot products (native) with
-/// AVX512_BF16 and AVX-512F.
+/// AVX512_BF16 and AVX-512F where they pay (TargetModel::bf16DotFor).
 TargetModel hostTargetModel();
 
 } // namespace mlir::attn

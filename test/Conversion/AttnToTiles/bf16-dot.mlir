@@ -8,7 +8,10 @@
 // RUN: attn-opt %s --attn-flash="bf16-dot=emulated vector-width=8" 2>&1 | FileCheck %s --check-prefix=EMULATED
 // RUN: attn-opt %s --attn-flash 2>&1 | FileCheck %s --check-prefix=NONE
 // RUN: attn-opt %s --attn-lower-to-llvm-pipeline="bf16-dot=native" -o - 2>/dev/null | FileCheck %s --check-prefix=LLVM
-// RUN: attn-compile %s --target sapphirerapids --object %t.o && %llvm_objdump -d %t.o | FileCheck %s --check-prefix=ASM
+// attn-compile takes them where they pay (TargetModel::bf16DotFor): Zen 4,
+// not Sapphire Rapids (AVX512_BF16 at half the FMAs' multiply-adds).
+// RUN: attn-compile %s --target znver4 --object %t.o && %llvm_objdump -d %t.o | FileCheck %s --check-prefix=ASM
+// RUN: attn-compile %s --target sapphirerapids --object %t.spr.o && %llvm_objdump -d %t.spr.o | FileCheck %s --check-prefix=ASM-V4
 // RUN: attn-compile %s --target x86-64-v4 --object %t.v4.o && %llvm_objdump -d %t.v4.o | FileCheck %s --check-prefix=ASM-V4
 
 // The first op only (odd head dim, f32, decode: f32 dot products).
