@@ -22,9 +22,9 @@ TEST(TargetModelTest, Bf16DotsOnZen4AndLater) {
 }
 
 TEST(TargetModelTest, NoBf16DotsElsewhere) {
-  for (const char *cpu : {"cooperlake", "sapphirerapids", "emeraldrapids",
-                          "graniterapids", "znver3", "znver", "znverx",
-                          "znver4x", "x86-64-v4", ""})
+  for (const char *cpu :
+       {"cooperlake", "sapphirerapids", "emeraldrapids", "graniterapids",
+        "znver3", "znver", "znverx", "znver4x", "x86-64-v4", ""})
     EXPECT_EQ(TargetModel::bf16DotFor(cpu, true), Bf16Dot::None) << cpu;
 }
 

@@ -145,8 +145,15 @@ def AttnLshKernels : Pass<"attn-lsh-kernels"> {
     where the reference lowering sorts by an `O(L^2)` count:
 
     ```
-    keys normalized, per round r:
-      hash        buckets = argmax([x R_r, -x R_r])      (linalg, as the reference)
+    norms         scf.parallel (b, h): inv[i] = rsqrt(|x_i|^2 + 1e-6), the
+                  key normalization without a normalized copy (a key's
+                  scores are scaled by its inv)
+    per round r:
+      hash        scf.parallel (b, h, row block): buckets = the reference's
+                  argmax([x R_r, -x R_r]) (lowest index on ties, NaN: one
+                  more bucket) fused: rows in the lanes, a running argmax
+                  over groups of columns of R_r (no L x buckets/2
+                  projection in memory)
       sort        scf.parallel (b, h): a stable counting sort by bucket,
                   O(L + buckets): histogram, exclusive prefix sum, scatter
                   -> pos[p], the position at sorted place p
@@ -154,7 +161,8 @@ def AttnLshKernels : Pass<"attn-lsh-kernels"> {
                   vector lanes (scale Q^T gathered through pos, D x C); the
                   W keys of the previous chunk (the last for chunk 0) and
                   its own read through pos as rows: S^T = K Q^T in 4 keys
-                  x EV query vectors; per query vector, self and (causal)
+                  x EV query vectors, each key's row times its inv; per
+                  query vector, self and (causal)
                   later keys masked, self allowed where nothing else is,
                   softmax down the columns and the log-sum-exp; O = P V in
                   register tiles (V's rows through pos); each row written

@@ -1,9 +1,9 @@
 //===- LshKernels.cpp - attn-lsh-kernels ----------------------------------===//
 //
-// Reformer LSH attention for the CPU: the reference lowering's hashing and
-// round combination (LshLowering.cpp), with each round's sort and chunked
-// attention replaced by a stable counting sort and fused chunk kernels (see
-// the pass description).
+// Reformer LSH attention for the CPU: the reference lowering's semantics
+// (LshLowering.cpp) as fused kernels: inverse key norms, per round a fused
+// hash (projection and argmax), a stable counting sort and chunk kernels
+// that fold the round into the output (see the pass description).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +14,7 @@
 #include "attn-opt/Conversion/AttnKernel/RegisterTile.h"
 #include "attn-opt/Conversion/AttnToLinalg/AttentionLowering.h"
 #include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
+#include "attn-opt/Support/Random.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -56,6 +57,7 @@ public:
     rounds = op.getNumHashes();
     scale = op.getEffectiveScale();
     causal = op.getCausal();
+    seed = op.getSeed();
   }
 
   /// True if the kernels take `op` (see the pass description).
@@ -69,25 +71,25 @@ public:
     return c % lanes == 0 && c % kRows == 0 && v.getDimSize(3) % lanes == 0;
   }
 
-  /// One round (LshRound): the counting sort, then the chunk kernels,
-  /// which fold the round into the output and log-sum-exp buffers of the
-  /// rounds before it. The output tensor after the last round (else null).
-  Value round(Value qk, Value keys, Value value, Value bucketIds, int64_t r) {
+  /// The op's result: the inverse key norms once, then per round the
+  /// hash, the counting sort and the chunk kernels, which fold the round
+  /// into the output and log-sum-exp buffers of the rounds before it.
+  Value lower(LshAttentionOp op) {
     Type f32 = b.getF32Type();
-    if (r == 0) {
-      // (The same qk, keys and values every round: converted once.)
-      TensorBuilder tb(b);
-      qBuf = readOnlyBuffer(b, toF32Tensor(tb, qk));
-      kBuf = readOnlyBuffer(b, keys);
-      vBuf = readOnlyBuffer(b, toF32Tensor(tb, value));
-      out = memref::AllocOp::create(
-          b, MemRefType::get({batch, heads, len, valueDim}, f32));
-      lse =
-          memref::AllocOp::create(b, MemRefType::get({batch, heads, len}, f32));
+    TensorBuilder tb(b);
+    // (qk and the values as f32: views where they are f32 already.)
+    qBuf = readOnlyBuffer(b, toF32Tensor(tb, op.getQk()));
+    vBuf = readOnlyBuffer(b, toF32Tensor(tb, op.getValue()));
+    invNorm = inverseNorms();
+    out = memref::AllocOp::create(
+        b, MemRefType::get({batch, heads, len, valueDim}, f32));
+    lse = memref::AllocOp::create(b, MemRefType::get({batch, heads, len}, f32));
+    for (int64_t r = 0; r < rounds; ++r) {
+      Value pos = sortByBucket(hash(r));
+      attend(pos, /*fold=*/r > 0);
     }
-    Value pos = sortByBucket(readOnlyBuffer(b, bucketIds));
-    attend(pos, /*fold=*/r > 0);
-    return r + 1 == rounds ? toTensor(out) : Value();
+    return fromF32Tensor(tb, toTensor(out),
+                         cast<RankedTensorType>(op.getType()).getElementType());
   }
 
   /// Keys per query of a chunk: its own chunk and the previous one.
@@ -97,18 +99,153 @@ private:
   VectorType vi;
   int64_t batch, heads, len, dim, valueDim, chunk, numChunks, window, buckets,
       rounds;
-  /// qk, the normalized keys and the values as f32 buffers (from round 0);
-  /// the output and log-sum-exp of the rounds so far (f32 `B x H x L x
-  /// Dv`, `B x H x L`).
-  Value qBuf, kBuf, vBuf, out, lse;
+  /// qk and the values as f32 buffers, the inverse norms of the keys
+  /// (`B x H x L`: a key is its qk row times this), the output and
+  /// log-sum-exp of the rounds so far (f32 `B x H x L x Dv`, `B x H x L`).
+  Value qBuf, vBuf, invNorm, out, lse;
   double scale;
   bool causal;
+  uint64_t seed;
 
-  /// pos[b, h, p]: the position at place p of the stable sort by bucket,
-  /// per (b, h): counts per bucket, their exclusive prefix sums, then each
-  /// position in order to its bucket's next place. (A bucket id past the
-  /// last, from NaN inputs, counts as one more bucket: sorted last, as the
-  /// reference does.)
+  /// rsqrt(|x|^2 + 1e-6) of each row x of qk, the reference's key
+  /// normalization (LshLowering.cpp) without the normalized copy: the
+  /// chunk kernels scale each key's scores by it.
+  Value inverseNorms() {
+    Type f32 = b.getF32Type();
+    Value inv =
+        memref::AllocOp::create(b, MemRefType::get({batch, heads, len}, f32));
+    bool vectors = dim % lanes == 0;
+    parallel({batch, heads}, [&](ValueRange ivs) {
+      forEach(0, len, 1, [&](Value i) {
+        SmallVector<Value> at = {ivs[0], ivs[1], i};
+        Value sq;
+        if (vectors) {
+          Value acc =
+              forEachCarry(0, dim, lanes, splat(0.0), [&](Value d, Value a) {
+                Value x = vector::LoadOp::create(
+                    b, vf, qBuf, ValueRange{ivs[0], ivs[1], i, d});
+                return vector::FMAOp::create(b, x, x, a).getResult();
+              });
+          sq = sumLanes(b, acc);
+        } else {
+          sq = forEachCarry(0, dim, 1, f32Const(0.0), [&](Value d, Value a) {
+            Value x = memref::LoadOp::create(b, qBuf,
+                                             ValueRange{ivs[0], ivs[1], i, d});
+            return math::FmaOp::create(b, x, x, a).getResult();
+          });
+        }
+        Value r = math::RsqrtOp::create(
+            b, arith::AddFOp::create(b, sq, f32Const(1e-6)));
+        memref::StoreOp::create(b, r, inv, at);
+      });
+    });
+    return inv;
+  }
+
+  /// The buckets of round `r` (index `B x H x L`), fused: per block of
+  /// `lanes` rows (in the lanes), the rows transposed into L1, then per
+  /// group of rotation columns c the projections x R[:, c] as independent
+  /// FMA chains, and a running argmax in the order of the reference's rule
+  /// (LshLowering.cpp: the lowest index of [x R, -x R] attaining max |x R|):
+  /// the first c with the greatest x R_c, else the first with the greatest
+  /// -x R_c (index c + buckets / 2); a NaN projection gives `buckets` (one
+  /// more bucket, sorted last, as the reference's).
+  Value hash(int64_t r) {
+    Type f32 = b.getF32Type();
+    int64_t half = buckets / 2;
+    std::vector<double> rot = lshRotation(seed, r, dim, buckets);
+    SmallVector<float> rf(rot.begin(), rot.end());
+    Value rotBuf = readOnlyBuffer(
+        b,
+        arith::ConstantOp::create(
+            b, DenseElementsAttr::get(RankedTensorType::get({dim, half}, f32),
+                                      ArrayRef<float>(rf))));
+    Value ids = memref::AllocOp::create(
+        b, MemRefType::get({batch, heads, len}, b.getIndexType()));
+    // Columns per group: independent accumulators for the FMA latency.
+    int64_t group = 1;
+    for (int64_t g = std::min<int64_t>(8, half); g >= 1; --g)
+      if (half % g == 0) {
+        group = g;
+        break;
+      }
+    Value negInf = splat(-std::numeric_limits<double>::infinity());
+    auto indexSplat = [&](Value i) -> Value {
+      return vector::BroadcastOp::create(b, vi, i);
+    };
+    parallel({batch, heads, len / lanes}, [&](ValueRange ivs) {
+      Value bi = ivs[0], h = ivs[1], row0 = mul(ivs[2], lanes);
+      Value xt = memref::AllocOp::create(b, MemRefType::get({dim, lanes}, f32));
+      forEach(0, lanes, 1, [&](Value t) {
+        forEach(0, dim, 1, [&](Value d) {
+          Value x = memref::LoadOp::create(b, qBuf,
+                                           ValueRange{bi, h, add(row0, t), d});
+          memref::StoreOp::create(b, x, xt, ValueRange{d, t});
+        });
+      });
+      // Carried: best x R_c and its c, best -x R_c and its c, any NaN.
+      Value zeroIdx = indexSplat(idx(0));
+      Value noNan = arith::ConstantOp::create(
+          b, DenseElementsAttr::get(VectorType::get({lanes}, b.getI1Type()),
+                                    false));
+      auto loop = scf::ForOp::create(
+          b, idx(0), idx(half), idx(group),
+          ValueRange{negInf, zeroIdx, negInf, zeroIdx, noNan},
+          [&](OpBuilder &, Location, Value c0, ValueRange acc) {
+            SmallVector<Value> sums = registerTile(
+                b, 1, group, idx(dim), SmallVector<Value>(group, splat(0.0)),
+                [&](int64_t, Value d) -> Value {
+                  return vector::LoadOp::create(b, vf, xt,
+                                                ValueRange{d, idx(0)});
+                },
+                [&](int64_t g, Value d) -> Value {
+                  return vector::BroadcastOp::create(
+                      b, vf,
+                      memref::LoadOp::create(b, rotBuf,
+                                             ValueRange{d, add(c0, idx(g))}));
+                });
+            Value pv = acc[0], pi = acc[1], nv = acc[2], ni = acc[3],
+                  nan = acc[4];
+            for (int64_t g = 0; g < group; ++g) {
+              Value p = sums[g], n = arith::NegFOp::create(b, p);
+              Value c = indexSplat(add(c0, idx(g)));
+              // (The first column always takes: -inf may be the greatest.)
+              Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                                  c, zeroIdx);
+              Value pTakes = arith::OrIOp::create(
+                  b, first,
+                  arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, p, pv));
+              Value nTakes = arith::OrIOp::create(
+                  b, first,
+                  arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, n, nv));
+              pv = arith::SelectOp::create(b, pTakes, p, pv);
+              pi = arith::SelectOp::create(b, pTakes, c, pi);
+              nv = arith::SelectOp::create(b, nTakes, n, nv);
+              ni = arith::SelectOp::create(b, nTakes, c, ni);
+              nan = arith::OrIOp::create(
+                  b, nan,
+                  arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, p, p));
+            }
+            scf::YieldOp::create(b, ValueRange{pv, pi, nv, ni, nan});
+          });
+      Value pv = loop.getResult(0), pi = loop.getResult(1),
+            nv = loop.getResult(2), ni = loop.getResult(3),
+            nan = loop.getResult(4);
+      Value positive =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OGE, pv, nv);
+      Value id = arith::SelectOp::create(
+          b, positive, pi, arith::AddIOp::create(b, ni, indexSplat(idx(half))));
+      id = arith::SelectOp::create(b, nan, indexSplat(idx(buckets)), id);
+      vector::StoreOp::create(b, id, ids, ValueRange{bi, h, row0});
+    });
+    return ids;
+  }
+
+  /// pos[b, h, p]: the position at place p of the stable sort by bucket
+  /// (`ids`, in [0, buckets]), per (b, h): counts per bucket, their
+  /// exclusive prefix sums, then each position in order to its bucket's
+  /// next place. (A bucket id past the last, from NaN inputs, counts as one
+  /// more bucket: sorted last, as the reference does.)
   Value sortByBucket(Value ids) {
     Value pos = memref::AllocOp::create(
         b, MemRefType::get({batch, heads, len}, b.getIndexType()));
@@ -119,11 +256,7 @@ private:
         memref::StoreOp::create(b, idx(0), counts, ValueRange{c});
       });
       auto bucketOf = [&](Value i) -> Value {
-        Value id =
-            memref::LoadOp::create(b, ids, ValueRange{ivs[0], ivs[1], i});
-        id = arith::MinSIOp::create(b, arith::MaxSIOp::create(b, id, i64(0)),
-                                    i64(buckets));
-        return arith::IndexCastOp::create(b, b.getIndexType(), id);
+        return memref::LoadOp::create(b, ids, ValueRange{ivs[0], ivs[1], i});
       };
       forEach(0, len, 1, [&](Value i) {
         Value c = bucketOf(i);
@@ -207,7 +340,7 @@ private:
             add(mul(src, chunk), arith::RemUIOp::create(b, w, idx(chunk)));
         Value row = memref::LoadOp::create(b, pos, ValueRange{bi, h, place});
         memref::StoreOp::create(b, row, kpos, ValueRange{w});
-        prefetchRow(kBuf, row, dim);
+        prefetchRow(qBuf, row, dim);
         prefetchRow(vBuf, row, valueDim);
       });
       forEach(0, chunk, 1, [&](Value t) {
@@ -230,18 +363,24 @@ private:
               b, kRows, evQ, idx(dim),
               SmallVector<Value>(kRows * evQ, splat(0.0)),
               [&](int64_t i, Value d) -> Value {
-                return memref::LoadOp::create(b, kBuf,
+                return memref::LoadOp::create(b, qBuf,
                                               ValueRange{bi, h, keyRows[i], d});
               },
               [&](int64_t g, Value d) -> Value {
                 return vector::LoadOp::create(
                     b, vf, qt, ValueRange{d, add(i0, idx(g * lanes))});
               });
-          for (int64_t i = 0; i < kRows; ++i)
+          // (Key i's scores times its inverse norm: its normalized row's.)
+          for (int64_t i = 0; i < kRows; ++i) {
+            Value inv = vector::BroadcastOp::create(
+                b, vf,
+                memref::LoadOp::create(b, invNorm,
+                                       ValueRange{bi, h, keyRows[i]}));
             for (int64_t g = 0; g < evQ; ++g)
               vector::StoreOp::create(
-                  b, acc[i * evQ + g], st,
+                  b, arith::MulFOp::create(b, acc[i * evQ + g], inv), st,
                   ValueRange{add(jb, idx(i)), add(i0, idx(g * lanes))});
+          }
         });
       });
       // Per query vector: the keys other than the query itself (and,
@@ -372,10 +511,6 @@ private:
       });
     });
   }
-
-  Value i64(int64_t v) {
-    return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
-  }
 };
 
 struct LshKernelsPass : public attn::impl::AttnLshKernelsBase<LshKernelsPass> {
@@ -397,19 +532,14 @@ struct LshKernelsPass : public attn::impl::AttnLshKernelsBase<LshKernelsPass> {
       rewriter.setInsertionPoint(op);
       ImplicitLocOpBuilder b(op.getLoc(), rewriter);
       LshGen gen(b, op, *target);
-      FailureOr<Value> result = lowerLshAttention(
-          b, op, [&](Value qk, Value keys, Value value, Value ids, int64_t r) {
-            return gen.round(qk, keys, value, ids, r);
-          });
-      if (failed(result))
-        return signalPassFailure();
+      Value result = gen.lower(op);
       op.emitRemark() << getArgument() << ": " << op.getNumHashes()
                       << " round(s): a counting sort by bucket, then chunk "
                          "kernels of "
                       << op.getChunkSize() << " queries x "
                       << gen.keysPerChunk()
                       << " keys (gathered, unsorted by the stores)";
-      rewriter.replaceOp(op, *result);
+      rewriter.replaceOp(op, result);
     }
   }
 };
