@@ -191,6 +191,8 @@ def AttnMathApproximation : Pass<"attn-math-approximation"> {
     Applies MLIR's polynomial approximations (`exp`, `log`, `log1p`, `erf`,
     `tanh`, ...; f32 accuracy within a few ulp) so that the math in
     vectorizable loops becomes plain arithmetic instead of libm calls.
+    `exp` of NaN stays NaN (a select around the approximation, whose
+    underflow test would give 0).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -477,7 +477,8 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec,
   if (lse)
     *lse = tb.elementwise(
         {rowSum, rowMax}, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-          Value positive = arith::CmpFOp::create(bb, arith::CmpFPredicate::OGT,
+          // (UGT: a NaN sum, from a NaN score, stays NaN.)
+          Value positive = arith::CmpFOp::create(bb, arith::CmpFPredicate::UGT,
                                                  a[0], tb.f32Const(0));
           Value v =
               arith::AddFOp::create(bb, a[1], math::LogOp::create(bb, a[0]));
@@ -485,8 +486,10 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec,
         });
   return tb.generic({ex, rowSum}, {id, outer}, tb.empty(shape), id, "ppppp",
                     [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+                      // Zeros for an empty row (sum 0); a NaN sum, from
+                      // a NaN score, gives NaN (UGT).
                       Value positive = arith::CmpFOp::create(
-                          bb, arith::CmpFPredicate::OGT, a[1], tb.f32Const(0));
+                          bb, arith::CmpFPredicate::UGT, a[1], tb.f32Const(0));
                       Value p = arith::DivFOp::create(bb, a[0], a[1]);
                       return arith::SelectOp::create(bb, positive, p,
                                                      tb.f32Const(0));
