@@ -897,7 +897,14 @@ private:
         }
         if (spec.softmax) {
           s = f.maskedScore(s, ok);
-          m[v] = arith::MaximumFOp::create(b, m[v], s);
+          // The running max as x86's max (s > m ? s : m: one vmaxps, where
+          // arith.maximumf's NaN and signed-zero rules take six vector ops
+          // on the FMA ports). A NaN score is left out of the max and
+          // still makes its row NaN: its weight exp(NaN - m) is NaN
+          // (attn-math-approximation keeps exp's NaN; nan-scores.mlir).
+          m[v] = arith::SelectOp::create(
+              b, arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, s, m[v]),
+              s, m[v]);
         } else {
           s = f.pointwiseWeight(s, ok);
         }
@@ -925,9 +932,10 @@ private:
           for (int64_t v = 0; v < queryVectors; ++v) {
             SmallVector<Value> at = {j, laneOffset(v)};
             Value s = vector::LoadOp::create(b, vf, st, at);
-            // Masked scores are -inf.
+            // Masked scores are -inf. (UNE: a NaN score is not masked;
+            // its weight exp(NaN - m) makes the row NaN.)
             Value ok = arith::CmpFOp::create(
-                b, arith::CmpFPredicate::ONE, s,
+                b, arith::CmpFPredicate::UNE, s,
                 fsplat(-std::numeric_limits<double>::infinity()));
             Value p = f.softmaxWeight(s, shift[v], ok);
             vector::StoreOp::create(b, p, st, at);

@@ -30,7 +30,8 @@
 // CHECK:       memref.load %{{.*}}[%[[B]], %[[KVHEAD]], %{{.*}}, %{{.*}}] : memref<1x1x80x16xf32>
 // CHECK:       vector.fma
 // CHECK-NOT:   arith.cmpi
-// CHECK:       arith.maximumf %{{.*}} : vector<16xf32>
+// CHECK:       %[[GT:.+]] = arith.cmpf ogt, %[[SC:.+]], %[[MCUR:.+]] : vector<16xf32>
+// CHECK:       arith.select %[[GT]], %[[SC]], %[[MCUR]] : vector<16xi1>, vector<16xf32>
 // CHECK:       scf.yield
 /// The online-softmax step: the new maximum, shifted by 0 while no key is
 /// allowed (-inf), alpha = exp(m_old - shift).
@@ -39,10 +40,11 @@
 // CHECK:     %[[SHIFT:.+]] = arith.select %[[NONE]], %{{.*}}, %[[M]]
 // CHECK:     %[[DIFF:.+]] = arith.subf %[[MOLD]], %[[SHIFT]] : vector<16xf32>
 // CHECK:     %[[ALPHA:.+]] = math.exp %[[DIFF]] : vector<16xf32>
-/// P = exp(S - shift), 0 for masked (-inf) scores, summed into l.
+/// P = exp(S - shift), 0 for masked (-inf) scores (a NaN score is kept:
+/// une), summed into l.
 // CHECK:     scf.for
 // CHECK:       %[[S:.+]] = vector.load %[[ST]]
-// CHECK:       %[[KEPT:.+]] = arith.cmpf one, %[[S]], %[[NEGINF]]
+// CHECK:       %[[KEPT:.+]] = arith.cmpf une, %[[S]], %[[NEGINF]]
 // CHECK:       %[[E:.+]] = math.exp
 // CHECK:       %[[P:.+]] = arith.select %[[KEPT]], %[[E]]
 // CHECK:       vector.store %[[P]], %[[ST]]
