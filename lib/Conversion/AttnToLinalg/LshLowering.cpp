@@ -50,7 +50,7 @@ struct LshLowering {
     return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
   }
 
-  /// Keys normalized to unit length: x * rsqrt(|x|^2 + 1e-6).
+  /// Keys normalized to unit length: x * rsqrt(|x|^2 + kLshNormEpsilon).
   Value normalizeKeys(Value qk) {
     Value sq =
         tb.reduceLast(qk, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
@@ -62,7 +62,8 @@ struct LshLowering {
         tb.empty({batch, heads, len, dim}), tb.map(4, {0, 1, 2, 3}), "pppp",
         [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
           Value inv = math::RsqrtOp::create(
-              bb, arith::AddFOp::create(bb, a[1], tb.f32Const(1e-6)));
+              bb,
+              arith::AddFOp::create(bb, a[1], tb.f32Const(kLshNormEpsilon)));
           return arith::MulFOp::create(bb, tb.toF32(bb, a[0]), inv);
         });
   }
@@ -70,11 +71,7 @@ struct LshLowering {
   /// Buckets (i64, B x H x L) of round `round`.
   Value hash(Value qk, uint64_t seed, int64_t round, int64_t numBuckets) {
     int64_t half = numBuckets / 2;
-    std::vector<double> r = lshRotation(seed, round, dim, numBuckets);
-    SmallVector<float> rf(r.begin(), r.end());
-    Value rot = arith::ConstantOp::create(
-        b, DenseElementsAttr::get(RankedTensorType::get({dim, half}, tb.f32),
-                                  ArrayRef<float>(rf)));
+    Value rot = lshRotationConstant(b, seed, round, dim, numBuckets);
     // proj[b,h,i,c] = sum_d qk[b,h,i,d] R[d,c]; loops (b,h,i,d,c).
     Value proj = tb.contract(qk, tb.map(5, {0, 1, 2, 3}), rot,
                              tb.map(5, {3, 4}), {batch, heads, len, half},
@@ -299,25 +296,18 @@ struct LshLowering {
     return {oRound, lseRound};
   }
 
-  Value lower(LshAttentionOp op, LshRound roundFn) {
+  Value lower(LshAttentionOp op) {
     Value qk = op.getQk(), value = op.getValue();
     Value keys = normalizeKeys(qk);
     double scale = op.getEffectiveScale();
     Type elementType = cast<RankedTensorType>(op.getType()).getElementType();
     SmallVector<Value> outs, lses;
-    Value combined;
     for (int64_t r = 0; r < static_cast<int64_t>(op.getNumHashes()); ++r) {
       Value buckets = hash(qk, op.getSeed(), r, op.getNumBuckets());
-      if (roundFn) {
-        combined = roundFn(qk, keys, value, buckets, r);
-        continue;
-      }
       auto [o, lse] = round(qk, keys, value, buckets, scale, op.getCausal());
       outs.push_back(o);
       lses.push_back(lse);
     }
-    if (roundFn)
-      return fromF32Tensor(tb, combined, elementType);
     Value result = outs.front();
     if (outs.size() > 1) {
       // o = sum_r exp(lse_r - M) o_r / sum_r exp(lse_r - M).
@@ -348,9 +338,19 @@ struct LshLowering {
 };
 } // namespace
 
+Value mlir::attn::lshRotationConstant(ImplicitLocOpBuilder &b, uint64_t seed,
+                                      int64_t round, int64_t dim,
+                                      int64_t numBuckets) {
+  std::vector<double> r = lshRotation(seed, round, dim, numBuckets);
+  SmallVector<float> rf(r.begin(), r.end());
+  return arith::ConstantOp::create(
+      b, DenseElementsAttr::get(
+             RankedTensorType::get({dim, numBuckets / 2}, b.getF32Type()),
+             ArrayRef<float>(rf)));
+}
+
 FailureOr<Value> mlir::attn::lowerLshAttention(ImplicitLocOpBuilder &b,
-                                               LshAttentionOp op,
-                                               LshRound round) {
+                                               LshAttentionOp op) {
   LshLowering lowering(b, op);
-  return lowering.lower(op, round);
+  return lowering.lower(op);
 }

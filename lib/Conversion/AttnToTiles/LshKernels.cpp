@@ -14,7 +14,6 @@
 #include "attn-opt/Conversion/AttnKernel/RegisterTile.h"
 #include "attn-opt/Conversion/AttnToLinalg/AttentionLowering.h"
 #include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
-#include "attn-opt/Support/Random.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -107,7 +106,7 @@ private:
   bool causal;
   uint64_t seed;
 
-  /// rsqrt(|x|^2 + 1e-6) of each row x of qk, the reference's key
+  /// rsqrt(|x|^2 + kLshNormEpsilon) of each row x of qk, the reference's key
   /// normalization (LshLowering.cpp) without the normalized copy: the
   /// chunk kernels scale each key's scores by it.
   Value inverseNorms() {
@@ -135,7 +134,7 @@ private:
           });
         }
         Value r = math::RsqrtOp::create(
-            b, arith::AddFOp::create(b, sq, f32Const(1e-6)));
+            b, arith::AddFOp::create(b, sq, f32Const(kLshNormEpsilon)));
         memref::StoreOp::create(b, r, inv, at);
       });
     });
@@ -153,22 +152,13 @@ private:
   Value hash(int64_t r) {
     Type f32 = b.getF32Type();
     int64_t half = buckets / 2;
-    std::vector<double> rot = lshRotation(seed, r, dim, buckets);
-    SmallVector<float> rf(rot.begin(), rot.end());
-    Value rotBuf = readOnlyBuffer(
-        b,
-        arith::ConstantOp::create(
-            b, DenseElementsAttr::get(RankedTensorType::get({dim, half}, f32),
-                                      ArrayRef<float>(rf))));
+    Value rotBuf =
+        readOnlyBuffer(b, lshRotationConstant(b, seed, r, dim, buckets));
     Value ids = memref::AllocOp::create(
         b, MemRefType::get({batch, heads, len}, b.getIndexType()));
-    // Columns per group: independent accumulators for the FMA latency.
-    int64_t group = 1;
-    for (int64_t g = std::min<int64_t>(8, half); g >= 1; --g)
-      if (half % g == 0) {
-        group = g;
-        break;
-      }
+    // Columns per group (the largest divisor of half up to 8):
+    // independent accumulators for the FMA latency.
+    int64_t group = tileVectors(half, 1, 8);
     Value negInf = splat(-std::numeric_limits<double>::infinity());
     auto indexSplat = [&](Value i) -> Value {
       return vector::BroadcastOp::create(b, vi, i);

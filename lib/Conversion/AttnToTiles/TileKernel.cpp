@@ -1174,11 +1174,7 @@ mlir::attn::DecodeBlocking::select(const AttentionDims &dims,
   int64_t vectors = dims.valueDim / target.lanes;
   int64_t groupBudget =
       std::max<int64_t>(1, (target.registers - 1 - d.rows) / (d.rows + 1));
-  for (int64_t g = std::min(groupBudget, vectors); g >= 1; --g)
-    if (vectors % g == 0) {
-      d.valueVectors = g;
-      break;
-    }
+  d.valueVectors = tileVectors(vectors, 1, groupBudget);
   return d;
 }
 

@@ -121,20 +121,18 @@ Value finishHeads(TensorBuilder &tb, Value o, Type elementType);
 Value attend(TensorBuilder &tb, Value s, const WeightSpec &spec, Value value,
              Type elementType);
 
-/// One round of LSH attention after hashing, folded into the rounds before
-/// it: from the shared `qk`, the normalized keys (f32), the values, the
-/// round's buckets (i64 `B x H x L`) and its index, the output of the rounds
-/// so far (f32 `B x H x L x Dv`, each position's rounds weighted by the
-/// softmax of their log-sum-exps).
-using LshRound = function_ref<Value(Value qk, Value keys, Value value,
-                                    Value buckets, int64_t round)>;
+/// attn.lsh_attention's key normalization: x * rsqrt(|x|^2 + this).
+constexpr double kLshNormEpsilon = 1e-6;
+
+/// The rotation of LSH hash round `round` (lshRotation) as an f32
+/// `dim x numBuckets/2` constant tensor.
+Value lshRotationConstant(ImplicitLocOpBuilder &b, uint64_t seed, int64_t round,
+                          int64_t dim, int64_t numBuckets);
 
 /// Lowers attn.lsh_attention (LshLowering.cpp): keys normalized, per round
-/// the hash, then the sort and chunked attention: `round` (its last result
-/// is the op's, in the result's element type), or the reference's (an
-/// O(L^2) stable sort and linalg chunks, the rounds combined at the end).
-FailureOr<Value> lowerLshAttention(ImplicitLocOpBuilder &b, LshAttentionOp op,
-                                   LshRound round = nullptr);
+/// the hash, an O(L^2) stable sort and linalg chunks, the rounds combined
+/// at the end. (attn-lsh-kernels is the fast form of the same semantics.)
+FailureOr<Value> lowerLshAttention(ImplicitLocOpBuilder &b, LshAttentionOp op);
 
 } // namespace mlir::attn
 
