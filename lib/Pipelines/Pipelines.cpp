@@ -177,7 +177,10 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createAttnMathApproximation());
+  // (16 lanes: the AVX-512 target, whose exp takes vscalefps.)
+  AttnMathApproximationOptions math;
+  math.avx512 = options.vectorWidth == 16;
+  pm.addPass(createAttnMathApproximation(math));
 
   addCpuToLLVMPasses(pm, options.releaseOnError);
 }

@@ -193,11 +193,42 @@ def AttnMathApproximation : Pass<"attn-math-approximation"> {
     vectorizable loops becomes plain arithmetic instead of libm calls.
     `exp` of NaN stays NaN (a select around the approximation, whose
     underflow test would give 0).
+
+    With `avx512`, `exp` of `vector<16xf32>` becomes its own approximation
+    instead (14 vector ops against MLIR's 21 plus the NaN select):
+    `2^k exp(r)` with `k = round(x log2 e)`, `r = x - k ln 2` in two parts
+    (Cody-Waite), `exp(r)` by Cephes' degree-7 polynomial (Horner, 7 FMAs;
+    relative error within 2e-7) and `2^k` applied by AVX-512's `vscalefps`
+    (`x86vector.avx512.mask.scalef`) under a lane mask: x above 89 is
+    clamped to 89 (inf), NaN stays NaN, and lanes with x below ln(FLT_MIN)
+    (-87.34; -inf included) are 0 without being computed: results there
+    are subnormal, and x86 CPUs take a slow microcode assist for every
+    subnormal or underflowing result (libm's exp would return subnormals
+    down to x = -103.9; these are flushed to 0, an absolute error below
+    1.2e-38).
+
+    An `exp` with `attn.flush_below = b` (the kernels' softmax weights,
+    `softmaxExp`) gives exactly 0 for `x < b` in both forms: with
+    `avx512` through the same mask (no extra op), else by a compare and a
+    select after the approximation.
+
+    ```mlir
+    %p = math.exp %d {attn.flush_below = -6.400000e+01 : f32} : vector<16xf32>
+    // avx512: the clamps, round, Cody-Waite, 7 FMAs, then
+    %e = x86vector.avx512.mask.scalef %poly, %poly, %k, %all, %c4_i32 : vector<16xf32>
+    ```
   }];
+  let options = [
+    Option<"avx512", "avx512", "bool", /*default=*/"false",
+           "exp of vector<16xf32> through AVX-512's vscalefps (the target "
+           "has AVX-512F)">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",
     "::mlir::vector::VectorDialect",
+    "::mlir::x86vector::X86VectorDialect",
+    "::mlir::LLVM::LLVMDialect",
   ];
 }
 

@@ -848,13 +848,12 @@ SoftmaxStep KernelFrame::softmaxStep(Value runningMax, Value blockMax) {
   Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, step.max,
                                      splat(step.max, kNegInf));
   step.shift = arith::SelectOp::create(b, none, splat(step.max, 0.0), step.max);
-  step.alpha =
-      math::ExpOp::create(b, arith::SubFOp::create(b, runningMax, step.shift));
+  step.alpha = softmaxExp(b, arith::SubFOp::create(b, runningMax, step.shift));
   return step;
 }
 
 Value KernelFrame::softmaxWeight(Value score, Value shift, Value ok) {
-  Value p = math::ExpOp::create(b, arith::SubFOp::create(b, score, shift));
+  Value p = softmaxExp(b, arith::SubFOp::create(b, score, shift));
   if (!ok)
     return p;
   return arith::SelectOp::create(b, ok, p, splat(p, 0.0));

@@ -421,8 +421,7 @@ private:
                   arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kp, qv);
               Value p = arith::SelectOp::create(
                   b, rule(kp),
-                  math::ExpOp::create(
-                      b, arith::SubFOp::create(b, score(j), others)),
+                  softmaxExp(b, arith::SubFOp::create(b, score(j), others)),
                   splat(0.0));
               p = arith::SelectOp::create(
                   b, arith::AndIOp::create(b, self, alone), splat(1.0), p);

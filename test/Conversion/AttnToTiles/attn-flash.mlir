@@ -39,13 +39,13 @@
 // CHECK:     %[[NONE:.+]] = arith.cmpf oeq, %[[M]], %[[NEGINF:.+]] : vector<16xf32>
 // CHECK:     %[[SHIFT:.+]] = arith.select %[[NONE]], %{{.*}}, %[[M]]
 // CHECK:     %[[DIFF:.+]] = arith.subf %[[MOLD]], %[[SHIFT]] : vector<16xf32>
-// CHECK:     %[[ALPHA:.+]] = math.exp %[[DIFF]] : vector<16xf32>
+// CHECK:     %[[ALPHA:.+]] = math.exp %[[DIFF]] {attn.flush_below = -6.400000e+01 : f32} : vector<16xf32>
 /// P = exp(S - shift), 0 for masked (-inf) scores (a NaN score is kept:
 /// une), summed into l.
 // CHECK:     scf.for
 // CHECK:       %[[S:.+]] = vector.load %[[ST]]
 // CHECK:       %[[KEPT:.+]] = arith.cmpf une, %[[S]], %[[NEGINF]]
-// CHECK:       %[[E:.+]] = math.exp
+// CHECK:       %[[E:.+]] = math.exp {{.*}} {attn.flush_below = -6.400000e+01 : f32}
 // CHECK:       %[[P:.+]] = arith.select %[[KEPT]], %[[E]]
 // CHECK:       vector.store %[[P]], %[[ST]]
 /// l = l * alpha + sum(P); O^T = O^T * alpha + V^T P.

@@ -98,6 +98,12 @@ Value mlir::attn::floatLike(ImplicitLocOpBuilder &b, Value like, double v) {
   return arith::ConstantOp::create(b, b.getFloatAttr(t, v));
 }
 
+Value mlir::attn::softmaxExp(ImplicitLocOpBuilder &b, Value x) {
+  auto exp = math::ExpOp::create(b, x);
+  exp->setAttr(kExpFlushBelowAttr, b.getF32FloatAttr(kSoftmaxWeightFloor));
+  return exp;
+}
+
 Value mlir::attn::applyPointwiseFn(ImplicitLocOpBuilder &b, PointwiseFn fn,
                                    Value x) {
   auto cst = [&](double v) { return floatLike(b, x, v); };

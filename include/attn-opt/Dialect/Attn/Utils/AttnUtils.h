@@ -37,6 +37,23 @@ Value lowRankProjection(TensorBuilder &tb, Value proj, Value x);
 /// eps)` with the population variance and no affine parameters, to f32.
 Value layerNorm(TensorBuilder &tb, Value x, double eps);
 
+/// The discardable attribute of an f32 `math.exp` whose results below
+/// e^bound may be 0: `attn.flush_below = bound` (an f32 attribute).
+/// attn-math-approximation gives exactly 0 for x < bound; other lowerings
+/// may ignore it.
+inline constexpr llvm::StringLiteral kExpFlushBelowAttr = "attn.flush_below";
+/// The bound of the kernels' softmax weights exp(s - m): weights below
+/// e^-64 (1.6e-28) of the row's largest are 0. Their sum over any row
+/// changes the output by less than 1e-20 of it, far below f32's
+/// resolution, and it keeps weights, their products with values and the
+/// rescaled accumulators out of the subnormal range, which x86 CPUs
+/// compute through slow microcode assists (large logits made the Linformer
+/// example's kernel 2x slower).
+inline constexpr double kSoftmaxWeightFloor = -64.0;
+/// exp(x) of an f32 scalar or vector, marked to flush results below
+/// e^kSoftmaxWeightFloor to 0 (kExpFlushBelowAttr).
+Value softmaxExp(ImplicitLocOpBuilder &b, Value x);
+
 /// h(x) of pointwise attention on an f32 scalar or vector.
 Value applyPointwiseFn(ImplicitLocOpBuilder &b, PointwiseFn fn, Value x);
 
