@@ -555,10 +555,8 @@ private:
 
   /// FAVOR+ features of `count` rows (a multiple of kRows) into phi:
   /// phi[j, r] = exp(<w_r, s x> - |s x|^2 / 2) / sqrt(m), x the source row
-  /// rowOf(j) of `src` at (bi, h): the rows' |s x|^2 / 2 first, then per
-  /// block of features (its D x block columns of W^T stay in L1 over all
-  /// the rows) the projection of kRows rows at a time in kRows x EV
-  /// register tiles (broadcasts of x, vector loads of W^T).
+  /// rowOf(j) of `src` at (bi, h): per kRows rows, the projection in
+  /// kRows x EV register tiles (broadcasts of x, vector loads of W^T).
   void favorRows(Value src, Value bi, Value h, int64_t count, Value phi,
                  function_ref<Value(Value)> rowOf) {
     int64_t dim = cast<MemRefType>(src.getType()).getDimSize(3);
@@ -566,26 +564,21 @@ private:
     // rows are reused over all m features. Measured: 8 % faster on AVX2.)
     int64_t ev = tileVectors(features / lanes, kRows, registers - 4);
     Value invSqrtM = splat(1.0 / std::sqrt(static_cast<double>(features)));
-    // (Scratch of the caller's iteration; the deallocation pipeline frees it.)
-    Value halfSq =
-        memref::AllocOp::create(b, MemRefType::get({count}, b.getF32Type()));
-    forEach(0, count, 1, [&](Value j) {
-      Value row = rowOf(j);
-      Value squares =
-          forEachCarry(0, dim, lanes, splat(0.0), [&](Value d, Value acc) {
-            Value x = arith::MulFOp::create(b, load(src, {bi, h, row, d}),
-                                            splat(inputScale));
-            return vector::FMAOp::create(b, x, x, acc);
-          });
-      memref::StoreOp::create(
-          b, arith::MulFOp::create(b, sumLanes(b, squares), f32Const(0.5)),
-          halfSq, ValueRange{j});
-    });
-    forEach(0, features, ev * lanes, [&](Value r0) {
-      forEach(0, count, kRows, [&](Value j0) {
-        SmallVector<Value> rowsRead;
-        for (int64_t i = 0; i < kRows; ++i)
-          rowsRead.push_back(rowOf(add(j0, idx(i))));
+    forEach(0, count, kRows, [&](Value j0) {
+      SmallVector<Value> rowsRead, halfSq;
+      for (int64_t i = 0; i < kRows; ++i) {
+        rowsRead.push_back(rowOf(add(j0, idx(i))));
+        Value squares =
+            forEachCarry(0, dim, lanes, splat(0.0), [&](Value d, Value acc) {
+              Value x = arith::MulFOp::create(
+                  b, load(src, {bi, h, rowsRead.back(), d}), splat(inputScale));
+              return vector::FMAOp::create(b, x, x, acc);
+            });
+        Value sq = sumLanes(b, squares);
+        halfSq.push_back(vector::BroadcastOp::create(
+            b, vf, arith::MulFOp::create(b, sq, f32Const(0.5))));
+      }
+      forEach(0, features, ev * lanes, [&](Value r0) {
         SmallVector<Value> proj = rowTile(
             ev, idx(dim), SmallVector<Value>(kRows * ev, splat(0.0)),
             [&](int64_t i, Value d) -> Value {
@@ -599,18 +592,14 @@ private:
               return vector::LoadOp::create(
                   b, vf, wt, ValueRange{d, add(r0, idx(g * lanes))});
             });
-        for (int64_t i = 0; i < kRows; ++i) {
-          Value half = vector::BroadcastOp::create(
-              b, vf,
-              memref::LoadOp::create(b, halfSq, ValueRange{add(j0, idx(i))}));
+        for (int64_t i = 0; i < kRows; ++i)
           for (int64_t g = 0; g < ev; ++g) {
             Value e = math::ExpOp::create(
-                b, arith::SubFOp::create(b, proj[i * ev + g], half));
+                b, arith::SubFOp::create(b, proj[i * ev + g], halfSq[i]));
             vector::StoreOp::create(
                 b, arith::MulFOp::create(b, e, invSqrtM), phi,
                 ValueRange{add(j0, idx(i)), add(r0, idx(g * lanes))});
           }
-        }
       });
     });
   }
