@@ -37,7 +37,6 @@
 #include <fstream>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -54,14 +53,12 @@ namespace {
 using mlir::attn::npy::DType;
 
 /// The first error the generated code reported during a call.
-std::mutex runtimeErrorMutex;
-std::optional<std::string> runtimeError;
+mlir::attn::FirstRuntimeError runtimeError;
 
 /// Fails with the generated code's run-time error, if it reported one.
 void failOnRuntimeError() {
-  std::lock_guard<std::mutex> lock(runtimeErrorMutex);
-  if (runtimeError)
-    fail("the generated code reported a run-time error: " + *runtimeError);
+  if (std::optional<std::string> message = runtimeError.message())
+    fail("the generated code reported a run-time error: " + *message);
 }
 
 struct Tensor {
@@ -139,17 +136,12 @@ T symbol(void *lib, const char *name, const std::string &from) {
 /// exported so that the dlopen'ed code finds it.
 extern "C" void attn_opt_runtime_error(int32_t code, int64_t a, int64_t b,
                                        int64_t c) {
-  std::lock_guard<std::mutex> lock(runtimeErrorMutex);
-  if (!runtimeError)
-    runtimeError = mlir::attn::describeRuntimeError(code, a, b, c);
+  runtimeError.record(code, a, b, c);
 }
 
 /// Whether the running call reported an error (kRuntimeFailedFunction),
 /// exported with the hook.
-extern "C" int32_t attn_opt_runtime_failed() {
-  std::lock_guard<std::mutex> lock(runtimeErrorMutex);
-  return runtimeError.has_value();
-}
+extern "C" int32_t attn_opt_runtime_failed() { return runtimeError.failed(); }
 
 int main(int argc, char **argv) {
   std::string lib, entry, runtime, inputs, expect, output;

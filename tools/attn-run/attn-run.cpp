@@ -50,7 +50,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <unistd.h>
@@ -201,29 +200,22 @@ struct Slot {
 };
 
 /// The error the generated code reported through attn_opt_runtime_error
-/// during the last call (the first one, if several).
-std::mutex runtimeErrorMutex;
-std::optional<std::string> runtimeError;
+/// (the first one, if several).
+FirstRuntimeError runtimeError;
 
 extern "C" void attnRunRuntimeError(int32_t code, int64_t a, int64_t b,
                                     int64_t c) {
-  std::lock_guard<std::mutex> lock(runtimeErrorMutex);
-  if (!runtimeError)
-    runtimeError = describeRuntimeError(code, a, b, c);
+  runtimeError.record(code, a, b, c);
 }
 
 /// Whether the generated code reported an error during this call
 /// (kRuntimeFailedFunction).
-extern "C" int32_t attnRunRuntimeFailed() {
-  std::lock_guard<std::mutex> lock(runtimeErrorMutex);
-  return runtimeError.has_value();
-}
+extern "C" int32_t attnRunRuntimeFailed() { return runtimeError.failed(); }
 
 /// Fails with the generated code's run-time error, if it reported one.
 void failOnRuntimeError(StringRef what) {
-  std::lock_guard<std::mutex> lock(runtimeErrorMutex);
-  if (runtimeError)
-    fail(what + " reported a run-time error: " + *runtimeError);
+  if (std::optional<std::string> message = runtimeError.message())
+    fail(what + " reported a run-time error: " + *message);
 }
 
 /// True if `shape` conforms to `type`: same rank, equal static sizes.

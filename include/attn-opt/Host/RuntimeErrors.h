@@ -22,6 +22,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
+#include <optional>
 #include <string>
 
 namespace mlir::attn {
@@ -161,6 +163,35 @@ inline std::string describeRuntimeError(int32_t code, int64_t a, int64_t b,
   formatRuntimeError(buffer, sizeof(buffer), code, a, b, c);
   return buffer;
 }
+
+/// The first error generated code reported, for a host whose
+/// attn_opt_runtime_error (and attn_opt_runtime_failed) hooks record into
+/// one (attn-run, attn-launch). Safe to call from the generated code's
+/// threads. (Header-only: the kernel libraries' bitcode build of this
+/// header's .cpp uses none of it.)
+class FirstRuntimeError {
+public:
+  /// Keeps the message of the error unless one was recorded before.
+  void record(int32_t code, int64_t a, int64_t b, int64_t c) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!first)
+      first = describeRuntimeError(code, a, b, c);
+  }
+  /// Whether an error was recorded.
+  bool failed() const {
+    std::lock_guard<std::mutex> lock(mutex);
+    return first.has_value();
+  }
+  /// The first error's message, if any.
+  std::optional<std::string> message() const {
+    std::lock_guard<std::mutex> lock(mutex);
+    return first;
+  }
+
+private:
+  mutable std::mutex mutex;
+  std::optional<std::string> first;
+};
 
 } // namespace mlir::attn
 
