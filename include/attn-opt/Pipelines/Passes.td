@@ -214,8 +214,10 @@ def AttnMathApproximation : Pass<"attn-math-approximation"> {
 
     ```mlir
     %p = math.exp %d {attn.flush_below = -6.400000e+01 : f32} : vector<16xf32>
-    // avx512: the clamps, round, Cody-Waite, 7 FMAs, then
-    %e = x86vector.avx512.mask.scalef %poly, %poly, %k, %all, %c4_i32 : vector<16xf32>
+    // avx512: the lane mask (uge -64), the clamp at 89, k, r, 7 FMAs, then
+    %m = llvm.bitcast %keep : vector<16xi1> to i16
+    %e = x86vector.avx512.mask.scalef %poly, %k, %zero, %m, %c4_i32 : vector<16xf32>
+    // (operands in the intrinsic's order: a * 2^b, passthru 0 off the mask)
     ```
   }];
   let options = [
