@@ -31,10 +31,8 @@ namespace {
 /// clamped above at 89 (k = 128: inf).
 Value scalefExp(ImplicitLocOpBuilder &b, Value x, double below) {
   auto type = cast<VectorType>(x.getType());
-  auto c = [&](double v) -> Value {
-    return arith::ConstantOp::create(
-        b, DenseElementsAttr::get(type, b.getF32FloatAttr(v)));
-  };
+  Value like = x;
+  auto c = [&](double v) { return attn::floatLike(b, like, v); };
   // Lanes computed: x >= below or NaN.
   Value keep = arith::CmpFOp::create(b, arith::CmpFPredicate::UGE, x, c(below));
   // (cmpf + select: x86's vminps, which keeps a NaN x.)
@@ -92,20 +90,12 @@ struct MathApproximationPass
       Value isNan = arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, x, x);
       Value nanKept = arith::SelectOp::create(b, isNan, x, exp);
       Value result = nanKept;
-      if (below) {
-        Value bound = arith::ConstantOp::create(
-            b, x.getType(),
-            isa<VectorType>(x.getType())
-                ? TypedAttr(DenseElementsAttr::get(
-                      cast<ShapedType>(x.getType()),
-                      b.getFloatAttr(getElementTypeOrSelf(x), *below)))
-                : TypedAttr(b.getFloatAttr(x.getType(), *below)));
-        Value zero = arith::ConstantOp::create(b, x.getType(),
-                                               b.getZeroAttr(x.getType()));
+      if (below)
         result = arith::SelectOp::create(
-            b, arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, x, bound),
-            zero, result);
-      }
+            b,
+            arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, x,
+                                  attn::floatLike(b, x, *below)),
+            attn::floatLike(b, x, 0.0), result);
       exp.getResult().replaceAllUsesExcept(result, nanKept.getDefiningOp());
       exp->removeAttr(attn::kExpFlushBelowAttr);
     }
