@@ -89,10 +89,23 @@ def AttnLinearKernels : Pass<"attn-linear-kernels"> {
                    per block of 64 keys: phi(K_blk) (scratch), z += sums,
                    S += phi(K_blk)^T V_blk                   // 4 features x EV vectors
                  S, z summed over the chunks
-    state_apply: scf.parallel (b, query head, tile of 16 queries)
+    state_apply: scf.parallel (b, query head, tile of 16 queries; FAVOR+: 64)
                    phi(Q_tile) (scratch), den = phi(Q) z + eps
                    O = phi(Q) S / den (0 where den = 0), * gate
     ```
+
+    FAVOR+'s projection runs feature block by feature block (as many
+    features as a 4-row register tile takes: 64 with AVX-512), each block's
+    `input_scale * W^T` laid out contiguously (`[m / FB][D][FB]`, 16 KiB
+    for D = 64) and applied to all the rows of the block or tile before
+    the next: the slice stays in L1 while the rows stream past it, where
+    row by row every 4 rows read the whole of `W^T` (64 KiB for m = 256,
+    more than L1) again. The accumulators start at `-(|x|^2 + ln m) / 2`,
+    so that the tile's results are the exponents (`phi = exp(acc)`: no
+    subtraction and no scaling by `1 / sqrt(m)` per feature). With FAVOR+
+    `state_apply` takes tiles of 64 queries and `O = phi(Q) S` by blocks of
+    64 features (a 16 KiB block of S in L1 for all the tile's rows, the
+    partial `O` in a scratch tile) for the same reason.
 
     The causal chunked prefix form, `attn.chunked_linear` with `causal` and
     no segment ids, of the same feature maps of Q and K becomes one kernel

@@ -191,7 +191,7 @@ public:
     Type outElem = rt.getElementType();
     Value out =
         memref::AllocOp::create(b, MemRefType::get(rt.getShape(), outElem));
-    int64_t tile = kRows * 4;
+    int64_t tile = queryTile(fm);
     int64_t ev = valueVectors(dv);
     double eps = op.getEps().convertToDouble();
     int64_t tiles = llvm::divideCeil(rows, tile);
@@ -225,6 +225,14 @@ public:
         d = arith::AddFOp::create(b, d, f32Const(eps));
         memref::StoreOp::create(b, d, den, ValueRange{r});
       });
+      if (wt) {
+        favorApply(phi, f, dv, tile, sBuf, {bi, hk},
+                   [&](ArrayRef<Value> acc, Value rb, Value e0) {
+                     storeRows(acc, ev, rb, r0, sub(idx(rows), r0), e0, den,
+                               gBuf, out, bi, h, outElem);
+                   });
+        return;
+      }
       // O = phi(Q) S in RB x EV register tiles, divided by den.
       forEach(0, tile, kRows, [&](Value rb) {
         forEach(0, dv, ev * lanes, [&](Value e0) {
@@ -449,6 +457,73 @@ public:
     return registerTile(b, kRows, ev, depth, init, row, vec);
   }
 
+  /// Queries per task of state_apply with the feature map `fm`: 64 with
+  /// FAVOR+ (whose blocks of W^T and S each serve all of them), else 16.
+  static int64_t queryTile(FeatureMapOp fm) {
+    return kRows *
+           (fm.getKernel().getFeatureMap() == FeatureMap::favor ? 16 : 4);
+  }
+
+  /// O = phi S for the `tile` rows of phi (F features) and the F x Dv state
+  /// of `sBuf` at `at`, by blocks of features whose rows of S take 16 KiB
+  /// (in L1 for all the rows): the partial O in a scratch tile, then
+  /// `store(acc, rb, e0)` per kRows x EV register tile of the result.
+  void favorApply(Value phi, int64_t f, int64_t dv, int64_t tile, Value sBuf,
+                  ArrayRef<Value> at,
+                  function_ref<void(ArrayRef<Value>, Value, Value)> store) {
+    int64_t ev = valueVectors(dv);
+    int64_t block = 1;
+    for (int64_t c = std::max<int64_t>(1, 4096 / dv); c > 1; --c)
+      if (f % c == 0) {
+        block = c;
+        break;
+      }
+    // (Scratch: the partial products.)
+    Value part =
+        memref::AllocOp::create(b, MemRefType::get({tile, dv}, b.getF32Type()));
+    auto tiles = [&](function_ref<void(Value, Value)> body) {
+      forEach(0, tile, kRows, [&](Value rb) {
+        forEach(0, dv, ev * lanes, [&](Value e0) { body(rb, e0); });
+      });
+    };
+    auto partAt = [&](Value rb, int64_t r, Value e0, int64_t g) {
+      return SmallVector<Value>{add(rb, idx(r)), add(e0, idx(g * lanes))};
+    };
+    auto loadPart = [&](Value rb, Value e0) {
+      SmallVector<Value> acc;
+      for (int64_t r = 0; r < kRows; ++r)
+        for (int64_t g = 0; g < ev; ++g)
+          acc.push_back(
+              vector::LoadOp::create(b, vf, part, partAt(rb, r, e0, g)));
+      return acc;
+    };
+    forEach(0, tile, 1, [&](Value r) {
+      forEach(0, dv, lanes, [&](Value e) {
+        vector::StoreOp::create(b, splat(0.0), part, ValueRange{r, e});
+      });
+    });
+    forEach(0, f, block, [&](Value f0) {
+      tiles([&](Value rb, Value e0) {
+        SmallVector<Value> sums = rowTile(
+            ev, idx(block), loadPart(rb, e0),
+            [&](int64_t r, Value k) -> Value {
+              return memref::LoadOp::create(
+                  b, phi, ValueRange{add(rb, idx(r)), add(f0, k)});
+            },
+            [&](int64_t g, Value k) -> Value {
+              SmallVector<Value> i(at);
+              i.append({add(f0, k), add(e0, idx(g * lanes))});
+              return vector::LoadOp::create(b, vf, sBuf, i);
+            });
+        for (int64_t r = 0; r < kRows; ++r)
+          for (int64_t g = 0; g < ev; ++g)
+            vector::StoreOp::create(b, sums[r * ev + g], part,
+                                    partAt(rb, r, e0, g));
+      });
+    });
+    tiles([&](Value rb, Value e0) { store(loadPart(rb, e0), rb, e0); });
+  }
+
   /// Value vectors per register tile: the largest divisor of Dv / lanes
   /// whose kRows x EV accumulators take at most half the registers.
   int64_t valueVectors(int64_t dv) {
@@ -465,9 +540,10 @@ private:
 
   FeatureMap map = FeatureMap::elu_plus_one;
   double inputScale = 1.0;
-  /// FAVOR+: input_scale * W^T (D x m, f32), and m.
+  /// FAVOR+: input_scale * W^T in blocks of the projection's register tile
+  /// (m / FB x D x FB, f32; FB = favorEv vectors), and m.
   Value wt;
-  int64_t features = 0;
+  int64_t features = 0, favorEv = 1;
 
   /// The map of `fm`; for FAVOR+, W^T scaled, from the seeded constant or
   /// the projection operand (once per op, m x D elements).
@@ -490,15 +566,19 @@ private:
           b, DenseElementsAttr::get(type, ArrayRef<float>(v)));
     }
     Value wBuf = readOnlyBuffer(b, w);
+    // (Blocks of the projection's register tile, each contiguous.)
+    favorEv = tileVectors(features / lanes, kRows, registers - 4);
+    int64_t fb = favorEv * lanes;
     wt = memref::AllocOp::create(
-        b, MemRefType::get({dim, features}, b.getF32Type()));
+        b, MemRefType::get({features / fb, dim, fb}, b.getF32Type()));
     forEach(0, features, 1, [&](Value r) {
+      Value blk = div(r, fb), in = arith::RemUIOp::create(b, r, idx(fb));
       forEach(0, dim, 1, [&](Value d) {
         Value x = memref::LoadOp::create(b, wBuf, ValueRange{r, d});
         if (!x.getType().isF32())
           x = arith::ExtFOp::create(b, b.getF32Type(), x);
         x = arith::MulFOp::create(b, x, f32Const(inputScale));
-        memref::StoreOp::create(b, x, wt, ValueRange{d, r});
+        memref::StoreOp::create(b, x, wt, ValueRange{blk, d, in});
       });
     });
   }
@@ -555,32 +635,46 @@ private:
 
   /// FAVOR+ features of `count` rows (a multiple of kRows) into phi:
   /// phi[j, r] = exp(<w_r, s x> - |s x|^2 / 2) / sqrt(m), x the source row
-  /// rowOf(j) of `src` at (bi, h): per kRows rows, the projection in
-  /// kRows x EV register tiles (broadcasts of x, vector loads of W^T).
+  /// rowOf(j) of `src` at (bi, h): per block of FB features (W^T's block
+  /// stays in L1), all the rows, kRows at a time, in kRows x favorEv
+  /// register tiles (broadcasts of x, vector loads of the block) that start
+  /// at -(|s x|^2 + ln m) / 2 and hold the exponents.
   void favorRows(Value src, Value bi, Value h, int64_t count, Value phi,
                  function_ref<Value(Value)> rowOf) {
     int64_t dim = cast<MemRefType>(src.getType()).getDimSize(3);
-    // (A wider tile than the products': its K is only D deep, and the
-    // rows are reused over all m features. Measured: 8 % faster on AVX2.)
-    int64_t ev = tileVectors(features / lanes, kRows, registers - 4);
-    Value invSqrtM = splat(1.0 / std::sqrt(static_cast<double>(features)));
-    forEach(0, count, kRows, [&](Value j0) {
-      SmallVector<Value> rowsRead, halfSq;
-      for (int64_t i = 0; i < kRows; ++i) {
-        rowsRead.push_back(rowOf(add(j0, idx(i))));
-        Value squares =
-            forEachCarry(0, dim, lanes, splat(0.0), [&](Value d, Value acc) {
-              Value x = arith::MulFOp::create(
-                  b, load(src, {bi, h, rowsRead.back(), d}), splat(inputScale));
-              return vector::FMAOp::create(b, x, x, acc);
-            });
-        Value sq = sumLanes(b, squares);
-        halfSq.push_back(vector::BroadcastOp::create(
-            b, vf, arith::MulFOp::create(b, sq, f32Const(0.5))));
-      }
-      forEach(0, features, ev * lanes, [&](Value r0) {
+    int64_t fb = favorEv * lanes;
+    // (Scratch: the rows' starting values.)
+    Value start =
+        memref::AllocOp::create(b, MemRefType::get({count}, b.getF32Type()));
+    double halfLogM = 0.5 * std::log(static_cast<double>(features));
+    forEach(0, count, 1, [&](Value j) {
+      Value row = rowOf(j);
+      Value squares =
+          forEachCarry(0, dim, lanes, splat(0.0), [&](Value d, Value acc) {
+            Value x = arith::MulFOp::create(b, load(src, {bi, h, row, d}),
+                                            splat(inputScale));
+            return vector::FMAOp::create(b, x, x, acc);
+          });
+      Value half =
+          arith::MulFOp::create(b, sumLanes(b, squares), f32Const(-0.5));
+      memref::StoreOp::create(
+          b, arith::SubFOp::create(b, half, f32Const(halfLogM)), start,
+          ValueRange{j});
+    });
+    forEach(0, features, fb, [&](Value f0) {
+      Value blk = div(f0, fb);
+      forEach(0, count, kRows, [&](Value j0) {
+        SmallVector<Value> rowsRead, init;
+        for (int64_t i = 0; i < kRows; ++i) {
+          Value j = add(j0, idx(i));
+          rowsRead.push_back(rowOf(j));
+          init.append(
+              favorEv,
+              vector::BroadcastOp::create(
+                  b, vf, memref::LoadOp::create(b, start, ValueRange{j})));
+        }
         SmallVector<Value> proj = rowTile(
-            ev, idx(dim), SmallVector<Value>(kRows * ev, splat(0.0)),
+            favorEv, idx(dim), init,
             [&](int64_t i, Value d) -> Value {
               Value x = memref::LoadOp::create(
                   b, src, ValueRange{bi, h, rowsRead[i], d});
@@ -589,17 +683,14 @@ private:
               return x;
             },
             [&](int64_t g, Value d) -> Value {
-              return vector::LoadOp::create(
-                  b, vf, wt, ValueRange{d, add(r0, idx(g * lanes))});
+              return vector::LoadOp::create(b, vf, wt,
+                                            ValueRange{blk, d, idx(g * lanes)});
             });
         for (int64_t i = 0; i < kRows; ++i)
-          for (int64_t g = 0; g < ev; ++g) {
-            Value e = math::ExpOp::create(
-                b, arith::SubFOp::create(b, proj[i * ev + g], halfSq[i]));
+          for (int64_t g = 0; g < favorEv; ++g)
             vector::StoreOp::create(
-                b, arith::MulFOp::create(b, e, invSqrtM), phi,
-                ValueRange{add(j0, idx(i)), add(r0, idx(g * lanes))});
-          }
+                b, math::ExpOp::create(b, proj[i * favorEv + g]), phi,
+                ValueRange{add(j0, idx(i)), add(f0, idx(g * lanes))});
       });
     });
   }
@@ -733,7 +824,7 @@ struct LinearKernelsPass
       apply.emitRemark() << getArgument()
                          << ": phi(Q) S / (phi(Q) z) fused with the feature "
                             "map, tiles of "
-                         << LinearGen::kRows * 4 << " queries";
+                         << LinearGen::queryTile(fm) << " queries";
       rewriter.replaceOp(apply, gen.stateApply(apply, fm));
       if (fm->use_empty())
         rewriter.eraseOp(fm);
