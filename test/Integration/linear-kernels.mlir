@@ -5,7 +5,8 @@
 // the op's scale (input_scale of the maps), eps, bf16 inputs, key chunks run
 // in parallel and summed (few heads, Lk = 1000), at 8 and 16 lanes; FAVOR+
 // features (seeded, and from a projection operand, with the op's scale and
-// GQA). The remarks prove the fused kernels ran.
+// GQA; several blocks of W^T and of S). The remarks prove the fused kernels
+// ran.
 // RUN: rm -rf %t && mkdir -p %t
 // DEFINE: %{fn} =
 // DEFINE: %{opts} = vector-width=8
@@ -34,7 +35,11 @@
 // RUN: %{check}
 // REDEFINE: %{fn} = favor_chunks
 // RUN: %{check}
+// REDEFINE: %{fn} = favor_blocks
+// RUN: %{check}
 // REDEFINE: %{opts} = vector-width=16
+// RUN: %{check}
+// REDEFINE: %{fn} = favor_chunks
 // RUN: %{check}
 
 func.func @elu_gqa(%query: tensor<2x4x77x32xf32>, %key: tensor<2x2x300x32xf32>, %value: tensor<2x2x300x24xf32>) -> tensor<2x4x77x24xf32> {
@@ -71,4 +76,12 @@ func.func @favor_projection(%query: tensor<2x4x77x16xf32>, %key: tensor<2x2x77x1
 func.func @favor_chunks(%query: tensor<1x1x50x16xf32>, %key: tensor<1x1x1000x16xf32>, %value: tensor<1x1x1000x16xf32>) -> tensor<1x1x50x16xf32> {
   %0 = attn.attention %query, %key, %value {normalizer = #attn.kernel<favor, features = 16, seed = 5>, scale = 0.25 : f32} : tensor<1x1x50x16xf32>, tensor<1x1x1000x16xf32>, tensor<1x1x1000x16xf32> -> tensor<1x1x50x16xf32>
   return %0 : tensor<1x1x50x16xf32>
+}
+
+// 96 features, Dv = 128: W^T in 4 blocks of 24 features at 8 lanes (one of
+// 96 at 16), O = phi(Q) S in 3 blocks of 32 features (32 x 128 floats of
+// S each), 77 queries: a full and a partial tile of 64.
+func.func @favor_blocks(%query: tensor<1x2x77x16xf32>, %key: tensor<1x2x300x16xf32>, %value: tensor<1x2x300x128xf32>) -> tensor<1x2x77x128xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.kernel<favor, features = 96, seed = 7>, scale = 0.25 : f32} : tensor<1x2x77x16xf32>, tensor<1x2x300x16xf32>, tensor<1x2x300x128xf32> -> tensor<1x2x77x128xf32>
+  return %0 : tensor<1x2x77x128xf32>
 }

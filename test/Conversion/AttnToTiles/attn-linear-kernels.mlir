@@ -8,7 +8,7 @@
 // REMARK: remark: attn-linear-kernels: phi(K)^T V and the key sum fused with the feature map, register tiles of 4 features x 16 values
 // REMARK: remark: attn-linear-kernels: phi(K)^T V and the key sum fused with the feature map
 // REMARK: remark: attn-linear-kernels: phi(Q) S / (phi(Q) z) fused with the feature map, tiles of 16 queries
-// REMARK: remark: attn-linear-kernels: phi(Q) S / (phi(Q) z) fused with the feature map
+// REMARK: remark: attn-linear-kernels: phi(Q) S / (phi(Q) z) fused with the feature map, tiles of 64 queries
 // REMARK-NOT: remark: attn-linear-kernels
 // WIDTH: error: attn-linear-kernels: vector-width (12) must be 4, 8, 16 or 32
 
@@ -31,17 +31,29 @@ func.func @elu(%q: tensor<1x2x100x32xf32>, %k: tensor<1x2x100x32xf32>, %v: tenso
   return %0 : tensor<1x2x100x16xf32>
 }
 
-// FAVOR+ features: W^T scaled once, then the projection of each block's
-// rows in register tiles, exp(. - |x|^2/2) / sqrt(m).
+// FAVOR+ features: W^T scaled once per op, in blocks of the register
+// tile's 16 features (4 rows x 2 vectors of 8), then block by block the
+// projection of all the rows, from -(|x|^2 + ln 64) / 2: the tile's
+// results are the exponents.
 // CHECK-LABEL: func.func @favor
 // CHECK-NOT: attn.kv_state
+// CHECK: memref.alloc() : memref<4x32x16xf32>
 // CHECK: scf.parallel
-// CHECK: vector.fma
-// CHECK: math.exp
+// CHECK: arith.constant -5.000000e-01 : f32
+// CHECK: arith.constant 2.07944155 : f32
+// CHECK: %[[P:.*]]:8 = scf.for
+// CHECK-COUNT-8: vector.fma
+// CHECK: math.exp %[[P]]#0 : vector<8xf32>
+// state_apply: tiles of 64 queries (phi 64 x 64), O by blocks of
+// features into a partial tile (64 x 32).
+// CHECK: memref.alloc() : memref<4x32x16xf32>
+// CHECK: scf.parallel
+// CHECK: memref.alloc() : memref<64x64xf32>
+// CHECK: memref.alloc() : memref<64x32xf32>
 // CHECK-NOT: attn.state_apply
 // CHECK: return
 func.func @favor(%q: tensor<1x2x100x32xf32>) -> tensor<1x2x100x32xf32> {
-  %0 = attn.attention %q, %q, %q {normalizer = #attn.kernel<favor, features = 16, seed = 1>} : tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32> -> tensor<1x2x100x32xf32>
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.kernel<favor, features = 64, seed = 1>} : tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32> -> tensor<1x2x100x32xf32>
   return %0 : tensor<1x2x100x32xf32>
 }
 
