@@ -566,7 +566,9 @@ private:
           b, DenseElementsAttr::get(type, ArrayRef<float>(v)));
     }
     Value wBuf = readOnlyBuffer(b, w);
-    // (Blocks of the projection's register tile, each contiguous.)
+    // (Blocks of the projection's register tile, each contiguous. A wider
+    // tile than the products': its K is only D deep, and the rows are
+    // reused over all m features. Measured: 8 % faster on AVX2.)
     favorEv = tileVectors(features / lanes, kRows, registers - 4);
     int64_t fb = favorEv * lanes;
     wt = memref::AllocOp::create(
