@@ -443,6 +443,12 @@ constexpr int64_t kBlockBytesL2 = 256 * 1024;
 /// share of L3: its panels are read from there once per M block).
 constexpr int64_t kBlockBytesL3 = 2 * 1024 * 1024;
 
+/// The fewest panels per N block for which A is packed. Measured with
+/// Linformer's projections (N = 64: 2 panels of 32, K = 4096, M = 256, on
+/// AVX-512): packing A took a third of their time; reading it in place
+/// cuts their time by about a sixth.
+constexpr int64_t kMinPanelsToPackA = 4;
+
 /// A `linalg.fill` of the whole output of contraction `op` (on buffers)
 /// that the contraction can take over: in the same block before it, on the
 /// same buffer (the same value, or an identical subview), nothing between
@@ -510,10 +516,22 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
       k > kPackRows && k % c == 0)
     kBlock = c;
   int64_t unroll = halveUntilDivides(kTile, kBlock);
+  // Rows of A per block: its K block (mc x KB floats) stays in L2 while
+  // every panel passes over it. Columns of B per block: its packed K
+  // block (KB x nc floats) stays in L3.
+  int64_t mc = std::max<int64_t>(mr, kBlockBytesL2 / (kBlock * 4) / mr * mr);
+  int64_t nc = std::min(
+      nFull, std::max<int64_t>(nr, kBlockBytesL3 / (kBlock * 4) / nr * nr));
+  // A is packed when enough panels read each packed tile to pay for the
+  // copy (about one cycle per element: LLVM vectorizes the copy into
+  // scatters), else the tiles broadcast from A's rows in place.
+  bool packA = nc / nr >= kMinPanelsToPackA;
   emitRemark(loc) << "attn-vectorize-contractions: register tiles of " << mr
                   << " x " << nr << " outputs, B packed in K blocks of "
-                  << kBlock << ", broadcast-FMA micro-kernel (K unrolled by "
-                  << unroll << ")"
+                  << kBlock << ", A "
+                  << (packA ? "packed" : "read in place (few panels)")
+                  << ", broadcast-FMA micro-kernel (K unrolled by " << unroll
+                  << ")"
                   << (fill ? ", the output's fill folded into the first K block"
                            : "");
   Type f32 = rewriter.getF32Type();
@@ -534,12 +552,6 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
     Value mFull = arith::SubIOp::create(
         rewriter, loc, mSize,
         arith::RemUIOp::create(rewriter, loc, mSize, cst(rewriter, mr)));
-    // Rows of A per block: its K block (mc x KB floats) stays in L2 while
-    // every panel passes over it. Columns of B per block: its packed K
-    // block (KB x nc floats) stays in L3.
-    int64_t mc = std::max<int64_t>(mr, kBlockBytesL2 / (kBlock * 4) / mr * mr);
-    int64_t nc = std::min(
-        nFull, std::max<int64_t>(nr, kBlockBytesL3 / (kBlock * 4) / nr * nr));
     Value bPack = memref::AllocOp::create(
         rewriter, loc, MemRefType::get({nc / nr, kBlock, nr}, f32),
         rewriter.getI64IntegerAttr(64));
@@ -567,9 +579,13 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
             rewriter, loc,
             arith::MinUIOp::create(rewriter, loc, mFull, cst(rewriter, mc)),
             cst(rewriter, mr)));
-    Value aPack = memref::AllocOp::create(
-        rewriter, loc, MemRefType::get({ShapedType::kDynamic, kBlock, mr}, f32),
-        ValueRange{aTiles}, rewriter.getI64IntegerAttr(64));
+    Value aPack =
+        packA ? memref::AllocOp::create(
+                    rewriter, loc,
+                    MemRefType::get({ShapedType::kDynamic, kBlock, mr}, f32),
+                    ValueRange{aTiles}, rewriter.getI64IntegerAttr(64))
+                    .getResult()
+              : Value();
 
     // One tile of `rows` rows from m0 against packed panel `p` (columns
     // from n0): reads A from `aBlock` (A packed from row mBegin) when
@@ -711,30 +727,33 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
                 Value tiles = arith::DivUIOp::create(
                     mbb, ml, arith::SubIOp::create(mbb, ml, mEnd, mb),
                     cst(mbb, mr));
-                scf::buildLoopNest(
-                    mbb, ml, {zero, zero, zero},
-                    {tiles, cst(mbb, kBlock), cst(mbb, mr)},
-                    {cst(mbb, 1), cst(mbb, 1), cst(mbb, 1)},
-                    [&](OpBuilder &pb, Location pl, ValueRange tr) {
-                      Value m = arith::AddIOp::create(
-                          pb, pl, mb,
-                          arith::AddIOp::create(
-                              pb, pl,
-                              arith::MulIOp::create(pb, pl, tr[0], cst(pb, mr)),
-                              tr[2]));
-                      Value v = memref::LoadOp::create(
-                          pb, pl, a,
-                          indicesAt(batchIvs, ops.a, m, zero,
-                                    arith::AddIOp::create(pb, pl, k0, tr[1])));
-                      memref::StoreOp::create(pb, pl, v, aPack,
-                                              ValueRange{tr[0], tr[1], tr[2]});
-                    });
+                if (packA)
+                  scf::buildLoopNest(
+                      mbb, ml, {zero, zero, zero},
+                      {tiles, cst(mbb, kBlock), cst(mbb, mr)},
+                      {cst(mbb, 1), cst(mbb, 1), cst(mbb, 1)},
+                      [&](OpBuilder &pb, Location pl, ValueRange tr) {
+                        Value m = arith::AddIOp::create(
+                            pb, pl, mb,
+                            arith::AddIOp::create(
+                                pb, pl,
+                                arith::MulIOp::create(pb, pl, tr[0],
+                                                      cst(pb, mr)),
+                                tr[2]));
+                        Value v = memref::LoadOp::create(
+                            pb, pl, a,
+                            indicesAt(
+                                batchIvs, ops.a, m, zero,
+                                arith::AddIOp::create(pb, pl, k0, tr[1])));
+                        memref::StoreOp::create(
+                            pb, pl, v, aPack, ValueRange{tr[0], tr[1], tr[2]});
+                      });
                 scf::buildLoopNest(
                     mbb, ml, {zero, mb}, {panels, mEnd},
                     {cst(mbb, 1), cst(mbb, mr)},
                     [&](OpBuilder &tb, Location tl, ValueRange pm) {
                       tile(tb, tl, batchIvs, k0, panelStart(tb, tl, pm[0]),
-                           pm[0], pm[1], mr, aPack, mb);
+                           pm[0], pm[1], mr, aPack, packA ? mb : Value());
                     });
                 scf::YieldOp::create(mbb, ml);
               });

@@ -1,7 +1,7 @@
 // RUN: attn-opt %s --attn-tile-contractions="chunks=2 row-tile=8" | FileCheck %s --check-prefix=TILE
 // RUN: attn-opt %s --pass-pipeline="builtin.module(func.func(attn-read-only-arguments,attn-tile-contractions{chunks=2 row-tile=6}),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(attn-vectorize-contractions{vector-width=8 vector-registers=16}),canonicalize)" 2>&1 | FileCheck %s --check-prefix=VEC
 // RUN: attn-opt %s --attn-read-only-arguments | FileCheck %s --check-prefix=RO
-// RO: func.func @matmul(%{{.*}}: tensor<77x64xf32> {bufferization.writable = false}, %{{.*}}: tensor<64x50xf32> {bufferization.writable = false}, %{{.*}}: tensor<77x50xf32> {bufferization.writable = false})
+// RO: func.func @matmul(%{{.*}}: tensor<77x64xf32> {bufferization.writable = false}, %{{.*}}: tensor<64x66xf32> {bufferization.writable = false}, %{{.*}}: tensor<77x66xf32> {bufferization.writable = false})
 
 // (The heads-first output map of @projection_heads_first, below.)
 // TILE: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, d2)>
@@ -10,50 +10,50 @@
 // chunks of 40; the last is ragged).
 // TILE-LABEL: func.func @matmul
 // TILE: scf.forall (%{{.*}}) = (0) to (77) step (40)
-// TILE: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<64x50xf32>)
+// TILE: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<64x66xf32>)
 
 // Registers (AVX2: 16 vector registers): 6 x 16 tiles, 12 accumulators.
 // B and the output are contiguous along N: the micro-kernel. Per chunk, K
-// block (all 64) and N block (all 48 whole columns), B's block is packed
+// block (all 64) and N block (all 64 whole columns), B's block is packed
 // once, 16 columns (one panel) after the other; per M block A's rows are
-// packed 6 rows side by side per K step; per panel every 6-row tile keeps
-// its accumulators in registers across K (a broadcast of packed A times
-// each packed B vector per row and K step); the chunk's remaining rows one
-// at a time (from A itself, against the same panels); the last 50 % 16 = 2
-// columns stay a linalg op. Arguments are read-only: the accumulation into
+// packed 6 rows side by side per K step (4 panels read them); per panel
+// every 6-row tile keeps its accumulators in registers across K (a
+// broadcast of packed A times each packed B vector per row and K step);
+// the chunk's remaining rows one at a time (from A itself, against the
+// same panels); the last 66 % 16 = 2 columns stay a linalg op. Arguments are read-only: the accumulation into
 // %c works on a copy.
-// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 64, broadcast-FMA micro-kernel (K unrolled by 16)
+// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 64, A packed, broadcast-FMA micro-kernel (K unrolled by 16)
 // VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, K steps of 16, vector.contract (B or the output not contiguous along N, or not a plain multiply-add)
-// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 32, broadcast-FMA micro-kernel (K unrolled by 16)
-// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 32, broadcast-FMA micro-kernel (K unrolled by 16), the output's fill folded into the first K block
-// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 512, broadcast-FMA micro-kernel (K unrolled by 16), the output's fill folded into the first K block
+// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 32, A read in place (few panels), broadcast-FMA micro-kernel (K unrolled by 16)
+// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 32, A read in place (few panels), broadcast-FMA micro-kernel (K unrolled by 16), the output's fill folded into the first K block
+// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 512, A read in place (few panels), broadcast-FMA micro-kernel (K unrolled by 16), the output's fill folded into the first K block
 // VEC-LABEL: func.func @matmul(
 // VEC: memref.copy
 // VEC: scf.forall
-// VEC: %[[PACK:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x64x16xf32>
+// VEC: %[[PACK:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x64x16xf32>
 // VEC: %[[APACK:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x64x6xf32>
 // VEC: scf.for
 // VEC: scf.for
-// VEC: vector.load {{.*}} : memref<64x50xf32>, vector<8xf32>
+// VEC: vector.load {{.*}} : memref<64x66xf32>, vector<8xf32>
 // VEC: vector.store {{.*}}, %[[PACK]]
 // VEC: memref.load %{{.*}} : memref<77x64xf32>
 // VEC: memref.store %{{.*}}, %[[APACK]]
 // VEC: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c6
-// VEC-COUNT-12: vector.load {{.*}} : memref<77x50xf32>, vector<8xf32>
+// VEC-COUNT-12: vector.load {{.*}} : memref<77x66xf32>, vector<8xf32>
 // VEC: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // VEC: vector.load %[[PACK]]
 // VEC: memref.load %[[APACK]]
 // VEC: vector.broadcast
 // VEC: vector.fma {{.*}} : vector<8xf32>
-// VEC-COUNT-12: vector.store {{.*}} : memref<77x50xf32>, vector<8xf32>
+// VEC-COUNT-12: vector.store {{.*}} : memref<77x66xf32>, vector<8xf32>
 // VEC: scf.for
 // VEC: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>)
 // VEC: vector.load %[[PACK]]
 // VEC: memref.load {{.*}} : memref<77x64xf32>
 // VEC: linalg.matmul ins({{.*}} : memref<?x64xf32, {{.*}}>, memref<64x2xf32, {{.*}}>) outs({{.*}} : memref<?x2xf32
-func.func @matmul(%a: tensor<77x64xf32>, %b: tensor<64x50xf32>, %c: tensor<77x50xf32>) -> tensor<77x50xf32> {
-  %y = linalg.matmul ins(%a, %b : tensor<77x64xf32>, tensor<64x50xf32>) outs(%c : tensor<77x50xf32>) -> tensor<77x50xf32>
-  return %y : tensor<77x50xf32>
+func.func @matmul(%a: tensor<77x64xf32>, %b: tensor<64x66xf32>, %c: tensor<77x66xf32>) -> tensor<77x66xf32> {
+  %y = linalg.matmul ins(%a, %b : tensor<77x64xf32>, tensor<64x66xf32>) outs(%c : tensor<77x66xf32>) -> tensor<77x66xf32>
+  return %y : tensor<77x66xf32>
 }
 
 // B transposed (not contiguous along N): register tiles vectorized with
@@ -128,7 +128,9 @@ func.func @projection_heads_first(%x: tensor<77x32xf32>, %w: tensor<32x3x16xf32>
 // columns): attn-tile-contractions fuses it into each chunk, and
 // attn-vectorize-contractions folds it into the micro-kernel: the first K
 // block's accumulators start as the fill value (scf.if on the K block),
-// later blocks load the output; only the ragged columns keep a fill.
+// later blocks load the output; only the ragged columns keep a fill. Two
+// panels read each tile of A: A is not packed, the tiles broadcast from
+// its rows.
 // TILE-LABEL: func.func @matmul_fill
 // TILE-NOT: linalg.fill
 // TILE: scf.forall (%{{.*}}) = (0) to (20) step (16)
@@ -144,6 +146,9 @@ func.func @projection_heads_first(%x: tensor<77x32xf32>, %w: tensor<32x3x16xf32>
 // VEC: scf.yield %[[SPLAT]], %[[SPLAT]], %[[SPLAT]]
 // VEC: } else {
 // VEC-COUNT-12: vector.load {{.*}} : memref<20x40xf32>, vector<8xf32>
+// VEC-NOT: memref.alloc
+// VEC: scf.for {{.*}} iter_args(
+// VEC: memref.load {{.*}} : memref<20x1024xf32>
 // VEC: vector.fma
 // VEC: linalg.fill ins(%[[HALF]] : f32) outs(%{{.*}} : memref<?x8xf32, {{.*}}>)
 // VEC: linalg.matmul ins({{.*}}) outs({{.*}} : memref<?x8xf32, {{.*}}>)
