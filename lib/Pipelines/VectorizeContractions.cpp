@@ -518,10 +518,11 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
   int64_t unroll = halveUntilDivides(kTile, kBlock);
   // Rows of A per block: its K block (mc x KB floats) stays in L2 while
   // every panel passes over it. Columns of B per block: its packed K
-  // block (KB x nc floats) stays in L3.
-  int64_t mc = std::max<int64_t>(mr, kBlockBytesL2 / (kBlock * 4) / mr * mr);
+  // block (KB x nc floats) stays in L3. (K may be 0: no keys.)
+  int64_t kBlockBytes = std::max<int64_t>(kBlock, 1) * 4;
+  int64_t mc = std::max<int64_t>(mr, kBlockBytesL2 / kBlockBytes / mr * mr);
   int64_t nc = std::min(
-      nFull, std::max<int64_t>(nr, kBlockBytesL3 / (kBlock * 4) / nr * nr));
+      nFull, std::max<int64_t>(nr, kBlockBytesL3 / kBlockBytes / nr * nr));
   // A is packed when enough panels read each packed tile to pay for the
   // copy (about one cycle per element: LLVM vectorizes the copy into
   // scatters), else the tiles broadcast from A's rows in place.
