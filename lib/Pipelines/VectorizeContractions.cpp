@@ -394,20 +394,26 @@ bool isMulAddBody(linalg::LinalgOp op) {
          (mul.getLhs() == b && mul.getRhs() == a);
 }
 
+/// True if `operand` of `op` is a memref whose last dim is loop `dim`
+/// with unit stride (vectors along `dim` are contiguous).
+bool isUnitAlong(linalg::LinalgOp op, OpOperand *operand, unsigned dim) {
+  AffineMap map = op.getMatchingIndexingMap(operand);
+  auto type = dyn_cast<MemRefType>(operand->get().getType());
+  if (!type || map.getNumResults() == 0 ||
+      map.getResults().back() != getAffineDimExpr(dim, op.getContext()))
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
 std::optional<DirectOperands> directOperands(linalg::LinalgOp op,
                                              const ContractionLoops &loops) {
   if (!isMulAddBody(op))
     return std::nullopt;
   auto lastIsUnitN = [&](OpOperand *operand) {
-    AffineMap map = op.getMatchingIndexingMap(operand);
-    auto type = dyn_cast<MemRefType>(operand->get().getType());
-    if (!type || map.getNumResults() == 0 ||
-        map.getResults().back() != getAffineDimExpr(loops.n, op.getContext()))
-      return false;
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    return succeeded(type.getStridesAndOffset(strides, offset)) &&
-           strides.back() == 1;
+    return isUnitAlong(op, operand, loops.n);
   };
   OpOperand *in0 = op.getDpsInputOperand(0), *in1 = op.getDpsInputOperand(1);
   bool nIn0 = op.getMatchingIndexingMap(in0).isFunctionOfDim(loops.n);
@@ -422,6 +428,31 @@ std::optional<DirectOperands> directOperands(linalg::LinalgOp op,
     if (!op.getMatchingIndexingMap(operand).isProjectedPermutation())
       return std::nullopt;
   return DirectOperands{a, b, c};
+}
+
+/// The transpose of the square of `rows` (n vectors of n lanes, n a power
+/// of two) in log2(n) stages of two-source shuffles: the stage of distance
+/// d swaps bit d of the row and of the column index, pairing rows i and
+/// i + d (bit d of i clear); each shuffle is one instruction on x86
+/// (vpermt2ps, vunpcklpd, ...).
+SmallVector<Value> transposeSquare(OpBuilder &b, Location loc,
+                                   SmallVector<Value> rows) {
+  int64_t n = rows.size();
+  for (int64_t d = n / 2; d >= 1; d /= 2) {
+    SmallVector<int64_t> low(n), high(n);
+    for (int64_t c = 0; c < n; ++c) {
+      low[c] = (c & d) ? n + c - d : c;
+      high[c] = (c & d) ? n + c : c + d;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      if (i & d)
+        continue;
+      Value x = rows[i], y = rows[i + d];
+      rows[i] = vector::ShuffleOp::create(b, loc, x, y, low);
+      rows[i + d] = vector::ShuffleOp::create(b, loc, x, y, high);
+    }
+  }
+  return rows;
 }
 
 /// `step`, halved (not below `floor`) until it divides `extent`.
@@ -443,10 +474,11 @@ constexpr int64_t kBlockBytesL2 = 256 * 1024;
 /// share of L3: its panels are read from there once per M block).
 constexpr int64_t kBlockBytesL3 = 2 * 1024 * 1024;
 
-/// The fewest panels per N block for which A is packed. Measured with
-/// Linformer's projections (N = 64: 2 panels of 32, K = 4096, M = 256, on
-/// AVX-512): packing A took a third of their time; reading it in place
-/// cuts their time by about a sixth.
+/// The fewest panels per N block for which A is packed by a scalar copy.
+/// Measured with Linformer's projections (N = 64: 2 panels of 32, K =
+/// 4096, M = 256, on AVX-512): the copy took a third of their time;
+/// reading A in place cut it by about a sixth, packing it by transposes by
+/// a little more (perf samples against the attention's, one run).
 constexpr int64_t kMinPanelsToPackA = 4;
 
 /// A `linalg.fill` of the whole output of contraction `op` (on buffers)
@@ -523,14 +555,22 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
   int64_t mc = std::max<int64_t>(mr, kBlockBytesL2 / kBlockBytes / mr * mr);
   int64_t nc = std::min(
       nFull, std::max<int64_t>(nr, kBlockBytesL3 / kBlockBytes / nr * nr));
-  // A is packed when enough panels read each packed tile to pay for the
-  // copy (about one cycle per element: LLVM vectorizes the copy into
-  // scatters), else the tiles broadcast from A's rows in place.
-  bool packA = nc / nr >= kMinPanelsToPackA;
+  // A is packed by lanes x lanes transposes of vectors loaded along K
+  // when it is contiguous along K and K blocks are whole vectors (each
+  // packed step padded to `lanes` floats); else by a scalar copy, which
+  // LLVM vectorizes into scatters (about a cycle per element), only when
+  // enough panels read each packed tile to pay for it; else the tiles
+  // broadcast from A's rows in place.
+  bool transposedPack = mr <= lanes && kBlock % lanes == 0 &&
+                        llvm::isPowerOf2_64(lanes) &&
+                        isUnitAlong(op, ops.a, loops.k);
+  bool packA = transposedPack || nc / nr >= kMinPanelsToPackA;
   emitRemark(loc) << "attn-vectorize-contractions: register tiles of " << mr
                   << " x " << nr << " outputs, B packed in K blocks of "
                   << kBlock << ", A "
-                  << (packA ? "packed" : "read in place (few panels)")
+                  << (transposedPack ? "packed by transposes"
+                      : packA        ? "packed by a copy"
+                                     : "read in place (few panels)")
                   << ", broadcast-FMA micro-kernel (K unrolled by " << unroll
                   << ")"
                   << (fill ? ", the output's fill folded into the first K block"
@@ -580,13 +620,16 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
             rewriter, loc,
             arith::MinUIOp::create(rewriter, loc, mFull, cst(rewriter, mc)),
             cst(rewriter, mr)));
-    Value aPack =
-        packA ? memref::AllocOp::create(
-                    rewriter, loc,
-                    MemRefType::get({ShapedType::kDynamic, kBlock, mr}, f32),
-                    ValueRange{aTiles}, rewriter.getI64IntegerAttr(64))
-                    .getResult()
-              : Value();
+    Value mLast = arith::SubIOp::create(rewriter, loc, mSize, cst(rewriter, 1));
+    Value aPack = packA
+                      ? memref::AllocOp::create(
+                            rewriter, loc,
+                            MemRefType::get({ShapedType::kDynamic, kBlock,
+                                             transposedPack ? lanes : mr},
+                                            f32),
+                            ValueRange{aTiles}, rewriter.getI64IntegerAttr(64))
+                            .getResult()
+                      : Value();
 
     // One tile of `rows` rows from m0 against packed panel `p` (columns
     // from n0): reads A from `aBlock` (A packed from row mBegin) when
@@ -728,7 +771,38 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
                 Value tiles = arith::DivUIOp::create(
                     mbb, ml, arith::SubIOp::create(mbb, ml, mEnd, mb),
                     cst(mbb, mr));
-                if (packA)
+                if (packA && transposedPack)
+                  scf::buildLoopNest(
+                      mbb, ml, {zero, zero}, {tiles, cst(mbb, kBlock)},
+                      {cst(mbb, 1), cst(mbb, lanes)},
+                      [&](OpBuilder &pb, Location pl, ValueRange tk) {
+                        // The tile's rows (then M's last row again: the
+                        // padding) along K from k0 + kk, transposed: row l
+                        // is packed step kk + l.
+                        Value m0 = arith::AddIOp::create(
+                            pb, pl, mb,
+                            arith::MulIOp::create(pb, pl, tk[0], cst(pb, mr)));
+                        Value kk = arith::AddIOp::create(pb, pl, k0, tk[1]);
+                        SmallVector<Value> rows;
+                        for (int64_t i = 0; i < lanes; ++i) {
+                          Value m = arith::MinUIOp::create(
+                              pb, pl,
+                              arith::AddIOp::create(pb, pl, m0, cst(pb, i)),
+                              mLast);
+                          rows.push_back(vector::LoadOp::create(
+                              pb, pl, vecType, a,
+                              indicesAt(batchIvs, ops.a, m, zero, kk)));
+                        }
+                        rows = transposeSquare(pb, pl, rows);
+                        for (int64_t l = 0; l < lanes; ++l)
+                          vector::StoreOp::create(
+                              pb, pl, rows[l], aPack,
+                              ValueRange{tk[0],
+                                         arith::AddIOp::create(pb, pl, tk[1],
+                                                               cst(pb, l)),
+                                         zero});
+                      });
+                else if (packA)
                   scf::buildLoopNest(
                       mbb, ml, {zero, zero, zero},
                       {tiles, cst(mbb, kBlock), cst(mbb, mr)},

@@ -16,28 +16,33 @@
 // B and the output are contiguous along N: the micro-kernel. Per chunk, K
 // block (all 64) and N block (all 64 whole columns), B's block is packed
 // once, 16 columns (one panel) after the other; per M block A's rows are
-// packed 6 rows side by side per K step (4 panels read them); per panel
+// packed 6 rows side by side per K step (4 panels read them): 8 rows (the
+// last 2 padding) of 8 K steps loaded as vectors, transposed by 3 stages
+// of 8 shuffles, each result one packed step; per panel
 // every 6-row tile keeps its accumulators in registers across K (a
 // broadcast of packed A times each packed B vector per row and K step);
 // the chunk's remaining rows one at a time (from A itself, against the
 // same panels); the last 66 % 16 = 2 columns stay a linalg op. Arguments are read-only: the accumulation into
 // %c works on a copy.
-// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 64, A packed, broadcast-FMA micro-kernel (K unrolled by 16)
+// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 64, A packed by transposes, broadcast-FMA micro-kernel (K unrolled by 16)
 // VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, K steps of 16, vector.contract (B or the output not contiguous along N, or not a plain multiply-add)
-// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 32, A read in place (few panels), broadcast-FMA micro-kernel (K unrolled by 16)
-// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 32, A read in place (few panels), broadcast-FMA micro-kernel (K unrolled by 16), the output's fill folded into the first K block
-// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 512, A read in place (few panels), broadcast-FMA micro-kernel (K unrolled by 16), the output's fill folded into the first K block
+// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 32, A packed by transposes, broadcast-FMA micro-kernel (K unrolled by 16)
+// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 32, A packed by transposes, broadcast-FMA micro-kernel (K unrolled by 16), the output's fill folded into the first K block
+// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 512, A packed by transposes, broadcast-FMA micro-kernel (K unrolled by 16), the output's fill folded into the first K block
+// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 45, A packed by a copy, broadcast-FMA micro-kernel (K unrolled by 1)
+// VEC: remark: attn-vectorize-contractions: register tiles of 6 x 16 outputs, B packed in K blocks of 45, A read in place (few panels), broadcast-FMA micro-kernel (K unrolled by 1)
 // VEC-LABEL: func.func @matmul(
 // VEC: memref.copy
 // VEC: scf.forall
 // VEC: %[[PACK:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x64x16xf32>
-// VEC: %[[APACK:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x64x6xf32>
+// VEC: %[[APACK:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x64x8xf32>
 // VEC: scf.for
 // VEC: scf.for
 // VEC: vector.load {{.*}} : memref<64x66xf32>, vector<8xf32>
 // VEC: vector.store {{.*}}, %[[PACK]]
-// VEC: memref.load %{{.*}} : memref<77x64xf32>
-// VEC: memref.store %{{.*}}, %[[APACK]]
+// VEC-COUNT-8: vector.load {{.*}} : memref<77x64xf32>, vector<8xf32>
+// VEC-COUNT-24: vector.shuffle
+// VEC-COUNT-8: vector.store {{.*}}, %[[APACK]]
 // VEC: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c6
 // VEC-COUNT-12: vector.load {{.*}} : memref<77x66xf32>, vector<8xf32>
 // VEC: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
@@ -128,9 +133,7 @@ func.func @projection_heads_first(%x: tensor<77x32xf32>, %w: tensor<32x3x16xf32>
 // columns): attn-tile-contractions fuses it into each chunk, and
 // attn-vectorize-contractions folds it into the micro-kernel: the first K
 // block's accumulators start as the fill value (scf.if on the K block),
-// later blocks load the output; only the ragged columns keep a fill. Two
-// panels read each tile of A: A is not packed, the tiles broadcast from
-// its rows.
+// later blocks load the output; only the ragged columns keep a fill.
 // TILE-LABEL: func.func @matmul_fill
 // TILE-NOT: linalg.fill
 // TILE: scf.forall (%{{.*}}) = (0) to (20) step (16)
@@ -146,9 +149,6 @@ func.func @projection_heads_first(%x: tensor<77x32xf32>, %w: tensor<32x3x16xf32>
 // VEC: scf.yield %[[SPLAT]], %[[SPLAT]], %[[SPLAT]]
 // VEC: } else {
 // VEC-COUNT-12: vector.load {{.*}} : memref<20x40xf32>, vector<8xf32>
-// VEC-NOT: memref.alloc
-// VEC: scf.for {{.*}} iter_args(
-// VEC: memref.load {{.*}} : memref<20x1024xf32>
 // VEC: vector.fma
 // VEC: linalg.fill ins(%[[HALF]] : f32) outs(%{{.*}} : memref<?x8xf32, {{.*}}>)
 // VEC: linalg.matmul ins({{.*}}) outs({{.*}} : memref<?x8xf32, {{.*}}>)
@@ -158,4 +158,30 @@ func.func @matmul_fill(%a: tensor<20x1024xf32>, %b: tensor<1024x40xf32>) -> tens
   %z = linalg.fill ins(%half : f32) outs(%e : tensor<20x40xf32>) -> tensor<20x40xf32>
   %y = linalg.matmul ins(%a, %b : tensor<20x1024xf32>, tensor<1024x40xf32>) outs(%z : tensor<20x40xf32>) -> tensor<20x40xf32>
   return %y : tensor<20x40xf32>
+}
+
+// K = 45 (not whole vectors of 8): A cannot be packed by transposes. With
+// 4 panels (N = 64) it is packed by a scalar copy; with 2 (N = 32) the
+// tiles broadcast from its rows in place: no A scratch, scalar loads of A
+// in the register tile's K loop.
+// VEC-LABEL: func.func @odd_k_packed
+// VEC: memref.alloc() {alignment = 64 : i64} : memref<4x45x16xf32>
+// VEC: %[[APACK45:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x45x6xf32>
+// VEC: memref.load {{.*}} : memref<20x45xf32>
+// VEC: memref.store %{{.*}}, %[[APACK45]]
+func.func @odd_k_packed(%a: tensor<20x45xf32>, %b: tensor<45x64xf32>, %c: tensor<20x64xf32>) -> tensor<20x64xf32> {
+  %y = linalg.matmul ins(%a, %b : tensor<20x45xf32>, tensor<45x64xf32>) outs(%c : tensor<20x64xf32>) -> tensor<20x64xf32>
+  return %y : tensor<20x64xf32>
+}
+
+// VEC-LABEL: func.func @odd_k_in_place
+// VEC: memref.alloc() {alignment = 64 : i64} : memref<2x45x16xf32>
+// VEC-NOT: memref.alloc
+// VEC: scf.for {{.*}} iter_args(
+// VEC: memref.load {{.*}} : memref<20x45xf32>
+// VEC: vector.fma
+// VEC: return
+func.func @odd_k_in_place(%a: tensor<20x45xf32>, %b: tensor<45x32xf32>, %c: tensor<20x32xf32>) -> tensor<20x32xf32> {
+  %y = linalg.matmul ins(%a, %b : tensor<20x45xf32>, tensor<45x32xf32>) outs(%c : tensor<20x32xf32>) -> tensor<20x32xf32>
+  return %y : tensor<20x32xf32>
 }
