@@ -412,15 +412,12 @@ std::optional<DirectOperands> directOperands(linalg::LinalgOp op,
                                              const ContractionLoops &loops) {
   if (!isMulAddBody(op))
     return std::nullopt;
-  auto lastIsUnitN = [&](OpOperand *operand) {
-    return isUnitAlong(op, operand, loops.n);
-  };
   OpOperand *in0 = op.getDpsInputOperand(0), *in1 = op.getDpsInputOperand(1);
   bool nIn0 = op.getMatchingIndexingMap(in0).isFunctionOfDim(loops.n);
   OpOperand *b = nIn0 ? in0 : in1, *a = nIn0 ? in1 : in0;
   OpOperand *c = op.getDpsInitOperand(0);
   SmallVector<int64_t> bounds = op.getStaticLoopRanges();
-  if (!lastIsUnitN(b) || !lastIsUnitN(c) ||
+  if (!isUnitAlong(op, b, loops.n) || !isUnitAlong(op, c, loops.n) ||
       ShapedType::isDynamic(bounds[loops.n]) ||
       ShapedType::isDynamic(bounds[loops.k]))
     return std::nullopt;
@@ -620,7 +617,6 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
             rewriter, loc,
             arith::MinUIOp::create(rewriter, loc, mFull, cst(rewriter, mc)),
             cst(rewriter, mr)));
-    Value mLast = arith::SubIOp::create(rewriter, loc, mSize, cst(rewriter, 1));
     Value aPack = packA
                       ? memref::AllocOp::create(
                             rewriter, loc,
@@ -771,7 +767,12 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
                 Value tiles = arith::DivUIOp::create(
                     mbb, ml, arith::SubIOp::create(mbb, ml, mEnd, mb),
                     cst(mbb, mr));
-                if (packA && transposedPack)
+                Value mLast =
+                    transposedPack
+                        ? arith::SubIOp::create(mbb, ml, mSize, cst(mbb, 1))
+                              .getResult()
+                        : Value();
+                if (transposedPack)
                   scf::buildLoopNest(
                       mbb, ml, {zero, zero}, {tiles, cst(mbb, kBlock)},
                       {cst(mbb, 1), cst(mbb, lanes)},

@@ -106,7 +106,7 @@ def AttnVectorizeContractions : Pass<"attn-vectorize-contractions",
     for batch, k0 step KB, n1 step NC:
       pack B[k0 : k0+KB, n1 : n1+NC] panel by panel: [NC/nr][KB][nr]
       for M blocks of MC rows (whole tiles):
-        pack A[block, k0 : k0+KB] tile by tile: [MC/mr][KB][lanes]  // (4+ panels)
+        pack A[block, k0 : k0+KB] tile by tile: [MC/mr][KB][lanes]  // (see below)
         for each panel p, m0 step mr in the M block:
           acc = k0 == 0 and a fill was folded ? splat(fill value)
                                                : C tile (mr x nr/lanes vectors)
@@ -128,16 +128,17 @@ def AttnVectorizeContractions : Pass<"attn-vectorize-contractions",
     row again) of `lanes` K steps loaded as vectors and transposed in
     registers (log2(lanes) stages of two-source `vector.shuffle`s: 64
     shuffle instructions for 16 x 16), each result one packed K step of
-    `lanes` floats; when A is not contiguous along K or KB is not a
-    multiple of `lanes`, by a scalar copy to `[MC/mr][KB][mr]` (which LLVM
-    vectorizes into scatters, about a cycle per element). A is packed only
-    when an N block has at least 4 panels (a packed element serves one
-    broadcast per panel); with fewer panels (N < 4 nr, such as Linformer's
-    projections with N = D = 64) the tiles broadcast from A's rows in place
-    (measured with the copy: packing took a third of those projections'
-    time; in place they take about a sixth less). The remark says which. A `linalg.fill`
-    of the whole output just before the op (nothing in between touching
-    memory; `attn-tile-contractions` fuses an init fill into each chunk) is
+    `lanes` floats. When A is not contiguous along K or KB is not a
+    multiple of `lanes`, A is packed by a scalar copy to `[MC/mr][KB][mr]`
+    (which LLVM vectorizes into scatters, about a cycle per element), and
+    only when an N block has at least 4 panels (a packed element serves
+    one broadcast per panel); with fewer panels the tiles broadcast from
+    A's rows in place. (Measured on Linformer's projections, N = D = 64,
+    two panels: the copy took a third of their time; in place they took
+    about a sixth less, by transposes a little less still.) The remark
+    says which. A `linalg.fill` of the whole output just before the op
+    (nothing in between touching memory; `attn-tile-contractions` fuses an
+    init fill into each chunk) is
     folded: the first K block starts from the fill value instead of loading
     the output, and the fill is erased. Other layouts (a transposed B or output)
     and other bodies (a fused unary op on an input) are tiled with `scf.for`

@@ -472,12 +472,8 @@ public:
                   ArrayRef<Value> at,
                   function_ref<void(ArrayRef<Value>, Value, Value)> store) {
     int64_t ev = valueVectors(dv);
-    int64_t block = 1;
-    for (int64_t c = std::max<int64_t>(1, 4096 / dv); c > 1; --c)
-      if (f % c == 0) {
-        block = c;
-        break;
-      }
+    // (The largest divisor of F up to 4096 / Dv rows of S.)
+    int64_t block = tileVectors(f, 1, std::max<int64_t>(1, 4096 / dv));
     // (Scratch: the partial products.)
     Value part =
         memref::AllocOp::create(b, MemRefType::get({tile, dv}, b.getF32Type()));
