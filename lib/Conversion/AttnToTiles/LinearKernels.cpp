@@ -112,20 +112,40 @@ public:
           [&](OpBuilder &, Location, Value k0, ValueRange) {
             Value n = arith::MinSIOp::create(b, idx(kBlock), sub(end, k0));
             // phi of the block's keys, and their column sums.
-            if (wt) // FAVOR+: every row of the block (past the chunk: its last)
-              favorRows(kBuf, ivs[0], ivs[1], kBlock, phi, [&](Value j) {
-                return arith::MinSIOp::create(b, add(k0, j), sub(end, idx(1)))
-                    .getResult();
-              });
-            forRange(idx(0), n, 1, [&](Value j) {
+            if (wt) // FAVOR+: every row of the block (past the chunk: its
+                    // last), the column sums of those below n as computed.
+              favorRows(
+                  kBuf, ivs[0], ivs[1], kBlock, phi,
+                  [&](Value j) {
+                    return arith::MinSIOp::create(b, add(k0, j),
+                                                  sub(end, idx(1)))
+                        .getResult();
+                  },
+                  [&](Value j0, Value f0, ArrayRef<Value> phis) {
+                    // (1 for rows below n, else 0: one FMA a vector.)
+                    SmallVector<Value> weights;
+                    for (int64_t i = 0; i < kRows; ++i)
+                      weights.push_back(arith::SelectOp::create(
+                          b,
+                          arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                                add(j0, idx(i)), n),
+                          splat(1.0), splat(0.0)));
+                    int64_t ev = phis.size() / kRows;
+                    for (int64_t g = 0; g < ev; ++g) {
+                      SmallVector<Value> zi = sumAt(add(f0, idx(g * lanes)));
+                      Value acc = vector::LoadOp::create(b, vf, wsSum, zi);
+                      for (int64_t i = 0; i < kRows; ++i)
+                        acc = vector::FMAOp::create(b, phis[i * ev + g],
+                                                    weights[i], acc);
+                      vector::StoreOp::create(b, acc, wsSum, zi);
+                    }
+                  });
+            else
+              forRange(idx(0), n, 1, [&](Value j) {
               forEach(0, f, lanes, [&](Value fi) {
                 Value x =
-                    wt ? vector::LoadOp::create(b, vf, phi, ValueRange{j, fi})
-                             .getResult()
-                       : featureMap(
-                             load(kBuf, {ivs[0], ivs[1], add(k0, j), fi}));
-                if (!wt)
-                  vector::StoreOp::create(b, x, phi, ValueRange{j, fi});
+                    featureMap(load(kBuf, {ivs[0], ivs[1], add(k0, j), fi}));
+                vector::StoreOp::create(b, x, phi, ValueRange{j, fi});
                 SmallVector<Value> zi = sumAt(fi);
                 vector::StoreOp::create(
                     b,
@@ -203,20 +223,53 @@ public:
       Value den = memref::AllocOp::create(b, MemRefType::get({tile}, f32));
       // phi of the tile's rows (rows past Lq repeat the last) and their
       // denominators phi(q) z + eps.
-      if (wt)
-        favorRows(qBuf, bi, h, tile, phi, [&](Value r) {
-          return arith::MinSIOp::create(b, add(r0, r), idx(rows - 1))
-              .getResult();
+      if (wt) {
+        // (FAVOR+: the products phi(q) z by lanes, as the features are
+        // computed, then summed.)
+        Value dots =
+            memref::AllocOp::create(b, MemRefType::get({tile, lanes}, f32));
+        forEach(0, tile, 1, [&](Value r) {
+          vector::StoreOp::create(b, splat(0.0), dots, ValueRange{r, idx(0)});
         });
+        favorRows(
+            qBuf, bi, h, tile, phi,
+            [&](Value r) {
+              return arith::MinSIOp::create(b, add(r0, r), idx(rows - 1))
+                  .getResult();
+            },
+            [&](Value j0, Value f0, ArrayRef<Value> phis) {
+              int64_t ev = phis.size() / kRows;
+              SmallVector<Value> z;
+              for (int64_t g = 0; g < ev; ++g)
+                z.push_back(vector::LoadOp::create(
+                    b, vf, zBuf, ValueRange{bi, hk, add(f0, idx(g * lanes))}));
+              for (int64_t i = 0; i < kRows; ++i) {
+                SmallVector<Value> at{add(j0, idx(i)), idx(0)};
+                Value acc = vector::LoadOp::create(b, vf, dots, at);
+                for (int64_t g = 0; g < ev; ++g)
+                  acc = vector::FMAOp::create(b, phis[i * ev + g], z[g], acc);
+                vector::StoreOp::create(b, acc, dots, at);
+              }
+            });
+        forEach(0, tile, 1, [&](Value r) {
+          Value d = sumLanes(
+              b, vector::LoadOp::create(b, vf, dots, ValueRange{r, idx(0)}));
+          memref::StoreOp::create(b, arith::AddFOp::create(b, d, f32Const(eps)),
+                                  den, ValueRange{r});
+        });
+        favorApply(phi, f, dv, tile, sBuf, {bi, hk},
+                   [&](ArrayRef<Value> acc, Value rb, Value e0) {
+                     storeRows(acc, ev, rb, r0, sub(idx(rows), r0), e0, den,
+                               gBuf, out, bi, h, outElem);
+                   });
+        return;
+      }
       forEach(0, tile, 1, [&](Value r) {
         Value row = arith::MinSIOp::create(b, add(r0, r), idx(rows - 1));
         Value dot = splat(0.0);
         Value dots = forEachCarry(0, f, lanes, dot, [&](Value fi, Value acc) {
-          Value x = wt ? vector::LoadOp::create(b, vf, phi, ValueRange{r, fi})
-                             .getResult()
-                       : featureMap(load(qBuf, {bi, h, row, fi}));
-          if (!wt)
-            vector::StoreOp::create(b, x, phi, ValueRange{r, fi});
+          Value x = featureMap(load(qBuf, {bi, h, row, fi}));
+          vector::StoreOp::create(b, x, phi, ValueRange{r, fi});
           return vector::FMAOp::create(
               b, x, vector::LoadOp::create(b, vf, zBuf, ValueRange{bi, hk, fi}),
               acc);
@@ -225,14 +278,6 @@ public:
         d = arith::AddFOp::create(b, d, f32Const(eps));
         memref::StoreOp::create(b, d, den, ValueRange{r});
       });
-      if (wt) {
-        favorApply(phi, f, dv, tile, sBuf, {bi, hk},
-                   [&](ArrayRef<Value> acc, Value rb, Value e0) {
-                     storeRows(acc, ev, rb, r0, sub(idx(rows), r0), e0, den,
-                               gBuf, out, bi, h, outElem);
-                   });
-        return;
-      }
       // O = phi(Q) S in RB x EV register tiles, divided by den.
       forEach(0, tile, kRows, [&](Value rb) {
         forEach(0, dv, ev * lanes, [&](Value e0) {
@@ -637,8 +682,10 @@ private:
   /// stays in L1), all the rows, kRows at a time, in kRows x favorEv
   /// register tiles (broadcasts of x, vector loads of the block) that start
   /// at -(|s x|^2 + ln m) / 2 and hold the exponents.
-  void favorRows(Value src, Value bi, Value h, int64_t count, Value phi,
-                 function_ref<Value(Value)> rowOf) {
+  void favorRows(
+      Value src, Value bi, Value h, int64_t count, Value phi,
+      function_ref<Value(Value)> rowOf,
+      function_ref<void(Value, Value, ArrayRef<Value>)> consume = nullptr) {
     int64_t dim = cast<MemRefType>(src.getType()).getDimSize(3);
     int64_t fb = favorEv * lanes;
     // (Scratch: the rows' starting values.)
@@ -684,11 +731,15 @@ private:
               return vector::LoadOp::create(b, vf, wt,
                                             ValueRange{blk, d, idx(g * lanes)});
             });
+        for (Value &x : proj)
+          x = math::ExpOp::create(b, x);
         for (int64_t i = 0; i < kRows; ++i)
           for (int64_t g = 0; g < favorEv; ++g)
             vector::StoreOp::create(
-                b, math::ExpOp::create(b, proj[i * favorEv + g]), phi,
+                b, proj[i * favorEv + g], phi,
                 ValueRange{add(j0, idx(i)), add(f0, idx(g * lanes))});
+        if (consume)
+          consume(j0, f0, proj);
       });
     });
   }

@@ -43,12 +43,23 @@ func.func @elu(%q: tensor<1x2x100x32xf32>, %k: tensor<1x2x100x32xf32>, %v: tenso
 // CHECK: arith.constant 2.07944155 : f32
 // CHECK: %[[P:.*]]:8 = scf.for
 // CHECK-COUNT-8: vector.fma
-// CHECK: math.exp %[[P]]#0 : vector<8xf32>
-// state_apply: tiles of 64 queries (phi 64 x 64), O by blocks of
-// features into a partial tile (64 x 32).
+// CHECK: %[[E:.*]] = math.exp %[[P]]#0 : vector<8xf32>
+// The key sums as the features are computed: each times 1 (a key of the
+// chunk) or 0 (a row past its end), into z.
+// CHECK: %[[W:.*]] = arith.select %{{.*}} : vector<8xf32>
+// CHECK: %[[Z:.*]] = vector.load %[[SUM:.*]][%{{.*}}] : memref<1x2x64xf32>
+// CHECK: vector.fma %[[E]], %[[W]], %[[Z]] : vector<8xf32>
+// state_apply: tiles of 64 queries (phi 64 x 64), phi(q) z by lanes as
+// the features are computed (64 x 8), O by blocks of features into a
+// partial tile (64 x 32).
 // CHECK: memref.alloc() : memref<4x32x16xf32>
 // CHECK: scf.parallel
 // CHECK: memref.alloc() : memref<64x64xf32>
+// CHECK: %[[DOTS:.*]] = memref.alloc() : memref<64x8xf32>
+// CHECK: %[[QE:.*]] = math.exp %{{.*}}#0 : vector<8xf32>
+// CHECK: %[[D:.*]] = vector.load %[[DOTS]]
+// CHECK: vector.fma %[[QE]], %{{.*}}, %[[D]] : vector<8xf32>
+// CHECK: vector.reduction <add>
 // CHECK: memref.alloc() : memref<64x32xf32>
 // CHECK-NOT: attn.state_apply
 // CHECK: return
