@@ -142,18 +142,18 @@ public:
                   });
             else
               forRange(idx(0), n, 1, [&](Value j) {
-              forEach(0, f, lanes, [&](Value fi) {
-                Value x =
-                    featureMap(load(kBuf, {ivs[0], ivs[1], add(k0, j), fi}));
-                vector::StoreOp::create(b, x, phi, ValueRange{j, fi});
-                SmallVector<Value> zi = sumAt(fi);
-                vector::StoreOp::create(
-                    b,
-                    arith::AddFOp::create(
-                        b, vector::LoadOp::create(b, vf, wsSum, zi), x),
-                    wsSum, zi);
+                forEach(0, f, lanes, [&](Value fi) {
+                  Value x =
+                      featureMap(load(kBuf, {ivs[0], ivs[1], add(k0, j), fi}));
+                  vector::StoreOp::create(b, x, phi, ValueRange{j, fi});
+                  SmallVector<Value> zi = sumAt(fi);
+                  vector::StoreOp::create(
+                      b,
+                      arith::AddFOp::create(
+                          b, vector::LoadOp::create(b, vf, wsSum, zi), x),
+                      wsSum, zi);
+                });
               });
-            });
             // S += phi^T V in FB x EV register tiles.
             addOuterProducts(
                 wsState, f, dv, n, phi,
