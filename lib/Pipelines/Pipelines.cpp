@@ -176,6 +176,7 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   pm.addPass(createConvertSCFToOpenMPPass());
+  pm.addPass(createAttnScheduleThreads());
   pm.addPass(createCanonicalizerPass());
   // (16 lanes: the AVX-512 target, whose exp takes vscalefps.)
   AttnMathApproximationOptions math;

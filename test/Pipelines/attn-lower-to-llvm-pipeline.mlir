@@ -17,13 +17,13 @@
 
 /// The CPU pipeline ends in the LLVM dialect: the result became an
 /// out-parameter (a fourth memref descriptor), the C interface is emitted,
-/// the parallel loops are OpenMP work-sharing loops, and math.exp is a
+/// the parallel loops are OpenMP work-sharing loops (guided), and math.exp is a
 /// polynomial (no libm call).
 // CHECK-LABEL: llvm.func @attention(
 // CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64
 // CHECK-NOT: -> !llvm.struct
 // CHECK: omp.parallel
-// CHECK: omp.wsloop
+// CHECK: omp.wsloop schedule(guided)
 // CHECK-NOT: llvm.call @expf
 // CHECK-LABEL: llvm.func @_mlir_ciface_attention(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
 func.func @attention(%query: tensor<1x2x32x8xf32>, %key: tensor<1x2x32x8xf32>,
