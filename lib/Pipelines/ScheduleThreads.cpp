@@ -19,8 +19,7 @@ struct ScheduleThreadsPass
 
   void runOnOperation() override {
     std::optional<omp::ClauseScheduleKind> kind =
-        llvm::StringSwitch<std::optional<omp::ClauseScheduleKind>>(
-            scheduleKind)
+        llvm::StringSwitch<std::optional<omp::ClauseScheduleKind>>(scheduleKind)
             .Case("static", omp::ClauseScheduleKind::Static)
             .Case("dynamic", omp::ClauseScheduleKind::Dynamic)
             .Case("guided", omp::ClauseScheduleKind::Guided)

@@ -5,7 +5,8 @@
 // the op's scale (input_scale of the maps), eps, bf16 inputs, key chunks run
 // in parallel and summed (few heads, Lk = 1000), at 8 and 16 lanes; FAVOR+
 // features (seeded, and from a projection operand, with the op's scale and
-// GQA; several blocks of W^T and of S). The remarks prove the fused kernels
+// GQA; several blocks of W^T and of S; tiles of queries, whole and
+// partial, and a single query). The remarks prove the fused kernels
 // ran.
 // RUN: rm -rf %t && mkdir -p %t
 // DEFINE: %{fn} =
@@ -37,6 +38,10 @@
 // RUN: %{check}
 // REDEFINE: %{fn} = favor_blocks
 // RUN: %{check}
+// REDEFINE: %{fn} = favor_decode
+// REDEFINE: %{opts} = vector-width=8 reassociate=linear
+// RUN: %{check}
+// REDEFINE: %{fn} = favor_blocks
 // REDEFINE: %{opts} = vector-width=16
 // RUN: %{check}
 // REDEFINE: %{fn} = favor_chunks
@@ -80,8 +85,16 @@ func.func @favor_chunks(%query: tensor<1x1x50x16xf32>, %key: tensor<1x1x1000x16x
 
 // 96 features, Dv = 128: W^T in 4 blocks of 24 features at 8 lanes (one of
 // 96 at 16), O = phi(Q) S in 3 blocks of 32 features (32 x 128 floats of
-// S each), 77 queries: a full and a partial tile of 64.
-func.func @favor_blocks(%query: tensor<1x2x77x16xf32>, %key: tensor<1x2x300x16xf32>, %value: tensor<1x2x300x128xf32>) -> tensor<1x2x77x128xf32> {
-  %0 = attn.attention %query, %key, %value {normalizer = #attn.kernel<favor, features = 96, seed = 7>, scale = 0.25 : f32} : tensor<1x2x77x16xf32>, tensor<1x2x300x16xf32>, tensor<1x2x300x128xf32> -> tensor<1x2x77x128xf32>
-  return %0 : tensor<1x2x77x128xf32>
+// S each), 300 queries: two full tiles of 128 and a partial one.
+func.func @favor_blocks(%query: tensor<1x2x300x16xf32>, %key: tensor<1x2x77x16xf32>, %value: tensor<1x2x77x128xf32>) -> tensor<1x2x300x128xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.kernel<favor, features = 96, seed = 7>, scale = 0.25 : f32} : tensor<1x2x300x16xf32>, tensor<1x2x77x16xf32>, tensor<1x2x77x128xf32> -> tensor<1x2x300x128xf32>
+  return %0 : tensor<1x2x300x128xf32>
+}
+
+// One query (a decode step; the linear form forced, the cost model keeps
+// the quadratic one): a tile of 4 rows, the query's features and three
+// copies.
+func.func @favor_decode(%query: tensor<1x2x1x16xf32>, %key: tensor<1x2x300x16xf32>, %value: tensor<1x2x300x16xf32>) -> tensor<1x2x1x16xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.kernel<favor, features = 32, seed = 11>} : tensor<1x2x1x16xf32>, tensor<1x2x300x16xf32>, tensor<1x2x300x16xf32> -> tensor<1x2x1x16xf32>
+  return %0 : tensor<1x2x1x16xf32>
 }

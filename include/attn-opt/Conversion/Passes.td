@@ -89,7 +89,8 @@ def AttnLinearKernels : Pass<"attn-linear-kernels"> {
                    per block of 64 keys: phi(K_blk) (scratch), z += sums,
                    S += phi(K_blk)^T V_blk                   // 4 features x EV vectors
                  S, z summed over the chunks
-    state_apply: scf.parallel (b, query head, tile of 16 queries; FAVOR+: 64)
+    state_apply: scf.parallel (b, query head, tile of 16 queries; FAVOR+: 128;
+                               at most Lq rounded up to 4)
                    phi(Q_tile) (scratch), den = phi(Q) z + eps
                    O = phi(Q) S / den (0 where den = 0), * gate
     ```
@@ -102,10 +103,13 @@ def AttnLinearKernels : Pass<"attn-linear-kernels"> {
     row by row every 4 rows read the whole of `W^T` (64 KiB for m = 256,
     more than L1) again. The accumulators start at `-(|x|^2 + ln m) / 2`,
     so that the tile's results are the exponents (`phi = exp(acc)`: no
-    subtraction and no scaling by `1 / sqrt(m)` per feature). With FAVOR+
-    `state_apply` takes tiles of 64 queries and `O = phi(Q) S` by blocks of
-    64 features (a 16 KiB block of S in L1 for all the tile's rows, the
-    partial `O` in a scratch tile) for the same reason.
+    subtraction and no scaling by `1 / sqrt(m)` per feature); the key sums
+    `z` (kv_state) and the products `phi(q) z` (state_apply, by lanes, then
+    summed per query) are accumulated from the exponentials in registers,
+    not read back from the scratch. With FAVOR+ `state_apply` takes tiles of
+    128 queries and `O = phi(Q) S` by blocks of 64 features (a 16 KiB block
+    of S in L1 for all the tile's rows, the partial `O` in a scratch tile)
+    for the same reason.
 
     The causal chunked prefix form, `attn.chunked_linear` with `causal` and
     no segment ids, of the same feature maps of Q and K becomes one kernel

@@ -8,7 +8,7 @@
 // REMARK: remark: attn-linear-kernels: phi(K)^T V and the key sum fused with the feature map, register tiles of 4 features x 16 values
 // REMARK: remark: attn-linear-kernels: phi(K)^T V and the key sum fused with the feature map
 // REMARK: remark: attn-linear-kernels: phi(Q) S / (phi(Q) z) fused with the feature map, tiles of 16 queries
-// REMARK: remark: attn-linear-kernels: phi(Q) S / (phi(Q) z) fused with the feature map, tiles of 64 queries
+// REMARK: remark: attn-linear-kernels: phi(Q) S / (phi(Q) z) fused with the feature map, tiles of 100 queries
 // REMARK-NOT: remark: attn-linear-kernels
 // WIDTH: error: attn-linear-kernels: vector-width (12) must be 4, 8, 16 or 32
 
@@ -49,18 +49,18 @@ func.func @elu(%q: tensor<1x2x100x32xf32>, %k: tensor<1x2x100x32xf32>, %v: tenso
 // CHECK: %[[W:.*]] = arith.select %{{.*}} : vector<8xf32>
 // CHECK: %[[Z:.*]] = vector.load %[[SUM:.*]][%{{.*}}] : memref<1x2x64xf32>
 // CHECK: vector.fma %[[E]], %[[W]], %[[Z]] : vector<8xf32>
-// state_apply: tiles of 64 queries (phi 64 x 64), phi(q) z by lanes as
-// the features are computed (64 x 8), O by blocks of features into a
-// partial tile (64 x 32).
+// state_apply: tiles of up to 128 queries, here all 100 (phi 100 x 64),
+// phi(q) z by lanes as the features are computed (100 x 8), O by blocks
+// of features into a partial tile (100 x 32).
 // CHECK: memref.alloc() : memref<4x32x16xf32>
 // CHECK: scf.parallel
-// CHECK: memref.alloc() : memref<64x64xf32>
-// CHECK: %[[DOTS:.*]] = memref.alloc() : memref<64x8xf32>
+// CHECK: memref.alloc() : memref<100x64xf32>
+// CHECK: %[[DOTS:.*]] = memref.alloc() : memref<100x8xf32>
 // CHECK: %[[QE:.*]] = math.exp %{{.*}}#0 : vector<8xf32>
 // CHECK: %[[D:.*]] = vector.load %[[DOTS]]
 // CHECK: vector.fma %[[QE]], %{{.*}}, %[[D]] : vector<8xf32>
 // CHECK: vector.reduction <add>
-// CHECK: memref.alloc() : memref<64x32xf32>
+// CHECK: memref.alloc() : memref<100x32xf32>
 // CHECK-NOT: attn.state_apply
 // CHECK: return
 func.func @favor(%q: tensor<1x2x100x32xf32>) -> tensor<1x2x100x32xf32> {
