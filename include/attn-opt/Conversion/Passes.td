@@ -86,7 +86,7 @@ def AttnLinearKernels : Pass<"attn-linear-kernels"> {
 
     ```
     kv_state:    scf.parallel (b, kv head, key chunk)       // chunks when heads are few
-                   per block of 64 keys: phi(K_blk) (scratch), z += sums,
+                   per block of 64 keys (FAVOR+: 128): phi(K_blk) (scratch), z += sums,
                    S += phi(K_blk)^T V_blk                   // 4 features x EV vectors
                  S, z summed over the chunks
     state_apply: scf.parallel (b, query head, tile of 16 queries; FAVOR+: 128;
