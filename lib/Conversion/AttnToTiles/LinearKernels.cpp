@@ -102,10 +102,7 @@ public:
         vector::StoreOp::create(b, splat(0.0), wsSum, sumAt(fi));
       });
       // (Scratch of the iteration; the deallocation pipeline frees it.)
-      // (At most the chunk, rounded up to kRows.)
-      int64_t kBlock = std::min<int64_t>(
-          wt ? kFavorBlock : kMapBlock,
-          llvm::alignTo(std::max<int64_t>(chunkLen, 1), kRows));
+      int64_t kBlock = atMostRows(wt ? kFavorBlock : kMapBlock, chunkLen);
       Value phi = memref::AllocOp::create(
           b, MemRefType::get({kBlock, f}, b.getF32Type()));
       Value start = mul(ivs[2], chunkLen);
@@ -226,7 +223,15 @@ public:
       Value phi = memref::AllocOp::create(b, MemRefType::get({tile, f}, f32));
       Value den = memref::AllocOp::create(b, MemRefType::get({tile}, f32));
       // phi of the tile's rows (rows past Lq repeat the last) and their
-      // denominators phi(q) z + eps.
+      // denominators phi(q) z + eps (from `dot`, phi(q) z by lanes).
+      auto rowOf = [&](Value r) -> Value {
+        return arith::MinSIOp::create(b, add(r0, r), idx(rows - 1));
+      };
+      auto storeDen = [&](Value r, Value dot) {
+        memref::StoreOp::create(
+            b, arith::AddFOp::create(b, sumLanes(b, dot), f32Const(eps)), den,
+            ValueRange{r});
+      };
       if (wt) {
         // (FAVOR+: the products phi(q) z by lanes, as the features are
         // computed, then summed.)
@@ -236,11 +241,7 @@ public:
           vector::StoreOp::create(b, splat(0.0), dots, ValueRange{r, idx(0)});
         });
         favorRows(
-            qBuf, bi, h, tile, phi,
-            [&](Value r) {
-              return arith::MinSIOp::create(b, add(r0, r), idx(rows - 1))
-                  .getResult();
-            },
+            qBuf, bi, h, tile, phi, rowOf,
             [&](Value j0, Value f0, ArrayRef<Value> phis) {
               int64_t ev = phis.size() / kRows;
               SmallVector<Value> z;
@@ -256,10 +257,8 @@ public:
               }
             });
         forEach(0, tile, 1, [&](Value r) {
-          Value d = sumLanes(
-              b, vector::LoadOp::create(b, vf, dots, ValueRange{r, idx(0)}));
-          memref::StoreOp::create(b, arith::AddFOp::create(b, d, f32Const(eps)),
-                                  den, ValueRange{r});
+          storeDen(r,
+                   vector::LoadOp::create(b, vf, dots, ValueRange{r, idx(0)}));
         });
         favorApply(phi, f, dv, tile, sBuf, {bi, hk},
                    [&](ArrayRef<Value> acc, Value rb, Value e0) {
@@ -269,7 +268,7 @@ public:
         return;
       }
       forEach(0, tile, 1, [&](Value r) {
-        Value row = arith::MinSIOp::create(b, add(r0, r), idx(rows - 1));
+        Value row = rowOf(r);
         Value dot = splat(0.0);
         Value dots = forEachCarry(0, f, lanes, dot, [&](Value fi, Value acc) {
           Value x = featureMap(load(qBuf, {bi, h, row, fi}));
@@ -278,9 +277,7 @@ public:
               b, x, vector::LoadOp::create(b, vf, zBuf, ValueRange{bi, hk, fi}),
               acc);
         });
-        Value d = sumLanes(b, dots);
-        d = arith::AddFOp::create(b, d, f32Const(eps));
-        memref::StoreOp::create(b, d, den, ValueRange{r});
+        storeDen(r, dots);
       });
       // O = phi(Q) S in RB x EV register tiles, divided by den.
       forEach(0, tile, kRows, [&](Value rb) {
@@ -514,8 +511,13 @@ public:
   static int64_t queryTile(FeatureMapOp fm) {
     int64_t rows =
         cast<RankedTensorType>(fm.getInput().getType()).getDimSize(2);
-    int64_t most =
-        kRows * (fm.getKernel().getFeatureMap() == FeatureMap::favor ? 32 : 4);
+    return atMostRows(
+        kRows * (fm.getKernel().getFeatureMap() == FeatureMap::favor ? 32 : 4),
+        rows);
+  }
+
+  /// `most` rows, or fewer: `rows` (at least 1) rounded up to kRows.
+  static int64_t atMostRows(int64_t most, int64_t rows) {
     return std::min<int64_t>(most,
                              llvm::alignTo(std::max<int64_t>(rows, 1), kRows));
   }
