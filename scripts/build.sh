@@ -10,6 +10,6 @@ if [ ! -f "$build/build.ninja" ]; then
   cmake -G Ninja -S "$root" -B "$build" \
     -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir
+    -DMLIR_DIR=${LLVM_PREFIX:-/usr/lib/llvm-22}/lib/cmake/mlir
 fi
 cmake --build "$build" -j "$jobs"

@@ -28,7 +28,7 @@ configure_sanitized() {
   cmake -G Ninja -S "$root" -B "$dir" \
     -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DMLIR_DIR=${LLVM_PREFIX:-/usr/lib/llvm-22}/lib/cmake/mlir \
     "-DLLVM_USE_SANITIZER=Address;Undefined" \
     "-DLLVM_UBSAN_FLAGS=-fsanitize=undefined -fno-sanitize=vptr,function -fno-sanitize-recover=all" \
     "$@"
@@ -42,7 +42,7 @@ export ASAN_OPTIONS="detect_leaks=0:allow_user_poisoning=0${ASAN_OPTIONS:+:$ASAN
 export UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 status=0
 echo "== lit (sanitizers)"
-/usr/lib/llvm-22/bin/lit ${LIT_OPTS:--sv} "$build/test" || status=1
+${LLVM_PREFIX:-/usr/lib/llvm-22}/bin/lit ${LIT_OPTS:--sv} "$build/test" || status=1
 echo "== unit tests (sanitizers)"
 "$build/bin/AttnUnitTests" --gtest_brief=1 || status=1
 exit $status

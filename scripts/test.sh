@@ -14,7 +14,7 @@ status=0
 echo "== format"
 "$root/scripts/format.sh" --check || status=1
 echo "== lit"
-/usr/lib/llvm-22/bin/lit ${LIT_OPTS:--sv} "$build/test" || status=1
+${LLVM_PREFIX:-/usr/lib/llvm-22}/bin/lit ${LIT_OPTS:--sv} "$build/test" || status=1
 echo "== unit tests"
 "$build/bin/AttnUnitTests" --gtest_brief=1 || status=1
 if [ "${ATTN_SANITIZE:-1}" != 0 ]; then

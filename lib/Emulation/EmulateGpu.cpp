@@ -9,6 +9,7 @@
 
 #include "attn-opt/Emulation/Passes.h"
 
+#include "attn-opt/Dialect/Attn/Utils/ArithBuilder.h"
 #include "attn-opt/Dialect/Attn/Utils/MmaFragment.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -38,15 +39,11 @@ namespace {
 /// (16 x 16) and B (16 x 8) of mma.sync.
 constexpr int64_t kSlots = 12;
 
-struct Emulator {
-  ImplicitLocOpBuilder &b;
+struct Emulator : KernelArith {
   Value scratch;  // memref<threads x kSlots x f32>
   Value tid;      // linear thread id in the block
   Value nthreads; // threads in the block
 
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
   Value barrier() {
     omp::BarrierOp::create(b);
     return Value();
@@ -401,7 +398,7 @@ struct EmulateGpuPass : public attn::impl::AttnEmulateGpuBase<EmulateGpuPass> {
     omp::TerminatorOp::create(b);
 
     // Collective and id operations inside the cloned body.
-    Emulator em{b, scratch, tnum, nthreads};
+    Emulator em{KernelArith(b), scratch, tnum, nthreads};
     SmallVector<Operation *> special;
     for (Operation *root : cloned)
       root->walk([&](Operation *inner) {

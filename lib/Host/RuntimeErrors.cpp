@@ -15,10 +15,9 @@ using namespace mlir::attn;
 
 const char *mlir::attn::attentionOperandName(int64_t operand) {
   static const char *const names[] = {
-      "query",         "key",          "value",         "bias",
-      "gate",          "segments",     "key_segments",  "projection",
-      "query_lengths", "key_lengths",  "query_offsets", "key_offsets",
-      "mask",          "alibi_slopes", "sinks",         "page_table"};
+#define ATTN_OPERAND(Name, printedName) printedName,
+#include "attn-opt/Host/AttentionOperands.def"
+  };
   if (operand < 0 || operand >= static_cast<int64_t>(std::size(names)))
     return "an operand";
   return names[operand];

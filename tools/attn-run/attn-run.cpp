@@ -570,9 +570,6 @@ varlenSequences(func::FuncOp entry, AttentionOp op,
   return seqs;
 }
 
-/// The shapes of `entry`'s results from its arguments' (`args`), through
-/// the attention ops, and the work of the attention ops at these sizes (of
-/// each sequence of a varlen batch).
 /// Parses --max-memory: a byte count with an optional K, M, G or T.
 std::optional<double> parseBytes(llvm::StringRef text) {
   double scale = 1;
@@ -658,6 +655,9 @@ void checkMemory(size_t k, double needed, llvm::StringRef what) {
            .str());
 }
 
+/// The shapes of `entry`'s results from its arguments' (`args`), through
+/// the attention ops, and the work of the attention ops at these sizes (of
+/// each sequence of a varlen batch).
 void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
                   const std::vector<npy::Array> &inputs,
                   std::vector<Slot> &results, double &flops,
@@ -723,19 +723,62 @@ void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
   }
 }
 
-int run(MLIRContext &context) {
-  if (probeCuda) {
-    std::string error, message;
-    std::unique_ptr<CudaRuntimeLoader> rt =
-        CudaRuntimeLoader::open(ATTN_CUDA_RUNTIME, error);
-    if (!rt) {
-      llvm::outs() << "cuda: unavailable: " << error << "\n";
-      return 1;
-    }
-    bool ok = rt->probe(message);
-    llvm::outs() << "cuda: " << (ok ? "" : "unavailable: ") << message << "\n";
-    return ok ? 0 : 1;
+/// One run: the entry's argument and result slots at this run's shapes, its
+/// inputs, then its outputs, and the work of its attention ops.
+struct Run {
+  std::vector<Slot> args, results;
+  std::vector<npy::Array> inputs, outputs;
+  double flops = 0;
+};
+
+/// What the command line and the parsed module decide: the entry function,
+/// its argument and result slots, the inputs given, the shapes of every run
+/// and how the arguments serve the attention ops.
+struct RunPlan {
+  /// The GPU architecture of --target=cuda (--chip, else the device's).
+  std::string gpuChip;
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp entry;
+  /// The source names of the entry's arguments.
+  std::vector<std::string> names;
+  /// The entry's argument and result slots; sizes may be dynamic.
+  std::vector<Slot> args, results;
+  /// The arguments --input gives.
+  std::vector<std::optional<npy::Array>> values;
+  /// --shape: the shapes of each argument, one per run (or one for all).
+  std::vector<std::vector<std::vector<int64_t>>> shapeLists;
+  size_t numRuns = 1;
+  /// How arguments serve the attention ops: as varlen lengths or offsets,
+  /// as mask tensors.
+  std::map<int64_t, VarlenRole> roles;
+  std::set<int64_t> maskArgs;
+  std::vector<Run> runs;
+};
+
+/// The compiled entry: by the chosen pipeline (and how long that took)
+/// and, with --check, by the reference lowering.
+struct CompiledCode {
+  std::unique_ptr<JitFunction> jit, ref;
+  double pipelineMs = 0, llvmMs = 0;
+};
+
+/// --probe-cuda: prints whether --target=cuda can run here (the device, or
+/// the reason it cannot). Returns the exit code: 0 if it can.
+int probeCudaDevice() {
+  std::string error, message;
+  std::unique_ptr<CudaRuntimeLoader> rt =
+      CudaRuntimeLoader::open(ATTN_CUDA_RUNTIME, error);
+  if (!rt) {
+    llvm::outs() << "cuda: unavailable: " << error << "\n";
+    return 1;
   }
+  bool ok = rt->probe(message);
+  llvm::outs() << "cuda: " << (ok ? "" : "unavailable: ") << message << "\n";
+  return ok ? 0 : 1;
+}
+
+/// Checks the options before anything runs, reading --seed and --bench.
+void checkOptions() {
   if (target != "cpu" && target != "cuda" && target != "gpu-emulator")
     fail("unknown --target '" + target +
          "' (supported: cpu, cuda, gpu-emulator)");
@@ -766,6 +809,11 @@ int run(MLIRContext &context) {
   if (std::string error = chip.empty() ? "" : checkNVVMChip(chip);
       !error.empty())
     fail("--" + error);
+}
+
+/// The GPU architecture: --chip, else with --target=cuda the device's
+/// (failing when there is no device).
+std::string chooseGpuChip() {
   std::string gpuChip = chip;
   if (target == "cuda") {
     const CudaRuntimeLoader &rt = cudaRuntime(); // fails without a device
@@ -774,24 +822,30 @@ int run(MLIRContext &context) {
       gpuChip = "sm_" + std::to_string(major) + std::to_string(minor) +
                 (major == 9 && minor == 0 ? "a" : "");
   }
-  if (threads > 0)
-    setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  return gpuChip;
+}
 
-  if (inputFile.empty())
-    fail("no input file (usage: attn-run FILE.mlir [options])");
-
-  // Parse, remembering the source names of the arguments.
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+/// Parses the input (diagnostics through `sourceMgr`) and chooses the entry
+/// function, remembering the source names of its arguments.
+RunPlan parseModule(MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                    std::string gpuChip) {
   auto loaded = loadModule(context, sourceMgr, inputFile, entryName);
   if (!loaded)
     fail(llvm::toString(loaded.takeError()));
-  OwningOpRef<ModuleOp> module = std::move(loaded->module);
-  func::FuncOp entry = loaded->entry;
-  const std::vector<std::string> &names = loaded->argNames;
+  RunPlan plan;
+  plan.gpuChip = std::move(gpuChip);
+  plan.module = std::move(loaded->module);
+  plan.entry = loaded->entry;
+  plan.names = std::move(loaded->argNames);
+  return plan;
+}
 
-  // Argument and result slots; sizes may be dynamic.
-  std::vector<Slot> args, results;
+/// Fills the argument and result slots of the entry (static shapes only
+/// known yet) and checks --output against the results.
+void makeSlots(RunPlan &plan) {
+  func::FuncOp entry = plan.entry;
+  const std::vector<std::string> &names = plan.names;
+  std::vector<Slot> &args = plan.args, &results = plan.results;
   FunctionType fnType = entry.getFunctionType();
   for (auto [i, t] : llvm::enumerate(fnType.getInputs())) {
     auto rt = dyn_cast<RankedTensorType>(t);
@@ -816,15 +870,23 @@ int run(MLIRContext &context) {
   if (outputs.size() > results.size())
     fail("--output given " + llvm::Twine(outputs.size()) + " times but @" +
          entry.getName() + " has " + llvm::Twine(results.size()) + " results");
-  auto argIndexOf = [&](Value v) -> int64_t {
-    auto arg = dyn_cast<BlockArgument>(v);
-    if (!arg || arg.getOwner() != &entry.front())
-      return -1;
-    return arg.getArgNumber();
-  };
+}
 
-  // Inputs: named, positional, or random.
-  std::vector<std::optional<npy::Array>> values(args.size());
+/// The index of `v` among the arguments of `entry`, or -1.
+int64_t argIndexOf(func::FuncOp entry, Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getOwner() != &entry.front())
+    return -1;
+  return arg.getArgNumber();
+}
+
+/// Reads the --input files (named or positional), giving their arguments'
+/// shapes.
+void readInputs(RunPlan &plan) {
+  func::FuncOp entry = plan.entry;
+  std::vector<Slot> &args = plan.args;
+  std::vector<std::optional<npy::Array>> &values = plan.values;
+  values.resize(args.size());
   size_t positional = 0;
   for (const std::string &spec : inputs) {
     StringRef s(spec);
@@ -868,11 +930,17 @@ int run(MLIRContext &context) {
     slot.shape = array->shape;
     values[index] = std::move(*array);
   }
+}
 
-  // --shape NAME=DIMS[,DIMS...]: the shapes of a dynamically shaped
-  // argument, one per run; a single shape serves every run.
-  std::vector<std::vector<std::vector<int64_t>>> shapeLists(args.size());
-  size_t numRuns = 1;
+/// Reads --shape NAME=DIMS[,DIMS...]: the shapes of a dynamically shaped
+/// argument, one per run; a single shape serves every run. Sets the number
+/// of runs.
+void parseShapes(RunPlan &plan) {
+  func::FuncOp entry = plan.entry;
+  const std::vector<Slot> &args = plan.args;
+  std::vector<std::vector<std::vector<int64_t>>> &shapeLists = plan.shapeLists;
+  size_t &numRuns = plan.numRuns;
+  shapeLists.resize(args.size());
   for (const std::string &spec : shapes) {
     StringRef name, list;
     std::tie(name, list) = StringRef(spec).split('=');
@@ -884,7 +952,7 @@ int run(MLIRContext &context) {
            "of @" +
            entry.getName());
     size_t index = it - args.begin();
-    if (values[index])
+    if (plan.values[index])
       fail("--shape " + spec + ": " + name + " is given by --input");
     if (!shapeLists[index].empty())
       fail("--shape " + spec + ": " + name + " has a --shape already");
@@ -912,216 +980,257 @@ int run(MLIRContext &context) {
       numRuns = shapeLists[index].size();
     }
   }
+}
 
-  // How arguments serve the attention ops: as varlen lengths or offsets,
-  // as mask tensors.
-  std::map<int64_t, VarlenRole> roles;
-  std::set<int64_t> maskArgs;
+/// Finds how arguments serve the attention ops: as varlen lengths or
+/// offsets, as mask tensors.
+void findArgumentRoles(RunPlan &plan) {
+  func::FuncOp entry = plan.entry;
   entry.walk([&](AttentionOp op) {
     auto mark = [&](Value operand, Value rows, bool offsets) {
-      int64_t i = operand ? argIndexOf(operand) : -1;
+      int64_t i = operand ? argIndexOf(entry, operand) : -1;
       if (i >= 0)
-        roles[i] = {offsets, argIndexOf(rows), argIndexOf(op.getQuery())};
+        plan.roles[i] = {offsets, argIndexOf(entry, rows),
+                         argIndexOf(entry, op.getQuery())};
     };
     mark(op.getQueryLengths(), op.getQuery(), false);
     mark(op.getKeyLengths(), op.getKey(), false);
     mark(op.getQueryOffsets(), op.getQuery(), true);
     mark(op.getKeyOffsets(), op.getKey(), true);
-    if (Value m = op.getMask(); m && argIndexOf(m) >= 0)
-      maskArgs.insert(argIndexOf(m));
+    if (Value m = op.getMask(); m && argIndexOf(entry, m) >= 0)
+      plan.maskArgs.insert(argIndexOf(entry, m));
   });
+}
 
-  // Every run's inputs, result shapes and work, before compiling: a bad
-  // shape fails fast.
-  struct Run {
-    std::vector<Slot> args, results;
-    std::vector<npy::Array> inputs, outputs;
-    double flops = 0;
-  };
-  std::vector<Run> runs(numRuns);
-  for (size_t k = 0; k < runs.size(); ++k) {
-    Run &run = runs[k];
-    run.args = args;
-    run.results = results;
-    for (auto [i, list] : llvm::enumerate(shapeLists))
-      if (!list.empty())
-        run.args[i].shape = list[list.size() == 1 ? 0 : k];
-    // Lengths default to the query's batch.
-    for (auto &[i, role] : roles)
-      if (!role.offsets && !run.args[i].shape && role.queryArg >= 0 &&
-          run.args[role.queryArg].shape)
-        run.args[i].shape =
-            std::vector<int64_t>{(*run.args[role.queryArg].shape)[0]};
-    uint64_t runSeed = k == 0 ? seed : deriveSeed(seed, 1000 + k);
-    // The memory, before any input is drawn (a module that needs more than
-    // there is fails here, in a moment, instead of in operator new or after
-    // minutes of drawing inputs).
-    bool reference = referenceOnly || check;
-    auto checkRunMemory = [&](const std::vector<Slot> &results,
-                              double scoreBytes) {
-      double bytes = 0;
-      for (size_t i = 0; i < run.args.size(); ++i)
-        bytes += values[i] ? values[i]->data.size()
-                           : arrayBytes(*run.args[i].shape, run.args[i].dtype);
-      for (const Slot &r : results)
-        bytes += (check ? 2 : 1) * arrayBytes(*r.shape, r.dtype);
-      if (reference)
-        bytes += scoreBytes;
-      checkMemory(k, bytes,
-                  reference ? "inputs, outputs and the reference lowering's "
-                              "scores"
-                            : "inputs and outputs");
-    };
-    if (llvm::all_of(run.args, [](const Slot &a) { return a.shape; })) {
-      // Shapes only (no inputs yet: a varlen batch's scores count later).
-      std::vector<Slot> results = run.results;
-      double flops = 0, scoreBytes = 0;
-      inferResults(entry, run.args, {}, results, flops, scoreBytes);
-      checkRunMemory(results, scoreBytes);
+/// Fails when run `k` needs more memory than the limit for its inputs
+/// (given, or of its arguments' shapes), `results` (twice with --check)
+/// and, with the reference lowering, `scoreBytes` of scores.
+void checkRunMemory(const RunPlan &plan, size_t k, const Run &run,
+                    const std::vector<Slot> &results, double scoreBytes) {
+  bool reference = referenceOnly || check;
+  double bytes = 0;
+  for (size_t i = 0; i < run.args.size(); ++i)
+    bytes += plan.values[i] ? plan.values[i]->data.size()
+                            : arrayBytes(*run.args[i].shape, run.args[i].dtype);
+  for (const Slot &r : results)
+    bytes += (check ? 2 : 1) * arrayBytes(*r.shape, r.dtype);
+  if (reference)
+    bytes += scoreBytes;
+  checkMemory(k, bytes,
+              reference ? "inputs, outputs and the reference lowering's "
+                          "scores"
+                        : "inputs and outputs");
+}
+
+/// The inputs of `run`: those --input gives, the others seeded random data
+/// from `runSeed` (with --random-inputs, which needs their shapes).
+void drawInputs(const RunPlan &plan, Run &run, uint64_t runSeed) {
+  func::FuncOp entry = plan.entry;
+  for (auto [i, slot] : llvm::enumerate(run.args)) {
+    if (plan.values[i]) {
+      run.inputs.push_back(*plan.values[i]);
+      continue;
     }
-    for (auto [i, slot] : llvm::enumerate(run.args)) {
-      if (values[i]) {
-        run.inputs.push_back(*values[i]);
-        continue;
-      }
-      if (!randomInputs)
-        fail("no input for argument " + slot.name + " of @" + entry.getName() +
-             " (use --input or --random-inputs)");
-      if (!slot.shape)
-        fail("argument " + slot.name + " of @" + entry.getName() +
-             " has the dynamic type " + describe(slot.type) +
-             "; give its shape with --shape " + slot.name +
-             "=DIMS, or an --input");
-      auto role = roles.find(i);
-      if (role == roles.end()) {
-        run.inputs.push_back(
-            randomArray(slot, runSeed, i, maskArgs.count(i) != 0));
-        continue;
-      }
-      int64_t r = role->second.rowsArg;
-      if (r < 0 || !run.args[r].shape)
-        fail("argument " + slot.name +
-             " holds varlen lengths or offsets of rows whose size is not "
-             "known here; give it with --input");
-      run.inputs.push_back(randomVarlen(slot, role->second,
-                                        (*run.args[r].shape)[2], runSeed, i));
+    if (!randomInputs)
+      fail("no input for argument " + slot.name + " of @" + entry.getName() +
+           " (use --input or --random-inputs)");
+    if (!slot.shape)
+      fail("argument " + slot.name + " of @" + entry.getName() +
+           " has the dynamic type " + describe(slot.type) +
+           "; give its shape with --shape " + slot.name +
+           "=DIMS, or an --input");
+    auto role = plan.roles.find(i);
+    if (role == plan.roles.end()) {
+      run.inputs.push_back(
+          randomArray(slot, runSeed, i, plan.maskArgs.count(i) != 0));
+      continue;
     }
-    double scoreBytes = 0;
-    inferResults(entry, run.args, run.inputs, run.results, run.flops,
-                 scoreBytes);
-    // Again with the inputs: a varlen batch's scores are known now.
-    checkRunMemory(run.results, scoreBytes);
+    int64_t r = role->second.rowsArg;
+    if (r < 0 || !run.args[r].shape)
+      fail("argument " + slot.name +
+           " holds varlen lengths or offsets of rows whose size is not "
+           "known here; give it with --input");
+    run.inputs.push_back(
+        randomVarlen(slot, role->second, (*run.args[r].shape)[2], runSeed, i));
   }
+}
 
-  // Compile.
+/// Plans run `k`: its shapes, its memory, its inputs, its result shapes
+/// and its work.
+void planRun(RunPlan &plan, size_t k) {
+  Run &run = plan.runs[k];
+  run.args = plan.args;
+  run.results = plan.results;
+  for (auto [i, list] : llvm::enumerate(plan.shapeLists))
+    if (!list.empty())
+      run.args[i].shape = list[list.size() == 1 ? 0 : k];
+  // Lengths default to the query's batch.
+  for (auto &[i, role] : plan.roles)
+    if (!role.offsets && !run.args[i].shape && role.queryArg >= 0 &&
+        run.args[role.queryArg].shape)
+      run.args[i].shape =
+          std::vector<int64_t>{(*run.args[role.queryArg].shape)[0]};
+  uint64_t runSeed = k == 0 ? seed : deriveSeed(seed, 1000 + k);
+  // The memory, before any input is drawn (a module that needs more than
+  // there is fails here, in a moment, instead of in operator new or after
+  // minutes of drawing inputs).
+  if (llvm::all_of(run.args, [](const Slot &a) { return a.shape; })) {
+    // Shapes only (no inputs yet: a varlen batch's scores count later).
+    std::vector<Slot> results = run.results;
+    double flops = 0, scoreBytes = 0;
+    inferResults(plan.entry, run.args, {}, results, flops, scoreBytes);
+    checkRunMemory(plan, k, run, results, scoreBytes);
+  }
+  drawInputs(plan, run, runSeed);
+  double scoreBytes = 0;
+  inferResults(plan.entry, run.args, run.inputs, run.results, run.flops,
+               scoreBytes);
+  // Again with the inputs: a varlen batch's scores are known now.
+  checkRunMemory(plan, k, run, run.results, scoreBytes);
+}
+
+/// Every run's inputs, result shapes and work, before compiling: a bad
+/// shape fails fast.
+void planRuns(RunPlan &plan) {
+  plan.runs.resize(plan.numRuns);
+  for (size_t k = 0; k < plan.runs.size(); ++k)
+    planRun(plan, k);
+}
+
+/// Adds the pipeline that lowers the module to `pm`: --pipeline, else the
+/// one of --target (for `gpuChip` with --target=cuda).
+void buildMainPipeline(OpPassManager &pm, const std::string &gpuChip) {
+  if (!pipelineText.empty()) {
+    if (failed(parsePassPipeline(pipelineText, pm, llvm::errs())))
+      fail("invalid --pipeline '" + pipelineText + "'");
+    return;
+  }
+  if (target == "gpu-emulator") {
+    GpuKernelsOptions options;
+    options.tensorCores = tensorCores;
+    buildEmulateGpuPipeline(pm, options);
+    return;
+  }
+  if (target == "cuda") {
+    LowerToNVVMOptions options;
+    if (!gpuChip.empty())
+      options.chip = gpuChip;
+    options.format = "bin";
+    options.tensorCores = tensorCores;
+    buildLowerToNVVMPipeline(pm, options);
+    return;
+  }
+  LowerToLLVMOptions options;
+  options.reference = referenceOnly;
+  // The kernels' tiles for this machine (the pipeline's default is a fixed
+  // AVX-512 target).
+  TargetModel host = hostTargetModel();
+  options.vectorWidth = host.lanes;
+  options.vectorRegisters = host.registers;
+  if (host.bf16Dot == TargetModel::Bf16Dot::Native)
+    options.bf16Dot = "native";
+  buildLowerToLLVMPipeline(pm, options);
+}
+
+/// Compiles the entry once for every run: with the chosen pipeline and,
+/// with --check, with the reference lowering.
+CompiledCode compileEntry(const RunPlan &plan) {
+  func::FuncOp entry = plan.entry;
+  CompiledCode code;
   auto buildMain = [&](OpPassManager &pm) {
-    if (!pipelineText.empty()) {
-      if (failed(parsePassPipeline(pipelineText, pm, llvm::errs())))
-        fail("invalid --pipeline '" + pipelineText + "'");
-      return;
-    }
-    if (target == "gpu-emulator") {
-      GpuKernelsOptions options;
-      options.tensorCores = tensorCores;
-      buildEmulateGpuPipeline(pm, options);
-      return;
-    }
-    if (target == "cuda") {
-      LowerToNVVMOptions options;
-      if (!gpuChip.empty())
-        options.chip = gpuChip;
-      options.format = "bin";
-      options.tensorCores = tensorCores;
-      buildLowerToNVVMPipeline(pm, options);
-      return;
-    }
-    LowerToLLVMOptions options;
-    options.reference = referenceOnly;
-    // The kernels' tiles for this machine (the pipeline's default is a fixed
-    // AVX-512 target).
-    TargetModel host = hostTargetModel();
-    options.vectorWidth = host.lanes;
-    options.vectorRegisters = host.registers;
-    if (host.bf16Dot == TargetModel::Bf16Dot::Native)
-      options.bf16Dot = "native";
-    buildLowerToLLVMPipeline(pm, options);
+    buildMainPipeline(pm, plan.gpuChip);
   };
-  // Compile once; run every shape set.
-  std::unique_ptr<JitFunction> jit = compileVariant(
-      *module, entry.getName(), buildMain, "@" + entry.getName().str());
-  double pipelineMs = lastPipelineMs, llvmMs = lastLlvmMs;
-  std::unique_ptr<JitFunction> ref;
+  code.jit = compileVariant(*plan.module, entry.getName(), buildMain,
+                            "@" + entry.getName().str());
+  code.pipelineMs = lastPipelineMs;
+  code.llvmMs = lastLlvmMs;
   if (check) {
     auto buildRef = [](OpPassManager &pm) {
       LowerToLLVMOptions options;
       options.reference = true;
       buildLowerToLLVMPipeline(pm, options);
     };
-    ref = compileVariant(*module, entry.getName(), buildRef, "the reference");
+    code.ref = compileVariant(*plan.module, entry.getName(), buildRef,
+                              "the reference");
   }
-  for (auto [k, run] : llvm::enumerate(runs)) {
-    if (numRuns > 1) {
-      llvm::outs() << "run " << k << ":";
-      for (const Slot &a : run.args)
-        if (!a.type.hasStaticShape())
-          llvm::outs() << " " << a.name << "=" << describeShape(*a.shape);
-      llvm::outs() << "\n";
-    }
-    std::optional<DeviceBuffers> device;
-    if (target == "cuda")
-      device.emplace();
-    DeviceBuffers *dev = device ? &*device : nullptr;
-    run.outputs = callOnce(*jit, run.inputs, run.results, nullptr, dev);
+  return code;
+}
 
-    bool ok = true;
-    if (ref) {
-      std::vector<npy::Array> refArrays =
-          callOnce(*ref, run.inputs, run.results);
-      for (size_t i = 0; i < run.results.size(); ++i)
-        ok &= compare(run.results[i], run.outputs[i], refArrays[i]);
-    }
+/// --bench: times `benchRuns` calls of run `k` after a warm-up call (on the
+/// device's buffers `dev` with --target=cuda), keeps the last call's results
+/// as the run's outputs and prints the times (for run 0, the compile's
+/// first).
+void benchRun(const CompiledCode &code, size_t k, Run &run,
+              DeviceBuffers *dev) {
+  std::vector<double> ms;
+  std::vector<npy::Array> scratch = std::move(run.outputs);
+  scratch = callOnce(*code.jit, run.inputs, run.results, &scratch, dev,
+                     /*copyBack=*/false); // warm-up
+  for (unsigned r = 0; r < benchRuns; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    scratch = callOnce(*code.jit, run.inputs, run.results, &scratch, dev,
+                       /*copyBack=*/false);
+    auto end = std::chrono::steady_clock::now();
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  if (dev)
+    copyResults(*dev, scratch);
+  run.outputs = std::move(scratch);
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  size_t n = sorted.size();
+  double median =
+      n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  double gflops = median > 0 ? run.flops / (median * 1e6) : 0;
+  if (k == 0)
+    llvm::outs() << llvm::format(
+        "compile: pipeline_ms=%.1f llvm_ms=%.1f total_ms=%.1f\n",
+        code.pipelineMs, code.llvmMs, code.pipelineMs + code.llvmMs);
+  llvm::outs() << llvm::format("work: %.0f flop\n", run.flops);
+  llvm::outs() << llvm::format(
+      "bench: median_ms=%.3f min_ms=%.3f max_ms=%.3f gflops=%.3f\n", median,
+      sorted.front(), sorted.back(), gflops);
+}
+
+/// Executes run `k`: calls the entry, checks the results against the
+/// reference (--check), summarizes them and benchmarks (--bench).
+void executeRun(RunPlan &plan, const CompiledCode &code, size_t k) {
+  Run &run = plan.runs[k];
+  if (plan.numRuns > 1) {
+    llvm::outs() << "run " << k << ":";
+    for (const Slot &a : run.args)
+      if (!a.type.hasStaticShape())
+        llvm::outs() << " " << a.name << "=" << describeShape(*a.shape);
+    llvm::outs() << "\n";
+  }
+  std::optional<DeviceBuffers> device;
+  if (target == "cuda")
+    device.emplace();
+  DeviceBuffers *dev = device ? &*device : nullptr;
+  run.outputs = callOnce(*code.jit, run.inputs, run.results, nullptr, dev);
+
+  bool ok = true;
+  if (code.ref) {
+    std::vector<npy::Array> refArrays =
+        callOnce(*code.ref, run.inputs, run.results);
     for (size_t i = 0; i < run.results.size(); ++i)
-      summarize(run.results[i], run.outputs[i]);
-    if (!ok)
-      fail("--check failed: results differ from the reference lowering");
-
-    if (benchRuns > 0) {
-      std::vector<double> ms;
-      std::vector<npy::Array> scratch = std::move(run.outputs);
-      scratch = callOnce(*jit, run.inputs, run.results, &scratch, dev,
-                         /*copyBack=*/false); // warm-up
-      for (unsigned r = 0; r < benchRuns; ++r) {
-        auto start = std::chrono::steady_clock::now();
-        scratch = callOnce(*jit, run.inputs, run.results, &scratch, dev,
-                           /*copyBack=*/false);
-        auto end = std::chrono::steady_clock::now();
-        ms.push_back(
-            std::chrono::duration<double, std::milli>(end - start).count());
-      }
-      if (dev)
-        copyResults(*dev, scratch);
-      run.outputs = std::move(scratch);
-      std::vector<double> sorted = ms;
-      std::sort(sorted.begin(), sorted.end());
-      size_t n = sorted.size();
-      double median =
-          n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-      double gflops = median > 0 ? run.flops / (median * 1e6) : 0;
-      if (k == 0)
-        llvm::outs() << llvm::format(
-            "compile: pipeline_ms=%.1f llvm_ms=%.1f total_ms=%.1f\n",
-            pipelineMs, llvmMs, pipelineMs + llvmMs);
-      llvm::outs() << llvm::format("work: %.0f flop\n", run.flops);
-      llvm::outs() << llvm::format(
-          "bench: median_ms=%.3f min_ms=%.3f max_ms=%.3f gflops=%.3f\n", median,
-          sorted.front(), sorted.back(), gflops);
-    }
+      ok &= compare(run.results[i], run.outputs[i], refArrays[i]);
   }
+  for (size_t i = 0; i < run.results.size(); ++i)
+    summarize(run.results[i], run.outputs[i]);
+  if (!ok)
+    fail("--check failed: results differ from the reference lowering");
 
-  // Everything succeeded: now write the files, as one set (with several
-  // runs, run K's inputs go to DIR/K/ and its outputs to FILE.K.npy). Either
-  // every file is written, or none is, no directory is left that was not
-  // there, and existing files stay as they were.
+  if (benchRuns > 0)
+    benchRun(code, k, run, dev);
+}
+
+/// Everything succeeded: now writes the files, as one set (with several
+/// runs, run K's inputs go to DIR/K/ and its outputs to FILE.K.npy). Either
+/// every file is written, or none is, no directory is left that was not
+/// there, and existing files stay as they were.
+void writeFiles(const RunPlan &plan) {
   std::vector<npy::FileToWrite> files;
   std::vector<std::string> createdDirs;
   auto removeCreatedDirs = [&] {
@@ -1142,10 +1251,10 @@ int run(MLIRContext &context) {
       createdDirs.push_back(*it);
     }
   };
-  for (auto [k, run] : llvm::enumerate(runs)) {
+  for (auto [k, run] : llvm::enumerate(plan.runs)) {
     if (!saveInputs.empty()) {
       llvm::SmallString<256> dir(saveInputs);
-      if (numRuns > 1)
+      if (plan.numRuns > 1)
         llvm::sys::path::append(dir, std::to_string(k));
       makeDir(dir);
       for (size_t i = 0; i < run.args.size(); ++i) {
@@ -1156,7 +1265,7 @@ int run(MLIRContext &context) {
     }
     for (size_t i = 0; i < outputs.size(); ++i) {
       llvm::SmallString<256> path(outputs[i]);
-      if (numRuns > 1)
+      if (plan.numRuns > 1)
         llvm::sys::path::replace_extension(path, std::to_string(k) + ".npy");
       files.push_back({path.str().str(), &run.outputs[i]});
     }
@@ -1166,6 +1275,39 @@ int run(MLIRContext &context) {
     removeCreatedDirs();
     fail(error);
   }
+}
+
+/// attn-run: checks the options, parses the module and plans every run,
+/// compiles the entry once, executes the runs and then writes the files.
+/// Returns the exit code.
+int run(MLIRContext &context) {
+  if (probeCuda)
+    return probeCudaDevice();
+  checkOptions();
+  std::string gpuChip = chooseGpuChip();
+  if (threads > 0)
+    setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
+
+  if (inputFile.empty())
+    fail("no input file (usage: attn-run FILE.mlir [options])");
+
+  // Parse, remembering the source names of the arguments.
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  RunPlan plan = parseModule(context, sourceMgr, gpuChip);
+  makeSlots(plan);
+  // Inputs: named, positional, or random.
+  readInputs(plan);
+  parseShapes(plan);
+  findArgumentRoles(plan);
+  planRuns(plan);
+
+  // Compile once; run every shape set.
+  CompiledCode code = compileEntry(plan);
+  for (size_t k = 0; k < plan.runs.size(); ++k)
+    executeRun(plan, code, k);
+
+  writeFiles(plan);
   return 0;
 }
 

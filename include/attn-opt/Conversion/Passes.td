@@ -3,6 +3,7 @@
 #ifndef ATTN_CONVERSION_PASSES_TD
 #define ATTN_CONVERSION_PASSES_TD
 
+include "attn-opt/Conversion/CpuTargetOptions.td"
 include "mlir/Pass/PassBase.td"
 
 def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
@@ -73,7 +74,7 @@ def AttnLowerChunkedLinear : Pass<"attn-lower-chunked-linear"> {
   ];
 }
 
-def AttnLinearKernels : Pass<"attn-linear-kernels"> {
+def AttnLinearKernels : Attn_CpuKernelPass<"attn-linear-kernels"> {
   let summary = "Fuse linear attention's feature maps into register-blocked CPU kernels";
   let description = [{
     The linear form of kernelized attention (attn-reassociate) computes
@@ -137,13 +138,6 @@ def AttnLinearKernels : Pass<"attn-linear-kernels"> {
     `vector-registers`: the target, as in attn-flash); the rest keeps the
     reference lowering. A remark per fused op.
   }];
-  let options = [
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes per vector register of the target (4: SSE, 8: AVX2, "
-           "16: AVX-512)">,
-    Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"0",
-           "vector registers of the target (0: 32 with 16 lanes, else 16)">,
-  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
@@ -154,7 +148,7 @@ def AttnLinearKernels : Pass<"attn-linear-kernels"> {
   ];
 }
 
-def AttnLshKernels : Pass<"attn-lsh-kernels"> {
+def AttnLshKernels : Attn_CpuKernelPass<"attn-lsh-kernels"> {
   let summary = "Reformer LSH attention as a counting sort and fused chunk kernels";
   let description = [{
     Lowers `attn.lsh_attention` for the CPU in time `O(rounds (L D b + L +
@@ -196,13 +190,6 @@ def AttnLshKernels : Pass<"attn-lsh-kernels"> {
     keep the reference lowering. A remark per op. attn-lower-to-llvm-pipeline
     runs it.
   }];
-  let options = [
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes per vector register of the target (4: SSE, 8: AVX2, "
-           "16: AVX-512)">,
-    Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"0",
-           "vector registers of the target (0: 32 with 16 lanes, else 16)">,
-  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
@@ -243,21 +230,13 @@ def AttnLowerPointwise : Pass<"attn-lower-pointwise"> {
     An op with a `layout` attribute (from attn-block-sparse) is lowered
     with its layout's blocks.
   }];
-  let options = [
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes per vector register of the target (4: SSE, 8: AVX2, "
-           "16: AVX-512)">,
-    Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"0",
-           "vector registers of the target (0: 32 with 16 lanes, else 16)">,
-    Option<"bf16Dot", "bf16-dot", "std::string", /*default=*/"\"none\"",
-           "bf16 dot products of pairs: none (bf16 extended to f32), native "
-           "(AVX512_BF16 vdpbf16ps, x86vector.avx512.dot) or emulated (the "
-           "same kernels in portable vector ops, for tests)">,
+  let options = !listconcat(Attn_CpuTargetOptions, [
+    Attn_Bf16DotOption,
     Option<"queryTile", "query-tile", "int64_t", /*default=*/"0",
            "queries per tile, a multiple of the vector width (0: the model's)">,
     Option<"keyBlock", "key-block", "int64_t", /*default=*/"0",
            "keys per block, a multiple of the register block (0: the model's)">,
-  ];
+  ]);
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
@@ -300,24 +279,17 @@ def AttnBlockSparse : Pass<"attn-block-sparse"> {
     (`vector-width`, `vector-registers`: 64 x 64 with the default AVX-512
     model). A remark reports the blocks visited.
   }];
-  let options = [
+  let options = !listconcat([
     Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
            "queries per block (0: the kernel's query tile)">,
     Option<"blockK", "block-k", "int64_t", /*default=*/"0",
            "keys per block (0: the kernel's key block)">,
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes per vector register of the target (4: SSE, 8: AVX2, "
-           "16: AVX-512)">,
-    Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"0",
-           "vector registers of the target (0: 32 with 16 lanes, else 16)">,
-    Option<"bf16Dot", "bf16-dot", "std::string", /*default=*/"\"none\"",
-           "bf16 dot products of pairs: none (bf16 extended to f32), native "
-           "(AVX512_BF16 vdpbf16ps, x86vector.avx512.dot) or emulated (the "
-           "same kernels in portable vector ops, for tests)">,
+  ], Attn_CpuTargetOptions, [
+    Attn_Bf16DotOption,
     Option<"kernels", "kernels", "bool", /*default=*/"true",
            "lower the ops to kernels (false: stop at attn.attention with "
            "its layout)">,
-  ];
+  ]);
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
@@ -370,21 +342,13 @@ def AttnFlash : Pass<"attn-flash"> {
     shift as index arithmetic): no `Lq x Lk` tensor, about 1.5x the FMAs of
     causal softmax over the same keys.
   }];
-  let options = [
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes per vector register of the target (4: SSE, 8: AVX2, "
-           "16: AVX-512)">,
-    Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"0",
-           "vector registers of the target (0: 32 with 16 lanes, else 16)">,
-    Option<"bf16Dot", "bf16-dot", "std::string", /*default=*/"\"none\"",
-           "bf16 dot products of pairs: none (bf16 extended to f32), native "
-           "(AVX512_BF16 vdpbf16ps, x86vector.avx512.dot) or emulated (the "
-           "same kernels in portable vector ops, for tests)">,
+  let options = !listconcat(Attn_CpuTargetOptions, [
+    Attn_Bf16DotOption,
     Option<"queryTile", "query-tile", "int64_t", /*default=*/"0",
            "queries per tile, a multiple of the vector width (0: the model's)">,
     Option<"keyBlock", "key-block", "int64_t", /*default=*/"0",
            "keys per block, a multiple of the register block (0: the model's)">,
-  ];
+  ]);
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",

@@ -110,25 +110,18 @@ constexpr const char *kRuntimeMarkFunction = "__attn_rt_mark";
 constexpr const char *kRuntimeReleaseFunction = "__attn_rt_release";
 
 /// The operands of attn.attention by their ODS index (the order of the
-/// op's arguments), as the errors name them.
+/// op's arguments), as the errors name them: kQueryOperand, kKeyOperand, ...
+/// (AttentionOperands.def, checked against ODS by the dialect).
 enum AttentionOperand : int64_t {
-  kQueryOperand,
-  kKeyOperand,
-  kValueOperand,
-  kBiasOperand,
-  kGateOperand,
-  kQuerySegmentsOperand,
-  kKeySegmentsOperand,
-  kProjectionOperand,
-  kQueryLengthsOperand,
-  kKeyLengthsOperand,
-  kQueryOffsetsOperand,
-  kKeyOffsetsOperand,
-  kMaskOperand,
-  kAlibiSlopesOperand,
-  kSinksOperand,
-  kPageTableOperand,
+#define ATTN_OPERAND(Name, printedName) k##Name##Operand,
+#include "attn-opt/Host/AttentionOperands.def"
 };
+
+/// The number of operands of attn.attention.
+constexpr int64_t kNumAttentionOperands = 0
+#define ATTN_OPERAND(Name, printedName) +1
+#include "attn-opt/Host/AttentionOperands.def"
+    ;
 
 /// The name of an AttentionOperand ("query_lengths").
 const char *attentionOperandName(int64_t operand);

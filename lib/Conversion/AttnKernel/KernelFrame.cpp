@@ -27,8 +27,8 @@ KernelTarget::~KernelTarget() = default;
 KernelFrame::KernelFrame(ImplicitLocOpBuilder &b, const KernelSpec &spec,
                          const BlockLayout *layout, int64_t blockQ,
                          int64_t blockK, const KernelTarget &target)
-    : b(b), spec(spec), layout(layout), target(target), blockQ(blockQ),
-      blockK(blockK) {
+    : KernelArith(b), spec(spec), layout(layout), target(target),
+      blockQ(blockQ), blockK(blockK) {
   const AttentionDims &d = spec.dims;
   queryHeads = d.queryHeads;
   group = d.groupSize();
@@ -89,8 +89,14 @@ Value KernelFrame::paddedDistances(TensorBuilder &tb) {
 }
 
 void KernelFrame::prepare() {
-  bool convert = target.readsF32Operands();
   TensorBuilder tb(b);
+  prepareOperandBuffers(tb);
+  Type outElem = prepareOutputBuffers();
+  prepareTables(outElem);
+}
+
+void KernelFrame::prepareOperandBuffers(TensorBuilder &tb) {
+  bool convert = target.readsF32Operands();
   auto buffer = [&](Value tensor) {
     if (tensor && convert)
       tensor = toF32Tensor(tb, tensor);
@@ -114,67 +120,72 @@ void KernelFrame::prepare() {
   // it loads them; a normalized key is f32 already.)
   keyBuf = kvInElementType ? readOnlyBuffer(b, key) : view(key);
   valueBuf = kvInElementType ? readOnlyBuffer(b, spec.value) : view(spec.value);
-  biasBuf = buffer(spec.bias);
-  gateBuf = buffer(spec.gate);
-  slopeBuf = readOnlyBuffer(b, spec.alibiSlopes);
-  pageTableBuf = readOnlyBuffer(b, spec.pageTable);
+  biasBuf = buffer(spec.modifiers.bias);
+  gateBuf = buffer(spec.modifiers.gate);
+  slopeBuf = readOnlyBuffer(b, spec.modifiers.alibiSlopes);
+  pageTableBuf = readOnlyBuffer(b, spec.paging.pageTable);
   if (pageTableBuf)
     pageSize = cast<ShapedType>(spec.key.getType()).getDimSize(2);
-  sinkBuf = readOnlyBuffer(b, spec.sinks);
-  if (Value m = spec.maskTensor) {
-    auto maskType = cast<RankedTensorType>(m.getType());
-    if (maskType.getElementType().isInteger(1) && convert) {
-      // The CPU reads a boolean mask as the bytes it is stored in (the LLVM
-      // lowering stores an i1 element in a byte; vectors of i1 would be
-      // packed into bits): its buffer reinterpreted as i8, the two memref
-      // types having the same descriptor (a pair of casts through the
-      // descriptor struct, folded by reconcile-unrealized-casts). No
-      // converted copy, which cost a pass over L x L bytes and a fresh
-      // buffer's page faults per call.
-      MLIRContext *ctx = b.getContext();
-      auto i64 = b.getI64Type();
-      auto dims = LLVM::LLVMArrayType::get(i64, maskType.getRank());
-      auto ptr = LLVM::LLVMPointerType::get(ctx);
-      auto descriptor =
-          LLVM::LLVMStructType::getLiteral(ctx, {ptr, ptr, i64, dims, dims});
-      Value bits = readOnlyBuffer(b, m);
-      Value raw =
-          UnrealizedConversionCastOp::create(b, descriptor, bits).getResult(0);
-      maskBuf = UnrealizedConversionCastOp::create(
-                    b, MemRefType::get(maskType.getShape(), b.getI8Type()), raw)
-                    .getResult(0);
-    } else if (maskType.getElementType().isInteger(1)) {
-      // Bytes rather than i1, whose vectors LLVM packs into bits.
-      Type i8 = b.getI8Type();
-      m = tb.elementwise(
-          {m},
-          [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-            return arith::ExtUIOp::create(bb, i8, a[0]);
-          },
-          i8);
-      maskBuf = readOnlyBuffer(b, m);
-    } else {
-      maskBuf = readOnlyBuffer(b, toF32Tensor(tb, m));
-    }
-  }
+  sinkBuf = readOnlyBuffer(b, spec.modifiers.sinks);
+  if (Value m = spec.masking.tensor)
+    prepareMaskBuffer(tb, m, convert);
   if (spec.isRelative()) {
     contentBiasBuf = buffer(spec.contentBias);
     positionBiasBuf = buffer(spec.positionBias);
     relBuf = readOnlyBuffer(b, paddedDistances(tb));
   }
-  querySegmentBuf = readOnlyBuffer(b, spec.querySegments);
-  keySegmentBuf = readOnlyBuffer(b, spec.keySegments);
-  queryLengthBuf = readOnlyBuffer(b, spec.queryLengths);
-  keyLengthBuf = readOnlyBuffer(b, spec.keyLengths);
-  queryOffsetBuf = readOnlyBuffer(b, spec.queryOffsets);
-  keyOffsetBuf = readOnlyBuffer(b, spec.keyOffsets);
+  querySegmentBuf = readOnlyBuffer(b, spec.segments.query);
+  keySegmentBuf = readOnlyBuffer(b, spec.segments.key);
+  queryLengthBuf = readOnlyBuffer(b, spec.sequences.queryLengths);
+  keyLengthBuf = readOnlyBuffer(b, spec.sequences.keyLengths);
+  queryOffsetBuf = readOnlyBuffer(b, spec.sequences.queryOffsets);
+  keyOffsetBuf = readOnlyBuffer(b, spec.sequences.keyOffsets);
+}
 
+void KernelFrame::prepareMaskBuffer(TensorBuilder &tb, Value m, bool convert) {
+  auto maskType = cast<RankedTensorType>(m.getType());
+  if (maskType.getElementType().isInteger(1) && convert) {
+    // The CPU reads a boolean mask as the bytes it is stored in (the LLVM
+    // lowering stores an i1 element in a byte; vectors of i1 would be
+    // packed into bits): its buffer reinterpreted as i8, the two memref
+    // types having the same descriptor (a pair of casts through the
+    // descriptor struct, folded by reconcile-unrealized-casts). No
+    // converted copy, which cost a pass over L x L bytes and a fresh
+    // buffer's page faults per call.
+    MLIRContext *ctx = b.getContext();
+    auto i64 = b.getI64Type();
+    auto dims = LLVM::LLVMArrayType::get(i64, maskType.getRank());
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    auto descriptor =
+        LLVM::LLVMStructType::getLiteral(ctx, {ptr, ptr, i64, dims, dims});
+    Value bits = readOnlyBuffer(b, m);
+    Value raw =
+        UnrealizedConversionCastOp::create(b, descriptor, bits).getResult(0);
+    maskBuf = UnrealizedConversionCastOp::create(
+                  b, MemRefType::get(maskType.getShape(), b.getI8Type()), raw)
+                  .getResult(0);
+  } else if (maskType.getElementType().isInteger(1)) {
+    // Bytes rather than i1, whose vectors LLVM packs into bits.
+    Type i8 = b.getI8Type();
+    m = tb.elementwise(
+        {m},
+        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+          return arith::ExtUIOp::create(bb, i8, a[0]);
+        },
+        i8);
+    maskBuf = readOnlyBuffer(b, m);
+  } else {
+    maskBuf = readOnlyBuffer(b, toF32Tensor(tb, m));
+  }
+}
+
+Type KernelFrame::prepareOutputBuffers() {
   batchSize = dimOf(b, queryBuf, 0);
   queryLen = dimOf(b, queryBuf, 2);
   keyLen = pageTableBuf ? mul(dimOf(b, pageTableBuf, 1), pageSize)
                         : dimOf(b, keyBuf, 2);
   // (The output in the result type: storeOutput rounds as it stores.)
-  Type outElem = cast<ShapedType>(spec.resultType).getElementType();
+  Type outElem = cast<ShapedType>(spec.results.output).getElementType();
   auto outType = MemRefType::get(
       {spec.dims.batch, queryHeads, spec.dims.queryLen, valueDim}, outElem);
   SmallVector<Value> dynamicSizes;
@@ -186,12 +197,15 @@ void KernelFrame::prepare() {
       spec.outputView
           ? spec.outputView
           : memref::AllocOp::create(b, outType, dynamicSizes).getResult();
-  if (spec.lse)
+  if (spec.results.lse)
     lseBuf = memref::AllocOp::create(
         b,
         MemRefType::get({spec.dims.batch, queryHeads, spec.dims.queryLen}, f32),
         dynamicSizes);
+  return outElem;
+}
 
+void KernelFrame::prepareTables(Type outElem) {
   if (layout) {
     tables = KernelTables::build(b, *layout, spec.dims.keyLen, spec.mask);
     numTiles = idx(layout->getNumQueryBlocks());
@@ -202,7 +216,7 @@ void KernelFrame::prepare() {
   // every key bounded by its sequence's length.
   tables = KernelTables::build(b, spec.mask);
   boundKeys = true;
-  if (spec.isVarlen()) {
+  if (spec.sequences.isVarlen()) {
     // Rows no sequence covers (padding) are zeros.
     Value zero = arith::ConstantOp::create(b, b.getZeroAttr(outElem));
     linalg::FillOp::create(b, ValueRange{zero}, ValueRange{outputBuf});
@@ -210,10 +224,14 @@ void KernelFrame::prepare() {
       linalg::FillOp::create(b, ValueRange{f32Const(kNegInf)},
                              ValueRange{lseBuf});
   }
-  if (!spec.isPacked()) {
+  if (!spec.sequences.isPacked()) {
     numTiles = arith::CeilDivUIOp::create(b, queryLen, idx(blockQ));
     return;
   }
+  preparePackedTiles();
+}
+
+void KernelFrame::preparePackedTiles() {
   // A packed batch: the tiles of every sequence, one after the other;
   // tileStart[s] is the first tile of sequence s, tileStart[N] their count.
   // (The deallocation pipeline frees the buffer.)
@@ -265,7 +283,7 @@ Value KernelFrame::finish() {
   Value out = bufferization::ToTensorOp::create(b, outType, outputBuf,
                                                 /*restrict=*/true,
                                                 /*writable=*/true);
-  Type resultElem = cast<ShapedType>(spec.resultType).getElementType();
+  Type resultElem = cast<ShapedType>(spec.results.output).getElementType();
   if (bufType.getElementType() == resultElem)
     return out;
   TensorBuilder tb(b);
@@ -316,7 +334,7 @@ void KernelFrame::forTile(Value batchIdx, Value headIdx, Value tileIdx,
   seqQueryLen = queryLen;
   seqKeyLen = keyLen;
   tile = tileIdx;
-  if (spec.isPacked()) {
+  if (spec.sequences.isPacked()) {
     Value s = sequenceOfTile(tileIdx);
     tile = sub(tileIdx, memref::LoadOp::create(b, tileStartBuf, ValueRange{s}));
     Value s1 = add(s, 1);
@@ -339,7 +357,7 @@ void KernelFrame::forTile(Value batchIdx, Value headIdx, Value tileIdx,
     lengthFactor = math::PowFOp::create(b, arith::SIToFPOp::create(b, f32, len),
                                         f32Const(-spec.alpha));
   }
-  if (spec.isVarlen() && !spec.isPacked())
+  if (spec.sequences.isVarlen() && !spec.sequences.isPacked())
     ifThen(lt(firstQuery, seqQueryLen), body); // padding-only tiles skipped
   else
     body();
@@ -375,7 +393,7 @@ static Value maskAllows(ImplicitLocOpBuilder &b, Value v) {
 }
 
 void KernelFrame::classifyMaskBlocks() {
-  if (!maskBuf || spec.isVarlen() || spec.isPacked())
+  if (!maskBuf || spec.sequences.isVarlen() || spec.sequences.isPacked())
     return;
   auto type = cast<MemRefType>(maskBuf.getType());
   if (llvm::any_of(type.getShape().drop_back(2),
@@ -603,7 +621,7 @@ KernelFrame::visitRuntimeBlocks(ValueRange state,
 
 SmallVector<Value> KernelFrame::visitTile(ValueRange state, BlockBody body) {
   std::optional<std::pair<Value, Value>> qIds;
-  if (spec.segmentBound)
+  if (spec.segments.bound)
     qIds = idRange(querySegmentBuf, firstQuery, blockQ, seqQueryLen);
   if (!layout)
     return visitRuntimeBlocks(state, qIds, body);
@@ -827,12 +845,13 @@ Value KernelFrame::modifyScore(Value score, QueryRows rows, Value key,
     Value d = arith::SIToFPOp::create(b, distType, dist);
     score = arith::SubFOp::create(b, score, arith::MulFOp::create(b, slope, d));
   }
-  if (!spec.softcap)
+  if (!spec.modifiers.softcap)
     return score;
   // cap * tanh(s / cap)
   Value t = math::TanhOp::create(
-      b, arith::MulFOp::create(b, score, splat(score, 1.0 / *spec.softcap)));
-  return arith::MulFOp::create(b, t, splat(score, *spec.softcap));
+      b, arith::MulFOp::create(b, score,
+                               splat(score, 1.0 / *spec.modifiers.softcap)));
+  return arith::MulFOp::create(b, t, splat(score, *spec.modifiers.softcap));
 }
 
 //===----------------------------------------------------------------------===//
@@ -896,13 +915,14 @@ Value KernelFrame::queryFactor(Value centeredSquares) {
   return arith::MulFOp::create(b, inv, splat(inv, spec.scale));
 }
 
-Value KernelFrame::denominator(Value sum, Value max) {
+Value KernelFrame::denominator(Value sum, Value max, Value rowHead) {
   Value l = target.combineRow(b, sum, RowCombine::Sum);
   if (sinkBuf) {
     // The sink's term of the denominator, exp(t - m): with no allowed key
     // (m = -inf) it is +inf and the row's factor 0, as without a sink.
     assert(max && "sinks need the row maximum");
-    Value t = memref::LoadOp::create(b, sinkBuf, ValueRange{head});
+    Value t = memref::LoadOp::create(b, sinkBuf,
+                                     ValueRange{rowHead ? rowHead : head});
     if (isa<VectorType>(l.getType()))
       t = vector::BroadcastOp::create(b, l.getType(), t);
     l = arith::AddFOp::create(
@@ -911,13 +931,14 @@ Value KernelFrame::denominator(Value sum, Value max) {
   return l;
 }
 
-Value KernelFrame::logSumExp(Value sum, Value max) {
+Value KernelFrame::logSumExp(Value sum, Value max, Value rowHead) {
   if (sinkBuf) {
     // With the sink's logit t: M = max(m, t), M + log(l e^(m - M) +
     // e^(t - M)). A row with no allowed key (m = -inf, l = 0) gives t, not
     // -inf + log(inf); M = -inf (a -inf sink too) gives -inf.
     Value l = target.combineRow(b, sum, RowCombine::Sum);
-    Value t = memref::LoadOp::create(b, sinkBuf, ValueRange{head});
+    Value t = memref::LoadOp::create(b, sinkBuf,
+                                     ValueRange{rowHead ? rowHead : head});
     if (isa<VectorType>(l.getType()))
       t = vector::BroadcastOp::create(b, l.getType(), t);
     Value top = arith::MaximumFOp::create(b, max, t);
@@ -934,7 +955,7 @@ Value KernelFrame::logSumExp(Value sum, Value max) {
         splat(total, kNegInf));
   }
   // m + log(l), -inf where l is 0.
-  Value l = denominator(sum, max);
+  Value l = denominator(sum, max, rowHead);
   Value positive =
       arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l, splat(l, 0.0));
   return arith::SelectOp::create(
@@ -942,25 +963,26 @@ Value KernelFrame::logSumExp(Value sum, Value max) {
       splat(l, kNegInf));
 }
 
-void KernelFrame::storeLse(Value lse, Value row) {
-  memref::StoreOp::create(b, lse, lseBuf,
-                          ValueRange{batch, head, add(queryBase, row)});
+void KernelFrame::storeLse(Value lse, Value row, Value rowHead) {
+  memref::StoreOp::create(
+      b, lse, lseBuf,
+      ValueRange{batch, rowHead ? rowHead : head, add(queryBase, row)});
 }
 
-Value KernelFrame::rowFactor(Value sum, Value max) {
+Value KernelFrame::rowFactor(Value sum, Value max, Value rowHead) {
   if (!sum)
     return f32Const(1.0);
-  Value l = denominator(sum, max);
+  Value l = denominator(sum, max, rowHead);
   Value positive =
       arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l, splat(l, 0.0));
   return arith::SelectOp::create(
       b, positive, arith::DivFOp::create(b, splat(l, 1.0), l), splat(l, 0.0));
 }
 
-Value KernelFrame::applyGate(Value out, Value row, Value col) {
+Value KernelFrame::applyGate(Value out, Value row, Value col, Value rowHead) {
   if (!gateBuf)
     return out;
-  SmallVector<Value> at = {batch, head, queryRow(row), col};
+  SmallVector<Value> at = {batch, rowHead ? rowHead : head, queryRow(row), col};
   Value g;
   if (auto vt = dyn_cast<VectorType>(out.getType())) {
     Type elem = cast<MemRefType>(gateBuf.getType()).getElementType();
@@ -971,10 +993,11 @@ Value KernelFrame::applyGate(Value out, Value row, Value col) {
   return arith::MulFOp::create(b, out, toF32(g));
 }
 
-void KernelFrame::storeOutput(Value out, Value row, Value col) {
+void KernelFrame::storeOutput(Value out, Value row, Value col, Value rowHead) {
   auto outType = cast<MemRefType>(outputBuf.getType());
   Value v = fromF32(out, outType.getElementType());
-  SmallVector<Value> at = {batch, head, add(queryBase, row), col};
+  SmallVector<Value> at = {batch, rowHead ? rowHead : head, add(queryBase, row),
+                           col};
   // Rows of a strided view (spec.outputView) start at multiples of the
   // gcd of its outer strides and offset.
   int64_t rowLen = valueDim;
@@ -999,69 +1022,9 @@ void KernelFrame::storeOutput(Value out, Value row, Value col) {
 // Small builders
 //===----------------------------------------------------------------------===//
 
-Value KernelFrame::idx(int64_t v) {
-  return arith::ConstantIndexOp::create(b, v);
-}
-Value KernelFrame::f32Const(double v) {
-  return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
-}
-Value KernelFrame::splat(Value like, double v) { return floatLike(b, like, v); }
-Value KernelFrame::add(Value x, Value y) {
-  return arith::AddIOp::create(b, x, y);
-}
-Value KernelFrame::add(Value x, int64_t y) {
-  return y == 0 ? x : add(x, idx(y));
-}
-Value KernelFrame::sub(Value x, Value y) {
-  return arith::SubIOp::create(b, x, y);
-}
-Value KernelFrame::mul(Value x, int64_t y) {
-  return arith::MulIOp::create(b, x, idx(y));
-}
-Value KernelFrame::div(Value x, int64_t y) {
-  return arith::DivUIOp::create(b, x, idx(y));
-}
-Value KernelFrame::rem(Value x, int64_t y) {
-  return arith::RemUIOp::create(b, x, idx(y));
-}
-Value KernelFrame::minIdx(Value x, int64_t bound) {
-  return arith::MinSIOp::create(b, x, idx(bound));
-}
-Value KernelFrame::minIdx(Value x, Value bound) {
-  return arith::MinSIOp::create(b, x, bound);
-}
-Value KernelFrame::maxIdx(Value x, Value bound) {
-  return arith::MaxSIOp::create(b, x, bound);
-}
-Value KernelFrame::lt(Value x, int64_t bound) {
-  return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, idx(bound));
-}
-Value KernelFrame::lt(Value x, Value bound) {
-  return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, bound);
-}
-
 Value KernelFrame::loadIndex(Value mem, Value at) {
   Value v = memref::LoadOp::create(b, mem, ValueRange{at});
   return arith::IndexCastOp::create(b, b.getIndexType(), v);
-}
-
-Value KernelFrame::toF32(Value v) {
-  Type t = getElementTypeOrSelf(v.getType());
-  if (t.isF32())
-    return v;
-  Type target = f32;
-  if (auto vt = dyn_cast<VectorType>(v.getType()))
-    target = vt.clone(f32);
-  return arith::ExtFOp::create(b, target, v);
-}
-
-Value KernelFrame::fromF32(Value v, Type elementType) {
-  if (elementType.isF32())
-    return v;
-  Type target = elementType;
-  if (auto vt = dyn_cast<VectorType>(v.getType()))
-    target = vt.clone(elementType);
-  return arith::TruncFOp::create(b, target, v);
 }
 
 int64_t KernelFrame::alignmentOf(Type elem, int64_t count, int64_t rowLen) {

@@ -22,40 +22,17 @@ bool KernelSpec::applies(AttentionOp op, bool maskTensors) {
 }
 
 KernelSpec KernelSpec::get(AttentionOp op) {
-  AttentionDims d = op.getDims();
   KernelSpec spec;
-  spec.query = op.getQuery();
-  spec.key = op.getKey();
-  spec.value = op.getValue();
-  spec.bias = op.getBias();
-  spec.gate = op.getGate();
-  spec.maskTensor = op.getMask();
-  spec.querySegments = op.getQuerySegments();
-  spec.keySegments = op.getEffectiveKeySegments();
-  spec.queryLengths = op.getQueryLengths();
-  spec.keyLengths = op.getKeyLengths();
-  spec.queryOffsets = op.getQueryOffsets();
-  spec.keyOffsets = op.getKeyOffsets();
-  spec.dims = d;
-  spec.scale = op.getEffectiveScale();
-  if (std::optional<APFloat> eps = op.getQkNormEps())
-    spec.qkNormEps = eps->convertToDouble();
-  if (std::optional<APFloat> cap = op.getSoftcap())
-    spec.softcap = cap->convertToDouble();
-  spec.alibiSlopes = op.getAlibiSlopes();
-  spec.sinks = op.getSinks();
-  spec.lse = static_cast<bool>(op.getLse());
-  spec.pageTable = op.getPageTable();
-  spec.softmax = isa<SoftmaxAttr>(op.getNormalizer());
-  if (auto p = dyn_cast<PointwiseAttr>(op.getNormalizer())) {
+  static_cast<AttentionProblem &>(spec) = op.getProblem();
+  spec.softmax = spec.isSoftmax();
+  if (auto p = dyn_cast<PointwiseAttr>(spec.normalizer)) {
     spec.fn = p.getFn();
     spec.alpha = p.getAlpha().convertToDouble();
-    if (!ShapedType::isDynamic(d.keyLen))
-      spec.lengthFactor = std::pow(static_cast<double>(d.keyLen), -spec.alpha);
+    if (!ShapedType::isDynamic(spec.dims.keyLen))
+      spec.lengthFactor =
+          std::pow(static_cast<double>(spec.dims.keyLen), -spec.alpha);
   }
   spec.mask = op.getPatternMask();
-  spec.segmentBound = op.isSegmentBound();
-  spec.resultType = op.getType();
   return spec;
 }
 
@@ -74,7 +51,7 @@ KernelSpec KernelSpec::get(RelativeAttentionOp op, Value key, Value value) {
   spec.positionBias = op.getPositionBias();
   spec.memoryLen = op.getMemoryLength();
   spec.mask = mask::Mask(mask::Node::causal(), qs[1], qs[2], ks[2]);
-  spec.resultType = op.getType();
+  spec.results.output = cast<RankedTensorType>(op.getType());
   return spec;
 }
 

@@ -48,27 +48,9 @@ int64_t mlir::attn::tileVectors(int64_t vectors, int64_t rows,
 
 VectorLoops::VectorLoops(ImplicitLocOpBuilder &b, int64_t lanes,
                          int64_t registers)
-    : b(b), lanes(lanes), registers(registers),
+    : KernelArith(b), lanes(lanes), registers(registers),
       vf(VectorType::get({lanes}, b.getF32Type())) {}
 
-Value VectorLoops::idx(int64_t v) {
-  return arith::ConstantIndexOp::create(b, v);
-}
-Value VectorLoops::add(Value x, Value y) {
-  return arith::AddIOp::create(b, x, y);
-}
-Value VectorLoops::sub(Value x, Value y) {
-  return arith::SubIOp::create(b, x, y);
-}
-Value VectorLoops::mul(Value x, int64_t y) {
-  return arith::MulIOp::create(b, x, idx(y));
-}
-Value VectorLoops::div(Value x, int64_t y) {
-  return arith::DivUIOp::create(b, x, idx(y));
-}
-Value VectorLoops::f32Const(double v) {
-  return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
-}
 Value VectorLoops::splat(double v) {
   return arith::ConstantOp::create(
       b, DenseElementsAttr::get(vf, b.getF32FloatAttr(v)));

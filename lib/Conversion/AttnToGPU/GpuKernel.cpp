@@ -164,7 +164,7 @@ protected:
 
   /// Launches the kernel with the K and V blocks in shared memory of
   /// `shared` types; `body` emits the per-thread program. Returns the
-  /// result and, with spec.lse, the log-sum-exp tensor.
+  /// result and, with spec.results.lse, the log-sum-exp tensor.
   SmallVector<Value> launch(ArrayRef<Type> shared, function_ref<void()> body) {
     f.prepare();
     f.guarded([&] {
@@ -353,7 +353,7 @@ private:
     Value e0 = arith::MulIOp::create(b, part, f.idx(dvPart));
     acc = f.applyGate(acc, row, e0);
     // The row's threads hold the same log-sum-exp; the first stores it.
-    Value lse = spec.lse ? f.logSumExp(st[1], st[0]) : Value();
+    Value lse = spec.results.lse ? f.logSumExp(st[1], st[0]) : Value();
     f.ifThen(f.rowInside(row), [&] {
       f.storeOutput(acc, row, e0);
       if (lse)
@@ -582,7 +582,7 @@ private:
       }
       // The quad's lanes hold the same log-sum-exp of the row (after the
       // shuffles, which all of them take); the lane with column 0 stores it.
-      if (spec.lse) {
+      if (spec.results.lse) {
         Value lse = f.logSumExp(st[2 + i], st[i]);
         f.ifThen(f.rowInside(rows[i]), [&] {
           f.ifThen(f.lt(cAt[2 * i].second, 1),

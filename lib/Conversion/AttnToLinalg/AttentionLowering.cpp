@@ -305,177 +305,202 @@ Value mlir::attn::applyValues5(TensorBuilder &tb, Value p, Value value,
       });
 }
 
-Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec,
-                           Value *lse) {
-  // The query head of 5-D score indices (b, kvHead, g, ...).
-  auto headOf = [&](ImplicitLocOpBuilder &bb, ValueRange idx) -> Value {
+namespace {
+/// weights5 phase by phase: the masked, scaled scores (score modifiers, the
+/// mask tensor, pointwise attention's function, then the mask), then the
+/// kernel normalization or the softmax (attention sinks and log-sum-exp).
+/// Holds what the phases share; `prepare` sets it up.
+struct WeightsLowering {
+  TensorBuilder &tb;
+  const WeightSpec &spec;
+  MaskTables tables;
+  double negInf = -std::numeric_limits<double>::infinity();
+  bool isSoftmax = false;
+  PointwiseAttr pointwise;
+  KernelAttr kernel;
+  bool varlen = false;
+  Value queryLen, keyLen;
+  /// The fill value that marks masked scores.
+  double maskedValue = 0.0;
+  /// Pointwise attention's alpha and, without varlen operands, its L^-alpha.
+  double alpha = 0.0;
+  Value lengthFactor;
+  /// ALiBi's key position of query 0 without varlen operands.
+  Value alibiOffset;
+
+  WeightsLowering(TensorBuilder &tb, const WeightSpec &spec)
+      : tb(tb), spec(spec) {}
+
+  /// The query head of 5-D score indices (b, kvHead, g, ...).
+  Value headOf(ImplicitLocOpBuilder &bb, ValueRange idx) {
     return arith::AddIOp::create(
         bb, arith::MulIOp::create(bb, idx[1], tb.index(spec.group)), idx[2]);
-  };
-  TensorBuilder::Sizes shape = tb.sizes(s);
-  MaskTables tables;
-  if (spec.mask)
-    tables.collect(tb, spec.mask->getRoot());
-  double negInf = -std::numeric_limits<double>::infinity();
-  bool isSoftmax = isa<SoftmaxAttr>(spec.normalizer);
-  auto pointwise = dyn_cast<PointwiseAttr>(spec.normalizer);
-  auto kernel = dyn_cast<KernelAttr>(spec.normalizer);
-  bool varlen = spec.queryLengths || spec.keyLengths || spec.querySequence;
-  Value queryLen = tb.indexOf(shape[3]), keyLen = tb.indexOf(shape[4]);
+  }
 
-  // Masked, scaled scores; the fill value marks what is masked.
-  double maskedValue = isSoftmax ? negInf : 0.0;
-  // L^-alpha of pointwise attention: a constant for a static key length, a
-  // run-time power otherwise (per sequence for varlen batches).
-  double alpha = pointwise ? pointwise.getAlpha().convertToDouble() : 0.0;
-  auto powerOf = [&](ImplicitLocOpBuilder &bb, Value len) -> Value {
+  /// `len^-alpha` as an f32 value (`len` an index value).
+  Value powerOf(ImplicitLocOpBuilder &bb, Value len) {
     Value l = arith::IndexCastOp::create(bb, bb.getI64Type(), len);
     return math::PowFOp::create(bb, arith::SIToFPOp::create(bb, tb.f32, l),
                                 tb.f32Const(-alpha));
-  };
-  Value lengthFactor;
-  if (pointwise && !varlen) {
-    if (std::optional<int64_t> len = getConstantIntValue(spec.keyLen))
-      lengthFactor = tb.f32Const(std::pow(static_cast<double>(*len), -alpha));
-    else
-      lengthFactor = powerOf(tb.b, tb.indexOf(spec.keyLen));
   }
-  // ALiBi's key position of query 0, Lk - Lq (per sequence for varlen
-  // batches, from positionOf).
-  Value alibiOffset;
-  if (spec.alibiSlopes && !varlen)
-    alibiOffset = arith::SubIOp::create(tb.b, keyLen, queryLen);
-  Value masked =
-      tb.elementwise({s}, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-        SmallVector<Value> idx;
-        for (int64_t d = 0; d < 5; ++d)
-          idx.push_back(linalg::IndexOp::create(bb, d));
-        std::optional<SequencePosition> pos;
-        if (varlen)
-          pos = positionOf(bb, spec, idx[0], idx[3], idx[4], queryLen, keyLen);
-        Value x = a[0];
-        if (spec.extraScore)
-          x = arith::AddFOp::create(bb, x, spec.extraScore(bb, idx));
-        if (!kernel && spec.scale != 1.0)
-          x = arith::MulFOp::create(bb, x, tb.f32Const(spec.scale));
-        if (spec.bias)
-          x = arith::AddFOp::create(bb, x, spec.bias(bb, idx));
-        if (spec.alibiSlopes) {
-          // -slope[h] * |i + Lk - Lq - j|, per sequence for varlen batches.
-          Value q = pos ? pos->query : idx[3], k = pos ? pos->key : idx[4];
-          Value offset = pos ? pos->offset : alibiOffset;
-          Value dist = arith::SubIOp::create(
-              bb, arith::AddIOp::create(bb, q, offset), k);
-          dist = math::AbsIOp::create(
-              bb, arith::IndexCastOp::create(bb, bb.getI64Type(), dist));
-          Value slope = tensor::ExtractOp::create(bb, spec.alibiSlopes,
-                                                  ValueRange{headOf(bb, idx)});
-          x = arith::SubFOp::create(
-              bb, x,
-              arith::MulFOp::create(bb, slope,
-                                    arith::SIToFPOp::create(bb, tb.f32, dist)));
-        }
-        if (spec.softcap) {
-          Value t = math::TanhOp::create(
-              bb,
-              arith::MulFOp::create(bb, x, tb.f32Const(1.0 / *spec.softcap)));
-          x = arith::MulFOp::create(bb, t, tb.f32Const(*spec.softcap));
-        }
-        // The mask tensor: a boolean decides; an additive one is added to
-        // the score, its -inf entries deciding.
-        Value tensorOk;
-        if (spec.maskTensor) {
-          Value m = biasAt5(bb, spec.maskTensor, spec.group, idx);
-          if (m.getType().isInteger(1)) {
-            tensorOk = m;
-          } else {
-            x = arith::AddFOp::create(bb, x, m);
-            tensorOk = arith::CmpFOp::create(bb, arith::CmpFPredicate::OGT, m,
-                                             tb.f32Const(negInf));
-          }
-        }
-        if (pointwise)
-          x = arith::MulFOp::create(
-              bb, applyPointwiseFn(bb, pointwise.getFn(), x),
-              pos ? powerOf(bb, pos->keyLen) : lengthFactor);
-        if (!spec.mask && !pos && !tensorOk)
-          return x;
-        Value allowed;
-        if (spec.mask) {
-          Value head = headOf(bb, idx);
-          MaskEmitter emitter(
-              *spec.mask,
-              [&](ImplicitLocOpBuilder &eb, const mask::Node &node, Value row,
-                  Value col) -> Value {
-                Value bit = tensor::ExtractOp::create(
-                    eb, tables.tables.at(&node), ValueRange{row, col});
-                return arith::CmpIOp::create(
-                    eb, arith::CmpIPredicate::ne, bit,
-                    arith::ConstantOp::create(eb, eb.getI8IntegerAttr(0)));
-              },
-              [&](ImplicitLocOpBuilder &eb, Value q, Value k) -> Value {
-                Value sq = tensor::ExtractOp::create(eb, spec.querySegments,
-                                                     ValueRange{idx[0], q});
-                Value sk = tensor::ExtractOp::create(eb, spec.keySegments,
-                                                     ValueRange{idx[0], k});
-                return arith::CmpIOp::create(eb, arith::CmpIPredicate::eq, sq,
-                                             sk);
-              });
-          allowed = pos ? emitter.emitAllowed(bb, head, pos->query, pos->key,
-                                              pos->offset)
-                        : emitter.emitAllowed(bb, head, idx[3], idx[4],
-                                              spec.maskOffset);
-        }
-        for (Value part : {pos ? pos->valid : Value(), tensorOk})
-          if (part)
-            allowed = allowed
-                          ? arith::AndIOp::create(bb, allowed, part).getResult()
+
+  /// The sizes of the scores `s`; materializes the mask tables, the
+  /// lengths and the factors shared by every score.
+  TensorBuilder::Sizes prepare(Value s) {
+    TensorBuilder::Sizes shape = tb.sizes(s);
+    if (spec.mask)
+      tables.collect(tb, spec.mask->getRoot());
+    isSoftmax = isa<SoftmaxAttr>(spec.normalizer);
+    pointwise = dyn_cast<PointwiseAttr>(spec.normalizer);
+    kernel = dyn_cast<KernelAttr>(spec.normalizer);
+    varlen = spec.queryLengths || spec.keyLengths || spec.querySequence;
+    queryLen = tb.indexOf(shape[3]);
+    keyLen = tb.indexOf(shape[4]);
+
+    // Masked, scaled scores; the fill value marks what is masked.
+    maskedValue = isSoftmax ? negInf : 0.0;
+    // L^-alpha of pointwise attention: a constant for a static key length, a
+    // run-time power otherwise (per sequence for varlen batches).
+    alpha = pointwise ? pointwise.getAlpha().convertToDouble() : 0.0;
+    if (pointwise && !varlen) {
+      if (std::optional<int64_t> len = getConstantIntValue(spec.keyLen))
+        lengthFactor = tb.f32Const(std::pow(static_cast<double>(*len), -alpha));
+      else
+        lengthFactor = powerOf(tb.b, tb.indexOf(spec.keyLen));
+    }
+    // ALiBi's key position of query 0, Lk - Lq (per sequence for varlen
+    // batches, from positionOf).
+    if (spec.alibiSlopes && !varlen)
+      alibiOffset = arith::SubIOp::create(tb.b, keyLen, queryLen);
+    return shape;
+  }
+
+  /// The score modifiers applied to the raw score `x` at `idx`: the extra
+  /// score, the scale, the bias, ALiBi and soft-capping, in that order.
+  Value modifiedScore(ImplicitLocOpBuilder &bb, ValueRange idx,
+                      const std::optional<SequencePosition> &pos, Value x) {
+    if (spec.extraScore)
+      x = arith::AddFOp::create(bb, x, spec.extraScore(bb, idx));
+    if (!kernel && spec.scale != 1.0)
+      x = arith::MulFOp::create(bb, x, tb.f32Const(spec.scale));
+    if (spec.bias)
+      x = arith::AddFOp::create(bb, x, spec.bias(bb, idx));
+    if (spec.alibiSlopes) {
+      // -slope[h] * |i + Lk - Lq - j|, per sequence for varlen batches.
+      Value q = pos ? pos->query : idx[3], k = pos ? pos->key : idx[4];
+      Value offset = pos ? pos->offset : alibiOffset;
+      Value dist =
+          arith::SubIOp::create(bb, arith::AddIOp::create(bb, q, offset), k);
+      dist = math::AbsIOp::create(
+          bb, arith::IndexCastOp::create(bb, bb.getI64Type(), dist));
+      Value slope = tensor::ExtractOp::create(bb, spec.alibiSlopes,
+                                              ValueRange{headOf(bb, idx)});
+      x = arith::SubFOp::create(
+          bb, x,
+          arith::MulFOp::create(bb, slope,
+                                arith::SIToFPOp::create(bb, tb.f32, dist)));
+    }
+    if (spec.softcap) {
+      Value t = math::TanhOp::create(
+          bb, arith::MulFOp::create(bb, x, tb.f32Const(1.0 / *spec.softcap)));
+      x = arith::MulFOp::create(bb, t, tb.f32Const(*spec.softcap));
+    }
+    return x;
+  }
+
+  /// The mask tensor's verdict on the score `x` at `idx` (null without a
+  /// mask tensor): a boolean decides; an additive one is added to `x`, its
+  /// -inf entries deciding.
+  Value applyMaskTensor(ImplicitLocOpBuilder &bb, ValueRange idx, Value &x) {
+    Value tensorOk;
+    if (spec.maskTensor) {
+      Value m = biasAt5(bb, spec.maskTensor, spec.group, idx);
+      if (m.getType().isInteger(1)) {
+        tensorOk = m;
+      } else {
+        x = arith::AddFOp::create(bb, x, m);
+        tensorOk = arith::CmpFOp::create(bb, arith::CmpFPredicate::OGT, m,
+                                         tb.f32Const(negInf));
+      }
+    }
+    return tensorOk;
+  }
+
+  /// Whether `spec.mask` allows the score at `idx` (positions within the
+  /// sequence `pos` for varlen batches).
+  Value maskAllowed(ImplicitLocOpBuilder &bb, ValueRange idx,
+                    const std::optional<SequencePosition> &pos) {
+    Value head = headOf(bb, idx);
+    MaskEmitter emitter(
+        *spec.mask,
+        [&](ImplicitLocOpBuilder &eb, const mask::Node &node, Value row,
+            Value col) -> Value {
+          Value bit = tensor::ExtractOp::create(eb, tables.tables.at(&node),
+                                                ValueRange{row, col});
+          return arith::CmpIOp::create(
+              eb, arith::CmpIPredicate::ne, bit,
+              arith::ConstantOp::create(eb, eb.getI8IntegerAttr(0)));
+        },
+        [&](ImplicitLocOpBuilder &eb, Value q, Value k) -> Value {
+          Value sq = tensor::ExtractOp::create(eb, spec.querySegments,
+                                               ValueRange{idx[0], q});
+          Value sk = tensor::ExtractOp::create(eb, spec.keySegments,
+                                               ValueRange{idx[0], k});
+          return arith::CmpIOp::create(eb, arith::CmpIPredicate::eq, sq, sk);
+        });
+    return pos ? emitter.emitAllowed(bb, head, pos->query, pos->key,
+                                     pos->offset)
+               : emitter.emitAllowed(bb, head, idx[3], idx[4], spec.maskOffset);
+  }
+
+  /// The body of the masked scores: the score `a[0]` modified, then set to
+  /// `maskedValue` where the mask, the sequence or the mask tensor forbid it.
+  Value maskedScore(ImplicitLocOpBuilder &bb, ValueRange a) {
+    SmallVector<Value> idx;
+    for (int64_t d = 0; d < 5; ++d)
+      idx.push_back(linalg::IndexOp::create(bb, d));
+    std::optional<SequencePosition> pos;
+    if (varlen)
+      pos = positionOf(bb, spec, idx[0], idx[3], idx[4], queryLen, keyLen);
+    Value x = modifiedScore(bb, idx, pos, a[0]);
+    Value tensorOk = applyMaskTensor(bb, idx, x);
+    if (pointwise)
+      x = arith::MulFOp::create(bb, applyPointwiseFn(bb, pointwise.getFn(), x),
+                                pos ? powerOf(bb, pos->keyLen) : lengthFactor);
+    if (!spec.mask && !pos && !tensorOk)
+      return x;
+    Value allowed;
+    if (spec.mask)
+      allowed = maskAllowed(bb, idx, pos);
+    for (Value part : {pos ? pos->valid : Value(), tensorOk})
+      if (part)
+        allowed = allowed ? arith::AndIOp::create(bb, allowed, part).getResult()
                           : part;
-        return arith::SelectOp::create(bb, allowed, x,
-                                       tb.f32Const(maskedValue));
-      });
-  if (pointwise)
-    return masked;
+    return arith::SelectOp::create(bb, allowed, x, tb.f32Const(maskedValue));
+  }
 
-  auto [id, outer] = tb.rowMaps(5);
-  if (kernel)
-    return divideRows(tb, masked, tb.rowSum(masked),
-                      kernel.getEps().convertToDouble());
+  /// Masked, scaled scores `s`; the fill value marks what is masked.
+  Value maskedScores(Value s) {
+    return tb.elementwise({s},
+                          [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+                            return maskedScore(bb, a);
+                          });
+  }
 
-  // Softmax: subtract the row max, exponentiate the allowed entries,
-  // normalize rows with a positive sum.
-  Value rowMax = tb.rowMax(masked);
-  // Attention sinks join the maximum and the sum (rows [b, kvHead, g, i]).
-  auto sinkOf = [&](ImplicitLocOpBuilder &bb) -> Value {
+  /// The attention sink of the row of a generic over rows
+  /// [b, kvHead, g, i].
+  Value sinkOf(ImplicitLocOpBuilder &bb) {
     SmallVector<Value> ri;
     for (int64_t d = 0; d < 3; ++d)
       ri.push_back(linalg::IndexOp::create(bb, d));
     return tensor::ExtractOp::create(bb, spec.sinks,
                                      ValueRange{headOf(bb, ri)});
-  };
-  if (spec.sinks)
-    rowMax = tb.elementwise(
-        {rowMax}, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-          return arith::MaximumFOp::create(bb, a[0], sinkOf(bb));
-        });
-  Value ex = tb.generic(
-      {masked, rowMax}, {id, outer}, tb.empty(shape), id, "ppppp",
-      [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-        Value isMasked = arith::CmpFOp::create(bb, arith::CmpFPredicate::OEQ,
-                                               a[0], tb.f32Const(negInf));
-        Value e =
-            math::ExpOp::create(bb, arith::SubFOp::create(bb, a[0], a[1]));
-        return arith::SelectOp::create(bb, isMasked, tb.f32Const(0), e);
-      });
-  Value rowSum = tb.rowSum(ex);
-  if (spec.sinks)
-    rowSum = tb.elementwise(
-        {rowSum, rowMax}, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-          Value t = arith::SubFOp::create(bb, sinkOf(bb), a[1]);
-          return arith::AddFOp::create(bb, a[0], math::ExpOp::create(bb, t));
-        });
-  if (lse)
-    *lse = tb.elementwise(
+  }
+
+  /// The rows' log-sum-exp from their sum and maximum, -inf where the sum
+  /// is 0.
+  Value logSumExp(Value rowSum, Value rowMax) {
+    return tb.elementwise(
         {rowSum, rowMax}, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
           // (UGT: a NaN sum, from a NaN score, stays NaN.)
           Value positive = arith::CmpFOp::create(bb, arith::CmpFPredicate::UGT,
@@ -484,16 +509,67 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec,
               arith::AddFOp::create(bb, a[1], math::LogOp::create(bb, a[0]));
           return arith::SelectOp::create(bb, positive, v, tb.f32Const(negInf));
         });
-  return tb.generic({ex, rowSum}, {id, outer}, tb.empty(shape), id, "ppppp",
-                    [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-                      // Zeros for an empty row (sum 0); a NaN sum, from
-                      // a NaN score, gives NaN (UGT).
-                      Value positive = arith::CmpFOp::create(
-                          bb, arith::CmpFPredicate::UGT, a[1], tb.f32Const(0));
-                      Value p = arith::DivFOp::create(bb, a[0], a[1]);
-                      return arith::SelectOp::create(bb, positive, p,
-                                                     tb.f32Const(0));
-                    });
+  }
+
+  /// The softmax of the rows of `masked` (sizes `shape`, row maps `id` and
+  /// `outer`), with the attention sinks; sets `*lse` when given.
+  Value softmax(Value masked, const TensorBuilder::Sizes &shape, AffineMap id,
+                AffineMap outer, Value *lse) {
+    // Softmax: subtract the row max, exponentiate the allowed entries,
+    // normalize rows with a positive sum.
+    Value rowMax = tb.rowMax(masked);
+    // Attention sinks join the maximum and the sum (rows [b, kvHead, g, i]).
+    if (spec.sinks)
+      rowMax = tb.elementwise(
+          {rowMax}, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+            return arith::MaximumFOp::create(bb, a[0], sinkOf(bb));
+          });
+    Value ex = tb.generic(
+        {masked, rowMax}, {id, outer}, tb.empty(shape), id, "ppppp",
+        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+          Value isMasked = arith::CmpFOp::create(bb, arith::CmpFPredicate::OEQ,
+                                                 a[0], tb.f32Const(negInf));
+          Value e =
+              math::ExpOp::create(bb, arith::SubFOp::create(bb, a[0], a[1]));
+          return arith::SelectOp::create(bb, isMasked, tb.f32Const(0), e);
+        });
+    Value rowSum = tb.rowSum(ex);
+    if (spec.sinks)
+      rowSum = tb.elementwise(
+          {rowSum, rowMax},
+          [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+            Value t = arith::SubFOp::create(bb, sinkOf(bb), a[1]);
+            return arith::AddFOp::create(bb, a[0], math::ExpOp::create(bb, t));
+          });
+    if (lse)
+      *lse = logSumExp(rowSum, rowMax);
+    return tb.generic(
+        {ex, rowSum}, {id, outer}, tb.empty(shape), id, "ppppp",
+        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+          // Zeros for an empty row (sum 0); a NaN sum, from
+          // a NaN score, gives NaN (UGT).
+          Value positive = arith::CmpFOp::create(bb, arith::CmpFPredicate::UGT,
+                                                 a[1], tb.f32Const(0));
+          Value p = arith::DivFOp::create(bb, a[0], a[1]);
+          return arith::SelectOp::create(bb, positive, p, tb.f32Const(0));
+        });
+  }
+};
+} // namespace
+
+Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec,
+                           Value *lse) {
+  WeightsLowering w(tb, spec);
+  TensorBuilder::Sizes shape = w.prepare(s);
+  Value masked = w.maskedScores(s);
+  if (w.pointwise)
+    return masked;
+
+  auto [id, outer] = tb.rowMaps(5);
+  if (w.kernel)
+    return divideRows(tb, masked, tb.rowSum(masked),
+                      w.kernel.getEps().convertToDouble());
+  return w.softmax(masked, shape, id, outer, lse);
 }
 
 Value mlir::attn::divideRows(TensorBuilder &tb, Value num, Value den,

@@ -37,57 +37,55 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
   /// The op's results: the attention, and its log-sum-exp when asked for.
   static SmallVector<Value> lower(ImplicitLocOpBuilder &b, AttentionOp op) {
     TensorBuilder tb(b);
-    AttentionDims d = op.getDims();
-    Value q5 = splitHeads(tb, op.getQuery(), d.kvHeads);
+    AttentionProblem p = op.getProblem();
+    const AttentionDims &d = p.dims;
+    Value q5 = splitHeads(tb, p.query, d.kvHeads);
     // A paged cache: its sequences' pages gathered into contiguous keys and
     // values first.
-    Value keyIn = op.getKey(), valueIn = op.getValue();
-    if (Value table = op.getPageTable()) {
+    Value keyIn = p.key, valueIn = p.value;
+    if (Value table = p.paging.pageTable) {
       keyIn = gatherPages(tb, keyIn, table);
       valueIn = gatherPages(tb, valueIn, table);
     }
     Value key = keyIn;
-    if (std::optional<APFloat> eps = op.getQkNormEps()) {
-      q5 = layerNorm(tb, q5, eps->convertToDouble());
-      key = layerNorm(tb, key, eps->convertToDouble());
+    if (p.qkNormEps) {
+      q5 = layerNorm(tb, q5, *p.qkNormEps);
+      key = layerNorm(tb, key, *p.qkNormEps);
     }
 
     WeightSpec spec;
-    spec.normalizer = op.getNormalizer();
+    spec.normalizer = p.normalizer;
     spec.group = d.groupSize();
     spec.keyLen = tb.size(keyIn, 2);
-    if (auto kernel = dyn_cast<KernelAttr>(op.getNormalizer())) {
-      double inputScale =
-          op.getScale() ? std::sqrt(op.getEffectiveScale()) : 1.0;
-      q5 = featureMap(tb, q5, kernel, inputScale, op.getProjection());
-      key = featureMap(tb, key, kernel, inputScale, op.getProjection());
+    if (auto kernel = dyn_cast<KernelAttr>(p.normalizer)) {
+      double inputScale = p.explicitScale ? std::sqrt(p.scale) : 1.0;
+      q5 = featureMap(tb, q5, kernel, inputScale, p.projection);
+      key = featureMap(tb, key, kernel, inputScale, p.projection);
     } else {
-      spec.scale = op.getEffectiveScale();
+      spec.scale = p.scale;
     }
     Value s = scores5(tb, q5, key);
 
     mask::Mask m = op.getPatternMask();
     if (!m.isAll()) {
       spec.mask = &m;
-      spec.querySegments = op.getQuerySegments();
-      spec.keySegments = op.getEffectiveKeySegments();
+      spec.querySegments = p.segments.query;
+      spec.keySegments = p.segments.key;
       if (!m.hasStaticLengths())
-        spec.maskOffset =
-            arith::SubIOp::create(b, tb.indexOf(tb.size(keyIn, 2)),
-                                  tb.indexOf(tb.size(op.getQuery(), 2)));
+        spec.maskOffset = arith::SubIOp::create(
+            b, tb.indexOf(tb.size(keyIn, 2)), tb.indexOf(tb.size(p.query, 2)));
     }
-    spec.queryLengths = op.getQueryLengths();
-    spec.keyLengths = op.getKeyLengths();
-    if (op.isPacked()) {
-      spec.queryOffsets = op.getQueryOffsets();
-      spec.keyOffsets = op.getKeyOffsets();
+    spec.queryLengths = p.sequences.queryLengths;
+    spec.keyLengths = p.sequences.keyLengths;
+    if (p.sequences.isPacked()) {
+      spec.queryOffsets = p.sequences.queryOffsets;
+      spec.keyOffsets = p.sequences.keyOffsets;
       spec.querySequence =
-          rowSequences(tb, spec.queryOffsets, tb.size(op.getQuery(), 2));
-      spec.keySequence =
-          rowSequences(tb, spec.keyOffsets, tb.size(op.getKey(), 2));
+          rowSequences(tb, spec.queryOffsets, tb.size(p.query, 2));
+      spec.keySequence = rowSequences(tb, spec.keyOffsets, tb.size(p.key, 2));
     }
-    spec.maskTensor = op.getMask();
-    if (Value bias = op.getBias()) {
+    spec.maskTensor = p.masking.tensor;
+    if (Value bias = p.modifiers.bias) {
       int64_t group = d.groupSize();
       spec.bias = [bias, group](ImplicitLocOpBuilder &bb,
                                 ValueRange idx) -> Value {
@@ -95,17 +93,15 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
       };
     }
 
-    if (std::optional<APFloat> cap = op.getSoftcap())
-      spec.softcap = cap->convertToDouble();
-    spec.alibiSlopes = op.getAlibiSlopes();
-    spec.sinks = op.getSinks();
+    spec.softcap = p.modifiers.softcap;
+    spec.alibiSlopes = p.modifiers.alibiSlopes;
+    spec.sinks = p.modifiers.sinks;
     Value lse;
     Value o =
-        applyValues5(tb, weights5(tb, s, spec, op.getLse() ? &lse : nullptr),
+        applyValues5(tb, weights5(tb, s, spec, p.results.lse ? &lse : nullptr),
                      valueIn, &spec);
-    o = applyGate(tb, o, op.getGate(), d.kvHeads);
-    SmallVector<Value> results = {
-        finishHeads(tb, o, elementTypeOf(op.getQuery()))};
+    o = applyGate(tb, o, p.modifiers.gate, d.kvHeads);
+    SmallVector<Value> results = {finishHeads(tb, o, p.elementType)};
     if (lse)
       results.push_back(tensor::CollapseShapeOp::create(
           b, lse, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}}));

@@ -197,19 +197,12 @@ struct LshLowering {
     return tensor::ConcatOp::create(b, 3, ValueRange{prev, x});
   }
 
-  /// One round: the unsorted output (`B x H x L x Dv`) and log-sum-exp
-  /// (`B x H x L`).
-  std::pair<Value, Value> round(Value qk, Value keys, Value value,
-                                Value buckets, double scale, bool causal) {
-    Value rank = ranks(buckets);
-    Value pos = positions(rank);
-    Value sq = toChunks(gatherRows(qk, pos));    // B H nC C D
-    Value sk = toChunks(gatherRows(keys, pos));  // B H nC C D
-    Value sv = toChunks(gatherRows(value, pos)); // B H nC C Dv
-    Value qpos = toChunks(pos);                  // B H nC C
-    Value kc = withLookBack(sk), vc = withLookBack(sv);
-    Value kpos = withLookBack(qpos); // B H nC W
-
+  /// The attention of the chunks of a round: queries `sq` (`B x H x nC x C
+  /// x D`, positions `qpos`), keys `kc` and values `vc` with their look-back
+  /// (`B x H x nC x W x X`, positions `kpos`). Returns the chunked output
+  /// (`B x H x nC x C x Dv`) and log-sum-exp (`B x H x nC x C`).
+  std::pair<Value, Value> attendChunks(Value sq, Value kc, Value vc, Value qpos,
+                                       Value kpos, double scale, bool causal) {
     // Scores over loops (b, h, c, t, d, w).
     Value kcT = tb.transpose(kc, {0, 1, 2, 4, 3});
     Value s = tb.contract(sq, tb.map(6, {0, 1, 2, 3, 4}), kcT,
@@ -273,8 +266,12 @@ struct LshLowering {
         {rowMax, rowSum}, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
           return arith::AddFOp::create(bb, a[0], math::LogOp::create(bb, a[1]));
         });
+    return {out, lse};
+  }
 
-    // Back to the original order.
+  /// Back to the original order: the chunked output `out` and log-sum-exp
+  /// `lse` of the sorted rows at the rows' ranks `rank`.
+  std::pair<Value, Value> unsort(Value out, Value lse, Value rank) {
     auto flat = [&](Value v) -> Value {
       SmallVector<ReassociationIndices> re = {{0}, {1}, {2, 3}};
       if (shapeOf(v).size() == 5)
@@ -294,6 +291,22 @@ struct LshLowering {
                          linalg::IndexOp::create(bb, 1), row});
         });
     return {oRound, lseRound};
+  }
+
+  /// One round: the unsorted output (`B x H x L x Dv`) and log-sum-exp
+  /// (`B x H x L`).
+  std::pair<Value, Value> round(Value qk, Value keys, Value value,
+                                Value buckets, double scale, bool causal) {
+    Value rank = ranks(buckets);
+    Value pos = positions(rank);
+    Value sq = toChunks(gatherRows(qk, pos));    // B H nC C D
+    Value sk = toChunks(gatherRows(keys, pos));  // B H nC C D
+    Value sv = toChunks(gatherRows(value, pos)); // B H nC C Dv
+    Value qpos = toChunks(pos);                  // B H nC C
+    Value kc = withLookBack(sk), vc = withLookBack(sv);
+    Value kpos = withLookBack(qpos); // B H nC W
+    auto [out, lse] = attendChunks(sq, kc, vc, qpos, kpos, scale, causal);
+    return unsort(out, lse, rank);
   }
 
   Value lower(LshAttentionOp op) {

@@ -166,9 +166,9 @@ static void emitKernel(AttentionOp op, const TargetModel &target,
 static int64_t decodeRows(const KernelSpec &spec, int64_t tileRows) {
   const AttentionDims &d = spec.dims;
   if (ShapedType::isDynamic(d.queryLen) || d.queryLen < 1 ||
-      2 * d.queryLen > tileRows || spec.bias || spec.gate || spec.maskTensor ||
-      spec.querySegments || spec.isPacked() || spec.mask.isHeadDependent() ||
-      spec.mask.usesSegments())
+      2 * d.queryLen > tileRows || spec.modifiers.bias || spec.modifiers.gate ||
+      spec.masking.tensor || spec.segments.query || spec.sequences.isPacked() ||
+      spec.mask.isHeadDependent() || spec.mask.usesSegments())
     return 0;
   return d.groupSize() * d.queryLen;
 }

@@ -113,48 +113,8 @@ public:
           [&](OpBuilder &, Location, Value k0, ValueRange) {
             Value n = arith::MinSIOp::create(b, idx(kBlock), sub(end, k0));
             // phi of the block's keys, and their column sums.
-            if (wt) // FAVOR+: every row of the block (past the chunk: its
-                    // last), the column sums of those below n as computed.
-              favorRows(
-                  kBuf, ivs[0], ivs[1], kBlock, phi,
-                  [&](Value j) {
-                    return arith::MinSIOp::create(b, add(k0, j),
-                                                  sub(end, idx(1)))
-                        .getResult();
-                  },
-                  [&](Value j0, Value f0, ArrayRef<Value> phis) {
-                    // (1 for rows below n, else 0: one FMA a vector.)
-                    SmallVector<Value> weights;
-                    for (int64_t i = 0; i < kRows; ++i)
-                      weights.push_back(arith::SelectOp::create(
-                          b,
-                          arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
-                                                add(j0, idx(i)), n),
-                          splat(1.0), splat(0.0)));
-                    int64_t ev = phis.size() / kRows;
-                    for (int64_t g = 0; g < ev; ++g) {
-                      SmallVector<Value> zi = sumAt(add(f0, idx(g * lanes)));
-                      Value acc = vector::LoadOp::create(b, vf, wsSum, zi);
-                      for (int64_t i = 0; i < kRows; ++i)
-                        acc = vector::FMAOp::create(b, phis[i * ev + g],
-                                                    weights[i], acc);
-                      vector::StoreOp::create(b, acc, wsSum, zi);
-                    }
-                  });
-            else
-              forRange(idx(0), n, 1, [&](Value j) {
-                forEach(0, f, lanes, [&](Value fi) {
-                  Value x =
-                      featureMap(load(kBuf, {ivs[0], ivs[1], add(k0, j), fi}));
-                  vector::StoreOp::create(b, x, phi, ValueRange{j, fi});
-                  SmallVector<Value> zi = sumAt(fi);
-                  vector::StoreOp::create(
-                      b,
-                      arith::AddFOp::create(
-                          b, vector::LoadOp::create(b, vf, wsSum, zi), x),
-                      wsSum, zi);
-                });
-              });
+            keyBlockFeatures(kBuf, ivs[0], ivs[1], f, kBlock, phi, k0, end, n,
+                             wsSum, sumAt);
             // S += phi^T V in FB x EV register tiles.
             addOuterProducts(
                 wsState, f, dv, n, phi,
@@ -165,34 +125,93 @@ public:
             scf::YieldOp::create(b);
           });
     });
-    if (chunks > 1) {
-      // S and z: the chunks' sums.
-      parallel({batch, heads, f}, [&](ValueRange ivs) {
-        auto sumOver = [&](Value dst, SmallVector<Value> dstAt, Value src,
-                           function_ref<SmallVector<Value>(Value)> srcAt) {
-          Value total = splat(0.0);
-          for (int64_t c = 0; c < chunks; ++c)
-            total = arith::AddFOp::create(
-                b, total, vector::LoadOp::create(b, vf, src, srcAt(idx(c))));
-          vector::StoreOp::create(b, total, dst, dstAt);
-        };
-        forEach(0, dv, lanes, [&](Value e) {
-          sumOver(state, {ivs[0], ivs[1], ivs[2], e}, wsState, [&](Value c) {
-            return SmallVector<Value>{ivs[0], ivs[1], c, ivs[2], e};
+    if (chunks > 1)
+      sumChunks(state, sum, wsState, wsSum, batch, heads, f, dv, chunks);
+    return {toTensor(state), toTensor(sum)};
+  }
+
+  /// kv_state's features of a block: phi of the keys k0.. of `kBuf` at
+  /// (bi, h) into the kBlock x F rows of `phi`, and their column sums (the
+  /// n keys below the chunk's `end`) added to z at sumAt(feature). FAVOR+
+  /// computes every row of the block (those past the chunk read its last
+  /// key), the elementwise maps the n rows.
+  void keyBlockFeatures(Value kBuf, Value bi, Value h, int64_t f,
+                        int64_t kBlock, Value phi, Value k0, Value end, Value n,
+                        Value wsSum,
+                        function_ref<SmallVector<Value>(Value)> sumAt) {
+    if (wt) // FAVOR+: every row of the block (past the chunk: its
+            // last), the column sums of those below n as computed.
+      favorRows(
+          kBuf, bi, h, kBlock, phi,
+          [&](Value j) {
+            return arith::MinSIOp::create(b, add(k0, j), sub(end, idx(1)))
+                .getResult();
+          },
+          [&](Value j0, Value f0, ArrayRef<Value> phis) {
+            // (1 for rows below n, else 0: one FMA a vector.)
+            SmallVector<Value> weights;
+            for (int64_t i = 0; i < kRows; ++i)
+              weights.push_back(arith::SelectOp::create(
+                  b,
+                  arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                        add(j0, idx(i)), n),
+                  splat(1.0), splat(0.0)));
+            int64_t ev = phis.size() / kRows;
+            for (int64_t g = 0; g < ev; ++g) {
+              SmallVector<Value> zi = sumAt(add(f0, idx(g * lanes)));
+              Value acc = vector::LoadOp::create(b, vf, wsSum, zi);
+              for (int64_t i = 0; i < kRows; ++i)
+                acc =
+                    vector::FMAOp::create(b, phis[i * ev + g], weights[i], acc);
+              vector::StoreOp::create(b, acc, wsSum, zi);
+            }
           });
+    else
+      forRange(idx(0), n, 1, [&](Value j) {
+        forEach(0, f, lanes, [&](Value fi) {
+          Value x = featureMap(load(kBuf, {bi, h, add(k0, j), fi}));
+          vector::StoreOp::create(b, x, phi, ValueRange{j, fi});
+          SmallVector<Value> zi = sumAt(fi);
+          vector::StoreOp::create(
+              b,
+              arith::AddFOp::create(b, vector::LoadOp::create(b, vf, wsSum, zi),
+                                    x),
+              wsSum, zi);
         });
-        // (z per feature: a scalar sum, F x chunks of them.)
-        Value total = f32Const(0.0);
+      });
+  }
+
+  /// kv_state's result from its key chunks' partial S and z (`wsState`
+  /// B x H x chunks x F x Dv, `wsSum` B x H x chunks x F): their sums into
+  /// `state` and `sum`.
+  void sumChunks(Value state, Value sum, Value wsState, Value wsSum,
+                 int64_t batch, int64_t heads, int64_t f, int64_t dv,
+                 int64_t chunks) {
+    // S and z: the chunks' sums.
+    parallel({batch, heads, f}, [&](ValueRange ivs) {
+      auto sumOver = [&](Value dst, SmallVector<Value> dstAt, Value src,
+                         function_ref<SmallVector<Value>(Value)> srcAt) {
+        Value total = splat(0.0);
         for (int64_t c = 0; c < chunks; ++c)
           total = arith::AddFOp::create(
-              b, total,
-              memref::LoadOp::create(
-                  b, wsSum, ValueRange{ivs[0], ivs[1], idx(c), ivs[2]}));
-        memref::StoreOp::create(b, total, sum,
-                                ValueRange{ivs[0], ivs[1], ivs[2]});
+              b, total, vector::LoadOp::create(b, vf, src, srcAt(idx(c))));
+        vector::StoreOp::create(b, total, dst, dstAt);
+      };
+      forEach(0, dv, lanes, [&](Value e) {
+        sumOver(state, {ivs[0], ivs[1], ivs[2], e}, wsState, [&](Value c) {
+          return SmallVector<Value>{ivs[0], ivs[1], c, ivs[2], e};
+        });
       });
-    }
-    return {toTensor(state), toTensor(sum)};
+      // (z per feature: a scalar sum, F x chunks of them.)
+      Value total = f32Const(0.0);
+      for (int64_t c = 0; c < chunks; ++c)
+        total = arith::AddFOp::create(
+            b, total,
+            memref::LoadOp::create(b, wsSum,
+                                   ValueRange{ivs[0], ivs[1], idx(c), ivs[2]}));
+      memref::StoreOp::create(b, total, sum,
+                              ValueRange{ivs[0], ivs[1], ivs[2]});
+    });
   }
 
   /// The result of `op` (query features from `fm`, the feature map of Q).
@@ -301,6 +320,24 @@ public:
     return toTensor(out);
   }
 
+  /// What the steps of chunkedCausal share for one (batch, query head):
+  /// the sizes, the operand and output buffers, the head, and the head's
+  /// scratch.
+  struct CausalHead {
+    /// The sequence length, the features, the value dim, the chunk length,
+    /// and the value vectors per register tile of O and of A.
+    int64_t len, f, dv, chunk, ev, evA;
+    double eps;
+    /// Q, K, V and the gate (null when absent), the output and its type.
+    Value qBuf, kBuf, vBuf, gBuf, out;
+    Type outElem;
+    /// The batch row, the query head and its key/value head.
+    Value bi, h, hk;
+    /// S and z (carried over the chunks), phi(K_c) (and transposed),
+    /// phi(Q_c), A and den.
+    Value state, sum, phiK, phiKT, phiQ, scores, den;
+  };
+
   /// The causal chunked form of `op` (no segment ids), the features of Q
   /// and K from `fmq` and `fmk` (the same map): per (batch, query head),
   /// the chunks in order, carrying S and z (see the pass description).
@@ -335,9 +372,6 @@ public:
       Value phiK = alloc({chunk, f}), phiKT = alloc({f, chunk});
       Value phiQ = alloc({chunk, f}), scores = alloc({chunk, chunk});
       Value den = alloc({chunk});
-      auto phiQAt = [&](Value rb, int64_t i, Value fi) -> Value {
-        return memref::LoadOp::create(b, phiQ, ValueRange{add(rb, idx(i)), fi});
-      };
       forEach(0, f, 1, [&](Value fi) {
         forEach(0, dv, lanes, [&](Value e) {
           vector::StoreOp::create(b, splat(0.0), state, ValueRange{fi, e});
@@ -346,121 +380,149 @@ public:
       forEach(0, f, lanes, [&](Value fi) {
         vector::StoreOp::create(b, splat(0.0), sum, ValueRange{fi});
       });
-      forEach(0, chunks, 1, [&](Value c) {
-        Value o = mul(c, chunk);
-        Value n = arith::MinSIOp::create(b, idx(chunk), sub(idx(len), o));
-        // Rows past the sequence read its last row (never used: the
-        // triangle and the state stop at n, their outputs are dropped).
-        auto rowOf = [&](Value j) -> Value {
-          return arith::MinSIOp::create(b, add(o, j), idx(len - 1));
-        };
-        featureRows(kBuf, bi, hk, chunk, phiK, rowOf);
-        featureRows(qBuf, bi, h, chunk, phiQ, rowOf);
-        forEach(0, chunk, 1, [&](Value j) {
-          forEach(0, f, 1, [&](Value fi) {
-            memref::StoreOp::create(
-                b, memref::LoadOp::create(b, phiK, ValueRange{j, fi}), phiKT,
-                ValueRange{fi, j});
-          });
-        });
-        // A = phi(Q_c) phi(K_c)^T on and below the diagonal (0 above), and
-        // den = phi(Q_c) z + rowsum A + eps.
-        auto vi = VectorType::get({lanes}, b.getIndexType());
-        SmallVector<Attribute> laneIdx;
-        for (int64_t i = 0; i < lanes; ++i)
-          laneIdx.push_back(b.getIndexAttr(i));
-        Value iota =
-            arith::ConstantOp::create(b, DenseElementsAttr::get(vi, laneIdx));
-        forEach(0, chunk, kRows, [&](Value rb) {
-          Value top = add(rb, idx(kRows));
-          SmallVector<Value> rowSums(kRows, splat(0.0));
-          for (int64_t i = 0; i < kRows; ++i)
-            rowSums[i] =
-                forEachCarry(0, f, lanes, splat(0.0), [&](Value fi, Value acc) {
-                  return vector::FMAOp::create(
-                      b,
-                      vector::LoadOp::create(b, vf, phiQ,
-                                             ValueRange{add(rb, idx(i)), fi}),
-                      vector::LoadOp::create(b, vf, sum, ValueRange{fi}), acc);
-                });
-          auto blocks = scf::ForOp::create(
-              b, idx(0), top, idx(evA * lanes), rowSums,
-              [&](OpBuilder &, Location, Value j0, ValueRange carried) {
-                SmallVector<Value> a = rowTile(
-                    evA, idx(f), SmallVector<Value>(kRows * evA, splat(0.0)),
-                    [&](int64_t i, Value fi) { return phiQAt(rb, i, fi); },
-                    [&](int64_t g, Value fi) -> Value {
-                      return vector::LoadOp::create(
-                          b, vf, phiKT,
-                          ValueRange{fi, add(j0, idx(g * lanes))});
-                    });
-                SmallVector<Value> next(carried.begin(), carried.end());
-                for (int64_t i = 0; i < kRows; ++i)
-                  for (int64_t g = 0; g < evA; ++g) {
-                    Value j = add(j0, idx(g * lanes));
-                    Value cols = arith::AddIOp::create(
-                        b, vector::BroadcastOp::create(b, vi, j), iota);
-                    Value keep = arith::CmpIOp::create(
-                        b, arith::CmpIPredicate::ule, cols,
-                        vector::BroadcastOp::create(b, vi, add(rb, idx(i))));
-                    Value x = arith::SelectOp::create(b, keep, a[i * evA + g],
-                                                      splat(0.0));
-                    vector::StoreOp::create(b, x, scores,
-                                            ValueRange{add(rb, idx(i)), j});
-                    next[i] = arith::AddFOp::create(b, next[i], x);
-                  }
-                scf::YieldOp::create(b, next);
-              });
-          for (int64_t i = 0; i < kRows; ++i) {
-            Value d = sumLanes(b, blocks.getResult(i));
-            memref::StoreOp::create(b,
-                                    arith::AddFOp::create(b, d, f32Const(eps)),
-                                    den, ValueRange{add(rb, idx(i))});
-          }
-          // O = (phi(Q_c) S + A V_c) / den: depth F, then the keys of the
-          // triangle (within the chunk's n).
-          Value depth = arith::MinSIOp::create(b, top, n);
-          forEach(0, dv, ev * lanes, [&](Value e0) {
-            SmallVector<Value> acc = rowTile(
-                ev, idx(f), SmallVector<Value>(kRows * ev, splat(0.0)),
-                [&](int64_t i, Value fi) { return phiQAt(rb, i, fi); },
-                [&](int64_t g, Value fi) -> Value {
-                  return vector::LoadOp::create(
-                      b, vf, state, ValueRange{fi, add(e0, idx(g * lanes))});
-                });
-            acc = rowTile(
-                ev, depth, acc,
-                [&](int64_t i, Value j) -> Value {
-                  return memref::LoadOp::create(b, scores,
-                                                ValueRange{add(rb, idx(i)), j});
-                },
-                [&](int64_t g, Value j) -> Value {
-                  return load(vBuf,
-                              {bi, hk, add(o, j), add(e0, idx(g * lanes))});
-                });
-            storeRows(acc, ev, rb, o, n, e0, den, gBuf, out, bi, h, outElem);
-          });
-        });
-        // S += phi(K_c)^T V_c, z += the column sums (the chunk's n keys).
-        addOuterProducts(
-            state, f, dv, n, phiK,
-            [&](Value fi, Value e) { return SmallVector<Value>{fi, e}; },
-            [&](Value j, Value e) {
-              return load(vBuf, {bi, hk, add(o, j), e});
-            });
-        forRange(idx(0), n, 1, [&](Value j) {
-          forEach(0, f, lanes, [&](Value fi) {
-            vector::StoreOp::create(
-                b,
-                arith::AddFOp::create(
-                    b, vector::LoadOp::create(b, vf, sum, ValueRange{fi}),
-                    vector::LoadOp::create(b, vf, phiK, ValueRange{j, fi})),
-                sum, ValueRange{fi});
-          });
-        });
-      });
+      CausalHead s{len,   f,    dv,   chunk, ev,      evA,    eps, qBuf,
+                   kBuf,  vBuf, gBuf, out,   outElem, bi,     h,   hk,
+                   state, sum,  phiK, phiKT, phiQ,    scores, den};
+      forEach(0, chunks, 1, [&](Value c) { causalChunk(s, c); });
     });
     return toTensor(out);
+  }
+
+  /// Chunk `c` of chunkedCausal's head `s`: the features of its keys and
+  /// queries, per kRows rows A and den (causalScores) and the output
+  /// (causalOutput), then S and z updated with its keys.
+  void causalChunk(const CausalHead &s, Value c) {
+    Value o = mul(c, s.chunk);
+    Value n = arith::MinSIOp::create(b, idx(s.chunk), sub(idx(s.len), o));
+    // Rows past the sequence read its last row (never used: the
+    // triangle and the state stop at n, their outputs are dropped).
+    auto rowOf = [&](Value j) -> Value {
+      return arith::MinSIOp::create(b, add(o, j), idx(s.len - 1));
+    };
+    featureRows(s.kBuf, s.bi, s.hk, s.chunk, s.phiK, rowOf);
+    featureRows(s.qBuf, s.bi, s.h, s.chunk, s.phiQ, rowOf);
+    forEach(0, s.chunk, 1, [&](Value j) {
+      forEach(0, s.f, 1, [&](Value fi) {
+        memref::StoreOp::create(
+            b, memref::LoadOp::create(b, s.phiK, ValueRange{j, fi}), s.phiKT,
+            ValueRange{fi, j});
+      });
+    });
+    // A = phi(Q_c) phi(K_c)^T on and below the diagonal (0 above), and
+    // den = phi(Q_c) z + rowsum A + eps.
+    auto vi = VectorType::get({lanes}, b.getIndexType());
+    SmallVector<Attribute> laneIdx;
+    for (int64_t i = 0; i < lanes; ++i)
+      laneIdx.push_back(b.getIndexAttr(i));
+    Value iota =
+        arith::ConstantOp::create(b, DenseElementsAttr::get(vi, laneIdx));
+    forEach(0, s.chunk, kRows, [&](Value rb) {
+      Value top = add(rb, idx(kRows));
+      causalScores(s, rb, top, vi, iota);
+      causalOutput(s, rb, top, o, n);
+    });
+    // S += phi(K_c)^T V_c, z += the column sums (the chunk's n keys).
+    addOuterProducts(
+        s.state, s.f, s.dv, n, s.phiK,
+        [&](Value fi, Value e) { return SmallVector<Value>{fi, e}; },
+        [&](Value j, Value e) {
+          return load(s.vBuf, {s.bi, s.hk, add(o, j), e});
+        });
+    forRange(idx(0), n, 1, [&](Value j) {
+      forEach(0, s.f, lanes, [&](Value fi) {
+        vector::StoreOp::create(
+            b,
+            arith::AddFOp::create(
+                b, vector::LoadOp::create(b, vf, s.sum, ValueRange{fi}),
+                vector::LoadOp::create(b, vf, s.phiK, ValueRange{j, fi})),
+            s.sum, ValueRange{fi});
+      });
+    });
+  }
+
+  /// Element (rb + i, fi) of head `s`'s phi(Q_c).
+  Value phiQAt(const CausalHead &s, Value rb, int64_t i, Value fi) {
+    return memref::LoadOp::create(b, s.phiQ, ValueRange{add(rb, idx(i)), fi});
+  }
+
+  /// Rows rb.. (kRows of them) of A = phi(Q_c) phi(K_c)^T into s.scores, on
+  /// and below the diagonal (0 above; the key blocks of EvA vectors below
+  /// `top`), and their den = phi(Q_c) z + rowsum A + eps; `vi` and `iota`
+  /// the lane indices.
+  void causalScores(const CausalHead &s, Value rb, Value top, VectorType vi,
+                    Value iota) {
+    SmallVector<Value> rowSums(kRows, splat(0.0));
+    for (int64_t i = 0; i < kRows; ++i)
+      rowSums[i] =
+          forEachCarry(0, s.f, lanes, splat(0.0), [&](Value fi, Value acc) {
+            return vector::FMAOp::create(
+                b,
+                vector::LoadOp::create(b, vf, s.phiQ,
+                                       ValueRange{add(rb, idx(i)), fi}),
+                vector::LoadOp::create(b, vf, s.sum, ValueRange{fi}), acc);
+          });
+    auto blocks = scf::ForOp::create(
+        b, idx(0), top, idx(s.evA * lanes), rowSums,
+        [&](OpBuilder &, Location, Value j0, ValueRange carried) {
+          SmallVector<Value> a = rowTile(
+              s.evA, idx(s.f), SmallVector<Value>(kRows * s.evA, splat(0.0)),
+              [&](int64_t i, Value fi) { return phiQAt(s, rb, i, fi); },
+              [&](int64_t g, Value fi) -> Value {
+                return vector::LoadOp::create(
+                    b, vf, s.phiKT, ValueRange{fi, add(j0, idx(g * lanes))});
+              });
+          SmallVector<Value> next(carried.begin(), carried.end());
+          for (int64_t i = 0; i < kRows; ++i)
+            for (int64_t g = 0; g < s.evA; ++g) {
+              Value j = add(j0, idx(g * lanes));
+              Value cols = arith::AddIOp::create(
+                  b, vector::BroadcastOp::create(b, vi, j), iota);
+              Value keep = arith::CmpIOp::create(
+                  b, arith::CmpIPredicate::ule, cols,
+                  vector::BroadcastOp::create(b, vi, add(rb, idx(i))));
+              Value x = arith::SelectOp::create(b, keep, a[i * s.evA + g],
+                                                splat(0.0));
+              vector::StoreOp::create(b, x, s.scores,
+                                      ValueRange{add(rb, idx(i)), j});
+              next[i] = arith::AddFOp::create(b, next[i], x);
+            }
+          scf::YieldOp::create(b, next);
+        });
+    for (int64_t i = 0; i < kRows; ++i) {
+      Value d = sumLanes(b, blocks.getResult(i));
+      memref::StoreOp::create(b, arith::AddFOp::create(b, d, f32Const(s.eps)),
+                              s.den, ValueRange{add(rb, idx(i))});
+    }
+  }
+
+  /// Output rows rb.. (kRows of them; those below n are stored) of the
+  /// chunk from row `o`, its rows from rb below `top`.
+  void causalOutput(const CausalHead &s, Value rb, Value top, Value o,
+                    Value n) {
+    // O = (phi(Q_c) S + A V_c) / den: depth F, then the keys of the
+    // triangle (within the chunk's n).
+    Value depth = arith::MinSIOp::create(b, top, n);
+    forEach(0, s.dv, s.ev * lanes, [&](Value e0) {
+      SmallVector<Value> acc = rowTile(
+          s.ev, idx(s.f), SmallVector<Value>(kRows * s.ev, splat(0.0)),
+          [&](int64_t i, Value fi) { return phiQAt(s, rb, i, fi); },
+          [&](int64_t g, Value fi) -> Value {
+            return vector::LoadOp::create(
+                b, vf, s.state, ValueRange{fi, add(e0, idx(g * lanes))});
+          });
+      acc = rowTile(
+          s.ev, depth, acc,
+          [&](int64_t i, Value j) -> Value {
+            return memref::LoadOp::create(b, s.scores,
+                                          ValueRange{add(rb, idx(i)), j});
+          },
+          [&](int64_t g, Value j) -> Value {
+            return load(s.vBuf,
+                        {s.bi, s.hk, add(o, j), add(e0, idx(g * lanes))});
+          });
+      storeRows(acc, s.ev, rb, o, n, e0, s.den, s.gBuf, s.out, s.bi, s.h,
+                s.outElem);
+    });
   }
 
   /// stateBuf[at(f, e)] += sum_{j < n} phi[j, f] v(j, e) over an F x Dv state

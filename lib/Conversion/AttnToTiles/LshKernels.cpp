@@ -270,6 +270,17 @@ private:
     return pos;
   }
 
+  /// One iteration (b, h, chunk c) of the chunk kernels: its indices and
+  /// scratch (the deallocation pipeline frees it). `qt` holds scale Q^T
+  /// (`D x C`), `kpos` and `qpos` the positions of the keys and queries,
+  /// `st` S^T then P^T (`W x C`); per query, `factor` is what its row of
+  /// P V is multiplied by (1 / l, times the round's weight when folding)
+  /// and `keep` (when folding) what the rounds before are.
+  struct ChunkIteration {
+    Value bi, h, c;
+    Value qt, kpos, qpos, st, factor, keep;
+  };
+
   /// The chunk kernels: per (b, h, chunk), out and lse of its queries at
   /// their positions; with `fold`, the round is folded into those of the
   /// rounds before: L' = logaddexp(L, lse_r), out' = out e^(L - L') +
@@ -278,225 +289,263 @@ private:
   /// read through pos: S^T = K Q^T
   /// (`W x C`), the softmax runs down its columns, and O = P V reads P^T.
   void attend(Value pos, bool fold) {
-    Type f32 = b.getF32Type();
     int64_t evQ = tileVectors(chunk / lanes, kRows, registers / 2);
     int64_t evV = tileVectors(valueDim / lanes, kRows, registers / 2);
-    double negInf = -std::numeric_limits<double>::infinity();
     parallel({batch, heads, numChunks}, [&](ValueRange ivs) {
-      Value bi = ivs[0], h = ivs[1], c = ivs[2];
-      // (Scratch of the iteration; the deallocation pipeline frees it.)
-      Value qt = memref::AllocOp::create(b, MemRefType::get({dim, chunk}, f32));
-      Value kpos = memref::AllocOp::create(
-          b, MemRefType::get({window}, b.getIndexType()));
-      Value qpos = memref::AllocOp::create(
-          b, MemRefType::get({chunk}, b.getIndexType()));
-      Value st =
-          memref::AllocOp::create(b, MemRefType::get({window, chunk}, f32));
-      // Per query: what its row of P V is multiplied by (1 / l, times the
-      // round's weight when folding) and what the rounds before are.
-      Value factor = memref::AllocOp::create(b, MemRefType::get({chunk}, f32));
-      Value keep =
-          fold ? memref::AllocOp::create(b, MemRefType::get({chunk}, f32))
-                     .getResult()
-               : Value();
-      // The positions of the chunk's queries and of the keys of the
-      // previous chunk (the last for chunk 0) and its own; their rows
-      // prefetched (random rows: the gathers below would wait on each),
-      // then the queries scaled and transposed.
-      auto prefetchRow = [&](Value buf, Value row, int64_t width) {
-        for (int64_t d = 0; d < width; d += kLineFloats)
-          memref::PrefetchOp::create(b, buf, ValueRange{bi, h, row, idx(d)},
-                                     /*isWrite=*/false, /*localityHint=*/3,
-                                     /*isDataCache=*/true);
-      };
-      Value first = mul(c, chunk);
-      forEach(0, chunk, 1, [&](Value t) {
-        Value row =
-            memref::LoadOp::create(b, pos, ValueRange{bi, h, add(first, t)});
-        memref::StoreOp::create(b, row, qpos, ValueRange{t});
-        prefetchRow(qBuf, row, dim);
+      ChunkIteration it = allocateChunk(ivs, fold);
+      gatherChunk(it, pos);
+      chunkScores(it, evQ);
+      chunkSoftmax(it, fold);
+      chunkOutput(it, evV, fold);
+    });
+  }
+
+  /// The indices `ivs` of a chunk kernel iteration and its scratch.
+  ChunkIteration allocateChunk(ValueRange ivs, bool fold) {
+    Type f32 = b.getF32Type();
+    ChunkIteration it;
+    it.bi = ivs[0];
+    it.h = ivs[1];
+    it.c = ivs[2];
+    // (Scratch of the iteration; the deallocation pipeline frees it.)
+    it.qt = memref::AllocOp::create(b, MemRefType::get({dim, chunk}, f32));
+    it.kpos =
+        memref::AllocOp::create(b, MemRefType::get({window}, b.getIndexType()));
+    it.qpos =
+        memref::AllocOp::create(b, MemRefType::get({chunk}, b.getIndexType()));
+    it.st = memref::AllocOp::create(b, MemRefType::get({window, chunk}, f32));
+    // Per query: what its row of P V is multiplied by (1 / l, times the
+    // round's weight when folding) and what the rounds before are.
+    it.factor = memref::AllocOp::create(b, MemRefType::get({chunk}, f32));
+    it.keep = fold ? memref::AllocOp::create(b, MemRefType::get({chunk}, f32))
+                         .getResult()
+                   : Value();
+    return it;
+  }
+
+  /// Prefetches the `width` elements of row `row` of (b, h) in `buf`.
+  void prefetchRow(const ChunkIteration &it, Value buf, Value row,
+                   int64_t width) {
+    Value bi = it.bi, h = it.h;
+    for (int64_t d = 0; d < width; d += kLineFloats)
+      memref::PrefetchOp::create(b, buf, ValueRange{bi, h, row, idx(d)},
+                                 /*isWrite=*/false, /*localityHint=*/3,
+                                 /*isDataCache=*/true);
+  }
+
+  /// The positions of the chunk's queries and of the keys of the
+  /// previous chunk (the last for chunk 0) and its own; their rows
+  /// prefetched (random rows: the gathers below would wait on each),
+  /// then the queries scaled and transposed.
+  void gatherChunk(const ChunkIteration &it, Value pos) {
+    Value bi = it.bi, h = it.h, c = it.c;
+    Value first = mul(c, chunk);
+    forEach(0, chunk, 1, [&](Value t) {
+      Value row =
+          memref::LoadOp::create(b, pos, ValueRange{bi, h, add(first, t)});
+      memref::StoreOp::create(b, row, it.qpos, ValueRange{t});
+      prefetchRow(it, qBuf, row, dim);
+    });
+    Value prev =
+        arith::RemUIOp::create(b, add(c, idx(numChunks - 1)), idx(numChunks));
+    forEach(0, window, 1, [&](Value w) {
+      Value src = c;
+      if (window != chunk)
+        src = arith::SelectOp::create(
+            b,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, w, idx(chunk)),
+            prev, c);
+      Value place =
+          add(mul(src, chunk), arith::RemUIOp::create(b, w, idx(chunk)));
+      Value row = memref::LoadOp::create(b, pos, ValueRange{bi, h, place});
+      memref::StoreOp::create(b, row, it.kpos, ValueRange{w});
+      prefetchRow(it, qBuf, row, dim);
+      prefetchRow(it, vBuf, row, valueDim);
+    });
+    forEach(0, chunk, 1, [&](Value t) {
+      Value row = memref::LoadOp::create(b, it.qpos, ValueRange{t});
+      forEach(0, dim, 1, [&](Value d) {
+        Value x = memref::LoadOp::create(b, qBuf, ValueRange{bi, h, row, d});
+        memref::StoreOp::create(b, arith::MulFOp::create(b, x, f32Const(scale)),
+                                it.qt, ValueRange{d, t});
       });
-      Value prev =
-          arith::RemUIOp::create(b, add(c, idx(numChunks - 1)), idx(numChunks));
-      forEach(0, window, 1, [&](Value w) {
-        Value src = c;
-        if (window != chunk)
-          src = arith::SelectOp::create(
-              b,
-              arith::CmpIOp::create(b, arith::CmpIPredicate::ult, w,
-                                    idx(chunk)),
-              prev, c);
-        Value place =
-            add(mul(src, chunk), arith::RemUIOp::create(b, w, idx(chunk)));
-        Value row = memref::LoadOp::create(b, pos, ValueRange{bi, h, place});
-        memref::StoreOp::create(b, row, kpos, ValueRange{w});
-        prefetchRow(qBuf, row, dim);
-        prefetchRow(vBuf, row, valueDim);
-      });
-      forEach(0, chunk, 1, [&](Value t) {
-        Value row = memref::LoadOp::create(b, qpos, ValueRange{t});
-        forEach(0, dim, 1, [&](Value d) {
-          Value x = memref::LoadOp::create(b, qBuf, ValueRange{bi, h, row, d});
-          memref::StoreOp::create(b,
-                                  arith::MulFOp::create(b, x, f32Const(scale)),
-                                  qt, ValueRange{d, t});
-        });
-      });
-      // S^T = K (scale Q)^T in kRows keys x evQ query vectors.
-      forEach(0, window, kRows, [&](Value jb) {
-        SmallVector<Value> keyRows;
-        for (int64_t i = 0; i < kRows; ++i)
-          keyRows.push_back(
-              memref::LoadOp::create(b, kpos, ValueRange{add(jb, idx(i))}));
-        forEach(0, chunk, evQ * lanes, [&](Value i0) {
-          SmallVector<Value> acc = registerTile(
-              b, kRows, evQ, idx(dim),
-              SmallVector<Value>(kRows * evQ, splat(0.0)),
-              [&](int64_t i, Value d) -> Value {
-                return memref::LoadOp::create(b, qBuf,
-                                              ValueRange{bi, h, keyRows[i], d});
-              },
-              [&](int64_t g, Value d) -> Value {
-                return vector::LoadOp::create(
-                    b, vf, qt, ValueRange{d, add(i0, idx(g * lanes))});
-              });
-          // (Key i's scores times its inverse norm: its normalized row's.)
-          for (int64_t i = 0; i < kRows; ++i) {
-            Value inv = vector::BroadcastOp::create(
-                b, vf,
-                memref::LoadOp::create(b, invNorm,
-                                       ValueRange{bi, h, keyRows[i]}));
-            for (int64_t g = 0; g < evQ; ++g)
-              vector::StoreOp::create(
-                  b, arith::MulFOp::create(b, acc[i * evQ + g], inv), st,
-                  ValueRange{add(jb, idx(i)), add(i0, idx(g * lanes))});
-          }
-        });
-      });
-      // Per query vector: the keys other than the query itself (and,
-      // causal, not after it); itself alone where there is none; softmax
-      // down the columns and the log-sum-exp.
-      forEach(0, chunk, lanes, [&](Value i0) {
-        Value qv = vector::LoadOp::create(b, vi, qpos, ValueRange{i0});
-        auto keyPos = [&](Value j) -> Value {
-          return vector::BroadcastOp::create(
-              b, vi, memref::LoadOp::create(b, kpos, ValueRange{j}));
-        };
-        auto rule = [&](Value kp) -> Value {
-          Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, kp, qv);
-          if (causal)
-            ok = arith::AndIOp::create(
-                b, ok,
-                arith::CmpIOp::create(b, arith::CmpIPredicate::ule, kp, qv));
-          return ok;
-        };
-        auto score = [&](Value j) -> Value {
-          return vector::LoadOp::create(b, vf, st, ValueRange{j, i0});
-        };
-        // The maximum over the other keys; where there is none, the row
-        // attends to itself alone (its weight exp(0) = 1, the log-sum-exp
-        // its own score).
-        // (and the score of the query itself, which is its log-sum-exp
-        // when it is alone).
-        auto firstPass = scf::ForOp::create(
-            b, idx(0), idx(window), idx(1),
-            ValueRange{splat(negInf), splat(negInf)},
-            [&](OpBuilder &, Location, Value j, ValueRange acc) {
-              Value kp = keyPos(j), x = score(j);
-              Value other =
-                  arith::SelectOp::create(b, rule(kp), x, splat(negInf));
-              Value self =
-                  arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kp, qv);
-              scf::YieldOp::create(
-                  b, ValueRange{arith::MaximumFOp::create(b, acc[0], other),
-                                arith::SelectOp::create(b, self, x, acc[1])});
+    });
+  }
+
+  /// S^T = K (scale Q)^T in kRows keys x evQ query vectors.
+  void chunkScores(const ChunkIteration &it, int64_t evQ) {
+    Value bi = it.bi, h = it.h;
+    forEach(0, window, kRows, [&](Value jb) {
+      SmallVector<Value> keyRows;
+      for (int64_t i = 0; i < kRows; ++i)
+        keyRows.push_back(
+            memref::LoadOp::create(b, it.kpos, ValueRange{add(jb, idx(i))}));
+      forEach(0, chunk, evQ * lanes, [&](Value i0) {
+        SmallVector<Value> acc = registerTile(
+            b, kRows, evQ, idx(dim),
+            SmallVector<Value>(kRows * evQ, splat(0.0)),
+            [&](int64_t i, Value d) -> Value {
+              return memref::LoadOp::create(b, qBuf,
+                                            ValueRange{bi, h, keyRows[i], d});
+            },
+            [&](int64_t g, Value d) -> Value {
+              return vector::LoadOp::create(
+                  b, vf, it.qt, ValueRange{d, add(i0, idx(g * lanes))});
             });
-        Value others = firstPass.getResult(0);
-        Value alone = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
-                                            others, splat(negInf));
-        Value l = forEachCarry(
-            0, window, 1, splat(0.0), [&](Value j, Value acc) -> Value {
-              Value kp = keyPos(j);
-              Value self =
-                  arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kp, qv);
-              Value p = arith::SelectOp::create(
-                  b, rule(kp),
-                  softmaxExp(b, arith::SubFOp::create(b, score(j), others)),
-                  splat(0.0));
-              p = arith::SelectOp::create(
-                  b, arith::AndIOp::create(b, self, alone), splat(1.0), p);
-              vector::StoreOp::create(b, p, st, ValueRange{j, i0});
-              return arith::AddFOp::create(b, acc, p);
-            });
-        Value m =
-            arith::SelectOp::create(b, alone, firstPass.getResult(1), others);
-        Value rowLse = arith::AddFOp::create(b, m, math::LogOp::create(b, l));
-        auto lane = [&](Value v, int64_t k) -> Value {
-          return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{k});
-        };
-        Value f = arith::DivFOp::create(b, splat(1.0), l);
-        if (fold) {
-          // The rounds so far, L, at the lanes' positions.
-          SmallVector<Value> old;
-          for (int64_t k = 0; k < lanes; ++k)
-            old.push_back(
-                memref::LoadOp::create(b, lse, ValueRange{bi, h, lane(qv, k)}));
-          Value prior = vector::FromElementsOp::create(b, vf, old);
-          Value top = arith::MaximumFOp::create(b, prior, rowLse);
-          auto weight = [&](Value x) -> Value {
-            return math::ExpOp::create(b, arith::SubFOp::create(b, x, top));
-          };
-          Value total = arith::AddFOp::create(b, weight(prior), weight(rowLse));
-          Value next =
-              arith::AddFOp::create(b, top, math::LogOp::create(b, total));
-          auto share = [&](Value x) -> Value {
-            return math::ExpOp::create(b, arith::SubFOp::create(b, x, next));
-          };
-          vector::StoreOp::create(b, share(prior), keep, ValueRange{i0});
-          f = arith::MulFOp::create(b, f, share(rowLse));
-          rowLse = next;
+        // (Key i's scores times its inverse norm: its normalized row's.)
+        for (int64_t i = 0; i < kRows; ++i) {
+          Value inv = vector::BroadcastOp::create(
+              b, vf,
+              memref::LoadOp::create(b, invNorm,
+                                     ValueRange{bi, h, keyRows[i]}));
+          for (int64_t g = 0; g < evQ; ++g)
+            vector::StoreOp::create(
+                b, arith::MulFOp::create(b, acc[i * evQ + g], inv), it.st,
+                ValueRange{add(jb, idx(i)), add(i0, idx(g * lanes))});
         }
-        vector::StoreOp::create(b, f, factor, ValueRange{i0});
-        for (int64_t k = 0; k < lanes; ++k)
-          memref::StoreOp::create(b, lane(rowLse, k), lse,
-                                  ValueRange{bi, h, lane(qv, k)});
       });
-      // O = P V / l in kRows queries x evV value vectors, V's rows through
-      // kpos, each row stored at its position.
-      forEach(0, chunk, kRows, [&](Value rb) {
-        forEach(0, valueDim, evV * lanes, [&](Value e0) {
-          SmallVector<Value> acc = registerTile(
-              b, kRows, evV, idx(window),
-              SmallVector<Value>(kRows * evV, splat(0.0)),
-              [&](int64_t i, Value j) -> Value {
-                return memref::LoadOp::create(b, st,
-                                              ValueRange{j, add(rb, idx(i))});
-              },
-              [&](int64_t g, Value j) -> Value {
-                Value row = memref::LoadOp::create(b, kpos, ValueRange{j});
-                return vector::LoadOp::create(
-                    b, vf, vBuf,
-                    ValueRange{bi, h, row, add(e0, idx(g * lanes))});
-              });
-          for (int64_t i = 0; i < kRows; ++i) {
-            Value t = add(rb, idx(i));
-            Value qp = memref::LoadOp::create(b, qpos, ValueRange{t});
-            auto scalarOf = [&](Value buf) -> Value {
-              return vector::BroadcastOp::create(
-                  b, vf, memref::LoadOp::create(b, buf, ValueRange{t}));
-            };
-            Value f = scalarOf(factor);
-            Value kept = fold ? scalarOf(keep) : Value();
-            for (int64_t g = 0; g < evV; ++g) {
-              SmallVector<Value> at = {bi, h, qp, add(e0, idx(g * lanes))};
-              Value o = arith::MulFOp::create(b, acc[i * evV + g], f);
-              if (fold)
-                o = vector::FMAOp::create(
-                    b, vector::LoadOp::create(b, vf, out, at), kept, o);
-              vector::StoreOp::create(b, o, out, at);
-            }
+    });
+  }
+
+  /// Lane `k` of vector `v`.
+  Value lane(Value v, int64_t k) {
+    return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{k});
+  }
+
+  /// Per query vector: the keys other than the query itself (and,
+  /// causal, not after it); itself alone where there is none; softmax
+  /// down the columns and the log-sum-exp.
+  void chunkSoftmax(const ChunkIteration &it, bool fold) {
+    Value bi = it.bi, h = it.h;
+    double negInf = -std::numeric_limits<double>::infinity();
+    forEach(0, chunk, lanes, [&](Value i0) {
+      Value qv = vector::LoadOp::create(b, vi, it.qpos, ValueRange{i0});
+      auto keyPos = [&](Value j) -> Value {
+        return vector::BroadcastOp::create(
+            b, vi, memref::LoadOp::create(b, it.kpos, ValueRange{j}));
+      };
+      auto rule = [&](Value kp) -> Value {
+        Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, kp, qv);
+        if (causal)
+          ok = arith::AndIOp::create(
+              b, ok,
+              arith::CmpIOp::create(b, arith::CmpIPredicate::ule, kp, qv));
+        return ok;
+      };
+      auto score = [&](Value j) -> Value {
+        return vector::LoadOp::create(b, vf, it.st, ValueRange{j, i0});
+      };
+      // The maximum over the other keys; where there is none, the row
+      // attends to itself alone (its weight exp(0) = 1, the log-sum-exp
+      // its own score).
+      // (and the score of the query itself, which is its log-sum-exp
+      // when it is alone).
+      auto firstPass = scf::ForOp::create(
+          b, idx(0), idx(window), idx(1),
+          ValueRange{splat(negInf), splat(negInf)},
+          [&](OpBuilder &, Location, Value j, ValueRange acc) {
+            Value kp = keyPos(j), x = score(j);
+            Value other =
+                arith::SelectOp::create(b, rule(kp), x, splat(negInf));
+            Value self =
+                arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kp, qv);
+            scf::YieldOp::create(
+                b, ValueRange{arith::MaximumFOp::create(b, acc[0], other),
+                              arith::SelectOp::create(b, self, x, acc[1])});
+          });
+      Value others = firstPass.getResult(0);
+      Value alone = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, others,
+                                          splat(negInf));
+      Value l = forEachCarry(
+          0, window, 1, splat(0.0), [&](Value j, Value acc) -> Value {
+            Value kp = keyPos(j);
+            Value self =
+                arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kp, qv);
+            Value p = arith::SelectOp::create(
+                b, rule(kp),
+                softmaxExp(b, arith::SubFOp::create(b, score(j), others)),
+                splat(0.0));
+            p = arith::SelectOp::create(
+                b, arith::AndIOp::create(b, self, alone), splat(1.0), p);
+            vector::StoreOp::create(b, p, it.st, ValueRange{j, i0});
+            return arith::AddFOp::create(b, acc, p);
+          });
+      Value m =
+          arith::SelectOp::create(b, alone, firstPass.getResult(1), others);
+      Value rowLse = arith::AddFOp::create(b, m, math::LogOp::create(b, l));
+      Value f = arith::DivFOp::create(b, splat(1.0), l);
+      if (fold)
+        rowLse = foldRound(it, i0, qv, rowLse, f);
+      vector::StoreOp::create(b, f, it.factor, ValueRange{i0});
+      for (int64_t k = 0; k < lanes; ++k)
+        memref::StoreOp::create(b, lane(rowLse, k), lse,
+                                ValueRange{bi, h, lane(qv, k)});
+    });
+  }
+
+  /// Folds the round's log-sum-exp `rowLse` of the query vector at `i0`
+  /// (positions `qv`) into the rounds' so far: stores the share of the
+  /// rounds before in `keep`, multiplies `f` by the round's share and
+  /// returns the new log-sum-exp.
+  Value foldRound(const ChunkIteration &it, Value i0, Value qv, Value rowLse,
+                  Value &f) {
+    Value bi = it.bi, h = it.h;
+    // The rounds so far, L, at the lanes' positions.
+    SmallVector<Value> old;
+    for (int64_t k = 0; k < lanes; ++k)
+      old.push_back(
+          memref::LoadOp::create(b, lse, ValueRange{bi, h, lane(qv, k)}));
+    Value prior = vector::FromElementsOp::create(b, vf, old);
+    Value top = arith::MaximumFOp::create(b, prior, rowLse);
+    auto weight = [&](Value x) -> Value {
+      return math::ExpOp::create(b, arith::SubFOp::create(b, x, top));
+    };
+    Value total = arith::AddFOp::create(b, weight(prior), weight(rowLse));
+    Value next = arith::AddFOp::create(b, top, math::LogOp::create(b, total));
+    auto share = [&](Value x) -> Value {
+      return math::ExpOp::create(b, arith::SubFOp::create(b, x, next));
+    };
+    vector::StoreOp::create(b, share(prior), it.keep, ValueRange{i0});
+    f = arith::MulFOp::create(b, f, share(rowLse));
+    return next;
+  }
+
+  /// O = P V / l in kRows queries x evV value vectors, V's rows through
+  /// kpos, each row stored at its position.
+  void chunkOutput(const ChunkIteration &it, int64_t evV, bool fold) {
+    Value bi = it.bi, h = it.h;
+    forEach(0, chunk, kRows, [&](Value rb) {
+      forEach(0, valueDim, evV * lanes, [&](Value e0) {
+        SmallVector<Value> acc = registerTile(
+            b, kRows, evV, idx(window),
+            SmallVector<Value>(kRows * evV, splat(0.0)),
+            [&](int64_t i, Value j) -> Value {
+              return memref::LoadOp::create(b, it.st,
+                                            ValueRange{j, add(rb, idx(i))});
+            },
+            [&](int64_t g, Value j) -> Value {
+              Value row = memref::LoadOp::create(b, it.kpos, ValueRange{j});
+              return vector::LoadOp::create(
+                  b, vf, vBuf, ValueRange{bi, h, row, add(e0, idx(g * lanes))});
+            });
+        for (int64_t i = 0; i < kRows; ++i) {
+          Value t = add(rb, idx(i));
+          Value qp = memref::LoadOp::create(b, it.qpos, ValueRange{t});
+          auto scalarOf = [&](Value buf) -> Value {
+            return vector::BroadcastOp::create(
+                b, vf, memref::LoadOp::create(b, buf, ValueRange{t}));
+          };
+          Value f = scalarOf(it.factor);
+          Value kept = fold ? scalarOf(it.keep) : Value();
+          for (int64_t g = 0; g < evV; ++g) {
+            SmallVector<Value> at = {bi, h, qp, add(e0, idx(g * lanes))};
+            Value o = arith::MulFOp::create(b, acc[i * evV + g], f);
+            if (fold)
+              o = vector::FMAOp::create(
+                  b, vector::LoadOp::create(b, vf, out, at), kept, o);
+            vector::StoreOp::create(b, o, out, at);
           }
-        });
+        }
       });
     });
   }

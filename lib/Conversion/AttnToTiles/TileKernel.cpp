@@ -114,7 +114,7 @@ public:
                               });
     });
     SmallVector<Value> results = {f.finish()};
-    if (spec.lse)
+    if (spec.results.lse)
       results.push_back(f.finishLse());
     return results;
   }
@@ -501,7 +501,7 @@ private:
   /// maxima (the sink's term of the denominator and the log-sum-exp need
   /// them), else null.
   Value rowMaxima() {
-    if (!f.sinkBuf && !spec.lse)
+    if (!f.sinkBuf && !spec.results.lse)
       return Value();
     return memref::AllocOp::create(b,
                                    MemRefType::get({tileRows}, b.getF32Type()));
@@ -525,24 +525,22 @@ private:
       if (groupedRows)
         inside = arith::AndIOp::create(b, inside,
                                        f.lt(f.add(groupStart, r), groupedRows));
-      // (The frame stores at its current head.)
-      Value tileHead = f.head;
-      f.head = head;
+      // The epilogue at the row's head (the rows of a decode tile span the
+      // heads of a group).
       f.ifThen(inside, [&] {
         Value l = memref::LoadOp::create(b, lbuf, ValueRange{r});
         Value m =
             mbuf ? memref::LoadOp::create(b, mbuf, ValueRange{r}).getResult()
                  : Value();
-        Value inv = f.rowFactor(l, m);
-        if (spec.lse)
-          f.storeLse(f.logSumExp(l, m), row);
+        Value inv = f.rowFactor(l, m, head);
+        if (spec.results.lse)
+          f.storeLse(f.logSumExp(l, m, head), row, head);
         f.forEach(0, f.valueDim, 1, [&](Value e) {
           Value o = memref::LoadOp::create(b, ot, ValueRange{e, r});
           o = arith::MulFOp::create(b, o, inv);
-          f.storeOutput(f.applyGate(o, row, e), row, e);
+          f.storeOutput(f.applyGate(o, row, e, head), row, e, head);
         });
       });
-      f.head = tileHead;
     });
   }
 
@@ -1193,9 +1191,9 @@ bool mlir::attn::usesBf16Pairs(const KernelSpec &spec,
   const AttentionDims &d = spec.dims;
   return target.bf16Dot != TargetModel::Bf16Dot::None && staticLayout &&
          !tiles.groupedRows && isBf16(spec.query) && isBf16(spec.key) &&
-         isBf16(spec.value) && !spec.qkNormEps && !spec.pageTable &&
-         !spec.isRelative() && !spec.isPacked() && d.headDim % 2 == 0 &&
-         d.valueDim % 2 == 0 && tiles.keyBlock % 2 == 0 &&
+         isBf16(spec.value) && !spec.qkNormEps && !spec.paging.pageTable &&
+         !spec.isRelative() && !spec.sequences.isPacked() &&
+         d.headDim % 2 == 0 && d.valueDim % 2 == 0 && tiles.keyBlock % 2 == 0 &&
          !ShapedType::isDynamic(d.batch) && !ShapedType::isDynamic(d.keyLen);
 }
 

@@ -45,6 +45,7 @@
 #define ATTN_CONVERSION_ATTNKERNEL_KERNELFRAME_H
 
 #include "attn-opt/Conversion/AttnKernel/KernelSpec.h"
+#include "attn-opt/Dialect/Attn/Utils/ArithBuilder.h"
 
 namespace mlir::attn {
 
@@ -96,7 +97,7 @@ struct SoftmaxStep {
   Value max, shift, alpha;
 };
 
-class KernelFrame {
+class KernelFrame : public KernelArith {
 public:
   /// Generates at `b` the kernel of `spec` for `target`, in tiles of
   /// `blockQ` queries by `blockK` keys. `layout` is the compile-time block
@@ -106,7 +107,6 @@ public:
               const BlockLayout *layout, int64_t blockQ, int64_t blockK,
               const KernelTarget &target);
 
-  ImplicitLocOpBuilder &b;
   const KernelSpec &spec;
   const BlockLayout *layout;
   const KernelTarget &target;
@@ -122,7 +122,7 @@ public:
   /// packed batch).
   Value batchSize, queryLen, keyLen, numTiles;
 
-  /// The log-sum-exp buffer `[B, Hq, Lq]` f32 (spec.lse), else null.
+  /// The log-sum-exp buffer `[B, Hq, Lq]` f32 (spec.results.lse), else null.
   Value lseBuf;
   /// Read-only buffers of the operands (null when absent; the key
   /// layer-normalized with qk-layernorm), the output buffer, the tables.
@@ -182,7 +182,7 @@ public:
   void guarded(function_ref<void()> body);
   /// The result tensor from the output buffer, in the result type.
   Value finish();
-  /// The log-sum-exp tensor (spec.lse), else null.
+  /// The log-sum-exp tensor (spec.results.lse), else null.
   Value finishLse();
 
   //===--------------------------------------------------------------------===//
@@ -287,53 +287,40 @@ public:
   /// the sum of the squared centered elements; null without qk-layernorm).
   Value queryFactor(Value centeredSquares);
 
+  // The epilogue works on the query rows of the tile's head, or of
+  // `rowHead` when given (a decode tile's rows span the heads of a group).
+
   /// The factor of the output row: `1 / l` of the combined softmax sum
   /// (0 when no key was allowed), or 1 for pointwise attention (`sum`
   /// null). With attention sinks, `l` gains the current head's
   /// `exp(sink - max)`, `max` the row's (combined) running maximum.
-  Value rowFactor(Value sum, Value max = {});
+  Value rowFactor(Value sum, Value max = {}, Value rowHead = {});
   /// The softmax denominator of a row from its partial sum and (combined)
   /// running maximum: the combined sum, plus the sink's term.
-  Value denominator(Value sum, Value max);
-  /// The log-sum-exp of a row (scalars; spec.lse): `max +
+  Value denominator(Value sum, Value max, Value rowHead = {});
+  /// The log-sum-exp of a row (scalars; spec.results.lse): `max +
   /// log(denominator)`, -inf where the denominator is 0; with a sink,
   /// shifted by max(max, sink) so that a row with no allowed key gives the
   /// sink's logit. Like rowFactor it combines the row's partial sums (the
   /// mma.sync quad: lane shuffles, so every lane of the row calls it).
-  Value logSumExp(Value sum, Value max);
+  Value logSumExp(Value sum, Value max, Value rowHead = {});
   /// Stores a row's log-sum-exp for query `row`.
-  void storeLse(Value lse, Value row);
+  void storeLse(Value lse, Value row, Value rowHead = {});
   /// `out` (a scalar, or a vector along the value dim from `col`) times the
   /// gate of query `row` when there is one.
-  Value applyGate(Value out, Value row, Value col);
+  Value applyGate(Value out, Value row, Value col, Value rowHead = {});
   /// Stores `out` (as above) into the output buffer at query `row` (of the
   /// current sequence) and `col`, rounded to the buffer's type.
-  void storeOutput(Value out, Value row, Value col);
+  void storeOutput(Value out, Value row, Value col, Value rowHead = {});
 
   //===--------------------------------------------------------------------===//
   // Small builders
   //===--------------------------------------------------------------------===//
 
-  Value idx(int64_t v);
-  Value f32Const(double v);
-  /// A float constant shaped like `like`.
-  Value splat(Value like, double v);
-  Value add(Value x, Value y);
-  Value add(Value x, int64_t y);
-  Value sub(Value x, Value y);
-  Value mul(Value x, int64_t y);
-  Value div(Value x, int64_t y);
-  Value rem(Value x, int64_t y);
-  Value minIdx(Value x, int64_t bound);
-  Value minIdx(Value x, Value bound);
-  Value maxIdx(Value x, Value bound);
-  Value lt(Value x, int64_t bound);
-  Value lt(Value x, Value bound);
+  // Constants, index arithmetic and f32 conversions: KernelArith's.
+
   /// An int32 table entry as an index.
   Value loadIndex(Value mem, Value at);
-  /// f32 (or a vector of f32) from any float type, and back.
-  Value toF32(Value v);
-  Value fromF32(Value v, Type elementType);
   /// A vector load or store of `type` at `at`, with the alignment that
   /// vectors of its size at multiples of its size in rows of `rowLen`
   /// elements have (see alignmentOf).
@@ -358,6 +345,24 @@ public:
 private:
   /// relBuf's tensor (sets relPad).
   Value paddedDistances(TensorBuilder &tb);
+  /// prepare()'s first phase: the read-only buffers of the operands (Q, K,
+  /// V, the modifiers, the page table, the mask tensor, the relative
+  /// biases and distances, the segment ids and the varlen tables).
+  void prepareOperandBuffers(TensorBuilder &tb);
+  /// maskBuf from the mask tensor `m`: f32 for an additive mask, i8 for a
+  /// boolean one (reinterpreted in place when the target reads converted
+  /// operands, `convert`; else extended to bytes).
+  void prepareMaskBuffer(TensorBuilder &tb, Value m, bool convert);
+  /// prepare()'s second phase: the operand sizes, the output buffer and
+  /// the log-sum-exp buffer; returns the output's element type.
+  Type prepareOutputBuffers();
+  /// prepare()'s last phase: the block tables, numTiles and boundKeys (for
+  /// a varlen batch, the padding rows of the outputs filled; `outElem` the
+  /// output's element type).
+  void prepareTables(Type outElem);
+  /// numTiles of a packed batch, from tileStartBuf (built here): the first
+  /// tile of each sequence, counted once the run-time checks hold.
+  void preparePackedTiles();
   /// Buffers of the varlen operands and, for packed batches, the first flat
   /// tile of each sequence (N + 1 entries).
   Value queryLengthBuf, keyLengthBuf, queryOffsetBuf, keyOffsetBuf,

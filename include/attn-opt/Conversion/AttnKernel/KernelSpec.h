@@ -22,24 +22,10 @@
 namespace mlir::attn {
 
 /// One attention with a softmax or pointwise normalizer to generate a fused
-/// kernel for. Tensors are the op's operands (null when absent).
-struct KernelSpec {
-  Value query, key, value, bias, gate, querySegments, keySegments;
-  /// The mask tensor (boolean, or additive), null when absent. Only the CPU
-  /// tile kernel takes one (see `applies`).
-  Value maskTensor;
-  /// Varlen operands (null when absent): padded lengths or packed offsets.
-  Value queryLengths, keyLengths, queryOffsets, keyOffsets;
-  /// Batch and lengths may be dynamic (ShapedType::kDynamic).
-  AttentionDims dims{};
-  double scale = 1.0;
-  std::optional<double> qkNormEps;
-  /// Score modifiers: soft-capping, ALiBi slopes and attention sinks (f32
-  /// `Hq` tensors, null when absent).
-  std::optional<double> softcap;
-  Value alibiSlopes, sinks;
-  /// A paged KV cache's page table (key and value are pools), or null.
-  Value pageTable;
+/// kernel for: the op's problem (AttentionProblem.h; operands null when
+/// absent, `dims` with dynamic batch and lengths as ShapedType::kDynamic)
+/// and what the kernels derive from it.
+struct KernelSpec : AttentionProblem {
   /// Transformer-XL's relative term (attn.relative_attention, the CPU tile
   /// kernel; null otherwise): the embeddings of the distances `posEmb`
   /// (`H x Lk x D`), the content bias `u` and the position bias `v`
@@ -49,19 +35,13 @@ struct KernelSpec {
   Value posEmb, contentBias, positionBias;
   int64_t memoryLen = 0;
   bool isRelative() const { return static_cast<bool>(posEmb); }
-  /// The op has its log-sum-exp result (softmax, the CPU kernels).
-  bool lse = false;
   /// Softmax (online) or pointwise.
   bool softmax = true;
   PointwiseFn fn = PointwiseFn::relu;
   double alpha = 1.0;        ///< pointwise: the length exponent
   double lengthFactor = 1.0; ///< L^-alpha of pointwise attention (static L)
-  /// The mask (all keys when `isAll()`).
+  /// The mask of the pattern (all keys when `isAll()`).
   mask::Mask mask;
-  /// Only keys of the query's segment are allowed: blocks whose query and
-  /// key ids cannot match are skipped at run time.
-  bool segmentBound = false;
-  Type resultType;
   /// A buffer of the result's shape the kernel writes into (a strided view
   /// of the buffer of a rearrangement of the result, see
   /// writeThroughRearrangement), or null: the kernel allocates its output.
@@ -75,17 +55,15 @@ struct KernelSpec {
   /// block layout is known at compile time. Otherwise the kernels classify
   /// blocks at run time.
   bool hasStaticLayout() const {
-    return dims.isStatic() && !queryLengths && !keyLengths && !queryOffsets &&
+    return dims.isStatic() && !sequences.isVarlen() &&
            BlockLayout::fitsAtCompileTime(mask);
   }
   /// Why the layout is not known at compile time (for remarks).
   const char *runtimeLayoutReason() const {
-    return dims.isStatic() && !isVarlen()
+    return dims.isStatic() && !sequences.isVarlen()
                ? "too many blocks for a compile-time layout"
                : "lengths known at run time";
   }
-  bool isPacked() const { return static_cast<bool>(queryOffsets); }
-  bool isVarlen() const { return queryLengths || keyLengths || queryOffsets; }
 
   /// The spec of `op`, which has a softmax or pointwise normalizer.
   static KernelSpec get(AttentionOp op);

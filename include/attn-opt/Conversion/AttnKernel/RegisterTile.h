@@ -10,6 +10,8 @@
 #ifndef ATTN_CONVERSION_ATTNKERNEL_REGISTERTILE_H
 #define ATTN_CONVERSION_ATTNKERNEL_REGISTERTILE_H
 
+#include "attn-opt/Dialect/Attn/Utils/ArithBuilder.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
@@ -38,21 +40,16 @@ Value sumLanes(ImplicitLocOpBuilder &b, Value vector);
 /// register tiles (attn-linear-kernels, attn-lsh-kernels): constants,
 /// index arithmetic, loops (scf.parallel / scf.for) and f32 vectors of the
 /// target's lanes.
-class VectorLoops {
+class VectorLoops : public KernelArith {
 public:
   VectorLoops(ImplicitLocOpBuilder &b, int64_t lanes, int64_t registers);
 
-  ImplicitLocOpBuilder &b;
   int64_t lanes, registers;
   /// vector<lanes x f32>.
   VectorType vf;
 
-  Value idx(int64_t v);
-  Value add(Value x, Value y);
-  Value sub(Value x, Value y);
-  Value mul(Value x, int64_t y);
-  Value div(Value x, int64_t y);
-  Value f32Const(double v);
+  // Constants and index arithmetic: KernelArith's.
+  using KernelArith::splat;
   /// An f32 vector of `v` in every lane.
   Value splat(double v);
   /// A vector of `lanes` elements of `buf` at `at`, extended to f32.

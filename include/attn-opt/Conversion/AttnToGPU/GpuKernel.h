@@ -67,7 +67,7 @@ GpuKernelPlan planGpuKernel(const KernelSpec &spec, bool tensorCores,
                             int64_t blockK);
 
 /// Emits the kernel at `b` and returns the op's results: the result tensor
-/// and, with spec.lse, the log-sum-exp tensor. `layout` has blocks of
+/// and, with spec.results.lse, the log-sum-exp tensor. `layout` has blocks of
 /// (plan.blockQ, plan.blockK) when the spec has a compile-time layout, else
 /// it is null (blocks classified at run time).
 SmallVector<Value> buildGpuKernel(ImplicitLocOpBuilder &b,

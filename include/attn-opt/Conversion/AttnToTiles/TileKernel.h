@@ -64,9 +64,9 @@ bool usesBf16Pairs(const KernelSpec &spec, const TargetModel &target,
                    const TileSizes &tiles, bool staticLayout);
 
 /// Emits the kernel at `b`'s insertion point and returns the result tensor,
-/// then the log-sum-exp tensor when the spec has it (spec.lse). `layout` is
-/// the block layout of the mask in blocks of (Mr, Nb) when the spec has a
-/// compile-time layout, else null (blocks classified at run time).
+/// then the log-sum-exp tensor when the spec has it (spec.results.lse).
+/// `layout` is the block layout of the mask in blocks of (Mr, Nb) when the spec
+/// has a compile-time layout, else null (blocks classified at run time).
 SmallVector<Value> buildTileKernel(ImplicitLocOpBuilder &b,
                                    const KernelSpec &spec,
                                    const TargetModel &target,

@@ -143,8 +143,78 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
         /*softcap=*/FloatAttr(), /*layout=*/BlockLayoutAttr());
 }
 
+// AttentionOperands.def lists the ODS operands of attn.attention; the
+// count is checked here, the order and accessors by
+// unittests/AttentionOperandsTest.cpp.
+static_assert(
+    std::tuple_size_v<AttentionOp::Properties::operandSegmentSizesTy> ==
+        kNumAttentionOperands,
+    "AttentionOperands.def must list every operand of "
+    "attn.attention in ODS order");
+
+void AttentionOp::build(OpBuilder &builder, OperationState &state,
+                        const AttentionProblem &p) {
+  auto f32Attr = [&](std::optional<double> v) {
+    return v ? builder.getF32FloatAttr(*v) : FloatAttr();
+  };
+  const AttentionModifiers &mods = p.modifiers;
+  const AttentionSequences &seq = p.sequences;
+  build(
+      builder, state, p.results.output, p.results.lse, p.query, p.key, p.value,
+      mods.bias, mods.gate, p.segments.query,
+      p.segments.separateKeys ? p.segments.key : Value(), p.projection,
+      seq.queryLengths, seq.keyLengths, seq.queryOffsets, seq.keyOffsets,
+      p.masking.tensor, mods.alibiSlopes, mods.sinks, p.paging.pageTable,
+      p.normalizer, p.masking.pattern,
+      f32Attr(p.explicitScale ? std::optional<double>(p.scale) : std::nullopt),
+      f32Attr(p.qkNormEps), f32Attr(mods.softcap), p.masking.layout);
+}
+
+AttentionProblem AttentionOp::getProblem() { return getProblem(getDims()); }
+
+AttentionProblem AttentionOp::getProblem(const AttentionDims &dims) {
+  auto toDouble = [](std::optional<APFloat> v) -> std::optional<double> {
+    if (!v)
+      return std::nullopt;
+    return v->convertToDouble();
+  };
+  AttentionProblem p;
+  p.query = getQuery();
+  p.key = getKey();
+  p.value = getValue();
+  p.dims = dims;
+  p.elementType = typeOf(getQuery()).getElementType();
+
+  p.normalizer = getNormalizer();
+  p.explicitScale = static_cast<bool>(getScale());
+  p.scale =
+      p.explicitScale
+          ? getScale()->convertToDouble()
+          : (isa<KernelAttr>(p.normalizer) ? 1.0 : defaultScale(dims.headDim));
+  p.qkNormEps = toDouble(getQkNormEps());
+  p.projection = getProjection();
+
+  p.masking = {getPatternAttr(), getMask(), getLayoutAttr()};
+  p.sequences = {getQueryLengths(), getKeyLengths(), getQueryOffsets(),
+                 getKeyOffsets()};
+  p.segments.query = getQuerySegments();
+  p.segments.key = getKeySegments() ? getKeySegments() : getQuerySegments();
+  p.segments.separateKeys = static_cast<bool>(getKeySegments());
+  p.segments.bound = getPatternAttr() && getPatternAttr().isSegmentBound();
+
+  p.modifiers.bias = getBias();
+  p.modifiers.alibiSlopes = getAlibiSlopes();
+  p.modifiers.sinks = getSinks();
+  p.modifiers.softcap = toDouble(getSoftcap());
+  p.modifiers.gate = getGate();
+  if (Value table = getPageTable())
+    p.paging = {table, typeOf(getKey()).getDimSize(2)};
+  p.results = {getType(), getLse() ? typeOf(getLse()) : RankedTensorType()};
+  return p;
+}
+
 static LogicalResult verifyVarlen(AttentionOp op, ShapeChecker &check,
-                                  const AttentionDims &d);
+                                  const AttentionProblem &p);
 
 /// A paged KV cache: static page size, key_lengths, no packed batch or
 /// segments; returns the key length, max_pages x page (dynamic when
@@ -180,21 +250,22 @@ static FailureOr<int64_t> verifyPageTable(AttentionOp op, ShapeChecker &check) {
 /// Soft-capping, ALiBi and sinks: softmax and pointwise scores only (sinks:
 /// softmax only), one slope or sink per query head.
 static LogicalResult verifyScoreModifiers(AttentionOp op, ShapeChecker &check,
-                                          const AttentionDims &d) {
-  Named slopes{"alibi_slopes", typeOf(op.getAlibiSlopes())},
-      sinks{"sinks", typeOf(op.getSinks())};
-  bool kernel = isa<KernelAttr>(op.getNormalizer());
-  if (kernel && (op.getSoftcap() || slopes.type))
+                                          const AttentionProblem &p) {
+  const AttentionModifiers &mods = p.modifiers;
+  Named slopes{"alibi_slopes", typeOf(mods.alibiSlopes)},
+      sinks{"sinks", typeOf(mods.sinks)};
+  if (p.isKernel() && (mods.softcap || slopes.type))
     return op.emitOpError()
-           << (op.getSoftcap() ? "softcap" : "alibi_slopes")
+           << (mods.softcap ? "softcap" : "alibi_slopes")
            << " does not apply to kernel attention (it has no scores)";
-  if (sinks.type && !isa<SoftmaxAttr>(op.getNormalizer()))
+  if (sinks.type && !p.isSoftmax())
     return op.emitOpError() << "sinks join a softmax's denominator: they need "
                                "#attn.softmax";
   if (failed(check.requireStatic({slopes, sinks})))
     return failure();
   for (const Named &n : {slopes, sinks})
-    if (n.type && failed(check.requireShape(n, {d.queryHeads}, "query heads")))
+    if (n.type &&
+        failed(check.requireShape(n, {p.dims.queryHeads}, "query heads")))
       return failure();
   return success();
 }
@@ -202,15 +273,16 @@ static LogicalResult verifyScoreModifiers(AttentionOp op, ShapeChecker &check,
 /// Checks the `layout` attribute: a softmax or pointwise normalizer, blocks
 /// that cover the scores of every query head, and the very layout the
 /// pattern gives.
-static LogicalResult verifyLayout(AttentionOp op, const AttentionDims &d) {
-  BlockLayoutAttr layout = op.getLayoutAttr();
+static LogicalResult verifyLayout(AttentionOp op, const AttentionProblem &p) {
+  BlockLayoutAttr layout = p.masking.layout;
+  const AttentionDims &d = p.dims;
   if (!layout)
     return success();
   if (ShapedType::isDynamic(d.queryLen) || ShapedType::isDynamic(d.keyLen))
     return op.emitOpError() << "has a block layout, which needs static query "
                                "and key lengths (with dynamic lengths the "
                                "kernels classify blocks at run time)";
-  if (isa<KernelAttr>(op.getNormalizer()))
+  if (p.isKernel())
     return op.emitOpError() << "has a block layout, which applies only to "
                                "softmax and pointwise attention";
   int64_t rows = (d.queryLen + layout.getBlockQ() - 1) / layout.getBlockQ();
@@ -242,8 +314,9 @@ static LogicalResult verifyLayout(AttentionOp op, const AttentionDims &d) {
 /// The mask operand: `Lq x Lk` or broadcast from `B x Hq x Lq x Lk`, i1 or
 /// the op's float type (additive: softmax and pointwise only).
 static LogicalResult verifyMaskOperand(AttentionOp op, ShapeChecker &check,
-                                       const AttentionDims &d) {
-  Named m{"mask", typeOf(op.getMask())};
+                                       const AttentionProblem &p) {
+  const AttentionDims &d = p.dims;
+  Named m{"mask", typeOf(p.masking.tensor)};
   if (!m.type)
     return success();
   if (m.type.getRank() == 4 && m.type.isDynamicDim(1))
@@ -252,24 +325,23 @@ static LogicalResult verifyMaskOperand(AttentionOp op, ShapeChecker &check,
   if (failed(check.requireBias(m, d.batch, d.queryHeads, d.queryLen, d.keyLen,
                                /*allowRank2=*/true)))
     return failure();
-  Type elem = m.type.getElementType();
-  if (!elem.isInteger(1)) {
-    Type queryElem = typeOf(op.getQuery()).getElementType();
-    if (elem != queryElem)
+  if (!p.masking.isBoolean()) {
+    Type elem = m.type.getElementType();
+    if (elem != p.elementType)
       return op.emitOpError()
              << "expects a boolean (i1) mask or an additive mask of the "
                 "query's element type "
-             << queryElem << ", got " << m.type;
-    if (isa<KernelAttr>(op.getNormalizer()))
+             << p.elementType << ", got " << m.type;
+    if (p.isKernel())
       return op.emitOpError()
              << "takes only a boolean mask with kernel attention (an additive "
                 "mask needs scores to add it to)";
   }
-  if (op.isVarlen())
+  if (p.sequences.isVarlen())
     return op.emitOpError()
            << "does not take a mask with varlen operands (its rows and "
               "columns would not follow the sequences)";
-  if (op.getLayoutAttr())
+  if (p.masking.layout)
     return op.emitOpError()
            << "has a block layout and a mask tensor; a layout describes the "
               "pattern only (attn-infer-mask turns a constant mask into a "
@@ -302,6 +374,8 @@ LogicalResult AttentionOp::verify() {
   if (failed(dims))
     return failure();
   const AttentionDims &d = *dims;
+  // The shapes hold from here on: the rest reads the problem.
+  AttentionProblem p = getProblem(d);
   if (isPaged() && failed(check.requireShape(
                        {"page_table", typeOf(getPageTable())},
                        {d.batch, ShapedType::kDynamic}, "batch x max pages")))
@@ -315,7 +389,7 @@ LogicalResult AttentionOp::verify() {
   if (gate.type && failed(check.requireShape(gate, res.type.getShape(),
                                              "the shape of the result")))
     return failure();
-  if (failed(verifyMaskOperand(*this, check, d)))
+  if (failed(verifyMaskOperand(*this, check, p)))
     return failure();
 
   if (segK.type && !segQ.type)
@@ -364,7 +438,7 @@ LogicalResult AttentionOp::verify() {
                                  /*positive=*/true)) ||
       failed(check.requireFinite(getSoftcap(), "softcap", /*positive=*/true)))
     return failure();
-  if (failed(verifyScoreModifiers(*this, check, d)))
+  if (failed(verifyScoreModifiers(*this, check, p)))
     return failure();
   if (Value lse = getLse()) {
     if (!isa<SoftmaxAttr>(getNormalizer()))
@@ -390,18 +464,20 @@ LogicalResult AttentionOp::verify() {
   if (getQuerySegments() && !(pattern && pattern.usesSegments()))
     return emitOpError() << "has segment ids but its pattern does not use "
                             "them (add #attn.segments)";
-  if (failed(verifyVarlen(*this, check, d)))
+  if (failed(verifyVarlen(*this, check, p)))
     return failure();
-  return verifyLayout(*this, d);
+  return verifyLayout(*this, p);
 }
 
 /// The varlen operands: one form at a time, offsets together, shapes.
 static LogicalResult verifyVarlen(AttentionOp op, ShapeChecker &check,
-                                  const AttentionDims &d) {
-  Named lq{"query_lengths", typeOf(op.getQueryLengths())},
-      lk{"key_lengths", typeOf(op.getKeyLengths())},
-      cq{"query_offsets", typeOf(op.getQueryOffsets())},
-      ck{"key_offsets", typeOf(op.getKeyOffsets())};
+                                  const AttentionProblem &p) {
+  const AttentionSequences &seq = p.sequences;
+  const AttentionDims &d = p.dims;
+  Named lq{"query_lengths", typeOf(seq.queryLengths)},
+      lk{"key_lengths", typeOf(seq.keyLengths)},
+      cq{"query_offsets", typeOf(seq.queryOffsets)},
+      ck{"key_offsets", typeOf(seq.keyOffsets)};
   if (static_cast<bool>(cq.type) != static_cast<bool>(ck.type))
     return op.emitOpError()
            << "takes query_offsets and key_offsets together (a packed batch "
@@ -409,15 +485,15 @@ static LogicalResult verifyVarlen(AttentionOp op, ShapeChecker &check,
   if (cq.type && (lq.type || lk.type))
     return op.emitOpError() << "takes lengths (a padded batch) or offsets (a "
                                "packed batch), not both";
-  if (!op.isVarlen())
+  if (!seq.isVarlen())
     return success();
-  if (op.getBias())
+  if (p.modifiers.bias)
     return op.emitOpError() << "does not take a bias with varlen operands";
-  if (op.getLayoutAttr())
+  if (p.masking.layout)
     return op.emitOpError()
            << "has a block layout, which does not apply to varlen batches "
               "(each sequence has its own lengths)";
-  if (op.getPatternAttr() && op.getPatternAttr().requiresStaticLengths())
+  if (p.masking.pattern && p.masking.pattern.requiresStaticLengths())
     return op.emitOpError()
            << "has a pattern with compile-time blocks (#attn.random, "
               "#attn.block), which varlen batches do not take (each sequence "
@@ -428,7 +504,7 @@ static LogicalResult verifyVarlen(AttentionOp op, ShapeChecker &check,
     return failure();
   if (!cq.type)
     return success();
-  if (op.getQuerySegments())
+  if (p.segments.query)
     return op.emitOpError() << "does not take segment ids with a packed batch "
                                "(its sequences are the segments)";
   int64_t keyBatch = typeOf(op.getKey()).getDimSize(0);

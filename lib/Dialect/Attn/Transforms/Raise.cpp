@@ -17,12 +17,14 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/Format.h"
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <variant>
 
@@ -796,218 +798,354 @@ Matched<ScoreMask> matchMask(Value s) {
   return none;
 }
 
-/// Raises the attention whose output contraction is `pv`, or says why not.
-LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
-  auto fail = [&](const Miss &m) {
-    why = m;
-    return failure();
-  };
-  auto pvMatch = matchContraction(pvOp, "the output product");
-  if (auto *m = std::get_if<Miss>(&pvMatch))
-    return fail({m->why, /*silent=*/true});
+/// A matched attention graph, found without creating IR: what the build
+/// step creates the attn.attention op from, and what it replaces.
+struct AttentionMatch {
+  /// The output product O = P V, whose result the op replaces.
+  linalg::LinalgOp pvOp;
+  /// The rank of the products: 4 ([B, H, L, D]) or 3 ([B*H, L, D]).
+  int64_t rank = 0;
+  /// The normalizer, the scores it reads and its ops.
+  Weights weights;
+  /// The score product S = Q K^T.
+  linalg::LinalgOp qkOp;
+  /// Q, K and V as the op reads them (before the unit head dim of rank 3
+  /// operands); K still [..., D, Lk] when `transposeKey`.
+  Value q, k, v;
+  /// Whether the scores read K transposed (for the remark).
+  bool keyTransposed = false;
+  /// Whether the build transposes K (no transpose of it to look through).
+  bool transposeKey = false;
+  /// The scale (the mask's, the scores' and Q's), and its op on the scores.
+  double scale = 1.0;
+  Operation *scaleOp = nullptr;
+  /// A causal mask from the indices, or another mask; the masking ops.
+  MaskPatternAttrInterface pattern;
+  std::optional<ScoreMask> mask;
+  SmallVector<Operation *> maskOps;
+  /// An index mask evaluated at each (i, j) of [Lq, Lk], row-major.
+  SmallVector<bool> indexBits;
+  int64_t lq = 0, lk = 0;
+  /// The feature map ops on Q and K (kernel attention).
+  SmallVector<Operation *> featureOps;
+  /// The remark's notes on the mask and on the operands (grouped heads, Q
+  /// scaled).
+  std::string maskNote, operandNote;
+};
+
+/// Whether the normalizer reads its scores twice (the max and the exp of a
+/// decomposed softmax, or a feature map's products).
+bool readsScoresTwice(const Weights &weights) {
+  return StringRef(weights.form).starts_with("softmax decomposed") ||
+         weights.featureMap.has_value();
+}
+
+/// The permutation that swaps the last two of `rank` dims.
+SmallVector<int64_t> swapLastTwo(int64_t rank) {
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(perm[rank - 1], perm[rank - 2]);
+  return perm;
+}
+
+/// Matches the output product `m.pvOp` and the normalizer of its weights P
+/// into `m`; returns the product. A subgraph without a normalizer is not
+/// attention (a silent miss).
+Matched<Contraction> matchOutputAndNormalizer(AttentionMatch &m) {
+  auto pvMatch = matchContraction(m.pvOp, "the output product");
+  if (auto *miss = std::get_if<Miss>(&pvMatch))
+    return Miss{miss->why, /*silent=*/true};
   Contraction pv = std::get<Contraction>(pvMatch);
-  Value p = pvOp.getDpsInputs()[0], v = pvOp.getDpsInputs()[1];
+  Value p = m.pvOp.getDpsInputs()[0];
+  m.v = m.pvOp.getDpsInputs()[1];
   auto pType = dyn_cast<RankedTensorType>(p.getType());
   if (!pType)
-    return fail({"the weights are not a ranked tensor", true});
-  int64_t rank = pType.getRank();
+    return Miss{"the weights are not a ranked tensor", true};
+  m.rank = pType.getRank();
 
   // The normalizer: a subgraph without one is not attention (silent).
-  Weights weights;
-  auto softmax = matchSoftmax(p, rank);
+  auto softmax = matchSoftmax(p, m.rank);
   if (auto *w = std::get_if<Weights>(&softmax)) {
-    weights = *w;
+    m.weights = *w;
   } else {
     auto relu = matchRelu(p, pType.getShape().back());
     if (auto *w = std::get_if<Weights>(&relu))
-      weights = *w;
+      m.weights = *w;
     else if (std::get<Miss>(softmax).why == "the weights are not a softmax")
-      return fail(
-          {std::get<Miss>(relu).why,
-           std::get<Miss>(relu).why.find("neither") != std::string::npos});
+      return Miss{std::get<Miss>(relu).why,
+                  std::get<Miss>(relu).why.find("neither") !=
+                      std::string::npos};
     else
-      return fail(std::get<Miss>(softmax));
+      return std::get<Miss>(softmax);
   }
 
   // P [batch..., Lq, Lk] times V [batch..., Lk, Dv], static shapes.
   if (pv.lhs != concat(pv.batch, {pv.m, pv.k}) ||
       pv.rhs != concat(pv.batch, {pv.k, pv.n}))
-    return fail({"the output product is not P [..., Lq, Lk] x V [..., Lk, "
-                 "Dv]"});
+    return Miss{"the output product is not P [..., Lq, Lk] x V [..., Lk, "
+                "Dv]"};
   if (!pType.hasStaticShape() ||
-      !cast<RankedTensorType>(v.getType()).hasStaticShape())
-    return fail({"the shapes are not static"});
+      !cast<RankedTensorType>(m.v.getType()).hasStaticShape())
+    return Miss{"the shapes are not static"};
   if (!p.hasOneUse())
-    return fail({"the weights have another use"});
+    return Miss{"the weights have another use"};
   if (!pv.zeroInit)
-    return fail({"the output product does not accumulate into zeros"});
+    return Miss{"the output product does not accumulate into zeros"};
+  return pv;
+}
 
-  // A mask before the normalizer: a causal one from the loop indices
-  // (square scores: the exporters' j <= i is attn's bottom-right alignment
-  // when Lq == Lk) becomes #attn.causal; other index masks a constant mask
-  // operand (attn-infer-mask reads its pattern); mask tensors the operand.
-  Value s = weights.scores;
-  SmallVector<Operation *> maskOps;
-  MaskPatternAttrInterface pattern;
-  std::optional<ScoreMask> mask;
-  double maskScale = 1.0;
-  bool readsScoresTwice =
-      StringRef(weights.form).starts_with("softmax decomposed") ||
-      weights.featureMap.has_value();
+/// Matches a mask before the normalizer on the scores `s` into `m` (and its
+/// scale into `m.scale`), and moves `s` to the scores it masks: a causal
+/// one from the loop indices (square scores: the exporters' j <= i is
+/// attn's bottom-right alignment when Lq == Lk) becomes #attn.causal; other
+/// index masks a constant mask operand (attn-infer-mask reads its pattern);
+/// mask tensors the operand.
+std::optional<Miss> matchMaskedScores(AttentionMatch &m, Value &s) {
   auto maskMatch = matchMask(s);
-  if (auto *m = std::get_if<Miss>(&maskMatch); m && !m->silent)
-    return fail(*m);
-  if (auto *masked = std::get_if<ScoreMask>(&maskMatch)) {
-    if (weights.featureMap)
-      return fail({"linear attention with a mask on the feature products"});
-    auto sType = cast<RankedTensorType>(s.getType());
-    int64_t r = sType.getRank();
-    if (!s.hasNUses(readsScoresTwice ? 2 : 1))
-      return fail({"the masked scores have another use"});
-    bool square = sType.getDimSize(r - 1) == sType.getDimSize(r - 2);
-    if (masked->indexCond && square &&
-        isCausalCondition(masked->indexCond, masked->indexRank))
-      pattern = CausalAttr::get(s.getContext());
-    else
-      mask = *masked;
-    s = masked->scores;
-    maskOps = masked->ops;
-    maskScale = masked->scale;
-  }
+  if (auto *miss = std::get_if<Miss>(&maskMatch); miss && !miss->silent)
+    return *miss;
+  auto *masked = std::get_if<ScoreMask>(&maskMatch);
+  if (!masked)
+    return std::nullopt;
+  if (m.weights.featureMap)
+    return Miss{"linear attention with a mask on the feature products"};
+  auto sType = cast<RankedTensorType>(s.getType());
+  int64_t r = sType.getRank();
+  if (!s.hasNUses(readsScoresTwice(m.weights) ? 2 : 1))
+    return Miss{"the masked scores have another use"};
+  bool square = sType.getDimSize(r - 1) == sType.getDimSize(r - 2);
+  if (masked->indexCond && square &&
+      isCausalCondition(masked->indexCond, masked->indexRank))
+    m.pattern = CausalAttr::get(s.getContext());
+  else
+    m.mask = *masked;
+  s = masked->scores;
+  m.maskOps = masked->ops;
+  m.scale = masked->scale;
+  return std::nullopt;
+}
 
-  // The scale. The decomposed softmax reads the scores twice (max, exp).
-  double scale = 1.0;
-  Operation *scaleOp = nullptr;
-  unsigned scoreUses = maskOps.empty() && readsScoresTwice ? 2 : 1;
-  scale = maskScale;
+/// Matches a constant scale of the scores `s` into `m` and moves `s` to the
+/// scores it scales. The decomposed softmax reads the scores twice (max,
+/// exp).
+std::optional<Miss> matchScoreScale(AttentionMatch &m, Value &s) {
+  unsigned scoreUses = m.maskOps.empty() && readsScoresTwice(m.weights) ? 2 : 1;
   if (auto sc = matchScale(s)) {
     if (!s.hasNUses(scoreUses))
-      return fail({"the scaled scores have another use"});
-    scale *= sc->first;
-    scaleOp = sc->second;
-    s = cast<linalg::LinalgOp>(scaleOp).getDpsInputs()[0];
+      return Miss{"the scaled scores have another use"};
+    m.scale *= sc->first;
+    m.scaleOp = sc->second;
+    s = cast<linalg::LinalgOp>(m.scaleOp).getDpsInputs()[0];
     scoreUses = 1;
   } else if (looksLikeScale(s)) {
-    return fail({"the scores are scaled by something that is not a constant"});
+    return Miss{"the scores are scaled by something that is not a constant"};
   }
   if (!s.hasNUses(scoreUses))
-    return fail({"the scores have another use"});
+    return Miss{"the scores have another use"};
+  return std::nullopt;
+}
 
-  // The scores.
+/// Matches the scores `s` = Q K^T into `m` (the product, Q, K and whether
+/// it reads K transposed), with the batch dims of the output product `pv`.
+std::optional<Miss> matchScores(AttentionMatch &m, Value s,
+                                const Contraction &pv) {
   auto qkMatch = matchContraction(s.getDefiningOp(), "the scores");
-  if (auto *m = std::get_if<Miss>(&qkMatch))
-    return fail(*m);
+  if (auto *miss = std::get_if<Miss>(&qkMatch))
+    return *miss;
   Contraction qk = std::get<Contraction>(qkMatch);
   if (!qk.zeroInit)
-    return fail({"the scores do not accumulate into zeros"});
+    return Miss{"the scores do not accumulate into zeros"};
   if (qk.batch.size() != pv.batch.size())
-    return fail({"the two products have different batch dims"});
-  Value q, k = qk.op.getDpsInputs()[1];
-  bool keyTransposed = false;
-  if (qk.lhs == concat(qk.batch, {qk.m, qk.k})) {
-    q = qk.op.getDpsInputs()[0];
-  } else {
-    return fail({"the scores do not read Q as [..., Lq, D]"});
-  }
+    return Miss{"the two products have different batch dims"};
+  m.qkOp = qk.op;
+  m.k = qk.op.getDpsInputs()[1];
+  if (qk.lhs != concat(qk.batch, {qk.m, qk.k}))
+    return Miss{"the scores do not read Q as [..., Lq, D]"};
+  m.q = qk.op.getDpsInputs()[0];
   if (qk.rhs == concat(qk.batch, {qk.k, qk.n}))
-    keyTransposed = true;
+    m.keyTransposed = true;
   else if (qk.rhs != concat(qk.batch, {qk.n, qk.k}))
-    return fail({"the scores do not read K as [..., Lk, D] or [..., D, Lk]"});
-  // Kernel attention: Q and K before the feature map (matched above).
-  SmallVector<Operation *> featureOps;
-  if (weights.featureMap) {
-    if (scaleOp)
-      return fail({"linear attention with a scale on the feature products"});
-    auto phiQ = q.getDefiningOp<linalg::LinalgOp>();
-    if (!q.hasOneUse())
-      return fail({"phi(Q) has another use"});
-    q = phiQ.getDpsInputs()[0];
-    featureOps.push_back(phiQ);
-    Value kt = k;
-    if (auto t = kt.getDefiningOp<linalg::TransposeOp>())
-      kt = t.getInput();
-    auto phiK = kt.getDefiningOp<linalg::LinalgOp>();
-    if (!kt.hasOneUse())
-      return fail({"phi(K) has another use"});
-    // With a transpose between phi(K) and the product, phi(K) and so K
-    // are [..., Lk, D]; without, K has the layout the product reads.
-    if (kt != k)
-      keyTransposed = false;
-    k = phiK.getDpsInputs()[0];
-    featureOps.push_back(phiK);
-  }
+    return Miss{"the scores do not read K as [..., Lk, D] or [..., D, Lk]"};
+  return std::nullopt;
+}
 
-  // The mask, checked (and an index mask evaluated) before any IR is
-  // built.
-  std::string maskNote;
-  SmallVector<bool> indexBits;
-  auto sType = cast<RankedTensorType>(weights.scores.getType());
-  int64_t lq = sType.getDimSize(rank - 2), lk = sType.getDimSize(rank - 1);
-  if (mask && mask->indexCond) {
-    if (lq * lk > (int64_t(1) << 26))
-      return fail({"an index mask of more than 2^26 entries (it is "
-                   "evaluated at compile time)"});
-    indexBits.reserve(lq * lk);
-    for (int64_t i = 0; i < lq; ++i)
-      for (int64_t j = 0; j < lk; ++j) {
+/// Kernel attention: moves `m.q` and `m.k` to Q and K before the feature
+/// map (matched with the normalizer), recording its ops.
+std::optional<Miss> matchFeatureMapInputs(AttentionMatch &m) {
+  if (!m.weights.featureMap)
+    return std::nullopt;
+  if (m.scaleOp)
+    return Miss{"linear attention with a scale on the feature products"};
+  auto phiQ = m.q.getDefiningOp<linalg::LinalgOp>();
+  if (!m.q.hasOneUse())
+    return Miss{"phi(Q) has another use"};
+  m.q = phiQ.getDpsInputs()[0];
+  m.featureOps.push_back(phiQ);
+  Value kt = m.k;
+  if (auto t = kt.getDefiningOp<linalg::TransposeOp>())
+    kt = t.getInput();
+  auto phiK = kt.getDefiningOp<linalg::LinalgOp>();
+  if (!kt.hasOneUse())
+    return Miss{"phi(K) has another use"};
+  // With a transpose between phi(K) and the product, phi(K) and so K
+  // are [..., Lk, D]; without, K has the layout the product reads.
+  if (kt != m.k)
+    m.keyTransposed = false;
+  m.k = phiK.getDpsInputs()[0];
+  m.featureOps.push_back(phiK);
+  return std::nullopt;
+}
+
+/// The mask, checked (and an index mask evaluated into `m.indexBits`)
+/// before any IR is built.
+std::optional<Miss> checkMask(AttentionMatch &m) {
+  auto sType = cast<RankedTensorType>(m.weights.scores.getType());
+  m.lq = sType.getDimSize(m.rank - 2);
+  m.lk = sType.getDimSize(m.rank - 1);
+  if (m.mask && m.mask->indexCond) {
+    if (m.lq * m.lk > (int64_t(1) << 26))
+      return Miss{"an index mask of more than 2^26 entries (it is "
+                  "evaluated at compile time)"};
+    m.indexBits.reserve(m.lq * m.lk);
+    for (int64_t i = 0; i < m.lq; ++i)
+      for (int64_t j = 0; j < m.lk; ++j) {
         std::optional<int64_t> bit =
-            evalIndexExpr(mask->indexCond, mask->indexRank, i, j);
+            evalIndexExpr(m.mask->indexCond, m.mask->indexRank, i, j);
         if (!bit)
-          return fail({"the mask's condition reads more than the query "
-                       "and key indices and constants"});
-        indexBits.push_back(*bit != 0);
+          return Miss{"the mask's condition reads more than the query "
+                      "and key indices and constants"};
+        m.indexBits.push_back(*bit != 0);
       }
-    maskNote = ", mask from the indices (a constant)";
-  } else if (mask) {
-    auto tt = cast<RankedTensorType>(mask->tensor.getType());
-    Type queryElem = cast<RankedTensorType>(q.getType()).getElementType();
-    if (mask->additive ? tt.getElementType() != queryElem
-                       : !tt.getElementType().isInteger(1))
-      return fail({"the mask tensor's element type is not the query's "
-                   "(additive) or i1 (boolean)"});
+    m.maskNote = ", mask from the indices (a constant)";
+  } else if (m.mask) {
+    auto tt = cast<RankedTensorType>(m.mask->tensor.getType());
+    Type queryElem = cast<RankedTensorType>(m.q.getType()).getElementType();
+    if (m.mask->additive ? tt.getElementType() != queryElem
+                         : !tt.getElementType().isInteger(1))
+      return Miss{"the mask tensor's element type is not the query's "
+                  "(additive) or i1 (boolean)"};
     if (!tt.hasStaticShape())
-      return fail({"the mask tensor's shape is not static"});
-    for (auto [r, e] : llvm::enumerate(mask->tensorMap.getResults()))
+      return Miss{"the mask tensor's shape is not static"};
+    for (auto [r, e] : llvm::enumerate(m.mask->tensorMap.getResults()))
       if (isa<AffineConstantExpr>(e) && tt.getDimSize(r) != 1)
-        return fail({"the mask tensor is read at index 0 of a dim larger "
-                     "than 1"});
-    maskNote =
-        mask->additive ? ", additive mask tensor" : ", boolean mask tensor";
+        return Miss{"the mask tensor is read at index 0 of a dim larger "
+                    "than 1"};
+    m.maskNote =
+        m.mask->additive ? ", additive mask tensor" : ", boolean mask tensor";
   }
+  return std::nullopt;
+}
 
-  // Build the op.
-  OpBuilder b(pvOp);
-  Location loc = pvOp.getLoc();
-  if (keyTransposed) {
-    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-    std::swap(perm[rank - 1], perm[rank - 2]);
-    auto transpose = k.getDefiningOp<linalg::TransposeOp>();
-    if (transpose && transpose.getPermutation() == ArrayRef<int64_t>(perm)) {
-      k = transpose.getInput();
-    } else {
-      auto kt = cast<RankedTensorType>(k.getType());
-      SmallVector<int64_t> shape(kt.getShape());
-      std::swap(shape[rank - 1], shape[rank - 2]);
-      Value init = tensor::EmptyOp::create(b, loc, shape, kt.getElementType());
-      k = linalg::TransposeOp::create(b, loc, k, init, perm)->getResult(0);
-    }
+/// The operands as the op reads them, found without creating IR: K through
+/// a transpose of its last two dims (else the build transposes it), K and
+/// V from fewer heads, Q through a constant scale.
+void matchOperands(AttentionMatch &m) {
+  if (m.keyTransposed) {
+    auto transpose = m.k.getDefiningOp<linalg::TransposeOp>();
+    if (transpose &&
+        transpose.getPermutation() == ArrayRef<int64_t>(swapLastTwo(m.rank)))
+      m.k = transpose.getInput();
+    else
+      m.transposeKey = true;
   }
-  // Grouped heads: K and V broadcast from the same fewer heads.
-  std::string gqa;
-  if (rank == 4) {
-    auto kSource = unbroadcastHeads(k), vSource = unbroadcastHeads(v);
+  // Grouped heads: K and V broadcast from the same fewer heads. A K the
+  // build transposes is read through a new linalg.transpose, which is not
+  // a broadcast of heads.
+  if (m.rank == 4 && !m.transposeKey) {
+    auto kSource = unbroadcastHeads(m.k), vSource = unbroadcastHeads(m.v);
     if (kSource && vSource && kSource->second == vSource->second) {
-      k = kSource->first;
-      v = vSource->first;
-      gqa = ", grouped heads (" + std::to_string(kSource->second) +
-            " query heads per key/value head)";
+      m.k = kSource->first;
+      m.v = vSource->first;
+      m.operandNote = ", grouped heads (" + std::to_string(kSource->second) +
+                      " query heads per key/value head)";
     }
   }
   // A scale applied to Q.
-  if (auto qs = matchQueryScale(q)) {
-    q = qs->first;
-    scale *= qs->second;
-    gqa += ", Q scaled";
+  if (auto qs = matchQueryScale(m.q)) {
+    m.q = qs->first;
+    m.scale *= qs->second;
+    m.operandNote += ", Q scaled";
+  }
+}
+
+/// Matches the attention whose output contraction is `pvOp`, from the
+/// output backwards, creating no IR; or says why not.
+Matched<AttentionMatch> matchAttention(linalg::LinalgOp pvOp) {
+  AttentionMatch m;
+  m.pvOp = pvOp;
+  Matched<Contraction> pv = matchOutputAndNormalizer(m);
+  if (auto *miss = std::get_if<Miss>(&pv))
+    return *miss;
+  Value s = m.weights.scores;
+  if (std::optional<Miss> miss = matchMaskedScores(m, s))
+    return *miss;
+  if (std::optional<Miss> miss = matchScoreScale(m, s))
+    return *miss;
+  if (std::optional<Miss> miss = matchScores(m, s, std::get<Contraction>(pv)))
+    return *miss;
+  if (std::optional<Miss> miss = matchFeatureMapInputs(m))
+    return *miss;
+  if (std::optional<Miss> miss = checkMask(m))
+    return *miss;
+  matchOperands(m);
+  return m;
+}
+
+/// Creates the mask operand of `m` at `b`'s insertion point: an index mask
+/// as an i1 constant, a mask tensor with a unit dim in front of the right
+/// one when it has three dims; null without a mask.
+Value buildMaskOperand(const AttentionMatch &m, OpBuilder &b, Location loc) {
+  if (m.mask && m.mask->indexCond) {
+    auto type = RankedTensorType::get({m.lq, m.lk}, b.getI1Type());
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, ArrayRef<bool>(m.indexBits)));
+  }
+  if (!m.mask)
+    return Value();
+  Value maskOperand = m.mask->tensor;
+  auto tt = cast<RankedTensorType>(maskOperand.getType());
+  if (m.mask->tensorMap.getNumResults() == 3) {
+    // [B', Lq, Lk] of [B*H] operands, or [H', Lq, Lk]: a unit dim in
+    // front of the right one.
+    SmallVector<int64_t> shape =
+        m.rank == 3 ? SmallVector<int64_t>{tt.getDimSize(0), 1, m.lq, m.lk}
+                    : SmallVector<int64_t>{1, tt.getDimSize(0), m.lq, m.lk};
+    maskOperand = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, tt.getElementType()), maskOperand,
+        ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+  }
+  return maskOperand;
+}
+
+/// The remark on a raised attention: its form, mask, scale and operands.
+std::string raisedNote(const AttentionMatch &m) {
+  std::string note;
+  llvm::raw_string_ostream os(note);
+  os << "raised attention: " << m.weights.form
+     << (m.pattern ? ", causal mask from the indices" : "") << m.maskNote;
+  if (!m.weights.featureMap)
+    os << ", scale " << llvm::format("%g", m.scale);
+  os << (m.keyTransposed ? ", K transposed" : "")
+     << (m.rank == 3 ? ", [B*H, L, D] operands" : "") << m.operandNote;
+  return note;
+}
+
+/// Creates the attn.attention op of `m` before the output product (with
+/// the transpose of K, the mask operand and the reshapes of rank 3
+/// operands it needs) and emits the remark; returns the value that
+/// replaces the product. When the op does not verify, it is erased (what
+/// was created for its operands stays) and the miss says so.
+Matched<Value> buildAttention(const AttentionMatch &m, RewriterBase &b) {
+  int64_t rank = m.rank;
+  Location loc = m.pvOp->getLoc();
+  b.setInsertionPoint(m.pvOp);
+  Value k = m.k;
+  if (m.transposeKey) {
+    auto kt = cast<RankedTensorType>(k.getType());
+    SmallVector<int64_t> shape(kt.getShape());
+    std::swap(shape[rank - 1], shape[rank - 2]);
+    Value init = tensor::EmptyOp::create(b, loc, shape, kt.getElementType());
+    SmallVector<int64_t> perm = swapLastTwo(rank);
+    k = linalg::TransposeOp::create(b, loc, k, init, perm)->getResult(0);
   }
   auto to4d = [&](Value x) -> Value {
     if (rank == 4)
@@ -1019,61 +1157,49 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
     return tensor::ExpandShapeOp::create(
         b, loc, type, x, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
   };
-  // The mask operand.
-  Value maskOperand;
-  if (mask && mask->indexCond) {
-    auto type = RankedTensorType::get({lq, lk}, b.getI1Type());
-    maskOperand = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(type, ArrayRef<bool>(indexBits)));
-  } else if (mask) {
-    maskOperand = mask->tensor;
-    auto tt = cast<RankedTensorType>(maskOperand.getType());
-    if (mask->tensorMap.getNumResults() == 3) {
-      // [B', Lq, Lk] of [B*H] operands, or [H', Lq, Lk]: a unit dim in
-      // front of the right one.
-      SmallVector<int64_t> shape =
-          rank == 3 ? SmallVector<int64_t>{tt.getDimSize(0), 1, lq, lk}
-                    : SmallVector<int64_t>{1, tt.getDimSize(0), lq, lk};
-      maskOperand = tensor::ExpandShapeOp::create(
-          b, loc, RankedTensorType::get(shape, tt.getElementType()),
-          maskOperand, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
-    }
-  }
-  auto op = AttentionOp::create(b, loc, to4d(q), to4d(k), to4d(v),
-                                weights.normalizer, pattern);
-  if (maskOperand)
-    op.getMaskMutable().assign(maskOperand);
-  if (!weights.featureMap)
-    op.setScaleAttr(b.getF32FloatAttr(scale));
+  // The problem the graph computes (AttentionProblem.h), the op built from
+  // it. The reshapes are created in the order query, key, value.
+  AttentionProblem problem;
+  problem.masking.tensor = buildMaskOperand(m, b, loc);
+  problem.query = to4d(m.q);
+  problem.key = to4d(k);
+  problem.value = to4d(m.v);
+  problem.normalizer = m.weights.normalizer;
+  problem.masking.pattern = m.pattern;
+  problem.explicitScale = !m.weights.featureMap;
+  problem.scale = m.scale;
+  auto q4 = cast<RankedTensorType>(problem.query.getType());
+  problem.results.output = RankedTensorType::get(
+      {q4.getDimSize(0), q4.getDimSize(1), q4.getDimSize(2),
+       cast<RankedTensorType>(problem.value.getType()).getDimSize(3)},
+      q4.getElementType());
+  auto op = AttentionOp::create(b, loc, problem);
   if (failed(mlir::verify(op))) {
-    op->erase();
-    return fail({"the raised op does not verify"});
+    b.eraseOp(op);
+    return Miss{"the raised op does not verify"};
   }
   Value result = op.getResult();
   if (rank == 3)
     result = tensor::CollapseShapeOp::create(
-        b, loc, pvOp->getResult(0).getType(), result,
+        b, loc, m.pvOp->getResult(0).getType(), result,
         ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
-  std::string note;
-  llvm::raw_string_ostream os(note);
-  os << "raised attention: " << weights.form
-     << (pattern ? ", causal mask from the indices" : "") << maskNote;
-  if (!weights.featureMap)
-    os << ", scale " << llvm::format("%g", scale);
-  os << (keyTransposed ? ", K transposed" : "")
-     << (rank == 3 ? ", [B*H, L, D] operands" : "") << gqa;
-  op->emitRemark(note);
+  op->emitRemark(raisedNote(m));
+  return result;
+}
 
-  // Replace, then erase the matched ops (outputs first).
-  pvOp->getResult(0).replaceAllUsesWith(result);
-  SmallVector<Operation *> dead = {pvOp};
-  dead.append(weights.ops.begin(), weights.ops.end());
-  if (scaleOp)
-    dead.push_back(scaleOp);
-  dead.append(maskOps.begin(), maskOps.end());
-  dead.push_back(qk.op);
-  dead.append(featureOps.begin(), featureOps.end());
-  // And what only they used (fills, empties, the transpose of K).
+/// Replaces the output product's result by `result`, then erases the
+/// matched ops (outputs first) and what only they used (fills, empties,
+/// the transpose of K).
+void replaceMatched(const AttentionMatch &m, Value result,
+                    RewriterBase &rewriter) {
+  rewriter.replaceAllUsesWith(m.pvOp->getResult(0), result);
+  SmallVector<Operation *> dead = {m.pvOp};
+  dead.append(m.weights.ops.begin(), m.weights.ops.end());
+  if (m.scaleOp)
+    dead.push_back(m.scaleOp);
+  dead.append(m.maskOps.begin(), m.maskOps.end());
+  dead.push_back(m.qkOp);
+  dead.append(m.featureOps.begin(), m.featureOps.end());
   SmallVector<Operation *> worklist(dead.begin(), dead.end());
   while (!worklist.empty()) {
     Operation *d = worklist.pop_back_val();
@@ -1082,33 +1208,84 @@ LogicalResult raise(linalg::LinalgOp pvOp, Miss &why) {
     for (Value operand : d->getOperands())
       if (Operation *def = operand.getDefiningOp())
         worklist.push_back(def);
-    d->erase();
+    rewriter.eraseOp(d);
     llvm::erase(worklist, d);
   }
-  return success();
 }
+
+/// Whether `op` may be the output product of an attention: a contraction
+/// of two inputs whose left operand comes from a softmax or an elementwise
+/// op (a possible normalizer).
+bool isCandidate(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2 || !linalg::isaContractionOpInterface(op))
+    return false;
+  Operation *def = op.getDpsInputs()[0].getDefiningOp();
+  return isa_and_nonnull<linalg::SoftmaxOp>(def) ||
+         (isa_and_nonnull<linalg::LinalgOp>(def) &&
+          !linalg::isaContractionOpInterface(cast<linalg::LinalgOp>(def)) &&
+          cast<linalg::LinalgOp>(def).getNumReductionLoops() == 0);
+}
+
+/// Raises the attention whose output product is the matched op:
+/// matchAttention, then buildAttention and replaceMatched. A failed step is
+/// reported to the rewriter (notifyMatchFailure) and to `onMiss`. Not for
+/// the greedy driver as is: when the raised op does not verify, the
+/// reshapes and the transpose created for its operands stay (and the
+/// pattern fails having changed the IR), as attn-raise always did.
+struct RaiseAttention : public OpInterfaceRewritePattern<linalg::LinalgOp> {
+  /// Called with the op and the miss of each failed step.
+  using MissHandler = std::function<void(Operation *, const Miss &)>;
+
+  RaiseAttention(MLIRContext *ctx, MissHandler onMiss)
+      : OpInterfaceRewritePattern(ctx), onMiss(std::move(onMiss)) {}
+
+  /// Matches, then builds and replaces; reports the failed step, if any.
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isCandidate(op))
+      return rewriter.notifyMatchFailure(
+          op, "not a contraction of what a normalizer computes");
+    Matched<AttentionMatch> match = matchAttention(op);
+    if (auto *miss = std::get_if<Miss>(&match))
+      return reportMiss(op, *miss, rewriter);
+    const auto &m = std::get<AttentionMatch>(match);
+    Matched<Value> built = buildAttention(m, rewriter);
+    if (auto *miss = std::get_if<Miss>(&built))
+      return reportMiss(op, *miss, rewriter);
+    replaceMatched(m, std::get<Value>(built), rewriter);
+    return success();
+  }
+
+private:
+  /// Reports `miss` on `op` to `onMiss` and to the rewriter; fails.
+  LogicalResult reportMiss(Operation *op, const Miss &miss,
+                           PatternRewriter &rewriter) const {
+    onMiss(op, miss);
+    return rewriter.notifyMatchFailure(op, miss.why);
+  }
+
+  MissHandler onMiss;
+};
 
 struct AttnRaise : public attn::impl::AttnRaiseBase<AttnRaise> {
   using Base::Base;
   void runOnOperation() override {
-    // Candidates: contractions whose left operand comes from a softmax or
-    // an elementwise op (a possible normalizer).
+    // Candidates first (raising erases ops), in walk order. The pattern is
+    // applied to each once, by hand: the greedy driver would also fold and
+    // hoist constants, erase unrelated dead ops and visit the ops in
+    // another order, which would change the output and the remarks.
     SmallVector<linalg::LinalgOp> candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (op.getNumDpsInputs() != 2 || !linalg::isaContractionOpInterface(op))
-        return;
-      Operation *def = op.getDpsInputs()[0].getDefiningOp();
-      if (isa_and_nonnull<linalg::SoftmaxOp>(def) ||
-          (isa_and_nonnull<linalg::LinalgOp>(def) &&
-           !linalg::isaContractionOpInterface(cast<linalg::LinalgOp>(def)) &&
-           cast<linalg::LinalgOp>(def).getNumReductionLoops() == 0))
+      if (isCandidate(op))
         candidates.push_back(op);
     });
-    for (linalg::LinalgOp op : candidates) {
-      Miss why;
-      if (failed(raise(op, why)) && !why.silent && missRemarks)
+    RaiseAttention pattern(&getContext(), [&](Operation *op, const Miss &why) {
+      if (!why.silent && missRemarks)
         op->emitRemark() << "not raised to attn.attention: " << why.why;
-    }
+    });
+    PatternRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : candidates)
+      (void)pattern.matchAndRewrite(op, rewriter);
   }
 };
 

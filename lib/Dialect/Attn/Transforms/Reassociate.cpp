@@ -149,6 +149,20 @@ Value buildLinearForm(RewriterBase &rewriter, Location loc, Value fq, Value fk,
       causal ? rewriter.getUnitAttr() : UnitAttr(), epsAttr);
 }
 
+/// How a candidate without a blocker would take the linear form: the
+/// restriction its pattern keeps, the dims the cost model sees (a dynamic
+/// batch as 1), the chunk of the prefix form and the form's name in the
+/// remarks.
+struct LinearPlan {
+  bool causal = false;
+  bool segments = false;
+  bool masked = false;
+  AttentionDims dims{};
+  bool dynamicLengths = false;
+  int64_t chunk = 0;
+  std::string form;
+};
+
 struct ReassociatePass
     : public attn::impl::AttnReassociateBase<ReassociatePass> {
   using Base::Base;
@@ -263,6 +277,8 @@ struct ReassociatePass
     return linearCopy;
   }
 
+  /// Keeps `op` quadratic (with a remark on why) or rewrites it to the
+  /// linear form, behind a run-time condition when its lengths are dynamic.
   void process(IRRewriter &rewriter, Operation *op) {
     Candidate c = describe(op);
     std::string why = blocker(c);
@@ -270,6 +286,27 @@ struct ReassociatePass
       op->emitRemark() << "attn-reassociate: kept the quadratic form: " << why;
       return;
     }
+    LinearPlan plan = planLinearForm(c);
+
+    // Dynamic lengths: the cost model and the chunked form's Lq == Lk are
+    // decided at run time, between the linear form and the quadratic op.
+    Value runtimeCondition;
+    if (plan.dynamicLengths) {
+      if (!decideAtRunTime(rewriter, op, c, plan, runtimeCondition))
+        return;
+    } else if (!decideStatically(op, c, plan)) {
+      return;
+    }
+    if (runtimeCondition)
+      op = dispatch(rewriter, op, runtimeCondition);
+    rewriteToLinearForm(rewriter, op, c, plan);
+  }
+
+  /// The linear form `c` (without a blocker) would take: its restriction,
+  /// the chunk (the chunk-size option, else the default for its sizes) and
+  /// the dims for the cost model.
+  LinearPlan planLinearForm(const Candidate &c) {
+    LinearPlan plan;
     LinearMaskForm maskForm = *linearForm(c.pattern);
     bool causal = maskForm.causal, segments = maskForm.segments;
     bool masked = causal || segments;
@@ -292,95 +329,117 @@ struct ReassociatePass
     std::string form =
         masked ? llvm::formatv("chunked prefix form, chunk {0}", chunk).str()
                : "phi(Q) (phi(K)^T V)";
+    plan.causal = causal;
+    plan.segments = segments;
+    plan.masked = masked;
+    plan.dims = d;
+    plan.dynamicLengths = dynamicLengths;
+    plan.chunk = chunk;
+    plan.form = form;
+    return plan;
+  }
 
-    // Dynamic lengths: the cost model and the chunked form's Lq == Lk are
-    // decided at run time, between the linear form and the quadratic op.
-    Value runtimeCondition;
-    if (dynamicLengths) {
-      if (mode == "quadratic") {
-        op->emitRemark()
-            << "attn-reassociate: kept the quadratic form (forced)";
-        return;
-      }
-      rewriter.setInsertionPoint(op);
-      ImplicitLocOpBuilder b(op->getLoc(), rewriter);
-      Value lq = tensor::DimOp::create(b, c.query, 2);
-      Value lk = tensor::DimOp::create(b, c.key, 2);
-      std::string when;
-      if (masked) {
-        runtimeCondition =
-            arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lq, lk);
-        when = "Lq == Lk";
-      }
-      if (mode == "auto") {
-        // quadratic time A Lq Lk against linear time Bq Lq + Bk Lk.
-        auto at = [&](int64_t q, int64_t k) {
-          AttentionDims u = d;
-          u.queryLen = q;
-          u.keyLen = k;
-          return estimateReassociation(u, c.features, causal, chunk);
-        };
-        double quadratic = at(1, 1).quadraticTime();
-        double perQuery = at(1, 0).linearTime(), perKey = at(0, 1).linearTime();
-        auto toF64 = [&](Value i) -> Value {
-          Value i64 = arith::IndexCastOp::create(b, b.getI64Type(), i);
-          return arith::SIToFPOp::create(b, b.getF64Type(), i64);
-        };
-        auto cst = [&](double v) -> Value {
-          return arith::ConstantOp::create(b, b.getF64FloatAttr(v));
-        };
-        Value fq = toF64(lq), fk = toF64(lk);
-        Value quadraticCost = arith::MulFOp::create(
-            b, cst(quadratic), arith::MulFOp::create(b, fq, fk));
-        Value linearCost = arith::AddFOp::create(
-            b, arith::MulFOp::create(b, cst(perQuery), fq),
-            arith::MulFOp::create(b, cst(perKey), fk));
-        Value cheaper = arith::CmpFOp::create(b, arith::CmpFPredicate::OLT,
-                                              linearCost, quadraticCost);
-        runtimeCondition =
-            runtimeCondition
-                ? arith::AndIOp::create(b, runtimeCondition, cheaper)
-                : cheaper;
-        int64_t crossover =
-            static_cast<int64_t>(std::floor((perQuery + perKey) / quadratic)) +
-            1;
-        when += llvm::formatv("{0}the cost model prefers it (with Lq = Lk: "
-                              "from {1} on)",
-                              when.empty() ? "" : " and ", crossover)
-                    .str();
-      }
-      if (runtimeCondition)
-        op->emitRemark() << "attn-reassociate: lengths are dynamic: the "
-                            "linear form ("
-                         << form << ") when " << when
-                         << ", else the quadratic form, chosen at run time";
-      else
-        op->emitRemark() << "attn-reassociate: linear form (" << form
-                         << ", forced)";
-    } else {
-      ReassociationCost cost =
-          estimateReassociation(d, c.features, causal, chunk);
-      bool linear =
-          mode == "linear" ||
-          (mode == "auto" && cost.linearTime() < cost.quadraticTime());
-      std::string costs = llvm::formatv(
-          "quadratic {0:e2} flop + {1:e2} B (~{2:f3} ms), linear {3:e2} flop + "
-          "{4:e2} B (~{5:f3} ms)",
-          cost.quadraticFlops, cost.quadraticBytes, cost.quadraticTime() * 1e3,
-          cost.linearFlops, cost.linearBytes, cost.linearTime() * 1e3);
-      if (!linear) {
-        op->emitRemark() << "attn-reassociate: kept the quadratic form ("
-                         << (mode == "quadratic" ? "forced" : "cheaper")
-                         << "): " << costs;
-        return;
-      }
-      op->emitRemark() << "attn-reassociate: linear form (" << form << ", "
-                       << (mode == "linear" ? "forced" : "cheaper")
-                       << "): " << costs;
+  /// With dynamic lengths: builds before `op` the condition under which
+  /// the linear form runs (Lq == Lk for the chunked form; in auto mode, the
+  /// cost model's choice) into `runtimeCondition` (null when the linear form
+  /// is forced) and remarks on it. Returns false (with a remark) when the
+  /// quadratic form is forced.
+  bool decideAtRunTime(IRRewriter &rewriter, Operation *op, const Candidate &c,
+                       const LinearPlan &plan, Value &runtimeCondition) {
+    bool causal = plan.causal, masked = plan.masked;
+    const AttentionDims &d = plan.dims;
+    int64_t chunk = plan.chunk;
+    const std::string &form = plan.form;
+    if (mode == "quadratic") {
+      op->emitRemark() << "attn-reassociate: kept the quadratic form (forced)";
+      return false;
+    }
+    rewriter.setInsertionPoint(op);
+    ImplicitLocOpBuilder b(op->getLoc(), rewriter);
+    Value lq = tensor::DimOp::create(b, c.query, 2);
+    Value lk = tensor::DimOp::create(b, c.key, 2);
+    std::string when;
+    if (masked) {
+      runtimeCondition =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lq, lk);
+      when = "Lq == Lk";
+    }
+    if (mode == "auto") {
+      // quadratic time A Lq Lk against linear time Bq Lq + Bk Lk.
+      auto at = [&](int64_t q, int64_t k) {
+        AttentionDims u = d;
+        u.queryLen = q;
+        u.keyLen = k;
+        return estimateReassociation(u, c.features, causal, chunk);
+      };
+      double quadratic = at(1, 1).quadraticTime();
+      double perQuery = at(1, 0).linearTime(), perKey = at(0, 1).linearTime();
+      auto toF64 = [&](Value i) -> Value {
+        Value i64 = arith::IndexCastOp::create(b, b.getI64Type(), i);
+        return arith::SIToFPOp::create(b, b.getF64Type(), i64);
+      };
+      auto cst = [&](double v) -> Value {
+        return arith::ConstantOp::create(b, b.getF64FloatAttr(v));
+      };
+      Value fq = toF64(lq), fk = toF64(lk);
+      Value quadraticCost = arith::MulFOp::create(
+          b, cst(quadratic), arith::MulFOp::create(b, fq, fk));
+      Value linearCost =
+          arith::AddFOp::create(b, arith::MulFOp::create(b, cst(perQuery), fq),
+                                arith::MulFOp::create(b, cst(perKey), fk));
+      Value cheaper = arith::CmpFOp::create(b, arith::CmpFPredicate::OLT,
+                                            linearCost, quadraticCost);
+      runtimeCondition =
+          runtimeCondition ? arith::AndIOp::create(b, runtimeCondition, cheaper)
+                           : cheaper;
+      int64_t crossover =
+          static_cast<int64_t>(std::floor((perQuery + perKey) / quadratic)) + 1;
+      when += llvm::formatv("{0}the cost model prefers it (with Lq = Lk: "
+                            "from {1} on)",
+                            when.empty() ? "" : " and ", crossover)
+                  .str();
     }
     if (runtimeCondition)
-      op = dispatch(rewriter, op, runtimeCondition);
+      op->emitRemark() << "attn-reassociate: lengths are dynamic: the "
+                          "linear form ("
+                       << form << ") when " << when
+                       << ", else the quadratic form, chosen at run time";
+    else
+      op->emitRemark() << "attn-reassociate: linear form (" << form
+                       << ", forced)";
+    return true;
+  }
 
+  /// With static lengths: whether the mode or the cost model takes the
+  /// linear form, remarked on with both costs.
+  bool decideStatically(Operation *op, const Candidate &c,
+                        const LinearPlan &plan) {
+    ReassociationCost cost =
+        estimateReassociation(plan.dims, c.features, plan.causal, plan.chunk);
+    bool linear = mode == "linear" ||
+                  (mode == "auto" && cost.linearTime() < cost.quadraticTime());
+    std::string costs = llvm::formatv(
+        "quadratic {0:e2} flop + {1:e2} B (~{2:f3} ms), linear {3:e2} flop + "
+        "{4:e2} B (~{5:f3} ms)",
+        cost.quadraticFlops, cost.quadraticBytes, cost.quadraticTime() * 1e3,
+        cost.linearFlops, cost.linearBytes, cost.linearTime() * 1e3);
+    if (!linear) {
+      op->emitRemark() << "attn-reassociate: kept the quadratic form ("
+                       << (mode == "quadratic" ? "forced" : "cheaper")
+                       << "): " << costs;
+      return false;
+    }
+    op->emitRemark() << "attn-reassociate: linear form (" << plan.form << ", "
+                     << (mode == "linear" ? "forced" : "cheaper")
+                     << "): " << costs;
+    return true;
+  }
+
+  /// Replaces `op` (an attn.attention, decomposed first, or the apply of a
+  /// chain) by the linear form of `plan`, built from the feature-mapped
+  /// queries and keys, and erases the quadratic steps left without uses.
+  void rewriteToLinearForm(IRRewriter &rewriter, Operation *op,
+                           const Candidate &c, const LinearPlan &plan) {
     rewriter.setInsertionPoint(op);
     Location loc = op->getLoc();
     Value fq, fk, value, gate, result = op->getResult(0);
@@ -408,9 +467,10 @@ struct ReassociatePass
         eps /= s->convertToDouble();
     }
     rewriter.setInsertionPoint(op);
-    Value linearResult = buildLinearForm(rewriter, loc, fq, fk, value, gate,
-                                         segments ? c.querySegments : Value(),
-                                         causal, eps, chunk, result.getType());
+    Value linearResult =
+        buildLinearForm(rewriter, loc, fq, fk, value, gate,
+                        plan.segments ? c.querySegments : Value(), plan.causal,
+                        eps, plan.chunk, result.getType());
     // The quadratic steps die with their last use.
     Operation *norm = cast<ApplyOp>(op).getWeights().getDefiningOp();
     rewriter.replaceOp(op, linearResult);

@@ -1,6 +1,8 @@
 //===- RuntimeChecks.cpp - Run-time checks of dynamic sizes ---------------===//
 
 #include "attn-opt/Dialect/Attn/Utils/RuntimeChecks.h"
+
+#include "attn-opt/Dialect/Attn/Utils/ArithBuilder.h"
 #include "attn-opt/Dialect/Attn/Utils/TensorBuilder.h"
 
 #include "attn-opt/Host/RuntimeErrors.h"
@@ -51,15 +53,9 @@ void mlir::attn::emitRuntimeError(ImplicitLocOpBuilder &b, Operation *anchor,
 
 namespace {
 /// Accumulates the checks' verdict.
-struct Checker {
-  ImplicitLocOpBuilder &b;
+struct Checker : KernelArith {
   Operation *anchor;
   Value ok;
-
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value i64(int64_t v) {
-    return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
-  }
 
   /// Reports `code` with the payload when `bad` holds; folds it into ok.
   void check(Value bad, int32_t code, Value a, Value bValue, Value c) {
@@ -173,7 +169,7 @@ struct Checker {
               b, ValueRange{arith::ConstantOp::create(b, b.getBoolAttr(true))});
         },
         [&](OpBuilder &, Location) {
-          Checker inner{b, anchor, Value()};
+          Checker inner{KernelArith(b), anchor, Value()};
           inner.entries(operand, offsets, n, rows);
           scf::YieldOp::create(b, ValueRange{inner.ok});
         });
@@ -226,11 +222,10 @@ Value mlir::attn::emitRuntimeChecks(ImplicitLocOpBuilder &b, AttentionOp op) {
   // Declare the hook now: inside the checks' regions the module is not
   // reachable from the builder.
   (void)errorHook(op);
-  Checker c{b, op, Value()};
+  Checker c{KernelArith(b), op, Value()};
   for (auto [first, second] : sizeChecks) {
-    Value x = op->getOperand(op.getODSOperandIndexAndLength(first.first).first);
-    Value y =
-        op->getOperand(op.getODSOperandIndexAndLength(second.first).first);
+    Value x = op.getODSOperands(first.first).front();
+    Value y = op.getODSOperands(second.first).front();
     Value dx = tensor::DimOp::create(b, x, first.second);
     Value dy = tensor::DimOp::create(b, y, second.second);
     c.check(
@@ -240,24 +235,24 @@ Value mlir::attn::emitRuntimeChecks(ImplicitLocOpBuilder &b, AttentionOp op) {
                                sizeOperandDim(second.first, second.second))),
         dx, dy);
   }
-  if (Value lq = op.getQueryLengths())
-    c.lengths(kQueryLengthsOperand, lq,
-              tensor::DimOp::create(b, op.getQuery(), 2));
-  if (Value pt = op.getPageTable()) {
+  AttentionProblem p = op.getProblem();
+  const AttentionSequences &seq = p.sequences;
+  if (Value lq = seq.queryLengths)
+    c.lengths(kQueryLengthsOperand, lq, tensor::DimOp::create(b, p.query, 2));
+  if (Value pt = p.paging.pageTable) {
     // Cache lengths within the table's keys; the pages they use exist.
     Value keys = arith::MulIOp::create(b, tensor::DimOp::create(b, pt, 1),
-                                       c.idx(op.getPageSize()));
-    c.lengths(kKeyLengthsOperand, op.getKeyLengths(), keys);
-    c.pages(pt, op.getKeyLengths(), op.getPageSize(),
-            tensor::DimOp::create(b, op.getKey(), 0));
-  } else if (Value lk = op.getKeyLengths()) {
-    c.lengths(kKeyLengthsOperand, lk, tensor::DimOp::create(b, op.getKey(), 2));
+                                       c.idx(p.paging.pageSize));
+    c.lengths(kKeyLengthsOperand, seq.keyLengths, keys);
+    c.pages(pt, seq.keyLengths, p.paging.pageSize,
+            tensor::DimOp::create(b, p.key, 0));
+  } else if (Value lk = seq.keyLengths) {
+    c.lengths(kKeyLengthsOperand, lk, tensor::DimOp::create(b, p.key, 2));
   }
-  if (Value cq = op.getQueryOffsets()) {
-    c.offsets(kQueryOffsetsOperand, cq,
-              tensor::DimOp::create(b, op.getQuery(), 2));
-    c.offsets(kKeyOffsetsOperand, op.getKeyOffsets(),
-              tensor::DimOp::create(b, op.getKey(), 2));
+  if (Value cq = seq.queryOffsets) {
+    c.offsets(kQueryOffsetsOperand, cq, tensor::DimOp::create(b, p.query, 2));
+    c.offsets(kKeyOffsetsOperand, seq.keyOffsets,
+              tensor::DimOp::create(b, p.key, 2));
   }
   return c.ok;
 }

@@ -2,6 +2,8 @@
 
 #include "attn-opt/Dialect/Attn/Utils/TensorBuilder.h"
 
+#include "attn-opt/Dialect/Attn/Utils/ArithBuilder.h"
+
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <limits>
@@ -64,12 +66,10 @@ Value TensorBuilder::filled(ArrayRef<OpFoldResult> sizes, double value,
 }
 
 Value TensorBuilder::f32Const(double value) {
-  return arith::ConstantOp::create(b, b.getF32FloatAttr(value));
+  return KernelArith(b).f32Const(value);
 }
 
-Value TensorBuilder::index(int64_t value) {
-  return arith::ConstantIndexOp::create(b, value);
-}
+Value TensorBuilder::index(int64_t value) { return KernelArith(b).idx(value); }
 
 AffineMap TensorBuilder::map(int64_t rank, ArrayRef<int64_t> dims) {
   SmallVector<AffineExpr> exprs;
@@ -173,9 +173,7 @@ Value TensorBuilder::transpose(Value input, ArrayRef<int64_t> perm) {
 }
 
 Value TensorBuilder::toF32(ImplicitLocOpBuilder &bb, Value v) {
-  if (v.getType() == f32)
-    return v;
-  return arith::ExtFOp::create(bb, f32, v);
+  return KernelArith(bb).toF32(v);
 }
 
 Value TensorBuilder::add(ImplicitLocOpBuilder &bb, Value x, Value y) {

@@ -221,9 +221,18 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     OpBuilder<(ins "::mlir::Value":$query, "::mlir::Value":$key,
                    "::mlir::Value":$value,
                    "::mlir::attn::NormalizerAttrInterface":$normalizer,
-                   CArg<"::mlir::attn::MaskPatternAttrInterface", "{}">:$pattern)>
+                   CArg<"::mlir::attn::MaskPatternAttrInterface", "{}">:$pattern)>,
+    /// Every operand, attribute and result type from a problem
+    /// (AttentionProblem.h); `explicitScale` decides whether `scale` is set.
+    OpBuilder<(ins "const ::mlir::attn::AttentionProblem &":$problem)>
   ];
   let extraClassDeclaration = [{
+    /// The description of this attention (AttentionProblem.h): every fact
+    /// of its operands and attributes, grouped. Needs verified shapes.
+    ::mlir::attn::AttentionProblem getProblem();
+    /// The same over dimensions `dims` (the verifier's, checked before).
+    ::mlir::attn::AttentionProblem
+    getProblem(const ::mlir::attn::AttentionDims &dims);
     /// The segment ids of the keys (`key_segments`, else `segments`).
     ::mlir::Value getEffectiveKeySegments() {
       return getKeySegments() ? getKeySegments() : getQuerySegments();

@@ -1,6 +1,6 @@
 //===- DecomposeAggregates.cpp - linalg.softmax and co. to generics -------===//
 
-#include "attn-opt/Pipelines/Pipelines.h"
+#include "attn-opt/Codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -10,7 +10,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNDECOMPOSEAGGREGATES
-#include "attn-opt/Pipelines/Passes.h.inc"
+#include "attn-opt/Codegen/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

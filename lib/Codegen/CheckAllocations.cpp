@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn-opt/Codegen/Passes.h"
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 #include "attn-opt/Dialect/Attn/Utils/RuntimeChecks.h"
 #include "attn-opt/Host/RuntimeErrors.h"
-#include "attn-opt/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -28,7 +28,7 @@
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNGUARDALLOCATIONSIZES
 #define GEN_PASS_DEF_ATTNCHECKALLOCATIONS
-#include "attn-opt/Pipelines/Passes.h.inc"
+#include "attn-opt/Codegen/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;
@@ -173,6 +173,14 @@ private:
   llvm::SetVector<LLVM::LLVMFuncOp> mayFail;
 
   LLVM::LLVMFuncOp declare(StringRef name, Type result, ArrayRef<Type> args);
+  /// Collects the calls of `fn` to check: its allocations and its calls of
+  /// functions that may fail.
+  void collectChecked(LLVM::LLVMFuncOp fn,
+                      SmallVectorImpl<LLVM::CallOp> &allocations,
+                      SmallVectorImpl<LLVM::CallOp> &calls);
+  /// Inserts the checks into `fn` (none if it neither allocates nor calls a
+  /// function that may fail); fails at an allocation or a call it cannot
+  /// check.
   LogicalResult checkFunction(LLVM::LLVMFuncOp fn);
 };
 } // namespace
@@ -194,45 +202,87 @@ static Operation *topLevelAncestor(LLVM::LLVMFuncOp fn, Operation *op) {
   return op;
 }
 
-LogicalResult CheckAllocationsPass::checkFunction(LLVM::LLVMFuncOp fn) {
-  MLIRContext *ctx = &getContext();
-  Type i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64);
-  auto ptr = LLVM::LLVMPointerType::get(ctx);
-  auto voidType = LLVM::LLVMVoidType::get(ctx);
-  Location loc = fn.getLoc();
-  LLVM::LLVMFuncOp report =
-      declare(kRuntimeErrorFunction, voidType, {i32, i64, i64, i64});
+namespace {
+/// Inserts the checks into one function, phase by phase (see
+/// CheckAllocationsPass::checkFunction): the exit taken after an error, the
+/// checks after allocations, after calls of functions that may fail, and of
+/// the flag of failed allocations after parallel loops.
+class FunctionChecker {
+public:
+  /// Starts the checks of `fn`: adds its (empty) exit block. `report` is the
+  /// run-time error hook.
+  FunctionChecker(LLVM::LLVMFuncOp fn, LLVM::LLVMFuncOp report,
+                  bool releaseOnError);
 
-  SmallVector<LLVM::CallOp> allocations, calls;
-  fn.walk([&](LLVM::CallOp call) {
-    if (allocationSize(call))
-      allocations.push_back(call);
-    else if (std::optional<StringRef> callee = call.getCallee())
-      if (auto target = getOperation().lookupSymbol<LLVM::LLVMFuncOp>(*callee))
-        if (mayFail.contains(target))
-          calls.push_back(call);
-  });
-  if (allocations.empty() && calls.empty())
-    return success();
+  /// Fills the exit block: with release-on-error (`markFn` and `releaseFn`
+  /// the run-time's mark and release) the buffers allocated since entry are
+  /// freed, then the function returns (zeros).
+  void buildExit(LLVM::LLVMFuncOp markFn, LLVM::LLVMFuncOp releaseFn);
+  /// Checks the result of allocation `call`: at top level a failure reports
+  /// and exits; in a parallel iteration it notes the size in the flag and
+  /// ends the iteration.
+  LogicalResult checkAllocation(LLVM::CallOp call);
+  /// Checks, after `call` of a function that may fail, whether it failed
+  /// (`failedFn` the run-time's query), and exits if so.
+  LogicalResult checkCall(LLVM::CallOp call, LLVM::LLVMFuncOp failedFn);
+  /// Reads the flag after each top-level op holding a parallel allocation:
+  /// a non-zero size reports and exits.
+  void checkFlags();
 
-  Region &body = fn.getBody();
-  OpBuilder b(ctx);
+private:
+  LLVM::LLVMFuncOp fn, report;
+  bool releaseOnError;
+  Type i32, i64;
+  LLVM::LLVMPointerType ptr;
+  Location loc;
+  Region &body;
+  OpBuilder b;
+  /// The function's exit after an error.
+  Block *exit;
+  /// The run-time's mark and release (with release-on-error).
+  LLVM::LLVMFuncOp markFn, releaseFn;
+  /// The flag of failed allocations in parallel iterations: created on first
+  /// use, in the entry block.
+  Value flag;
+  /// The marks taken at the start of parallel iterations.
+  llvm::DenseMap<Block *, Value> iterationMarks;
+  /// Top-level ops after which the flag is read.
+  llvm::SetVector<Operation *> readFlagAfter;
+
+  /// A mark taken at the start of `block`.
+  Value markAt(Block *block);
+  /// The flag, created on first use.
+  Value getFlag();
+  /// Splits the block of `op` after it; `failed` is computed at the end of
+  /// the first half, which branches to `onFailure` (a new block of the same
+  /// region, returned, where the builder then inserts) or on.
+  Block *branchAfter(Operation *op, function_ref<Value(OpBuilder &)> failed);
+};
+} // namespace
+
+FunctionChecker::FunctionChecker(LLVM::LLVMFuncOp fn, LLVM::LLVMFuncOp report,
+                                 bool releaseOnError)
+    : fn(fn), report(report), releaseOnError(releaseOnError),
+      i32(IntegerType::get(fn.getContext(), 32)),
+      i64(IntegerType::get(fn.getContext(), 64)),
+      ptr(LLVM::LLVMPointerType::get(fn.getContext())), loc(fn.getLoc()),
+      body(fn.getBody()), b(fn.getContext()) {
   // The function's exit after an error: return (zeros).
-  Block *exit = new Block();
+  exit = new Block();
   body.push_back(exit);
   b.setInsertionPointToStart(exit);
-  // With release-on-error, the buffers the function still holds are freed
-  // on the way out: those allocated since the mark taken on entry.
-  LLVM::LLVMFuncOp markFn, releaseFn;
-  if (releaseOnError) {
-    markFn = declare(kRuntimeMarkFunction, i64, {});
-    releaseFn = declare(kRuntimeReleaseFunction, voidType, {i64});
-  }
-  auto markAt = [&](Block *block) -> Value {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(block);
-    return LLVM::CallOp::create(b, loc, markFn, ValueRange{}).getResult();
-  };
+}
+
+Value FunctionChecker::markAt(Block *block) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(block);
+  return LLVM::CallOp::create(b, loc, markFn, ValueRange{}).getResult();
+}
+
+void FunctionChecker::buildExit(LLVM::LLVMFuncOp markFn,
+                                LLVM::LLVMFuncOp releaseFn) {
+  this->markFn = markFn;
+  this->releaseFn = releaseFn;
   if (releaseOnError) {
     Value mark = markAt(&body.front());
     LLVM::CallOp::create(b, loc, releaseFn, ValueRange{mark});
@@ -243,111 +293,102 @@ LogicalResult CheckAllocationsPass::checkFunction(LLVM::LLVMFuncOp fn) {
   else
     LLVM::ReturnOp::create(
         b, loc, ValueRange{LLVM::ZeroOp::create(b, loc, result).getResult()});
+}
 
-  // The flag of failed allocations in parallel iterations: created on first
-  // use, in the entry block.
-  Value flag;
-  auto getFlag = [&]() {
-    if (flag)
-      return flag;
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&body.front());
-    Value one = LLVM::ConstantOp::create(b, loc, i64, 1);
-    flag = LLVM::AllocaOp::create(b, loc, ptr, i64, one, /*alignment=*/8);
-    LLVM::StoreOp::create(b, loc, LLVM::ConstantOp::create(b, loc, i64, 0),
-                          flag);
+Value FunctionChecker::getFlag() {
+  if (flag)
     return flag;
-  };
-  // The marks taken at the start of parallel iterations.
-  llvm::DenseMap<Block *, Value> iterationMarks;
-  // Top-level ops after which the flag is read.
-  llvm::SetVector<Operation *> readFlagAfter;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&body.front());
+  Value one = LLVM::ConstantOp::create(b, loc, i64, 1);
+  flag = LLVM::AllocaOp::create(b, loc, ptr, i64, one, /*alignment=*/8);
+  LLVM::StoreOp::create(b, loc, LLVM::ConstantOp::create(b, loc, i64, 0), flag);
+  return flag;
+}
 
-  // Splits the block of `op` after it; `failed` is computed at the end of
-  // the first half, which branches to `onFailure` (a new block of the same
-  // region) or on.
-  auto branchAfter = [&](Operation *op,
-                         function_ref<Value(OpBuilder &)> failed) -> Block * {
-    Block *head = op->getBlock();
-    Block *rest = head->splitBlock(std::next(op->getIterator()));
-    b.setInsertionPointToEnd(head);
-    Value cond = failed(b);
-    Block *onFailure = new Block();
-    head->getParent()->getBlocks().insertAfter(head->getIterator(), onFailure);
-    LLVM::CondBrOp::create(b, op->getLoc(), cond, onFailure, ValueRange{}, rest,
-                           ValueRange{},
-                           std::make_pair<uint32_t, uint32_t>(1, 1048575));
-    b.setInsertionPointToStart(onFailure);
-    return onFailure;
-  };
+Block *FunctionChecker::branchAfter(Operation *op,
+                                    function_ref<Value(OpBuilder &)> failed) {
+  Block *head = op->getBlock();
+  Block *rest = head->splitBlock(std::next(op->getIterator()));
+  b.setInsertionPointToEnd(head);
+  Value cond = failed(b);
+  Block *onFailure = new Block();
+  head->getParent()->getBlocks().insertAfter(head->getIterator(), onFailure);
+  LLVM::CondBrOp::create(b, op->getLoc(), cond, onFailure, ValueRange{}, rest,
+                         ValueRange{},
+                         std::make_pair<uint32_t, uint32_t>(1, 1048575));
+  b.setInsertionPointToStart(onFailure);
+  return onFailure;
+}
 
-  for (LLVM::CallOp call : allocations) {
-    Value size = allocationSize(call);
-    Operation *parent = call->getParentOp();
-    bool topLevel = parent == fn.getOperation();
-    if (!topLevel && !isa<omp::LoopNestOp>(parent))
-      return call.emitOpError("attn-check-allocations: cannot check an "
-                              "allocation inside ")
-             << parent->getName();
-    branchAfter(call, [&](OpBuilder &b) -> Value {
-      Location l = call.getLoc();
-      Value null = LLVM::ZeroOp::create(b, l, ptr);
-      Value isNull = LLVM::ICmpOp::create(b, l, LLVM::ICmpPredicate::eq,
-                                          call.getResult(), null);
-      Value zero = LLVM::ConstantOp::create(b, l, size.getType(), 0);
-      Value sized =
-          LLVM::ICmpOp::create(b, l, LLVM::ICmpPredicate::ne, size, zero);
-      return LLVM::AndOp::create(b, l, isNull, sized);
-    });
+LogicalResult FunctionChecker::checkAllocation(LLVM::CallOp call) {
+  Value size = allocationSize(call);
+  Operation *parent = call->getParentOp();
+  bool topLevel = parent == fn.getOperation();
+  if (!topLevel && !isa<omp::LoopNestOp>(parent))
+    return call.emitOpError("attn-check-allocations: cannot check an "
+                            "allocation inside ")
+           << parent->getName();
+  branchAfter(call, [&](OpBuilder &b) -> Value {
     Location l = call.getLoc();
-    Value size64 = size.getType() == i64
-                       ? size
-                       : LLVM::ZExtOp::create(b, l, i64, size).getResult();
-    if (topLevel) {
-      Value code = LLVM::ConstantOp::create(
-          b, l, i32, static_cast<int32_t>(RuntimeError::OutOfMemory));
-      Value zero = LLVM::ConstantOp::create(b, l, i64, 0);
-      LLVM::CallOp::create(b, l, report, ValueRange{code, size64, zero, zero});
-      LLVM::BrOp::create(b, l, ValueRange{}, exit);
-      continue;
-    }
-    // In a parallel iteration: free what the iteration holds (with
-    // release-on-error), note the size, end the iteration.
-    if (releaseOnError) {
-      Block *iterationEntry = &parent->getRegion(0).front();
-      Value &mark = iterationMarks[iterationEntry];
-      if (!mark)
-        mark = markAt(iterationEntry);
-      LLVM::CallOp::create(b, l, releaseFn, ValueRange{mark});
-    }
-    Value f = getFlag();
-    // (A size of 0 never fails; the flag holds a non-zero size.)
-    LLVM::StoreOp::create(b, l, size64, f, /*alignment=*/8,
-                          /*isVolatile=*/false, /*isNonTemporal=*/false,
-                          /*isInvariantGroup=*/false,
-                          LLVM::AtomicOrdering::monotonic);
-    omp::YieldOp::create(b, l, ValueRange{});
-    readFlagAfter.insert(topLevelAncestor(fn, call));
+    Value null = LLVM::ZeroOp::create(b, l, ptr);
+    Value isNull = LLVM::ICmpOp::create(b, l, LLVM::ICmpPredicate::eq,
+                                        call.getResult(), null);
+    Value zero = LLVM::ConstantOp::create(b, l, size.getType(), 0);
+    Value sized =
+        LLVM::ICmpOp::create(b, l, LLVM::ICmpPredicate::ne, size, zero);
+    return LLVM::AndOp::create(b, l, isNull, sized);
+  });
+  Location l = call.getLoc();
+  Value size64 = size.getType() == i64
+                     ? size
+                     : LLVM::ZExtOp::create(b, l, i64, size).getResult();
+  if (topLevel) {
+    Value code = LLVM::ConstantOp::create(
+        b, l, i32, static_cast<int32_t>(RuntimeError::OutOfMemory));
+    Value zero = LLVM::ConstantOp::create(b, l, i64, 0);
+    LLVM::CallOp::create(b, l, report, ValueRange{code, size64, zero, zero});
+    LLVM::BrOp::create(b, l, ValueRange{}, exit);
+    return success();
   }
-
-  LLVM::LLVMFuncOp failedFn = calls.empty()
-                                  ? LLVM::LLVMFuncOp()
-                                  : declare(kRuntimeFailedFunction, i32, {});
-  for (LLVM::CallOp call : calls) {
-    if (call->getParentOp() != fn.getOperation())
-      return call.emitOpError("attn-check-allocations: cannot check a call "
-                              "of a function that allocates inside ")
-             << call->getParentOp()->getName();
-    branchAfter(call, [&](OpBuilder &b) -> Value {
-      Location l = call.getLoc();
-      Value status =
-          LLVM::CallOp::create(b, l, failedFn, ValueRange{}).getResult();
-      Value zero = LLVM::ConstantOp::create(b, l, i32, 0);
-      return LLVM::ICmpOp::create(b, l, LLVM::ICmpPredicate::ne, status, zero);
-    });
-    LLVM::BrOp::create(b, call.getLoc(), ValueRange{}, exit);
+  // In a parallel iteration: free what the iteration holds (with
+  // release-on-error), note the size, end the iteration.
+  if (releaseOnError) {
+    Block *iterationEntry = &parent->getRegion(0).front();
+    Value &mark = iterationMarks[iterationEntry];
+    if (!mark)
+      mark = markAt(iterationEntry);
+    LLVM::CallOp::create(b, l, releaseFn, ValueRange{mark});
   }
+  Value f = getFlag();
+  // (A size of 0 never fails; the flag holds a non-zero size.)
+  LLVM::StoreOp::create(b, l, size64, f, /*alignment=*/8,
+                        /*isVolatile=*/false, /*isNonTemporal=*/false,
+                        /*isInvariantGroup=*/false,
+                        LLVM::AtomicOrdering::monotonic);
+  omp::YieldOp::create(b, l, ValueRange{});
+  readFlagAfter.insert(topLevelAncestor(fn, call));
+  return success();
+}
 
+LogicalResult FunctionChecker::checkCall(LLVM::CallOp call,
+                                         LLVM::LLVMFuncOp failedFn) {
+  if (call->getParentOp() != fn.getOperation())
+    return call.emitOpError("attn-check-allocations: cannot check a call "
+                            "of a function that allocates inside ")
+           << call->getParentOp()->getName();
+  branchAfter(call, [&](OpBuilder &b) -> Value {
+    Location l = call.getLoc();
+    Value status =
+        LLVM::CallOp::create(b, l, failedFn, ValueRange{}).getResult();
+    Value zero = LLVM::ConstantOp::create(b, l, i32, 0);
+    return LLVM::ICmpOp::create(b, l, LLVM::ICmpPredicate::ne, status, zero);
+  });
+  LLVM::BrOp::create(b, call.getLoc(), ValueRange{}, exit);
+  return success();
+}
+
+void FunctionChecker::checkFlags() {
   for (Operation *op : readFlagAfter) {
     Location l = op->getLoc();
     Value size;
@@ -367,6 +408,53 @@ LogicalResult CheckAllocationsPass::checkFunction(LLVM::LLVMFuncOp fn) {
     LLVM::CallOp::create(b, l, report, ValueRange{code, size, zero, zero});
     LLVM::BrOp::create(b, l, ValueRange{}, exit);
   }
+}
+
+void CheckAllocationsPass::collectChecked(
+    LLVM::LLVMFuncOp fn, SmallVectorImpl<LLVM::CallOp> &allocations,
+    SmallVectorImpl<LLVM::CallOp> &calls) {
+  fn.walk([&](LLVM::CallOp call) {
+    if (allocationSize(call))
+      allocations.push_back(call);
+    else if (std::optional<StringRef> callee = call.getCallee())
+      if (auto target = getOperation().lookupSymbol<LLVM::LLVMFuncOp>(*callee))
+        if (mayFail.contains(target))
+          calls.push_back(call);
+  });
+}
+
+LogicalResult CheckAllocationsPass::checkFunction(LLVM::LLVMFuncOp fn) {
+  MLIRContext *ctx = &getContext();
+  Type i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64);
+  auto voidType = LLVM::LLVMVoidType::get(ctx);
+  LLVM::LLVMFuncOp report =
+      declare(kRuntimeErrorFunction, voidType, {i32, i64, i64, i64});
+
+  SmallVector<LLVM::CallOp> allocations, calls;
+  collectChecked(fn, allocations, calls);
+  if (allocations.empty() && calls.empty())
+    return success();
+
+  FunctionChecker checker(fn, report, releaseOnError);
+  // With release-on-error, the buffers the function still holds are freed
+  // on the way out: those allocated since the mark taken on entry.
+  LLVM::LLVMFuncOp markFn, releaseFn;
+  if (releaseOnError) {
+    markFn = declare(kRuntimeMarkFunction, i64, {});
+    releaseFn = declare(kRuntimeReleaseFunction, voidType, {i64});
+  }
+  checker.buildExit(markFn, releaseFn);
+
+  for (LLVM::CallOp call : allocations)
+    if (failed(checker.checkAllocation(call)))
+      return failure();
+  LLVM::LLVMFuncOp failedFn = calls.empty()
+                                  ? LLVM::LLVMFuncOp()
+                                  : declare(kRuntimeFailedFunction, i32, {});
+  for (LLVM::CallOp call : calls)
+    if (failed(checker.checkCall(call, failedFn)))
+      return failure();
+  checker.checkFlags();
   return success();
 }
 

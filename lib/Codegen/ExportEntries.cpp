@@ -1,8 +1,8 @@
 //===- ExportEntries.cpp - Entries for the C ABI of kernel libraries ------===//
 
+#include "attn-opt/Codegen/Passes.h"
 #include "attn-opt/Dialect/Attn/Utils/RuntimeChecks.h"
 #include "attn-opt/Host/RuntimeErrors.h"
-#include "attn-opt/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -18,7 +18,7 @@
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNEXPORTENTRIES
 #define GEN_PASS_DEF_ATTNFORWARDENTRYOUTPUTS
-#include "attn-opt/Pipelines/Passes.h.inc"
+#include "attn-opt/Codegen/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;
@@ -139,30 +139,43 @@ MemRefType bufferType(RankedTensorType type) {
       type.getElementType());
 }
 
-LogicalResult exportFunction(func::FuncOp fn) {
+/// Appends to `into` the types of `types`, the arguments or results of `fn`
+/// (`what` says which); fails with an error at one an entry cannot take.
+LogicalResult collectEntryTypes(func::FuncOp fn, TypeRange types,
+                                SmallVectorImpl<RankedTensorType> &into,
+                                StringRef what) {
+  for (auto [i, t] : llvm::enumerate(types)) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (!tensor || !isEntryElementType(tensor.getElementType()))
+      return fn.emitOpError()
+             << what << " " << i << " has type " << t
+             << "; a kernel library's entries take ranked tensors of f16, "
+                "bf16, f32, f64, i1, i8, i16, i32 or i64";
+    into.push_back(tensor);
+  }
+  return success();
+}
+
+/// The argument and result types of `fn`, if an entry can take them and
+/// `fn` has a single-block body; else fails with an error.
+LogicalResult entrySignature(func::FuncOp fn,
+                             SmallVectorImpl<RankedTensorType> &args,
+                             SmallVectorImpl<RankedTensorType> &results) {
   FunctionType fnType = fn.getFunctionType();
-  SmallVector<RankedTensorType> args, results;
-  auto collect = [&](TypeRange types, SmallVectorImpl<RankedTensorType> &into,
-                     StringRef what) -> LogicalResult {
-    for (auto [i, t] : llvm::enumerate(types)) {
-      auto tensor = dyn_cast<RankedTensorType>(t);
-      if (!tensor || !isEntryElementType(tensor.getElementType()))
-        return fn.emitOpError()
-               << what << " " << i << " has type " << t
-               << "; a kernel library's entries take ranked tensors of f16, "
-                  "bf16, f32, f64, i1, i8, i16, i32 or i64";
-      into.push_back(tensor);
-    }
-    return success();
-  };
-  if (failed(collect(fnType.getInputs(), args, "argument")) ||
-      failed(collect(fnType.getResults(), results, "result")))
+  if (failed(collectEntryTypes(fn, fnType.getInputs(), args, "argument")) ||
+      failed(collectEntryTypes(fn, fnType.getResults(), results, "result")))
     return failure();
   if (!fn.getBody().hasOneBlock())
     return fn.emitOpError()
            << "has " << fn.getBody().getBlocks().size()
            << " blocks; a kernel library's entries need a single-block body";
+  return success();
+}
 
+/// Creates the entry of `fn` before it, `<fn>__entry`, with its body block:
+/// it takes the caller's buffer of each argument and result.
+func::FuncOp createEntry(func::FuncOp fn, ArrayRef<RankedTensorType> args,
+                         ArrayRef<RankedTensorType> results) {
   MLIRContext *ctx = fn.getContext();
   SmallVector<Type> bufferTypes;
   for (RankedTensorType t : args)
@@ -175,12 +188,48 @@ LogicalResult exportFunction(func::FuncOp fn) {
                            FunctionType::get(ctx, bufferTypes, {}));
   entry->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
   entry->setAttr("attn.entry", StringAttr::get(ctx, fn.getName()));
-  Block *body = entry.addEntryBlock();
-  ImplicitLocOpBuilder b(fn.getLoc(), ctx);
-  b.setInsertionPointToStart(body);
+  entry.addEntryBlock();
+  return entry;
+}
 
-  EntryChecks checks{b, entry, Value()};
-  int64_t numArgs = args.size();
+/// Builds the body of the entry of `fn` (its block `body`, built with `b`):
+/// the checks of the sizes the caller passes, then the computation on the
+/// caller's buffers.
+class EntryBody {
+public:
+  EntryBody(func::FuncOp fn, func::FuncOp entry,
+            ArrayRef<RankedTensorType> args, ArrayRef<RankedTensorType> results,
+            ImplicitLocOpBuilder &b)
+      : fn(fn), entry(entry), args(args), results(results), b(b),
+        body(&entry.getBody().front()), numArgs(args.size()),
+        ret(cast<func::ReturnOp>(fn.getBody().front().getTerminator())) {}
+
+  /// Adds to `checks` the checks made before computing: every size of the
+  /// caller's buffers against the types, and the dynamic result sizes that
+  /// equal an argument's.
+  void checkSizesBefore(EntryChecks &checks);
+  /// The function's body on the caller's buffers: its ops cloned, the result
+  /// sizes not checked before checked, the results written.
+  void compute();
+
+private:
+  func::FuncOp fn, entry;
+  ArrayRef<RankedTensorType> args, results;
+  ImplicitLocOpBuilder &b;
+  Block *body;
+  int64_t numArgs;
+  func::ReturnOp ret;
+  /// Per result and dimension: whether checkSizesBefore checked its size.
+  SmallVector<SmallVector<bool>> checkedBefore;
+
+  /// The caller's buffer `index` cast to the function's type `t` (valid
+  /// once the static sizes are checked).
+  Value castBuffer(int64_t index, RankedTensorType t);
+  /// Writes `values`, the results, into the caller's buffers.
+  void write(ArrayRef<Value> values);
+};
+
+void EntryBody::checkSizesBefore(EntryChecks &checks) {
   for (auto [i, t] : llvm::enumerate(args))
     checks.sizes(body->getArgument(i), t, i, RuntimeError::ArgumentSize);
   for (auto [i, t] : llvm::enumerate(results))
@@ -190,8 +239,6 @@ LogicalResult exportFunction(func::FuncOp fn) {
   // checked before computing; the others after. With every size checked
   // before, the result is written unconditionally, and
   // attn-forward-entry-outputs can compute it in the caller's buffer.
-  auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
-  SmallVector<SmallVector<bool>> checkedBefore;
   for (auto [i, t] : llvm::enumerate(results)) {
     checkedBefore.emplace_back(t.getRank(), false);
     for (int64_t d = 0; d < t.getRank(); ++d) {
@@ -208,62 +255,77 @@ LogicalResult exportFunction(func::FuncOp fn) {
       checkedBefore.back()[d] = true;
     }
   }
+}
 
-  // Casts the caller's buffers to the function's types (valid once the
-  // static sizes are checked).
-  auto castBuffer = [&](int64_t index, RankedTensorType t) -> Value {
-    auto type = MemRefType::get(t.getShape(), t.getElementType());
-    return memref::CastOp::create(b, type, body->getArgument(index));
-  };
-  auto compute = [&]() {
-    IRMapping mapping;
-    for (auto [i, t] : llvm::enumerate(args))
-      mapping.map(fn.getArgument(i),
-                  bufferization::ToTensorOp::create(b, t, castBuffer(i, t),
-                                                    /*restrict=*/true));
-    Block &source = fn.getBody().front();
-    for (Operation &op : source.without_terminator())
-      b.clone(op, mapping);
-    EntryChecks fits{b, entry, Value()};
-    SmallVector<Value> values;
-    for (auto [i, t] : llvm::enumerate(results)) {
-      Value value = mapping.lookupOrDefault(ret.getOperand(i));
-      values.push_back(value);
-      Value buffer = body->getArgument(numArgs + i);
-      for (int64_t d = 0; d < t.getRank(); ++d) {
-        if (!t.isDynamicDim(d) || checkedBefore[i][d])
-          continue;
-        Value computed = tensor::DimOp::create(b, value, d);
-        Value given = memref::DimOp::create(b, buffer, d);
-        fits.check(
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ne, given, computed),
-            RuntimeError::ResultSize, packArgumentDim(i, d), given, computed);
-      }
+Value EntryBody::castBuffer(int64_t index, RankedTensorType t) {
+  auto type = MemRefType::get(t.getShape(), t.getElementType());
+  return memref::CastOp::create(b, type, body->getArgument(index));
+}
+
+void EntryBody::write(ArrayRef<Value> values) {
+  for (auto [i, t] : llvm::enumerate(results)) {
+    auto op = bufferization::MaterializeInDestinationOp::create(
+        b, values[i], castBuffer(numArgs + i, t));
+    op.setRestrict(true);
+    op.setWritable(true);
+  }
+}
+
+void EntryBody::compute() {
+  IRMapping mapping;
+  for (auto [i, t] : llvm::enumerate(args))
+    mapping.map(fn.getArgument(i),
+                bufferization::ToTensorOp::create(b, t, castBuffer(i, t),
+                                                  /*restrict=*/true));
+  Block &source = fn.getBody().front();
+  for (Operation &op : source.without_terminator())
+    b.clone(op, mapping);
+  EntryChecks fits{b, entry, Value()};
+  SmallVector<Value> values;
+  for (auto [i, t] : llvm::enumerate(results)) {
+    Value value = mapping.lookupOrDefault(ret.getOperand(i));
+    values.push_back(value);
+    Value buffer = body->getArgument(numArgs + i);
+    for (int64_t d = 0; d < t.getRank(); ++d) {
+      if (!t.isDynamicDim(d) || checkedBefore[i][d])
+        continue;
+      Value computed = tensor::DimOp::create(b, value, d);
+      Value given = memref::DimOp::create(b, buffer, d);
+      fits.check(
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ne, given, computed),
+          RuntimeError::ResultSize, packArgumentDim(i, d), given, computed);
     }
-    auto write = [&]() {
-      for (auto [i, t] : llvm::enumerate(results)) {
-        auto op = bufferization::MaterializeInDestinationOp::create(
-            b, values[i], castBuffer(numArgs + i, t));
-        op.setRestrict(true);
-        op.setWritable(true);
-      }
-    };
-    if (!fits.ok) {
-      write();
-      return;
-    }
-    scf::IfOp::create(b, fits.ok, [&](OpBuilder &, Location) {
-      write();
-      scf::YieldOp::create(b);
-    });
-  };
+  }
+  if (!fits.ok) {
+    write(values);
+    return;
+  }
+  scf::IfOp::create(b, fits.ok, [&](OpBuilder &, Location) {
+    write(values);
+    scf::YieldOp::create(b);
+  });
+}
+
+/// Exports `fn`: creates its entry, `<fn>__entry` (the C ABI: buffers in,
+/// checked, then `fn`'s body on them), and makes `fn` private.
+LogicalResult exportFunction(func::FuncOp fn) {
+  SmallVector<RankedTensorType> args, results;
+  if (failed(entrySignature(fn, args, results)))
+    return failure();
+  func::FuncOp entry = createEntry(fn, args, results);
+  ImplicitLocOpBuilder b(fn.getLoc(), fn.getContext());
+  b.setInsertionPointToStart(&entry.getBody().front());
+  EntryBody entryBody(fn, entry, args, results, b);
+
+  EntryChecks checks{b, entry, Value()};
+  entryBody.checkSizesBefore(checks);
   if (checks.ok) {
     scf::IfOp::create(b, checks.ok, [&](OpBuilder &, Location) {
-      compute();
+      entryBody.compute();
       scf::YieldOp::create(b);
     });
   } else {
-    compute();
+    entryBody.compute();
   }
   func::ReturnOp::create(b);
   fn.setPrivate();

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn-opt/Pipelines/Pipelines.h"
+#include "attn-opt/Codegen/Passes.h"
 
 #include "attn-opt/Analysis/TargetModel.h"
 
@@ -37,7 +37,7 @@ namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNTILECONTRACTIONS
 #define GEN_PASS_DEF_ATTNVECTORIZECONTRACTIONS
 #define GEN_PASS_DEF_ATTNREADONLYARGUMENTS
-#include "attn-opt/Pipelines/Passes.h.inc"
+#include "attn-opt/Codegen/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;
@@ -509,28 +509,29 @@ linalg::FillOp foldableFill(linalg::LinalgOp op, OpOperand *c) {
   return {};
 }
 
-/// Lowers contraction `op` (on buffers, DirectOperands layout, static N
-/// and K) to the broadcast-FMA micro-kernel (the pass description has the
-/// loop nest): per batch and outer index, K block (KB rows) and N block
-/// (NC columns), B's block is packed once, panel by panel ([NC/nr][KB][nr]);
-/// per M block A's block is packed `mr` rows side by side; per panel each
-/// `mr`-row tile keeps its accumulators in registers across the K block
-/// (C loaded before, stored after; with `fill`, the first K block starts
-/// from the fill value and the fill is erased); the remaining M % mr rows
-/// run one at a time from A itself against the same panels, the last
-/// N % nr columns as the op on those columns (loops).
-///
-/// Packing makes a panel contiguous: B rows N floats apart map to the same
-/// cache sets, so an unpacked panel is re-fetched from L3 by every M tile.
-/// With 2 vectors per row and mr from registerRows the accumulators, the B
-/// row and a broadcast fit the registers (no spills).
-void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
-                        const ContractionLoops &loops,
-                        const DirectOperands &ops, linalg::FillOp fill,
-                        int64_t mr, int64_t nr, int64_t lanes, int64_t kTile) {
-  Location loc = op.getLoc();
-  rewriter.setInsertionPoint(op);
-  int64_t numLoops = op.getNumLoops();
+/// How lowerToMicroKernel blocks a contraction: computed from its shapes
+/// and layouts alone, before any IR is created.
+struct BlockingPlan {
+  /// The batch and outer dims: loops around everything, one index at a time.
+  SmallVector<unsigned> outerDims;
+  /// The register tile: `mr` rows x `nr` columns (`nv` vectors of `lanes`
+  /// floats), the micro-kernel's K loop unrolled by `unroll`.
+  int64_t mr, nr, lanes, nv, unroll;
+  /// N and K; the columns of whole panels (N rounded down to `nr`).
+  int64_t n, k, nFull;
+  /// The K block (rows of a packed panel), the M block (rows of A per block)
+  /// and the N block (columns of B per block).
+  int64_t kBlock, mc, nc;
+  /// Whether A is packed by in-register transposes, and whether it is packed
+  /// at all (by transposes or by a copy; else read in place).
+  bool transposedPack, packA;
+};
+
+/// The blocking of contraction `op` (see lowerToMicroKernel) for register
+/// tiles of `mr` x `nr` floats, vectors of `lanes` and K steps of `kTile`.
+BlockingPlan planBlocking(linalg::LinalgOp op, const ContractionLoops &loops,
+                          const DirectOperands &ops, int64_t mr, int64_t nr,
+                          int64_t lanes, int64_t kTile) {
   SmallVector<int64_t> bounds = op.getStaticLoopRanges();
   int64_t n = bounds[loops.n], k = bounds[loops.k];
   // Batch and outer dims: loops around everything, one index at a time.
@@ -562,310 +563,478 @@ void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
                         llvm::isPowerOf2_64(lanes) &&
                         isUnitAlong(op, ops.a, loops.k);
   bool packA = transposedPack || nc / nr >= kMinPanelsToPackA;
-  emitRemark(loc) << "attn-vectorize-contractions: register tiles of " << mr
-                  << " x " << nr << " outputs, B packed in K blocks of "
-                  << kBlock << ", A "
-                  << (transposedPack ? "packed by transposes"
-                      : packA        ? "packed by a copy"
-                                     : "read in place (few panels)")
-                  << ", broadcast-FMA micro-kernel (K unrolled by " << unroll
-                  << ")"
+  BlockingPlan plan;
+  plan.outerDims = outerDims;
+  plan.mr = mr;
+  plan.nr = nr;
+  plan.lanes = lanes;
+  plan.nv = nv;
+  plan.unroll = unroll;
+  plan.n = n;
+  plan.k = k;
+  plan.nFull = nFull;
+  plan.kBlock = kBlock;
+  plan.mc = mc;
+  plan.nc = nc;
+  plan.transposedPack = transposedPack;
+  plan.packA = packA;
+  return plan;
+}
+
+/// Remarks on `plan` at `loc` (and on folding `fill`, if given).
+void remarkBlocking(Location loc, const BlockingPlan &plan,
+                    linalg::FillOp fill) {
+  emitRemark(loc) << "attn-vectorize-contractions: register tiles of "
+                  << plan.mr << " x " << plan.nr
+                  << " outputs, B packed in K blocks of " << plan.kBlock
+                  << ", A "
+                  << (plan.transposedPack ? "packed by transposes"
+                      : plan.packA        ? "packed by a copy"
+                                          : "read in place (few panels)")
+                  << ", broadcast-FMA micro-kernel (K unrolled by "
+                  << plan.unroll << ")"
                   << (fill ? ", the output's fill folded into the first K block"
                            : "");
+}
+
+/// Emits the loops of lowerToMicroKernel for contraction `op` by `plan`,
+/// before `op`: the packers of B's panels and of A's blocks, the
+/// micro-kernel's tiles, and the last N % nr columns.
+class MicroKernelEmitter {
+public:
+  /// Creates the loop ranges of `op` and the constant 0 (`rewriter` at
+  /// `op`).
+  MicroKernelEmitter(RewriterBase &rewriter, linalg::LinalgOp op,
+                     const ContractionLoops &loops, const DirectOperands &ops,
+                     linalg::FillOp fill, const BlockingPlan &plan);
+
+  /// The columns of whole panels: per batch and outer index, K block and N
+  /// block, B's block packed, then the tiles M block by M block (A packed
+  /// per M block, or read in place), then the remaining rows one at a time.
+  void emitPanels();
+  /// The last N % nr columns: the op on those columns of B and C (after the
+  /// fill, if one was folded).
+  void emitLastColumns();
+
+private:
+  RewriterBase &rewriter;
+  linalg::LinalgOp op;
+  const ContractionLoops &loops;
+  const DirectOperands &ops;
+  const BlockingPlan &plan;
+  Location loc;
+  int64_t numLoops;
+  VectorType vecType;
+  SmallVector<Range> ranges;
+  Value zero;
+  /// The operands A, B and C of `op`.
+  Value a, b, c;
+  /// The value of the folded fill, if any.
+  Value fillValue;
+  /// Set by emitPanels: M, M rounded down to `mr`, and the buffers of B's
+  /// packed block and of A's packed block (when A is packed).
+  Value mSize, mFull, bPack, aPack;
+
+  /// The index constant `v`.
+  Value cst(OpBuilder &builder, int64_t v);
+  /// The size of loop `dim`.
+  Value size(unsigned dim);
+  /// The indices of `operand` at m, n, k and the batch indices.
+  SmallVector<Value> indicesAt(ValueRange batchIvs, OpOperand *operand, Value m,
+                               Value nn, Value kk);
+  /// The first column of panel `p` of the N block from `nb0`.
+  Value panelStart(OpBuilder &pb, Location pl, Value nb0, Value p);
+
+  /// One N block from column `nb0` in the K block from `k0`: B packed, the
+  /// whole tiles and the remaining rows.
+  void emitNBlock(OpBuilder &nb, Location l, ValueRange batchIvs, Value k0,
+                  Value nb0);
+  /// Packs B's block (rows from `k0`, `panels` panels from column `nb0`)
+  /// panel by panel into `bPack`.
+  void packB(OpBuilder &nb, Location l, ValueRange batchIvs, Value k0,
+             Value nb0, Value panels);
+  /// The whole tiles of the M block from `mb` against the `panels` panels
+  /// from column `nb0`, A's block packed first (when A is packed).
+  void emitMBlock(OpBuilder &mbb, Location ml, ValueRange batchIvs, Value k0,
+                  Value nb0, Value panels, Value mb);
+  /// Packs A's block (`tiles` tiles from row `mb`, K from `k0`) into `aPack`
+  /// by lanes x lanes transposes; rows past M repeat row `mLast`.
+  void packATransposed(OpBuilder &mbb, Location ml, ValueRange batchIvs,
+                       Value k0, Value mb, Value tiles, Value mLast);
+  /// Packs A's block (`tiles` tiles from row `mb`, K from `k0`) into `aPack`
+  /// by a scalar copy.
+  void packACopy(OpBuilder &mbb, Location ml, ValueRange batchIvs, Value k0,
+                 Value mb, Value tiles);
+  /// One tile of `rows` rows from m0 against packed panel `p` (columns
+  /// from n0): reads A from `aBlock` (A packed from row mBegin) when
+  /// given, else from A.
+  void emitTile(OpBuilder &tb, Location tl, ValueRange batchIvs, Value k0,
+                Value n0, Value p, Value m0, int64_t rows, Value aBlock,
+                Value mBegin);
+  /// The accumulators of a tile (rows `mRows`, columns `cols`) at the start
+  /// of the K block from `k0`: C loaded, or the fill value in the first K
+  /// block when the fill is folded.
+  SmallVector<Value> tileAccumulators(OpBuilder &tb, Location tl,
+                                      ValueRange batchIvs, Value k0,
+                                      ArrayRef<Value> mRows,
+                                      ArrayRef<Value> cols, int64_t rows);
+};
+
+MicroKernelEmitter::MicroKernelEmitter(
+    RewriterBase &rewriter, linalg::LinalgOp op, const ContractionLoops &loops,
+    const DirectOperands &ops, linalg::FillOp fill, const BlockingPlan &plan)
+    : rewriter(rewriter), op(op), loops(loops), ops(ops), plan(plan),
+      loc(op.getLoc()), numLoops(op.getNumLoops()) {
   Type f32 = rewriter.getF32Type();
-  auto vecType = VectorType::get({lanes}, f32);
-  auto cst = [&](OpBuilder &b, int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
-  SmallVector<Range> ranges = op.createLoopRanges(rewriter, loc);
-  auto size = [&](unsigned dim) {
-    return getValueOrCreateConstantIndexOp(rewriter, loc, ranges[dim].size);
-  };
-  Value zero = cst(rewriter, 0);
-  Value a = ops.a->get(), b = ops.b->get(), c = ops.c->get();
-  Value fillValue = fill ? fill.getDpsInputOperand(0)->get() : Value();
+  vecType = VectorType::get({plan.lanes}, f32);
+  ranges = op.createLoopRanges(rewriter, loc);
+  zero = cst(rewriter, 0);
+  a = ops.a->get();
+  b = ops.b->get();
+  c = ops.c->get();
+  fillValue = fill ? fill.getDpsInputOperand(0)->get() : Value();
+}
 
-  if (nFull > 0) {
-    Value mSize = size(loops.m);
-    Value mFull = arith::SubIOp::create(
-        rewriter, loc, mSize,
-        arith::RemUIOp::create(rewriter, loc, mSize, cst(rewriter, mr)));
-    Value bPack = memref::AllocOp::create(
-        rewriter, loc, MemRefType::get({nc / nr, kBlock, nr}, f32),
-        rewriter.getI64IntegerAttr(64));
+Value MicroKernelEmitter::cst(OpBuilder &builder, int64_t v) {
+  return arith::ConstantIndexOp::create(builder, loc, v);
+}
 
-    // The indices of `operand` at m, n, k and the batch indices.
-    auto indicesAt = [&](ValueRange batchIvs, OpOperand *operand, Value m,
-                         Value nn, Value kk) {
-      SmallVector<Value> all(numLoops, zero);
-      for (auto [d, iv] : llvm::zip(outerDims, batchIvs))
-        all[d] = iv;
-      all[loops.m] = m;
-      all[loops.n] = nn;
-      all[loops.k] = kk;
-      SmallVector<Value> result;
-      for (AffineExpr e : op.getMatchingIndexingMap(operand).getResults())
-        result.push_back(all[cast<AffineDimExpr>(e).getPosition()]);
-      return result;
-    };
-    // A's K block of one M block packed tile by tile, `mr` rows side by
-    // side per K step (the micro-kernel's broadcasts read one stream).
-    // (Tiles of at most one M block; fewer when M is smaller.)
-    Value aTiles = arith::MaxUIOp::create(
-        rewriter, loc, cst(rewriter, 1),
-        arith::DivUIOp::create(
-            rewriter, loc,
-            arith::MinUIOp::create(rewriter, loc, mFull, cst(rewriter, mc)),
-            cst(rewriter, mr)));
-    Value aPack = packA
-                      ? memref::AllocOp::create(
-                            rewriter, loc,
-                            MemRefType::get({ShapedType::kDynamic, kBlock,
-                                             transposedPack ? lanes : mr},
-                                            f32),
-                            ValueRange{aTiles}, rewriter.getI64IntegerAttr(64))
-                            .getResult()
-                      : Value();
+Value MicroKernelEmitter::size(unsigned dim) {
+  return getValueOrCreateConstantIndexOp(rewriter, loc, ranges[dim].size);
+}
 
-    // One tile of `rows` rows from m0 against packed panel `p` (columns
-    // from n0): reads A from `aBlock` (A packed from row mBegin) when
-    // given, else from A.
-    auto tile = [&](OpBuilder &tb, Location tl, ValueRange batchIvs, Value k0,
-                    Value n0, Value p, Value m0, int64_t rows, Value aBlock,
-                    Value mBegin) {
-      auto indices = [&](OpOperand *operand, Value m, Value nn, Value kk) {
-        return indicesAt(batchIvs, operand, m, nn, kk);
-      };
-      SmallVector<Value> cols, mRows;
-      for (int64_t j = 0; j < nv; ++j)
-        cols.push_back(
-            j == 0 ? n0
-                   : arith::AddIOp::create(tb, tl, n0, cst(tb, j * lanes)));
-      for (int64_t i = 0; i < rows; ++i)
-        mRows.push_back(i == 0 ? m0
-                               : arith::AddIOp::create(tb, tl, m0, cst(tb, i)));
-      auto loadC = [&](OpBuilder &lb, Location ll) {
-        SmallVector<Value> init;
-        for (int64_t i = 0; i < rows; ++i)
-          for (int64_t j = 0; j < nv; ++j)
-            init.push_back(vector::LoadOp::create(
-                lb, ll, vecType, c, indices(ops.c, mRows[i], cols[j], zero)));
-        return init;
-      };
-      SmallVector<Value> init;
-      if (fillValue) {
-        // The first K block starts from the fill value.
-        Value first =
-            arith::CmpIOp::create(tb, tl, arith::CmpIPredicate::eq, k0, zero);
-        auto branch = scf::IfOp::create(
-            tb, tl, first,
-            [&](OpBuilder &ib, Location il) {
-              Value splat =
-                  vector::BroadcastOp::create(ib, il, vecType, fillValue);
-              scf::YieldOp::create(ib, il,
-                                   SmallVector<Value>(rows * nv, splat));
-            },
-            [&](OpBuilder &ib, Location il) {
-              scf::YieldOp::create(ib, il, loadC(ib, il));
-            });
-        llvm::append_range(init, branch.getResults());
-      } else {
-        init = loadC(tb, tl);
-      }
-      Value aTile = aBlock
-                        ? arith::DivUIOp::create(
-                              tb, tl, arith::SubIOp::create(tb, tl, m0, mBegin),
-                              cst(tb, mr))
-                        : Value();
-      auto kLoop = scf::ForOp::create(
-          tb, tl, zero, cst(tb, kBlock), cst(tb, unroll), init,
-          [&](OpBuilder &kb, Location kl, Value kk0, ValueRange carried) {
-            SmallVector<Value> acc(carried);
-            for (int64_t u = 0; u < unroll; ++u) {
-              Value kk =
-                  u == 0 ? kk0 : arith::AddIOp::create(kb, kl, kk0, cst(kb, u));
-              Value ka = arith::AddIOp::create(kb, kl, k0, kk);
-              SmallVector<Value> bRow;
-              for (int64_t j = 0; j < nv; ++j)
-                bRow.push_back(vector::LoadOp::create(
-                    kb, kl, vecType, bPack,
-                    ValueRange{p, kk, cst(kb, j * lanes)}));
-              for (int64_t i = 0; i < rows; ++i) {
-                Value s =
-                    aBlock
-                        ? memref::LoadOp::create(
-                              kb, kl, aBlock, ValueRange{aTile, kk, cst(kb, i)})
-                        : memref::LoadOp::create(
-                              kb, kl, a, indices(ops.a, mRows[i], zero, ka));
-                Value splat = vector::BroadcastOp::create(kb, kl, vecType, s);
-                for (int64_t j = 0; j < nv; ++j)
-                  acc[i * nv + j] = vector::FMAOp::create(
-                      kb, kl, splat, bRow[j], acc[i * nv + j]);
-              }
-            }
-            scf::YieldOp::create(kb, kl, acc);
-          });
-      for (int64_t i = 0; i < rows; ++i)
-        for (int64_t j = 0; j < nv; ++j)
-          vector::StoreOp::create(tb, tl, kLoop.getResult(i * nv + j), c,
-                                  indices(ops.c, mRows[i], cols[j], zero));
-    };
+SmallVector<Value> MicroKernelEmitter::indicesAt(ValueRange batchIvs,
+                                                 OpOperand *operand, Value m,
+                                                 Value nn, Value kk) {
+  SmallVector<Value> all(numLoops, zero);
+  for (auto [d, iv] : llvm::zip(plan.outerDims, batchIvs))
+    all[d] = iv;
+  all[loops.m] = m;
+  all[loops.n] = nn;
+  all[loops.k] = kk;
+  SmallVector<Value> result;
+  for (AffineExpr e : op.getMatchingIndexingMap(operand).getResults())
+    result.push_back(all[cast<AffineDimExpr>(e).getPosition()]);
+  return result;
+}
 
-    // Loops over the batch and outer dims, K blocks and N blocks.
-    SmallVector<Value> lbs, ubs, steps;
-    for (unsigned d : outerDims) {
-      lbs.push_back(zero);
-      ubs.push_back(size(d));
-      steps.push_back(cst(rewriter, 1));
-    }
-    size_t numBatch = lbs.size();
-    lbs.append({zero, zero});
-    ubs.append({cst(rewriter, k), cst(rewriter, nFull)});
-    steps.append({cst(rewriter, kBlock), cst(rewriter, nc)});
-    scf::buildLoopNest(
-        rewriter, loc, lbs, ubs, steps,
-        [&](OpBuilder &nb, Location l, ValueRange ivs) {
-          ValueRange batchIvs = ivs.take_front(numBatch);
-          Value k0 = ivs[numBatch], nb0 = ivs[numBatch + 1];
-          // Panels of this N block (the last block may be narrower).
-          Value panels = arith::DivUIOp::create(
-              nb, l,
-              arith::MinUIOp::create(
-                  nb, l, cst(nb, nc),
-                  arith::SubIOp::create(nb, l, cst(nb, nFull), nb0)),
-              cst(nb, nr));
-          auto panelStart = [&](OpBuilder &pb, Location pl, Value p) {
-            return arith::AddIOp::create(
-                pb, pl, nb0, arith::MulIOp::create(pb, pl, p, cst(pb, nr)));
-          };
-          // Pack B's block panel by panel.
-          scf::buildLoopNest(
-              nb, l, {zero, zero}, {panels, cst(nb, kBlock)},
-              {cst(nb, 1), cst(nb, 1)},
-              [&](OpBuilder &pb, Location pl, ValueRange pk) {
-                Value n0 = panelStart(pb, pl, pk[0]);
-                Value kb = arith::AddIOp::create(pb, pl, k0, pk[1]);
-                for (int64_t j = 0; j < nv; ++j) {
-                  Value col = j == 0 ? n0
-                                     : arith::AddIOp::create(
-                                           pb, pl, n0, cst(pb, j * lanes));
-                  Value v = vector::LoadOp::create(
-                      pb, pl, vecType, b,
-                      indicesAt(batchIvs, ops.b, zero, col, kb));
-                  vector::StoreOp::create(
-                      pb, pl, v, bPack,
-                      ValueRange{pk[0], pk[1], cst(pb, j * lanes)});
-                }
-              });
-          // Whole tiles, M block by M block (A packed).
-          scf::ForOp::create(
-              nb, l, zero, mFull, cst(nb, mc), ValueRange{},
-              [&](OpBuilder &mbb, Location ml, Value mb, ValueRange) {
-                Value mEnd = arith::MinUIOp::create(
-                    mbb, ml, arith::AddIOp::create(mbb, ml, mb, cst(mbb, mc)),
-                    mFull);
-                Value tiles = arith::DivUIOp::create(
-                    mbb, ml, arith::SubIOp::create(mbb, ml, mEnd, mb),
-                    cst(mbb, mr));
-                Value mLast =
-                    transposedPack
-                        ? arith::SubIOp::create(mbb, ml, mSize, cst(mbb, 1))
-                              .getResult()
-                        : Value();
-                if (transposedPack)
-                  scf::buildLoopNest(
-                      mbb, ml, {zero, zero}, {tiles, cst(mbb, kBlock)},
-                      {cst(mbb, 1), cst(mbb, lanes)},
-                      [&](OpBuilder &pb, Location pl, ValueRange tk) {
-                        // The tile's rows (then M's last row again: the
-                        // padding) along K from k0 + kk, transposed: row l
-                        // is packed step kk + l.
-                        Value m0 = arith::AddIOp::create(
-                            pb, pl, mb,
-                            arith::MulIOp::create(pb, pl, tk[0], cst(pb, mr)));
-                        Value kk = arith::AddIOp::create(pb, pl, k0, tk[1]);
-                        SmallVector<Value> rows;
-                        for (int64_t i = 0; i < lanes; ++i) {
-                          Value m = arith::MinUIOp::create(
-                              pb, pl,
-                              arith::AddIOp::create(pb, pl, m0, cst(pb, i)),
-                              mLast);
-                          rows.push_back(vector::LoadOp::create(
-                              pb, pl, vecType, a,
-                              indicesAt(batchIvs, ops.a, m, zero, kk)));
-                        }
-                        rows = transposeSquare(pb, pl, rows);
-                        for (int64_t l = 0; l < lanes; ++l)
-                          vector::StoreOp::create(
-                              pb, pl, rows[l], aPack,
-                              ValueRange{tk[0],
-                                         arith::AddIOp::create(pb, pl, tk[1],
-                                                               cst(pb, l)),
-                                         zero});
-                      });
-                else if (packA)
-                  scf::buildLoopNest(
-                      mbb, ml, {zero, zero, zero},
-                      {tiles, cst(mbb, kBlock), cst(mbb, mr)},
-                      {cst(mbb, 1), cst(mbb, 1), cst(mbb, 1)},
-                      [&](OpBuilder &pb, Location pl, ValueRange tr) {
-                        Value m = arith::AddIOp::create(
-                            pb, pl, mb,
-                            arith::AddIOp::create(
-                                pb, pl,
-                                arith::MulIOp::create(pb, pl, tr[0],
-                                                      cst(pb, mr)),
-                                tr[2]));
-                        Value v = memref::LoadOp::create(
-                            pb, pl, a,
-                            indicesAt(
-                                batchIvs, ops.a, m, zero,
-                                arith::AddIOp::create(pb, pl, k0, tr[1])));
-                        memref::StoreOp::create(
-                            pb, pl, v, aPack, ValueRange{tr[0], tr[1], tr[2]});
-                      });
-                scf::buildLoopNest(
-                    mbb, ml, {zero, mb}, {panels, mEnd},
-                    {cst(mbb, 1), cst(mbb, mr)},
-                    [&](OpBuilder &tb, Location tl, ValueRange pm) {
-                      tile(tb, tl, batchIvs, k0, panelStart(tb, tl, pm[0]),
-                           pm[0], pm[1], mr, aPack, packA ? mb : Value());
-                    });
-                scf::YieldOp::create(mbb, ml);
-              });
-          // The remaining rows (fewer than mr), one at a time.
-          scf::buildLoopNest(
-              nb, l, {zero, mFull}, {panels, mSize}, {cst(nb, 1), cst(nb, 1)},
-              [&](OpBuilder &tb, Location tl, ValueRange pm) {
-                tile(tb, tl, batchIvs, k0, panelStart(tb, tl, pm[0]), pm[0],
-                     pm[1], 1, Value(), Value());
-              });
-        });
+Value MicroKernelEmitter::panelStart(OpBuilder &pb, Location pl, Value nb0,
+                                     Value p) {
+  return arith::AddIOp::create(
+      pb, pl, nb0, arith::MulIOp::create(pb, pl, p, cst(pb, plan.nr)));
+}
+
+void MicroKernelEmitter::emitPanels() {
+  int64_t mr = plan.mr, nr = plan.nr, kBlock = plan.kBlock, mc = plan.mc;
+  Type f32 = rewriter.getF32Type();
+  mSize = size(loops.m);
+  mFull = arith::SubIOp::create(
+      rewriter, loc, mSize,
+      arith::RemUIOp::create(rewriter, loc, mSize, cst(rewriter, mr)));
+  bPack = memref::AllocOp::create(
+      rewriter, loc, MemRefType::get({plan.nc / nr, kBlock, nr}, f32),
+      rewriter.getI64IntegerAttr(64));
+
+  // A's K block of one M block packed tile by tile, `mr` rows side by
+  // side per K step (the micro-kernel's broadcasts read one stream).
+  // (Tiles of at most one M block; fewer when M is smaller.)
+  Value aTiles = arith::MaxUIOp::create(
+      rewriter, loc, cst(rewriter, 1),
+      arith::DivUIOp::create(
+          rewriter, loc,
+          arith::MinUIOp::create(rewriter, loc, mFull, cst(rewriter, mc)),
+          cst(rewriter, mr)));
+  aPack = plan.packA
+              ? memref::AllocOp::create(
+                    rewriter, loc,
+                    MemRefType::get({ShapedType::kDynamic, kBlock,
+                                     plan.transposedPack ? plan.lanes : mr},
+                                    f32),
+                    ValueRange{aTiles}, rewriter.getI64IntegerAttr(64))
+                    .getResult()
+              : Value();
+
+  // Loops over the batch and outer dims, K blocks and N blocks.
+  SmallVector<Value> lbs, ubs, steps;
+  for (unsigned d : plan.outerDims) {
+    lbs.push_back(zero);
+    ubs.push_back(size(d));
+    steps.push_back(cst(rewriter, 1));
   }
+  size_t numBatch = lbs.size();
+  lbs.append({zero, zero});
+  ubs.append({cst(rewriter, plan.k), cst(rewriter, plan.nFull)});
+  steps.append({cst(rewriter, kBlock), cst(rewriter, plan.nc)});
+  scf::buildLoopNest(rewriter, loc, lbs, ubs, steps,
+                     [&](OpBuilder &nb, Location l, ValueRange ivs) {
+                       ValueRange batchIvs = ivs.take_front(numBatch);
+                       Value k0 = ivs[numBatch], nb0 = ivs[numBatch + 1];
+                       emitNBlock(nb, l, batchIvs, k0, nb0);
+                     });
+}
 
+void MicroKernelEmitter::emitNBlock(OpBuilder &nb, Location l,
+                                    ValueRange batchIvs, Value k0, Value nb0) {
+  int64_t nr = plan.nr;
+  // Panels of this N block (the last block may be narrower).
+  Value panels = arith::DivUIOp::create(
+      nb, l,
+      arith::MinUIOp::create(
+          nb, l, cst(nb, plan.nc),
+          arith::SubIOp::create(nb, l, cst(nb, plan.nFull), nb0)),
+      cst(nb, nr));
+  // Pack B's block panel by panel.
+  packB(nb, l, batchIvs, k0, nb0, panels);
+  // Whole tiles, M block by M block (A packed).
+  scf::ForOp::create(nb, l, zero, mFull, cst(nb, plan.mc), ValueRange{},
+                     [&](OpBuilder &mbb, Location ml, Value mb, ValueRange) {
+                       emitMBlock(mbb, ml, batchIvs, k0, nb0, panels, mb);
+                     });
+  // The remaining rows (fewer than mr), one at a time.
+  scf::buildLoopNest(
+      nb, l, {zero, mFull}, {panels, mSize}, {cst(nb, 1), cst(nb, 1)},
+      [&](OpBuilder &tb, Location tl, ValueRange pm) {
+        emitTile(tb, tl, batchIvs, k0, panelStart(tb, tl, nb0, pm[0]), pm[0],
+                 pm[1], 1, Value(), Value());
+      });
+}
+
+void MicroKernelEmitter::packB(OpBuilder &nb, Location l, ValueRange batchIvs,
+                               Value k0, Value nb0, Value panels) {
+  int64_t lanes = plan.lanes;
+  scf::buildLoopNest(
+      nb, l, {zero, zero}, {panels, cst(nb, plan.kBlock)},
+      {cst(nb, 1), cst(nb, 1)}, [&](OpBuilder &pb, Location pl, ValueRange pk) {
+        Value n0 = panelStart(pb, pl, nb0, pk[0]);
+        Value kb = arith::AddIOp::create(pb, pl, k0, pk[1]);
+        for (int64_t j = 0; j < plan.nv; ++j) {
+          Value col =
+              j == 0 ? n0
+                     : arith::AddIOp::create(pb, pl, n0, cst(pb, j * lanes));
+          Value v = vector::LoadOp::create(
+              pb, pl, vecType, b, indicesAt(batchIvs, ops.b, zero, col, kb));
+          vector::StoreOp::create(pb, pl, v, bPack,
+                                  ValueRange{pk[0], pk[1], cst(pb, j * lanes)});
+        }
+      });
+}
+
+void MicroKernelEmitter::emitMBlock(OpBuilder &mbb, Location ml,
+                                    ValueRange batchIvs, Value k0, Value nb0,
+                                    Value panels, Value mb) {
+  int64_t mr = plan.mr;
+  Value mEnd = arith::MinUIOp::create(
+      mbb, ml, arith::AddIOp::create(mbb, ml, mb, cst(mbb, plan.mc)), mFull);
+  Value tiles = arith::DivUIOp::create(
+      mbb, ml, arith::SubIOp::create(mbb, ml, mEnd, mb), cst(mbb, mr));
+  Value mLast =
+      plan.transposedPack
+          ? arith::SubIOp::create(mbb, ml, mSize, cst(mbb, 1)).getResult()
+          : Value();
+  if (plan.transposedPack)
+    packATransposed(mbb, ml, batchIvs, k0, mb, tiles, mLast);
+  else if (plan.packA)
+    packACopy(mbb, ml, batchIvs, k0, mb, tiles);
+  scf::buildLoopNest(
+      mbb, ml, {zero, mb}, {panels, mEnd}, {cst(mbb, 1), cst(mbb, mr)},
+      [&](OpBuilder &tb, Location tl, ValueRange pm) {
+        emitTile(tb, tl, batchIvs, k0, panelStart(tb, tl, nb0, pm[0]), pm[0],
+                 pm[1], mr, aPack, plan.packA ? mb : Value());
+      });
+  scf::YieldOp::create(mbb, ml);
+}
+
+void MicroKernelEmitter::packATransposed(OpBuilder &mbb, Location ml,
+                                         ValueRange batchIvs, Value k0,
+                                         Value mb, Value tiles, Value mLast) {
+  int64_t lanes = plan.lanes;
+  scf::buildLoopNest(
+      mbb, ml, {zero, zero}, {tiles, cst(mbb, plan.kBlock)},
+      {cst(mbb, 1), cst(mbb, lanes)},
+      [&](OpBuilder &pb, Location pl, ValueRange tk) {
+        // The tile's rows (then M's last row again: the padding) along K
+        // from k0 + kk, transposed: row l is packed step kk + l.
+        Value m0 = arith::AddIOp::create(
+            pb, pl, mb, arith::MulIOp::create(pb, pl, tk[0], cst(pb, plan.mr)));
+        Value kk = arith::AddIOp::create(pb, pl, k0, tk[1]);
+        SmallVector<Value> rows;
+        for (int64_t i = 0; i < lanes; ++i) {
+          Value m = arith::MinUIOp::create(
+              pb, pl, arith::AddIOp::create(pb, pl, m0, cst(pb, i)), mLast);
+          rows.push_back(vector::LoadOp::create(
+              pb, pl, vecType, a, indicesAt(batchIvs, ops.a, m, zero, kk)));
+        }
+        rows = transposeSquare(pb, pl, rows);
+        for (int64_t l = 0; l < lanes; ++l)
+          vector::StoreOp::create(
+              pb, pl, rows[l], aPack,
+              ValueRange{tk[0],
+                         arith::AddIOp::create(pb, pl, tk[1], cst(pb, l)),
+                         zero});
+      });
+}
+
+void MicroKernelEmitter::packACopy(OpBuilder &mbb, Location ml,
+                                   ValueRange batchIvs, Value k0, Value mb,
+                                   Value tiles) {
+  int64_t mr = plan.mr;
+  scf::buildLoopNest(
+      mbb, ml, {zero, zero, zero}, {tiles, cst(mbb, plan.kBlock), cst(mbb, mr)},
+      {cst(mbb, 1), cst(mbb, 1), cst(mbb, 1)},
+      [&](OpBuilder &pb, Location pl, ValueRange tr) {
+        Value m = arith::AddIOp::create(
+            pb, pl, mb,
+            arith::AddIOp::create(
+                pb, pl, arith::MulIOp::create(pb, pl, tr[0], cst(pb, mr)),
+                tr[2]));
+        Value v = memref::LoadOp::create(
+            pb, pl, a,
+            indicesAt(batchIvs, ops.a, m, zero,
+                      arith::AddIOp::create(pb, pl, k0, tr[1])));
+        memref::StoreOp::create(pb, pl, v, aPack,
+                                ValueRange{tr[0], tr[1], tr[2]});
+      });
+}
+
+SmallVector<Value> MicroKernelEmitter::tileAccumulators(
+    OpBuilder &tb, Location tl, ValueRange batchIvs, Value k0,
+    ArrayRef<Value> mRows, ArrayRef<Value> cols, int64_t rows) {
+  int64_t nv = plan.nv;
+  auto loadC = [&](OpBuilder &lb, Location ll) {
+    SmallVector<Value> init;
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < nv; ++j)
+        init.push_back(vector::LoadOp::create(
+            lb, ll, vecType, c,
+            indicesAt(batchIvs, ops.c, mRows[i], cols[j], zero)));
+    return init;
+  };
+  SmallVector<Value> init;
+  if (fillValue) {
+    // The first K block starts from the fill value.
+    Value first =
+        arith::CmpIOp::create(tb, tl, arith::CmpIPredicate::eq, k0, zero);
+    auto branch = scf::IfOp::create(
+        tb, tl, first,
+        [&](OpBuilder &ib, Location il) {
+          Value splat = vector::BroadcastOp::create(ib, il, vecType, fillValue);
+          scf::YieldOp::create(ib, il, SmallVector<Value>(rows * nv, splat));
+        },
+        [&](OpBuilder &ib, Location il) {
+          scf::YieldOp::create(ib, il, loadC(ib, il));
+        });
+    llvm::append_range(init, branch.getResults());
+  } else {
+    init = loadC(tb, tl);
+  }
+  return init;
+}
+
+void MicroKernelEmitter::emitTile(OpBuilder &tb, Location tl,
+                                  ValueRange batchIvs, Value k0, Value n0,
+                                  Value p, Value m0, int64_t rows, Value aBlock,
+                                  Value mBegin) {
+  int64_t nv = plan.nv, lanes = plan.lanes, unroll = plan.unroll;
+  auto indices = [&](OpOperand *operand, Value m, Value nn, Value kk) {
+    return indicesAt(batchIvs, operand, m, nn, kk);
+  };
+  SmallVector<Value> cols, mRows;
+  for (int64_t j = 0; j < nv; ++j)
+    cols.push_back(
+        j == 0 ? n0 : arith::AddIOp::create(tb, tl, n0, cst(tb, j * lanes)));
+  for (int64_t i = 0; i < rows; ++i)
+    mRows.push_back(i == 0 ? m0
+                           : arith::AddIOp::create(tb, tl, m0, cst(tb, i)));
+  SmallVector<Value> init =
+      tileAccumulators(tb, tl, batchIvs, k0, mRows, cols, rows);
+  Value aTile = aBlock ? arith::DivUIOp::create(
+                             tb, tl, arith::SubIOp::create(tb, tl, m0, mBegin),
+                             cst(tb, plan.mr))
+                       : Value();
+  auto kLoop = scf::ForOp::create(
+      tb, tl, zero, cst(tb, plan.kBlock), cst(tb, unroll), init,
+      [&](OpBuilder &kb, Location kl, Value kk0, ValueRange carried) {
+        SmallVector<Value> acc(carried);
+        for (int64_t u = 0; u < unroll; ++u) {
+          Value kk =
+              u == 0 ? kk0 : arith::AddIOp::create(kb, kl, kk0, cst(kb, u));
+          Value ka = arith::AddIOp::create(kb, kl, k0, kk);
+          SmallVector<Value> bRow;
+          for (int64_t j = 0; j < nv; ++j)
+            bRow.push_back(vector::LoadOp::create(
+                kb, kl, vecType, bPack, ValueRange{p, kk, cst(kb, j * lanes)}));
+          for (int64_t i = 0; i < rows; ++i) {
+            Value s =
+                aBlock ? memref::LoadOp::create(
+                             kb, kl, aBlock, ValueRange{aTile, kk, cst(kb, i)})
+                       : memref::LoadOp::create(
+                             kb, kl, a, indices(ops.a, mRows[i], zero, ka));
+            Value splat = vector::BroadcastOp::create(kb, kl, vecType, s);
+            for (int64_t j = 0; j < nv; ++j)
+              acc[i * nv + j] = vector::FMAOp::create(kb, kl, splat, bRow[j],
+                                                      acc[i * nv + j]);
+          }
+        }
+        scf::YieldOp::create(kb, kl, acc);
+      });
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < nv; ++j)
+      vector::StoreOp::create(tb, tl, kLoop.getResult(i * nv + j), c,
+                              indices(ops.c, mRows[i], cols[j], zero));
+}
+
+void MicroKernelEmitter::emitLastColumns() {
+  int64_t n = plan.n, nFull = plan.nFull;
+  auto lastColumns = [&](Value mem) -> Value {
+    auto type = cast<MemRefType>(mem.getType());
+    int64_t rank = type.getRank();
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes,
+        strides(rank, rewriter.getIndexAttr(1));
+    for (int64_t d = 0; d < rank; ++d)
+      sizes.push_back(memref::getMixedSize(rewriter, loc, mem, d));
+    offsets.back() = rewriter.getIndexAttr(nFull);
+    sizes.back() = rewriter.getIndexAttr(n - nFull);
+    return memref::SubViewOp::create(rewriter, loc, mem, offsets, sizes,
+                                     strides);
+  };
+  // (By operand number: A and B may be the same value.)
+  Value bColumns = lastColumns(b), cColumns = lastColumns(c);
+  if (fillValue)
+    linalg::FillOp::create(rewriter, loc, fillValue, cColumns);
+  Operation *columns = rewriter.clone(*op);
+  columns->setOperand(ops.b->getOperandNumber(), bColumns);
+  columns->setOperand(ops.c->getOperandNumber(), cColumns);
+}
+
+/// Lowers contraction `op` (on buffers, DirectOperands layout, static N
+/// and K) to the broadcast-FMA micro-kernel (the pass description has the
+/// loop nest): per batch and outer index, K block (KB rows) and N block
+/// (NC columns), B's block is packed once, panel by panel ([NC/nr][KB][nr]);
+/// per M block A's block is packed `mr` rows side by side; per panel each
+/// `mr`-row tile keeps its accumulators in registers across the K block
+/// (C loaded before, stored after; with `fill`, the first K block starts
+/// from the fill value and the fill is erased); the remaining M % mr rows
+/// run one at a time from A itself against the same panels, the last
+/// N % nr columns as the op on those columns (loops).
+///
+/// Packing makes a panel contiguous: B rows N floats apart map to the same
+/// cache sets, so an unpacked panel is re-fetched from L3 by every M tile.
+/// With 2 vectors per row and mr from registerRows the accumulators, the B
+/// row and a broadcast fit the registers (no spills).
+void lowerToMicroKernel(RewriterBase &rewriter, linalg::LinalgOp op,
+                        const ContractionLoops &loops,
+                        const DirectOperands &ops, linalg::FillOp fill,
+                        int64_t mr, int64_t nr, int64_t lanes, int64_t kTile) {
+  rewriter.setInsertionPoint(op);
+  BlockingPlan plan = planBlocking(op, loops, ops, mr, nr, lanes, kTile);
+  remarkBlocking(op.getLoc(), plan, fill);
+  MicroKernelEmitter emitter(rewriter, op, loops, ops, fill, plan);
+  if (plan.nFull > 0)
+    emitter.emitPanels();
   // The last N % nr columns: the op on those columns of B and C (after
   // the fill, if one was folded).
-  if (nFull < n) {
-    auto lastColumns = [&](Value mem) -> Value {
-      auto type = cast<MemRefType>(mem.getType());
-      int64_t rank = type.getRank();
-      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes,
-          strides(rank, rewriter.getIndexAttr(1));
-      for (int64_t d = 0; d < rank; ++d)
-        sizes.push_back(memref::getMixedSize(rewriter, loc, mem, d));
-      offsets.back() = rewriter.getIndexAttr(nFull);
-      sizes.back() = rewriter.getIndexAttr(n - nFull);
-      return memref::SubViewOp::create(rewriter, loc, mem, offsets, sizes,
-                                       strides);
-    };
-    // (By operand number: A and B may be the same value.)
-    Value bColumns = lastColumns(b), cColumns = lastColumns(c);
-    if (fillValue)
-      linalg::FillOp::create(rewriter, loc, fillValue, cColumns);
-    Operation *columns = rewriter.clone(*op);
-    columns->setOperand(ops.b->getOperandNumber(), bColumns);
-    columns->setOperand(ops.c->getOperandNumber(), cColumns);
-  }
+  if (plan.nFull < plan.n)
+    emitter.emitLastColumns();
   rewriter.eraseOp(op);
   if (fill)
     rewriter.eraseOp(fill);
@@ -902,7 +1071,6 @@ struct VectorizeContractionsPass
       return;
     IRRewriter rewriter(&getContext());
     for (auto &[op, loops] : ops) {
-      int64_t numLoops = op.getNumLoops();
       if (std::optional<DirectOperands> operands = directOperands(op, loops)) {
         lowerToMicroKernel(rewriter, op, loops, *operands,
                            foldableFill(op, operands->c), mr, nr, target->lanes,
@@ -915,65 +1083,95 @@ struct VectorizeContractionsPass
                "the output not contiguous along N: left as loops";
         continue;
       }
-      // K steps that divide K (no ragged K tile): k-tile or a power of two
-      // below it.
-      int64_t k = op.getStaticLoopRanges()[loops.k];
-      int64_t kc =
-          ShapedType::isDynamic(k) ? kTile : halveUntilDivides(kTile, k);
-      SmallVector<OpFoldResult> sizes(numLoops, rewriter.getIndexAttr(0));
-      for (unsigned b : loops.batch)
-        sizes[b] = rewriter.getIndexAttr(1);
-      sizes[loops.m] = rewriter.getIndexAttr(mr);
-      sizes[loops.n] = rewriter.getIndexAttr(nr);
-      sizes[loops.k] = rewriter.getIndexAttr(kc);
-      rewriter.setInsertionPoint(op);
-      // Loop order: batch, N, M, K, so that the K x nr panel of B stays in
-      // cache while the M tiles of the chunk pass over it.
-      SmallVector<int64_t> interchange(loops.batch.begin(), loops.batch.end());
-      interchange.append({loops.n, loops.m, loops.k});
-      for (int64_t d = 0; d < numLoops; ++d)
-        if (!llvm::is_contained(interchange, d))
-          interchange.push_back(d);
-      scf::SCFTilingOptions options;
-      options.setTileSizes(sizes);
-      options.setInterchange(interchange);
-      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-          rewriter, cast<TilingInterface>(op.getOperation()), options);
-      if (failed(tiled)) {
-        op.emitError("attn-vectorize-contractions: could not tile this op");
+      if (failed(tileIntoRegisterTiles(rewriter, op, loops, mr, nr)))
         return signalPassFailure();
-      }
-      emitRemark(op.getLoc())
-          << "attn-vectorize-contractions: register tiles of " << mr << " x "
-          << nr << " outputs, K steps of " << kc
-          << ", vector.contract (B or the output not contiguous along N, or "
-             "not a plain multiply-add)";
-      tiled->tiledOps.back()->setAttr(kTileMarker, rewriter.getUnitAttr());
-      // The loop of `dim`: loops come in the interchanged order, one per
-      // tiled dim.
-      auto loopOf = [&](unsigned dim) -> scf::ForOp {
-        unsigned index = 0;
-        for (int64_t d : interchange) {
-          if (d == dim)
-            return dyn_cast<scf::ForOp>(tiled->loops[index].getOperation());
-          if (!isConstantIntValue(sizes[d], 0))
-            ++index;
-        }
-        return {};
-      };
-      loopOf(loops.k)->setAttr(kLoopMarker, rewriter.getUnitAttr());
-      // Whole tiles apart from the ragged last one of M and N (an M range
-      // known only at run time, such as a thread's last chunk, included):
-      // the main loops' tiles get static sizes.
-      for (unsigned dim : {loops.m, loops.n})
-        if (scf::ForOp loop = loopOf(dim)) {
-          scf::ForOp partial;
-          (void)scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial);
-        }
-      rewriter.eraseOp(op);
     }
 
     // Static tile sizes where the tiles are whole.
+    if (failed(vectorizeRegisterTiles(rewriter)))
+      return signalPassFailure();
+
+    // The accumulator tile out of the K loop (hoisting needs transfers on
+    // the base buffers, at indices computed outside the loop); then
+    // vector.contract to outer products, unit dims dropped.
+    hoistKLoopAccumulators(rewriter);
+    if (failed(lowerContractsToOuterProducts()))
+      return signalPassFailure();
+  }
+
+  /// Tiles contraction `op` (not in the micro-kernel's layout) into
+  /// `mr` x `nr` register tiles with K steps dividing K, loops in the order
+  /// batch, N, M, K; marks the tile (kTileMarker) and the K loop
+  /// (kLoopMarker), peels the M and N loops so that the main loops' tiles
+  /// are whole, and erases `op`. Fails (with an error) if `op` cannot be
+  /// tiled.
+  LogicalResult tileIntoRegisterTiles(IRRewriter &rewriter, linalg::LinalgOp op,
+                                      const ContractionLoops &loops, int64_t mr,
+                                      int64_t nr) {
+    int64_t numLoops = op.getNumLoops();
+    // K steps that divide K (no ragged K tile): k-tile or a power of two
+    // below it.
+    int64_t k = op.getStaticLoopRanges()[loops.k];
+    int64_t kc = ShapedType::isDynamic(k) ? kTile : halveUntilDivides(kTile, k);
+    SmallVector<OpFoldResult> sizes(numLoops, rewriter.getIndexAttr(0));
+    for (unsigned b : loops.batch)
+      sizes[b] = rewriter.getIndexAttr(1);
+    sizes[loops.m] = rewriter.getIndexAttr(mr);
+    sizes[loops.n] = rewriter.getIndexAttr(nr);
+    sizes[loops.k] = rewriter.getIndexAttr(kc);
+    rewriter.setInsertionPoint(op);
+    // Loop order: batch, N, M, K, so that the K x nr panel of B stays in
+    // cache while the M tiles of the chunk pass over it.
+    SmallVector<int64_t> interchange(loops.batch.begin(), loops.batch.end());
+    interchange.append({loops.n, loops.m, loops.k});
+    for (int64_t d = 0; d < numLoops; ++d)
+      if (!llvm::is_contained(interchange, d))
+        interchange.push_back(d);
+    scf::SCFTilingOptions options;
+    options.setTileSizes(sizes);
+    options.setInterchange(interchange);
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(op.getOperation()), options);
+    if (failed(tiled)) {
+      op.emitError("attn-vectorize-contractions: could not tile this op");
+      return failure();
+    }
+    emitRemark(op.getLoc())
+        << "attn-vectorize-contractions: register tiles of " << mr << " x "
+        << nr << " outputs, K steps of " << kc
+        << ", vector.contract (B or the output not contiguous along N, or "
+           "not a plain multiply-add)";
+    tiled->tiledOps.back()->setAttr(kTileMarker, rewriter.getUnitAttr());
+    // The loop of `dim`: loops come in the interchanged order, one per
+    // tiled dim.
+    auto loopOf = [&](unsigned dim) -> scf::ForOp {
+      unsigned index = 0;
+      for (int64_t d : interchange) {
+        if (d == dim)
+          return dyn_cast<scf::ForOp>(tiled->loops[index].getOperation());
+        if (!isConstantIntValue(sizes[d], 0))
+          ++index;
+      }
+      return {};
+    };
+    loopOf(loops.k)->setAttr(kLoopMarker, rewriter.getUnitAttr());
+    // Whole tiles apart from the ragged last one of M and N (an M range
+    // known only at run time, such as a thread's last chunk, included):
+    // the main loops' tiles get static sizes.
+    for (unsigned dim : {loops.m, loops.n})
+      if (scf::ForOp loop = loopOf(dim)) {
+        scf::ForOp partial;
+        (void)scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial);
+      }
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  /// Gives the whole register tiles static sizes (affine.min and subview
+  /// canonicalization) and vectorizes each tile marked kTileMarker with a
+  /// static shape to vector.contract; ragged tiles stay linalg ops. Fails
+  /// (with an error) if a tile cannot be vectorized.
+  LogicalResult vectorizeRegisterTiles(IRRewriter &rewriter) {
     {
       RewritePatternSet patterns(&getContext());
       affine::AffineMinOp::getCanonicalizationPatterns(patterns, &getContext());
@@ -1000,14 +1198,18 @@ struct VectorizeContractionsPass
       if (failed(vectorized)) {
         tile.emitError("attn-vectorize-contractions: could not vectorize "
                        "this tile");
-        return signalPassFailure();
+        return failure();
       }
       rewriter.eraseOp(tile);
     }
+    return success();
+  }
 
-    // The accumulator tile out of the K loop (hoisting needs transfers on
-    // the base buffers, at indices computed outside the loop); then
-    // vector.contract to outer products, unit dims dropped.
+  /// Folds the memref aliases into the transfers, hoists loop-invariant
+  /// code, CSEs, then moves the accumulator tile out of each K loop marked
+  /// kLoopMarker (hoisting needs transfers on the base buffers, at indices
+  /// computed outside the loop).
+  void hoistKLoopAccumulators(IRRewriter &rewriter) {
     {
       RewritePatternSet patterns(&getContext());
       memref::populateFoldMemRefAliasOpPatterns(patterns);
@@ -1028,14 +1230,19 @@ struct VectorizeContractionsPass
       loop->removeAttr(kLoopMarker);
       hoistAccumulators(rewriter, loop);
     }
+  }
+
+  /// Lowers vector.contract to outer products, unit dims dropped (and the
+  /// transfers' permutation maps lowered); fails if the patterns do not
+  /// converge.
+  LogicalResult lowerContractsToOuterProducts() {
     RewritePatternSet patterns(&getContext());
     vector::populateVectorReductionToContractPatterns(patterns);
     vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
     vector::populateVectorContractLoweringPatterns(
         patterns, vector::VectorContractLowering::OuterProduct);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
+    return applyPatternsGreedily(getOperation(), std::move(patterns));
   }
 };
 

@@ -1,6 +1,6 @@
 //===- ParallelizeLinalg.cpp - Tile outer parallel loops into scf.forall --===//
 
-#include "attn-opt/Pipelines/Pipelines.h"
+#include "attn-opt/Codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -13,7 +13,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNPARALLELIZELINALG
-#include "attn-opt/Pipelines/Passes.h.inc"
+#include "attn-opt/Codegen/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

@@ -1,6 +1,6 @@
 //===- MathApproximation.cpp - Polynomial approximations of math ops ------===//
 
-#include "attn-opt/Pipelines/Pipelines.h"
+#include "attn-opt/Codegen/Passes.h"
 
 #include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
 
@@ -15,7 +15,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNMATHAPPROXIMATION
-#include "attn-opt/Pipelines/Passes.h.inc"
+#include "attn-opt/Codegen/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

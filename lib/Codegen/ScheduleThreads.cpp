@@ -1,12 +1,12 @@
 //===- ScheduleThreads.cpp - attn-schedule-threads ------------------------===//
 
-#include "attn-opt/Pipelines/Pipelines.h"
+#include "attn-opt/Codegen/Passes.h"
 
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNSCHEDULETHREADS
-#include "attn-opt/Pipelines/Passes.h.inc"
+#include "attn-opt/Codegen/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

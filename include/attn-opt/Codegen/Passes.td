@@ -3,6 +3,7 @@
 #ifndef ATTN_PIPELINES_PASSES_TD
 #define ATTN_PIPELINES_PASSES_TD
 
+include "attn-opt/Conversion/CpuTargetOptions.td"
 include "mlir/Pass/PassBase.td"
 
 def AttnParallelizeLinalg : Pass<"attn-parallelize-linalg", "func::FuncOp"> {
@@ -149,14 +150,10 @@ def AttnVectorizeContractions : Pass<"attn-vectorize-contractions",
     of the K loop; ragged edge tiles stay linalg ops. A remark on each op
     gives its tiles and kernel.
   }];
-  let options = [
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes of a vector register">,
-    Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"0",
-           "vector registers (0: 32 with 16 lanes, else 16)">,
+  let options = !listconcat(Attn_CpuTargetOptions, [
     Option<"kTile", "k-tile", "int64_t", /*default=*/"16",
            "K steps of one vector.contract">,
-  ];
+  ]);
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
     "::mlir::memref::MemRefDialect",
