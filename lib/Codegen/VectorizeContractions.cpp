@@ -563,22 +563,9 @@ BlockingPlan planBlocking(linalg::LinalgOp op, const ContractionLoops &loops,
                         llvm::isPowerOf2_64(lanes) &&
                         isUnitAlong(op, ops.a, loops.k);
   bool packA = transposedPack || nc / nr >= kMinPanelsToPackA;
-  BlockingPlan plan;
-  plan.outerDims = outerDims;
-  plan.mr = mr;
-  plan.nr = nr;
-  plan.lanes = lanes;
-  plan.nv = nv;
-  plan.unroll = unroll;
-  plan.n = n;
-  plan.k = k;
-  plan.nFull = nFull;
-  plan.kBlock = kBlock;
-  plan.mc = mc;
-  plan.nc = nc;
-  plan.transposedPack = transposedPack;
-  plan.packA = packA;
-  return plan;
+  return BlockingPlan{
+      outerDims, mr,    nr,     lanes, nv, unroll,         n,
+      k,         nFull, kBlock, mc,    nc, transposedPack, packA};
 }
 
 /// Remarks on `plan` at `loc` (and on folding `fill`, if given).

@@ -306,7 +306,6 @@ struct ReassociatePass
   /// the chunk (the chunk-size option, else the default for its sizes) and
   /// the dims for the cost model.
   LinearPlan planLinearForm(const Candidate &c) {
-    LinearPlan plan;
     LinearMaskForm maskForm = *linearForm(c.pattern);
     bool causal = maskForm.causal, segments = maskForm.segments;
     bool masked = causal || segments;
@@ -329,14 +328,7 @@ struct ReassociatePass
     std::string form =
         masked ? llvm::formatv("chunked prefix form, chunk {0}", chunk).str()
                : "phi(Q) (phi(K)^T V)";
-    plan.causal = causal;
-    plan.segments = segments;
-    plan.masked = masked;
-    plan.dims = d;
-    plan.dynamicLengths = dynamicLengths;
-    plan.chunk = chunk;
-    plan.form = form;
-    return plan;
+    return LinearPlan{causal, segments, masked, d, dynamicLengths, chunk, form};
   }
 
   /// With dynamic lengths: builds before `op` the condition under which
