@@ -43,6 +43,9 @@ static void addBufferization(OpPassManager &pm) {
       bufferization::LayoutMapOption::IdentityLayoutMap;
   bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // The constants' globals named and ordered by first use: the same module
+  // gives the same IR whatever order bufferization made them in.
+  pm.addPass(createAttnOrderConstantGlobals());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;

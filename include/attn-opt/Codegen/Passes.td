@@ -244,6 +244,45 @@ def AttnMathApproximation : Pass<"attn-math-approximation"> {
   ];
 }
 
+def AttnOrderConstantGlobals : Pass<"attn-order-constant-globals",
+                                    "ModuleOp"> {
+  let summary = "Name and order bufferization's constant globals by first use";
+  let description = [{
+    One-Shot Module Bufferize turns each tensor constant into a
+    `memref.global` named `__constant_<shape>` (with `_0`, `_1`, ... for
+    further constants of the same type), function by function in an order
+    that depends on where the functions sit in memory: the same module gave
+    differently numbered and ordered globals from one run to the next (with
+    the pass manager's threads) and from one build to another. This pass
+    renames the constant globals whose names start with `__constant_` in
+    the order of their first `memref.get_global` in the module (functions
+    in module order, ops in block order), upstream's naming scheme, and
+    moves their definitions to the start of the module in that order, so
+    the same input prints the same IR. Globals without a use follow, in
+    the order of their values' text.
+
+    ```mlir
+    memref.global "private" constant @__constant_2xi32_0 : memref<2xi32> = dense<[3, 4]>
+    memref.global "private" constant @__constant_2xi32 : memref<2xi32> = dense<[1, 2]>
+    func.func @f() {
+      %0 = memref.get_global @__constant_2xi32 : memref<2xi32>
+      %1 = memref.get_global @__constant_2xi32_0 : memref<2xi32>
+    ```
+
+    becomes
+
+    ```mlir
+    memref.global "private" constant @__constant_2xi32 : memref<2xi32> = dense<[1, 2]>
+    memref.global "private" constant @__constant_2xi32_0 : memref<2xi32> = dense<[3, 4]>
+    func.func @f() {
+      %0 = memref.get_global @__constant_2xi32 : memref<2xi32>
+      %1 = memref.get_global @__constant_2xi32_0 : memref<2xi32>
+    ```
+
+    The pipelines run it right after bufferization.
+  }];
+}
+
 def AttnScheduleThreads : Pass<"attn-schedule-threads"> {
   let summary = "Set the schedule of the OpenMP work-sharing loops";
   let description = [{
