@@ -68,9 +68,8 @@ struct OrderConstantGlobalsPass
     for (auto global : module.getOps<memref::GlobalOp>())
       if (isBufferizationConstant(global) && !order.count(global))
         unused.push_back({valueText(global), global});
-    llvm::sort(unused, [](const auto &a, const auto &b) {
-      return a.first < b.first;
-    });
+    llvm::sort(unused,
+               [](const auto &a, const auto &b) { return a.first < b.first; });
     for (auto &entry : unused)
       order.insert({entry.second, entry.second});
     if (order.empty())
@@ -79,8 +78,8 @@ struct OrderConstantGlobalsPass
     // Names no renamed global may take: every other symbol's.
     llvm::StringSet<> taken;
     for (Operation &op : module.getBody()->getOperations())
-      if (auto name = op.getAttrOfType<StringAttr>(
-              SymbolTable::getSymbolAttrName()))
+      if (auto name =
+              op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
         if (!order.count(&op))
           taken.insert(name.getValue());
     // First out of the way (the new names may be the old names of others),
