@@ -70,6 +70,27 @@
 // REDEFINE: %{extra} =
 // RUN: %{check}
 
+
+// Kernel attention whose value dim is a multiple of the vector width runs
+// the fused linear kernels (attn-linear-kernels) at run-time sizes: the
+// key chunks of kv_state, the query tiles of state_apply and the chunks of
+// the causal form follow the batch and lengths of the call (Lq != Lk takes
+// the quadratic form, chosen at run time).
+// DEFINE: %{check16} = attn-run %s --entry %{fn} --remarks --random-inputs --seed 9 --shape query=1x4x1x16,2x4x17x16,1x4x64x16,2x4x65x16,1x4x300x16,2x4x40x16,1x4x70x16 --shape key=1x2x1x16,2x2x17x16,1x2x64x16,2x2x65x16,1x2x300x16,2x2x130x16,1x2x33x16 --shape value=1x2x1x16,2x2x17x16,1x2x64x16,2x2x65x16,1x2x300x16,2x2x130x16,1x2x33x16 --save-inputs %t/%{fn} --output %t/%{fn}.npy > %t/%{fn}.out 2> %t/%{fn}.log && FileCheck %s --check-prefix=%{path} --input-file %t/%{fn}.log && attn-ref %s --entry %{fn} --inputs %t/%{fn} --compare %t/%{fn}.npy --runs 7 --rtol 1e-4 --atol 1e-5
+// REDEFINE: %{fn} = kernel_fused
+// REDEFINE: %{path} = FUSED
+// RUN: %{check16}
+// REDEFINE: %{fn} = causal_kernel_fused
+// REDEFINE: %{path} = FUSEDCAUSAL
+// RUN: %{check16}
+// REDEFINE: %{fn} = favor_fused
+// REDEFINE: %{path} = FUSED
+// RUN: %{check16}
+
+// FUSED: remark: attn-linear-kernels: phi(K)^T V and the key sum fused with the feature map
+// FUSED: remark: attn-linear-kernels: phi(Q) S / (phi(Q) z) fused with the feature map
+// FUSEDCAUSAL: remark: attn-linear-kernels: causal chunked form in one kernel per query head
+
 // FLASH: remark: attn-flash: {{.*}}key blocks classified at run time
 // POINTWISE: remark: attn-lower-pointwise: {{.*}}key blocks classified at run time
 // LINEAR: remark: attn-reassociate: lengths are dynamic: the linear form (phi(Q) (phi(K)^T V)) when the cost model prefers it
@@ -144,4 +165,19 @@ func.func @union_relu(%query: tensor<?x4x?x16xf32>, %key: tensor<?x2x?x16xf32>, 
   %0 = attn.attention %query, %key, %value {normalizer = #attn.pointwise<relu>, pattern = #attn.union<[#attn.window<before = 32, after = 0>, #attn.strided<stride = 16>]>}
     : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x8xf32> -> tensor<?x4x?x8xf32>
   return %0 : tensor<?x4x?x8xf32>
+}
+func.func @kernel_fused(%query: tensor<?x4x?x16xf32>, %key: tensor<?x2x?x16xf32>, %value: tensor<?x2x?x16xf32>) -> tensor<?x4x?x16xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.kernel<elu_plus_one>}
+    : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32> -> tensor<?x4x?x16xf32>
+  return %0 : tensor<?x4x?x16xf32>
+}
+func.func @causal_kernel_fused(%query: tensor<?x4x?x16xf32>, %key: tensor<?x2x?x16xf32>, %value: tensor<?x2x?x16xf32>) -> tensor<?x4x?x16xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.kernel<elu_plus_one>, pattern = #attn.causal}
+    : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32> -> tensor<?x4x?x16xf32>
+  return %0 : tensor<?x4x?x16xf32>
+}
+func.func @favor_fused(%query: tensor<?x4x?x16xf32>, %key: tensor<?x2x?x16xf32>, %value: tensor<?x2x?x16xf32>) -> tensor<?x4x?x16xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.kernel<favor, features = 32, seed = 5>, scale = 0.25 : f32}
+    : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32> -> tensor<?x4x?x16xf32>
+  return %0 : tensor<?x4x?x16xf32>
 }

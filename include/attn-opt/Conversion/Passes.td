@@ -132,11 +132,15 @@ def AttnLinearKernels : Attn_CpuKernelPass<"attn-linear-kernels"> {
     recomputed per query head: more work for G > 1, but B x Hq tasks).
     The chunk size must be a multiple of the vector width and of 4.
 
-    Applies to static shapes whose input dim is a multiple of the vector
-    width, whose feature count a multiple of 4 and of the vector width and
-    whose value dim a multiple of the vector width (`vector-width`,
-    `vector-registers`: the target, as in attn-flash); the rest keeps the
-    reference lowering. A remark per fused op.
+    Applies to shapes whose input dim is a multiple of the vector width,
+    whose feature count a multiple of 4 and of the vector width and whose
+    value dim a multiple of the vector width (`vector-width`,
+    `vector-registers`: the target, as in attn-flash); the batch and the
+    lengths may be dynamic: the loops then take their bounds from the
+    buffers (kv_state's key chunks at least 256 keys long, up to 16 of
+    them, those past the keys empty; state_apply's and the causal form's
+    whole tiles and chunks, their count from the length). The rest keeps
+    the reference lowering. A remark per fused op.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -43,14 +43,6 @@ KernelFrame::KernelFrame(ImplicitLocOpBuilder &b, const KernelSpec &spec,
 // Host side
 //===----------------------------------------------------------------------===//
 
-/// Dimension `d` of the ranked tensor or memref `v` as an index value.
-static Value dimOf(ImplicitLocOpBuilder &b, Value v, int64_t d) {
-  auto type = cast<ShapedType>(v.getType());
-  if (!type.isDynamicDim(d))
-    return arith::ConstantIndexOp::create(b, type.getDimSize(d));
-  return memref::DimOp::create(b, v, d);
-}
-
 Value KernelFrame::paddedDistances(TensorBuilder &tb) {
   ArrayRef<int64_t> es = cast<ShapedType>(spec.posEmb.getType()).getShape();
   int64_t heads = es[0], distances = es[1];
@@ -180,10 +172,9 @@ void KernelFrame::prepareMaskBuffer(TensorBuilder &tb, Value m, bool convert) {
 }
 
 Type KernelFrame::prepareOutputBuffers() {
-  batchSize = dimOf(b, queryBuf, 0);
-  queryLen = dimOf(b, queryBuf, 2);
-  keyLen = pageTableBuf ? mul(dimOf(b, pageTableBuf, 1), pageSize)
-                        : dimOf(b, keyBuf, 2);
+  batchSize = dim(queryBuf, 0);
+  queryLen = dim(queryBuf, 2);
+  keyLen = pageTableBuf ? mul(dim(pageTableBuf, 1), pageSize) : dim(keyBuf, 2);
   // (The output in the result type: storeOutput rounds as it stores.)
   Type outElem = cast<ShapedType>(spec.results.output).getElementType();
   auto outType = MemRefType::get(

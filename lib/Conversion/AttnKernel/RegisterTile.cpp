@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -73,10 +74,21 @@ Value VectorLoops::toTensor(Value buf) {
 
 void VectorLoops::parallel(ArrayRef<int64_t> ubs,
                            function_ref<void(ValueRange)> body) {
+  parallel(getAsIndexOpFoldResult(b.getContext(), ubs), body);
+}
+
+Value VectorLoops::sizeValue(OpFoldResult size) {
+  if (auto v = dyn_cast<Value>(size))
+    return v;
+  return idx(cast<IntegerAttr>(cast<Attribute>(size)).getInt());
+}
+
+void VectorLoops::parallel(ArrayRef<OpFoldResult> ubs,
+                           function_ref<void(ValueRange)> body) {
   SmallVector<Value> lbs, ups, steps;
-  for (int64_t u : ubs) {
+  for (OpFoldResult u : ubs) {
     lbs.push_back(idx(0));
-    ups.push_back(idx(u));
+    ups.push_back(sizeValue(u));
     steps.push_back(idx(1));
   }
   scf::ParallelOp::create(b, lbs, ups, steps,

@@ -62,71 +62,96 @@ public:
     int64_t f = cast<RankedTensorType>(fm.getType()).getDimSize(3);
     prepareMap(fm);
     Value kBuf = readOnlyBuffer(b, key), vBuf = readOnlyBuffer(b, value);
-    // Key chunks run in parallel when the heads are few.
-    int64_t chunks =
-        std::clamp<int64_t>(llvm::divideCeil(kTasks, batch * heads), 1,
-                            std::max<int64_t>(1, keys / kMinChunk));
-    int64_t chunkLen = static_cast<int64_t>(llvm::divideCeil(keys, chunks));
+    // A batch or key length known at run time: the buffers' sizes.
+    bool dynamicBatch = ShapedType::isDynamic(batch);
+    bool dynamicKeys = ShapedType::isDynamic(keys);
+    Value batchSize = dynamicBatch ? dim(kBuf, 0) : Value();
+    Value keySize = dynamicKeys ? dim(kBuf, 2) : Value();
+    // Key chunks run in parallel when the heads are few (a dynamic batch
+    // counted as 1; with a dynamic key length, chunks of at least
+    // kMinChunk keys: those past the keys are empty).
+    int64_t chunks = std::clamp<int64_t>(
+        llvm::divideCeil(kTasks, (dynamicBatch ? 1 : batch) * heads), 1,
+        dynamicKeys ? kTasks : std::max<int64_t>(1, keys / kMinChunk));
+    int64_t chunkLen =
+        dynamicKeys ? 0 : static_cast<int64_t>(llvm::divideCeil(keys, chunks));
+    Value chunkLenValue;
+    if (dynamicKeys)
+      chunkLenValue = arith::MaxSIOp::create(
+          b, arith::CeilDivSIOp::create(b, keySize, idx(chunks)),
+          idx(kMinChunk));
     Type f32 = b.getF32Type();
-    Value state =
-        memref::AllocOp::create(b, MemRefType::get({batch, heads, f, dv}, f32));
-    Value sum =
-        memref::AllocOp::create(b, MemRefType::get({batch, heads, f}, f32));
+    auto alloc = [&](ArrayRef<int64_t> shape) -> Value {
+      return memref::AllocOp::create(b, MemRefType::get(shape, f32),
+                                     dynamicBatch ? ValueRange{batchSize}
+                                                  : ValueRange{});
+    };
+    Value state = alloc({batch, heads, f, dv});
+    Value sum = alloc({batch, heads, f});
     Value wsState = state, wsSum = sum;
     if (chunks > 1) {
-      wsState = memref::AllocOp::create(
-          b, MemRefType::get({batch, heads, chunks, f, dv}, f32));
-      wsSum = memref::AllocOp::create(
-          b, MemRefType::get({batch, heads, chunks, f}, f32));
+      wsState = alloc({batch, heads, chunks, f, dv});
+      wsSum = alloc({batch, heads, chunks, f});
     }
-    parallel({batch, heads, chunks}, [&](ValueRange ivs) {
-      SmallVector<Value> at = {ivs[0], ivs[1]};
-      if (chunks > 1)
-        at.push_back(ivs[2]);
-      auto stateAt = [&](Value fi, Value e) {
-        SmallVector<Value> i(at);
-        i.append({fi, e});
-        return i;
-      };
-      auto sumAt = [&](Value fi) {
-        SmallVector<Value> i(at);
-        i.push_back(fi);
-        return i;
-      };
-      forEach(0, f, 1, [&](Value fi) {
-        forEach(0, dv, lanes, [&](Value e) {
-          vector::StoreOp::create(b, splat(0.0), wsState, stateAt(fi, e));
-        });
-      });
-      forEach(0, f, lanes, [&](Value fi) {
-        vector::StoreOp::create(b, splat(0.0), wsSum, sumAt(fi));
-      });
-      // (Scratch of the iteration; the deallocation pipeline frees it.)
-      int64_t kBlock = atMostRows(wt ? kFavorBlock : kMapBlock, chunkLen);
-      Value phi = memref::AllocOp::create(
-          b, MemRefType::get({kBlock, f}, b.getF32Type()));
-      Value start = mul(ivs[2], chunkLen);
-      Value end =
-          arith::MinSIOp::create(b, add(start, idx(chunkLen)), idx(keys));
-      scf::ForOp::create(
-          b, start, end, idx(kBlock), ValueRange{},
-          [&](OpBuilder &, Location, Value k0, ValueRange) {
-            Value n = arith::MinSIOp::create(b, idx(kBlock), sub(end, k0));
-            // phi of the block's keys, and their column sums.
-            keyBlockFeatures(kBuf, ivs[0], ivs[1], f, kBlock, phi, k0, end, n,
-                             wsSum, sumAt);
-            // S += phi^T V in FB x EV register tiles.
-            addOuterProducts(
-                wsState, f, dv, n, phi,
-                [&](Value fi, Value e) { return stateAt(fi, e); },
-                [&](Value j, Value e) {
-                  return load(vBuf, {ivs[0], ivs[1], add(k0, j), e});
-                });
-            scf::YieldOp::create(b);
+    OpFoldResult batchBound =
+        dynamicBatch ? OpFoldResult(batchSize) : b.getIndexAttr(batch);
+    parallel(
+        {batchBound, b.getIndexAttr(heads), b.getIndexAttr(chunks)},
+        [&](ValueRange ivs) {
+          SmallVector<Value> at = {ivs[0], ivs[1]};
+          if (chunks > 1)
+            at.push_back(ivs[2]);
+          auto stateAt = [&](Value fi, Value e) {
+            SmallVector<Value> i(at);
+            i.append({fi, e});
+            return i;
+          };
+          auto sumAt = [&](Value fi) {
+            SmallVector<Value> i(at);
+            i.push_back(fi);
+            return i;
+          };
+          forEach(0, f, 1, [&](Value fi) {
+            forEach(0, dv, lanes, [&](Value e) {
+              vector::StoreOp::create(b, splat(0.0), wsState, stateAt(fi, e));
+            });
           });
-    });
+          forEach(0, f, lanes, [&](Value fi) {
+            vector::StoreOp::create(b, splat(0.0), wsSum, sumAt(fi));
+          });
+          // (Scratch of the iteration; the deallocation pipeline frees it.)
+          int64_t block = wt ? kFavorBlock : kMapBlock;
+          int64_t kBlock = dynamicKeys ? block : atMostRows(block, chunkLen);
+          Value phi = memref::AllocOp::create(
+              b, MemRefType::get({kBlock, f}, b.getF32Type()));
+          Value start, end;
+          if (dynamicKeys) {
+            start = arith::MulIOp::create(b, ivs[2], chunkLenValue);
+            end = arith::MinSIOp::create(b, add(start, chunkLenValue), keySize);
+          } else {
+            start = mul(ivs[2], chunkLen);
+            end =
+                arith::MinSIOp::create(b, add(start, idx(chunkLen)), idx(keys));
+          }
+          scf::ForOp::create(
+              b, start, end, idx(kBlock), ValueRange{},
+              [&](OpBuilder &, Location, Value k0, ValueRange) {
+                Value n = arith::MinSIOp::create(b, idx(kBlock), sub(end, k0));
+                // phi of the block's keys, and their column sums.
+                keyBlockFeatures(kBuf, ivs[0], ivs[1], f, kBlock, phi, k0, end,
+                                 n, wsSum, sumAt);
+                // S += phi^T V in FB x EV register tiles.
+                addOuterProducts(
+                    wsState, f, dv, n, phi,
+                    [&](Value fi, Value e) { return stateAt(fi, e); },
+                    [&](Value j, Value e) {
+                      return load(vBuf, {ivs[0], ivs[1], add(k0, j), e});
+                    });
+                scf::YieldOp::create(b);
+              });
+        });
     if (chunks > 1)
-      sumChunks(state, sum, wsState, wsSum, batch, heads, f, dv, chunks);
+      sumChunks(state, sum, wsState, wsSum, batchBound, heads, f, dv, chunks);
     return {toTensor(state), toTensor(sum)};
   }
 
@@ -185,33 +210,34 @@ public:
   /// B x H x chunks x F x Dv, `wsSum` B x H x chunks x F): their sums into
   /// `state` and `sum`.
   void sumChunks(Value state, Value sum, Value wsState, Value wsSum,
-                 int64_t batch, int64_t heads, int64_t f, int64_t dv,
+                 OpFoldResult batch, int64_t heads, int64_t f, int64_t dv,
                  int64_t chunks) {
     // S and z: the chunks' sums.
-    parallel({batch, heads, f}, [&](ValueRange ivs) {
-      auto sumOver = [&](Value dst, SmallVector<Value> dstAt, Value src,
-                         function_ref<SmallVector<Value>(Value)> srcAt) {
-        Value total = splat(0.0);
-        for (int64_t c = 0; c < chunks; ++c)
-          total = arith::AddFOp::create(
-              b, total, vector::LoadOp::create(b, vf, src, srcAt(idx(c))));
-        vector::StoreOp::create(b, total, dst, dstAt);
-      };
-      forEach(0, dv, lanes, [&](Value e) {
-        sumOver(state, {ivs[0], ivs[1], ivs[2], e}, wsState, [&](Value c) {
-          return SmallVector<Value>{ivs[0], ivs[1], c, ivs[2], e};
+    parallel(
+        {batch, b.getIndexAttr(heads), b.getIndexAttr(f)}, [&](ValueRange ivs) {
+          auto sumOver = [&](Value dst, SmallVector<Value> dstAt, Value src,
+                             function_ref<SmallVector<Value>(Value)> srcAt) {
+            Value total = splat(0.0);
+            for (int64_t c = 0; c < chunks; ++c)
+              total = arith::AddFOp::create(
+                  b, total, vector::LoadOp::create(b, vf, src, srcAt(idx(c))));
+            vector::StoreOp::create(b, total, dst, dstAt);
+          };
+          forEach(0, dv, lanes, [&](Value e) {
+            sumOver(state, {ivs[0], ivs[1], ivs[2], e}, wsState, [&](Value c) {
+              return SmallVector<Value>{ivs[0], ivs[1], c, ivs[2], e};
+            });
+          });
+          // (z per feature: a scalar sum, F x chunks of them.)
+          Value total = f32Const(0.0);
+          for (int64_t c = 0; c < chunks; ++c)
+            total = arith::AddFOp::create(
+                b, total,
+                memref::LoadOp::create(
+                    b, wsSum, ValueRange{ivs[0], ivs[1], idx(c), ivs[2]}));
+          memref::StoreOp::create(b, total, sum,
+                                  ValueRange{ivs[0], ivs[1], ivs[2]});
         });
-      });
-      // (z per feature: a scalar sum, F x chunks of them.)
-      Value total = f32Const(0.0);
-      for (int64_t c = 0; c < chunks; ++c)
-        total = arith::AddFOp::create(
-            b, total,
-            memref::LoadOp::create(b, wsSum,
-                                   ValueRange{ivs[0], ivs[1], idx(c), ivs[2]}));
-      memref::StoreOp::create(b, total, sum,
-                              ValueRange{ivs[0], ivs[1], ivs[2]});
-    });
   }
 
   /// The result of `op` (query features from `fm`, the feature map of Q).
@@ -229,13 +255,34 @@ public:
     Value qBuf = readOnlyBuffer(b, query), sBuf = readOnlyBuffer(b, state),
           zBuf = readOnlyBuffer(b, sum), gBuf = readOnlyBuffer(b, op.getGate());
     Type outElem = rt.getElementType();
-    Value out =
-        memref::AllocOp::create(b, MemRefType::get(rt.getShape(), outElem));
+    // A batch or query length known at run time: the query buffer's sizes.
+    bool dynamicBatch = ShapedType::isDynamic(batch);
+    bool dynamicRows = ShapedType::isDynamic(rows);
+    SmallVector<Value> outSizes;
+    if (dynamicBatch)
+      outSizes.push_back(dim(qBuf, 0));
+    if (dynamicRows)
+      outSizes.push_back(dim(qBuf, 2));
+    Value out = memref::AllocOp::create(
+        b, MemRefType::get(rt.getShape(), outElem), outSizes);
     int64_t tile = queryTile(fm);
     int64_t ev = valueVectors(dv);
     double eps = op.getEps().convertToDouble();
-    int64_t tiles = llvm::divideCeil(rows, tile);
-    parallel({batch, heads, tiles}, [&](ValueRange ivs) {
+    OpFoldResult batchBound =
+        dynamicBatch ? OpFoldResult(outSizes.front()) : b.getIndexAttr(batch);
+    Value rowCount = dynamicRows ? outSizes.back() : Value();
+    OpFoldResult tiles =
+        dynamicRows
+            ? OpFoldResult(arith::CeilDivSIOp::create(b, rowCount, idx(tile))
+                               .getResult())
+            : b.getIndexAttr(llvm::divideCeil(rows, tile));
+    // The queries as an index value, and the last query (rows past Lq
+    // repeat it).
+    auto rowsValue = [&]() { return dynamicRows ? rowCount : idx(rows); };
+    auto lastRow = [&]() {
+      return dynamicRows ? sub(rowCount, idx(1)) : idx(rows - 1);
+    };
+    parallel({batchBound, b.getIndexAttr(heads), tiles}, [&](ValueRange ivs) {
       Value bi = ivs[0], h = ivs[1], hk = div(h, group);
       Value r0 = mul(ivs[2], tile);
       Type f32 = b.getF32Type();
@@ -244,7 +291,7 @@ public:
       // phi of the tile's rows (rows past Lq repeat the last) and their
       // denominators phi(q) z + eps (from `dot`, phi(q) z by lanes).
       auto rowOf = [&](Value r) -> Value {
-        return arith::MinSIOp::create(b, add(r0, r), idx(rows - 1));
+        return arith::MinSIOp::create(b, add(r0, r), lastRow());
       };
       auto storeDen = [&](Value r, Value dot) {
         memref::StoreOp::create(
@@ -281,7 +328,7 @@ public:
         });
         favorApply(phi, f, dv, tile, sBuf, {bi, hk},
                    [&](ArrayRef<Value> acc, Value rb, Value e0) {
-                     storeRows(acc, ev, rb, r0, sub(idx(rows), r0), e0, den,
+                     storeRows(acc, ev, rb, r0, sub(rowsValue(), r0), e0, den,
                                gBuf, out, bi, h, outElem);
                    });
         return;
@@ -312,7 +359,7 @@ public:
                     b, vf, sBuf,
                     ValueRange{bi, hk, fi, add(e0, idx(g * lanes))});
               });
-          storeRows(sums, ev, rb, r0, sub(idx(rows), r0), e0, den, gBuf, out,
+          storeRows(sums, ev, rb, r0, sub(rowsValue(), r0), e0, den, gBuf, out,
                     bi, h, outElem);
         });
       });
@@ -336,6 +383,17 @@ public:
     /// S and z (carried over the chunks), phi(K_c) (and transposed),
     /// phi(Q_c), A and den.
     Value state, sum, phiK, phiKT, phiQ, scores, den;
+    /// The sequence length as an index value when it is dynamic (`len` is
+    /// then kDynamic), else null.
+    Value lenValue = {};
+
+    /// The length, and the last row, as index values at `g`.
+    Value length(VectorLoops &g) const {
+      return lenValue ? lenValue : g.idx(len);
+    }
+    Value lastRow(VectorLoops &g) const {
+      return lenValue ? g.sub(lenValue, g.idx(1)) : g.idx(len - 1);
+    }
   };
 
   /// The causal chunked form of `op` (no segment ids), the features of Q
@@ -351,18 +409,35 @@ public:
             dv = cast<RankedTensorType>(value.getType()).getDimSize(3);
     int64_t f = cast<RankedTensorType>(fmq.getType()).getDimSize(3);
     int64_t group = heads / kvHeads;
-    int64_t chunk = std::min(op.getChunkSize(), llvm::alignTo(len, lanes));
+    bool dynamicBatch = ShapedType::isDynamic(batch);
+    bool dynamicLen = ShapedType::isDynamic(len);
+    int64_t chunk =
+        dynamicLen ? op.getChunkSize()
+                   : std::min(op.getChunkSize(), llvm::alignTo(len, lanes));
     prepareMap(fmq);
     Value qBuf = readOnlyBuffer(b, query), kBuf = readOnlyBuffer(b, key),
           vBuf = readOnlyBuffer(b, value),
           gBuf = readOnlyBuffer(b, op.getGate());
     Type outElem = rt.getElementType(), f32 = b.getF32Type();
-    Value out =
-        memref::AllocOp::create(b, MemRefType::get(rt.getShape(), outElem));
+    // A batch or length known at run time: the query buffer's sizes (the
+    // chunked form runs only where Lq == Lk, checked before it).
+    SmallVector<Value> outSizes;
+    if (dynamicBatch)
+      outSizes.push_back(dim(qBuf, 0));
+    if (dynamicLen)
+      outSizes.push_back(dim(qBuf, 2));
+    Value out = memref::AllocOp::create(
+        b, MemRefType::get(rt.getShape(), outElem), outSizes);
+    Value lenValue = dynamicLen ? outSizes.back() : Value();
     int64_t ev = valueVectors(dv), evA = valueVectors(chunk);
     double eps = op.getEps().convertToDouble();
-    int64_t chunks = llvm::divideCeil(len, chunk);
-    parallel({batch, heads}, [&](ValueRange ivs) {
+    int64_t chunks = dynamicLen ? 0 : llvm::divideCeil(len, chunk);
+    Value chunkCount;
+    if (dynamicLen)
+      chunkCount = arith::CeilDivSIOp::create(b, lenValue, idx(chunk));
+    OpFoldResult batchBound =
+        dynamicBatch ? OpFoldResult(outSizes.front()) : b.getIndexAttr(batch);
+    parallel({batchBound, b.getIndexAttr(heads)}, [&](ValueRange ivs) {
       Value bi = ivs[0], h = ivs[1], hk = div(h, group);
       // (Scratch of the iteration; the deallocation pipeline frees it.)
       auto alloc = [&](ArrayRef<int64_t> shape) -> Value {
@@ -382,8 +457,11 @@ public:
       });
       CausalHead s{len,   f,    dv,   chunk, ev,      evA,    eps, qBuf,
                    kBuf,  vBuf, gBuf, out,   outElem, bi,     h,   hk,
-                   state, sum,  phiK, phiKT, phiQ,    scores, den};
-      forEach(0, chunks, 1, [&](Value c) { causalChunk(s, c); });
+                   state, sum,  phiK, phiKT, phiQ,    scores, den, lenValue};
+      if (dynamicLen)
+        forRange(idx(0), chunkCount, 1, [&](Value c) { causalChunk(s, c); });
+      else
+        forEach(0, chunks, 1, [&](Value c) { causalChunk(s, c); });
     });
     return toTensor(out);
   }
@@ -393,11 +471,11 @@ public:
   /// (causalOutput), then S and z updated with its keys.
   void causalChunk(const CausalHead &s, Value c) {
     Value o = mul(c, s.chunk);
-    Value n = arith::MinSIOp::create(b, idx(s.chunk), sub(idx(s.len), o));
+    Value n = arith::MinSIOp::create(b, idx(s.chunk), sub(s.length(*this), o));
     // Rows past the sequence read its last row (never used: the
     // triangle and the state stop at n, their outputs are dropped).
     auto rowOf = [&](Value j) -> Value {
-      return arith::MinSIOp::create(b, add(o, j), idx(s.len - 1));
+      return arith::MinSIOp::create(b, add(o, j), s.lastRow(*this));
     };
     featureRows(s.kBuf, s.bi, s.hk, s.chunk, s.phiK, rowOf);
     featureRows(s.qBuf, s.bi, s.h, s.chunk, s.phiQ, rowOf);
@@ -568,14 +646,14 @@ public:
   /// Queries per task of state_apply with the feature map `fm`: 128 with
   /// FAVOR+ (whose blocks of W^T and S, read from L2, each serve all of
   /// them: measured 0.95 of the time of 64, 256 slower), else 16; at most
-  /// the queries (Lq rounded up to kRows: a decode step computes the
-  /// features of kRows rows, not of a whole tile).
+  /// the queries when Lq is static (Lq rounded up to kRows: a decode step
+  /// computes the features of kRows rows, not of a whole tile).
   static int64_t queryTile(FeatureMapOp fm) {
     int64_t rows =
         cast<RankedTensorType>(fm.getInput().getType()).getDimSize(2);
-    return atMostRows(
-        kRows * (fm.getKernel().getFeatureMap() == FeatureMap::favor ? 32 : 4),
-        rows);
+    int64_t most =
+        kRows * (fm.getKernel().getFeatureMap() == FeatureMap::favor ? 32 : 4);
+    return ShapedType::isDynamic(rows) ? most : atMostRows(most, rows);
   }
 
   /// `most` rows, or fewer: `rows` (at least 1) rounded up to kRows.
@@ -838,9 +916,20 @@ private:
   }
 };
 
+/// True if `t` (`B x H x L x X`) has static sizes but for its batch and
+/// length, none of them 0 (zero-sized ops keep the reference lowering; a
+/// batch or length of 0 at run time runs no iteration).
+bool kernelShape(RankedTensorType t) {
+  for (auto [d, size] : llvm::enumerate(t.getShape()))
+    if (size == 0 || (ShapedType::isDynamic(size) && d != 0 && d != 2))
+      return false;
+  return t.getRank() == 4;
+}
+
 /// The feature map producing `v`, if the fused kernels take it: static
-/// shapes, the input dim a multiple of the vector width, the features a
-/// multiple of the register tile and the vector width.
+/// sizes but the batch and length, the input dim a multiple of the vector
+/// width, the features a multiple of the register tile and the vector
+/// width.
 FeatureMapOp fusableMap(Value v, int64_t lanes) {
   auto fm = v.getDefiningOp<FeatureMapOp>();
   if (!fm)
@@ -848,9 +937,7 @@ FeatureMapOp fusableMap(Value v, int64_t lanes) {
   // (FAVOR+: F = m features from a projection of the D inputs.)
   auto in = cast<RankedTensorType>(fm.getInput().getType());
   auto out = cast<RankedTensorType>(fm.getType());
-  // (Zero-sized ops keep the reference lowering.)
-  if (!in.hasStaticShape() || in.getNumElements() == 0 ||
-      out.getNumElements() == 0 || in.getDimSize(3) % lanes != 0 ||
+  if (!kernelShape(in) || !kernelShape(out) || in.getDimSize(3) % lanes != 0 ||
       out.getDimSize(3) % lanes != 0 ||
       out.getDimSize(3) % LinearGen::kRows != 0)
     return {};
@@ -880,8 +967,7 @@ struct LinearKernelsPass
     int64_t lanes = target->lanes;
     auto valueOk = [&](Value v) {
       auto t = cast<RankedTensorType>(v.getType());
-      return t.hasStaticShape() && t.getNumElements() > 0 &&
-             t.getDimSize(3) % lanes == 0;
+      return kernelShape(t) && t.getDimSize(3) % lanes == 0;
     };
     SmallVector<std::pair<KVStateOp, FeatureMapOp>> states;
     SmallVector<std::pair<StateApplyOp, FeatureMapOp>> applies;
@@ -896,7 +982,7 @@ struct LinearKernelsPass
             c.getChunkSize() % lanes == 0 &&
             c.getChunkSize() % LinearGen::kRows == 0 &&
             (!c.getGate() ||
-             cast<RankedTensorType>(c.getGate().getType()).hasStaticShape()))
+             kernelShape(cast<RankedTensorType>(c.getGate().getType()))))
           chunked.push_back({c, fmq, fmk});
         return;
       }
@@ -908,8 +994,7 @@ struct LinearKernelsPass
         if (FeatureMapOp fm = fusableMap(apply.getQueryFeatures(), lanes))
           if (valueOk(apply.getState()) &&
               (!apply.getGate() ||
-               cast<RankedTensorType>(apply.getGate().getType())
-                   .hasStaticShape()))
+               kernelShape(cast<RankedTensorType>(apply.getGate().getType()))))
             applies.push_back({apply, fm});
       }
     });

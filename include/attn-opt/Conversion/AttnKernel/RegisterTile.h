@@ -58,6 +58,11 @@ public:
   Value toTensor(Value buf);
   /// An scf.parallel over [0, ubs) with unit steps.
   void parallel(ArrayRef<int64_t> ubs, function_ref<void(ValueRange)> body);
+  /// The same with bounds known at run time (index values) or static.
+  void parallel(ArrayRef<OpFoldResult> ubs,
+                function_ref<void(ValueRange)> body);
+  /// `size` as an index value (a constant when static).
+  Value sizeValue(OpFoldResult size);
   void forRange(Value lb, Value ub, int64_t step,
                 function_ref<void(Value)> body);
   void forEach(int64_t lb, int64_t ub, int64_t step,

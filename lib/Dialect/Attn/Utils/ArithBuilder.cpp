@@ -5,6 +5,7 @@
 #include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -50,6 +51,13 @@ Value KernelArith::maxIdx(Value x, Value bound) {
 Value KernelArith::lt(Value x, int64_t bound) { return lt(x, idx(bound)); }
 Value KernelArith::lt(Value x, Value bound) {
   return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, bound);
+}
+
+Value KernelArith::dim(Value v, int64_t d) {
+  auto type = cast<ShapedType>(v.getType());
+  if (!type.isDynamicDim(d))
+    return arith::ConstantIndexOp::create(b, type.getDimSize(d));
+  return memref::DimOp::create(b, v, d);
 }
 
 Value KernelArith::toF32(Value v) {

@@ -47,6 +47,9 @@ public:
   Value lt(Value x, int64_t bound);
   Value lt(Value x, Value bound);
 
+  /// Dimension `d` of memref `v` as an index value (a constant when static).
+  Value dim(Value v, int64_t d);
+
   /// f32 (or a vector of f32) from any float type, and back.
   Value toF32(Value v);
   Value fromF32(Value v, Type elementType);
