@@ -258,11 +258,7 @@ public:
     // A batch or query length known at run time: the query buffer's sizes.
     bool dynamicBatch = ShapedType::isDynamic(batch);
     bool dynamicRows = ShapedType::isDynamic(rows);
-    SmallVector<Value> outSizes;
-    if (dynamicBatch)
-      outSizes.push_back(dim(qBuf, 0));
-    if (dynamicRows)
-      outSizes.push_back(dim(qBuf, 2));
+    SmallVector<Value> outSizes = runtimeSizes(rt, qBuf);
     Value out = memref::AllocOp::create(
         b, MemRefType::get(rt.getShape(), outElem), outSizes);
     int64_t tile = queryTile(fm);
@@ -421,11 +417,7 @@ public:
     Type outElem = rt.getElementType(), f32 = b.getF32Type();
     // A batch or length known at run time: the query buffer's sizes (the
     // chunked form runs only where Lq == Lk, checked before it).
-    SmallVector<Value> outSizes;
-    if (dynamicBatch)
-      outSizes.push_back(dim(qBuf, 0));
-    if (dynamicLen)
-      outSizes.push_back(dim(qBuf, 2));
+    SmallVector<Value> outSizes = runtimeSizes(rt, qBuf);
     Value out = memref::AllocOp::create(
         b, MemRefType::get(rt.getShape(), outElem), outSizes);
     Value lenValue = dynamicLen ? outSizes.back() : Value();
@@ -542,13 +534,7 @@ public:
     auto blocks = scf::ForOp::create(
         b, idx(0), top, idx(s.evA * lanes), rowSums,
         [&](OpBuilder &, Location, Value j0, ValueRange carried) {
-          SmallVector<Value> a = rowTile(
-              s.evA, idx(s.f), SmallVector<Value>(kRows * s.evA, splat(0.0)),
-              [&](int64_t i, Value fi) { return phiQAt(s, rb, i, fi); },
-              [&](int64_t g, Value fi) -> Value {
-                return vector::LoadOp::create(
-                    b, vf, s.phiKT, ValueRange{fi, add(j0, idx(g * lanes))});
-              });
+          SmallVector<Value> a = phiQTimes(s, rb, s.evA, s.phiKT, j0);
           SmallVector<Value> next(carried.begin(), carried.end());
           for (int64_t i = 0; i < kRows; ++i)
             for (int64_t g = 0; g < s.evA; ++g) {
@@ -573,6 +559,19 @@ public:
     }
   }
 
+  /// The kRows x ev register tile of phi(Q_c)'s rows rb.. times the F rows
+  /// of `mat` (F x ..., ev vectors from column `col0`), from 0.
+  SmallVector<Value> phiQTimes(const CausalHead &s, Value rb, int64_t ev,
+                               Value mat, Value col0) {
+    return rowTile(
+        ev, idx(s.f), SmallVector<Value>(kRows * ev, splat(0.0)),
+        [&](int64_t i, Value fi) { return phiQAt(s, rb, i, fi); },
+        [&](int64_t g, Value fi) -> Value {
+          return vector::LoadOp::create(
+              b, vf, mat, ValueRange{fi, add(col0, idx(g * lanes))});
+        });
+  }
+
   /// Output rows rb.. (kRows of them; those below n are stored) of the
   /// chunk from row `o`, its rows from rb below `top`.
   void causalOutput(const CausalHead &s, Value rb, Value top, Value o,
@@ -581,13 +580,7 @@ public:
     // triangle (within the chunk's n).
     Value depth = arith::MinSIOp::create(b, top, n);
     forEach(0, s.dv, s.ev * lanes, [&](Value e0) {
-      SmallVector<Value> acc = rowTile(
-          s.ev, idx(s.f), SmallVector<Value>(kRows * s.ev, splat(0.0)),
-          [&](int64_t i, Value fi) { return phiQAt(s, rb, i, fi); },
-          [&](int64_t g, Value fi) -> Value {
-            return vector::LoadOp::create(
-                b, vf, s.state, ValueRange{fi, add(e0, idx(g * lanes))});
-          });
+      SmallVector<Value> acc = phiQTimes(s, rb, s.ev, s.state, e0);
       acc = rowTile(
           s.ev, depth, acc,
           [&](int64_t i, Value j) -> Value {
@@ -716,6 +709,16 @@ public:
       });
     });
     tiles([&](Value rb, Value e0) { store(loadPart(rb, e0), rb, e0); });
+  }
+
+  /// The sizes a memref.alloc of `type` (`B x H x L x Dv`) takes: its
+  /// dynamic batch and length, those of `buf`.
+  SmallVector<Value> runtimeSizes(RankedTensorType type, Value buf) {
+    SmallVector<Value> sizes;
+    for (int64_t d : {0, 2})
+      if (type.isDynamicDim(d))
+        sizes.push_back(dim(buf, d));
+    return sizes;
   }
 
   /// Value vectors per register tile: the largest divisor of Dv / lanes
