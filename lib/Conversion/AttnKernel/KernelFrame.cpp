@@ -342,7 +342,7 @@ void KernelFrame::forTile(Value batchIdx, Value headIdx, Value tileIdx,
   firstQuery = mul(tile, blockQ);
   if (!layout)
     maskOffset = sub(seqKeyLen, seqQueryLen);
-  if (!spec.softmax && !layout) {
+  if (!spec.isSoftmax() && !layout) {
     // L^-alpha of this sequence's key length.
     Value len = arith::IndexCastOp::create(b, b.getI64Type(), seqKeyLen);
     lengthFactor = math::PowFOp::create(b, arith::SIToFPOp::create(b, f32, len),

@@ -24,7 +24,6 @@ bool KernelSpec::applies(AttentionOp op, bool maskTensors) {
 KernelSpec KernelSpec::get(AttentionOp op) {
   KernelSpec spec;
   static_cast<AttentionProblem &>(spec) = op.getProblem();
-  spec.softmax = spec.isSoftmax();
   if (auto p = dyn_cast<PointwiseAttr>(spec.normalizer)) {
     spec.fn = p.getFn();
     spec.alpha = p.getAlpha().convertToDouble();
@@ -50,6 +49,7 @@ KernelSpec KernelSpec::get(RelativeAttentionOp op, Value key, Value value) {
   spec.contentBias = op.getContentBias();
   spec.positionBias = op.getPositionBias();
   spec.memoryLen = op.getMemoryLength();
+  spec.normalizer = SoftmaxAttr::get(op.getContext());
   spec.mask = mask::Mask(mask::Node::causal(), qs[1], qs[2], ks[2]);
   spec.results.output = cast<RankedTensorType>(op.getType());
   return spec;

@@ -77,18 +77,12 @@ void VectorLoops::parallel(ArrayRef<int64_t> ubs,
   parallel(getAsIndexOpFoldResult(b.getContext(), ubs), body);
 }
 
-Value VectorLoops::sizeValue(OpFoldResult size) {
-  if (auto v = dyn_cast<Value>(size))
-    return v;
-  return idx(cast<IntegerAttr>(cast<Attribute>(size)).getInt());
-}
-
 void VectorLoops::parallel(ArrayRef<OpFoldResult> ubs,
                            function_ref<void(ValueRange)> body) {
   SmallVector<Value> lbs, ups, steps;
   for (OpFoldResult u : ubs) {
     lbs.push_back(idx(0));
-    ups.push_back(sizeValue(u));
+    ups.push_back(indexOf(u));
     steps.push_back(idx(1));
   }
   scf::ParallelOp::create(b, lbs, ups, steps,

@@ -266,7 +266,7 @@ private:
     Value acc = arith::ConstantOp::create(
         b, DenseElementsAttr::get(accType(), b.getF32FloatAttr(0.0)));
     SmallVector<Value> state;
-    if (spec.softmax)
+    if (spec.isSoftmax())
       state = {f.f32Const(kNegInf), f.f32Const(0.0)};
     state.push_back(acc);
     store(f.visitTile(state, [&](Value k0, bool masked, ValueRange st) {
@@ -318,7 +318,7 @@ private:
           }
           SmallVector<Value> p(kSub), next;
           Value acc = s0.back();
-          if (spec.softmax) {
+          if (spec.isSoftmax()) {
             Value mx = f.f32Const(kNegInf);
             for (int64_t j = 0; j < kSub; ++j)
               mx = arith::MaximumFOp::create(b, mx, f.maskedScore(s[j], ok[j]));
@@ -348,7 +348,7 @@ private:
   }
 
   void store(ValueRange st) {
-    Value inv = spec.softmax ? f.rowFactor(st[1], st[0]) : f.rowFactor({});
+    Value inv = spec.isSoftmax() ? f.rowFactor(st[1], st[0]) : f.rowFactor({});
     Value acc = arith::MulFOp::create(b, st.back(), broadcast(inv, dvPart));
     Value e0 = arith::MulIOp::create(b, part, f.idx(dvPart));
     acc = f.applyGate(acc, row, e0);
@@ -455,7 +455,7 @@ private:
 
     // State: m0 m1 l0 l1 (softmax), then the Dv/8 output accumulators.
     SmallVector<Value> state;
-    if (spec.softmax)
+    if (spec.isSoftmax())
       state = {f.f32Const(kNegInf), f.f32Const(kNegInf), f.f32Const(0.0),
                f.f32Const(0.0)};
     for (int64_t e = 0; e < f.valueDim / 8; ++e)
@@ -506,7 +506,7 @@ private:
     // P in place of S; rescale the accumulators (softmax).
     SmallVector<Value> next;
     SmallVector<Value> accs(st.take_back(f.valueDim / 8));
-    if (spec.softmax) {
+    if (spec.isSoftmax()) {
       std::array<Value, 2> alpha, sum;
       for (int64_t i = 0; i < 2; ++i) {
         Value mx = f.f32Const(kNegInf);
@@ -571,7 +571,7 @@ private:
     ValueRange accs = st.take_back(f.valueDim / 8);
     for (int64_t i = 0; i < 2; ++i) {
       Value inv =
-          spec.softmax ? f.rowFactor(st[2 + i], st[i]) : f.rowFactor({});
+          spec.isSoftmax() ? f.rowFactor(st[2 + i], st[i]) : f.rowFactor({});
       Value invPair = vector::BroadcastOp::create(b, vec({2}, f.f32), inv);
       for (int64_t e = 0; e < f.valueDim / 8; ++e) {
         Value o = vector::ExtractOp::create(b, accs[e], ArrayRef<int64_t>{i});

@@ -46,6 +46,18 @@ using namespace mlir::attn;
 
 namespace {
 
+/// A loop length of the kernels: static (`size`), or known at run time
+/// (`value`; `size` is then kDynamic).
+struct Length {
+  int64_t size;
+  Value value;
+  /// The length, and its last index, as index values built by `a`.
+  Value get(KernelArith &a) const { return value ? value : a.idx(size); }
+  Value last(KernelArith &a) const {
+    return value ? a.sub(value, a.idx(1)) : a.idx(size - 1);
+  }
+};
+
 /// Loop and vector helpers of the two kernels.
 class LinearGen : public VectorLoops {
 public:
@@ -124,15 +136,12 @@ public:
           int64_t kBlock = dynamicKeys ? block : atMostRows(block, chunkLen);
           Value phi = memref::AllocOp::create(
               b, MemRefType::get({kBlock, f}, b.getF32Type()));
-          Value start, end;
-          if (dynamicKeys) {
-            start = arith::MulIOp::create(b, ivs[2], chunkLenValue);
-            end = arith::MinSIOp::create(b, add(start, chunkLenValue), keySize);
-          } else {
-            start = mul(ivs[2], chunkLen);
-            end =
-                arith::MinSIOp::create(b, add(start, idx(chunkLen)), idx(keys));
-          }
+          Length chunkLength{chunkLen, chunkLenValue};
+          Value start =
+              arith::MulIOp::create(b, ivs[2], chunkLength.get(*this));
+          Value end =
+              arith::MinSIOp::create(b, add(start, chunkLength.get(*this)),
+                                     Length{keys, keySize}.get(*this));
           scf::ForOp::create(
               b, start, end, idx(kBlock), ValueRange{},
               [&](OpBuilder &, Location, Value k0, ValueRange) {
@@ -272,12 +281,8 @@ public:
             ? OpFoldResult(arith::CeilDivSIOp::create(b, rowCount, idx(tile))
                                .getResult())
             : b.getIndexAttr(llvm::divideCeil(rows, tile));
-    // The queries as an index value, and the last query (rows past Lq
-    // repeat it).
-    auto rowsValue = [&]() { return dynamicRows ? rowCount : idx(rows); };
-    auto lastRow = [&]() {
-      return dynamicRows ? sub(rowCount, idx(1)) : idx(rows - 1);
-    };
+    // The queries (rows past Lq repeat the last).
+    Length queries{rows, rowCount};
     parallel({batchBound, b.getIndexAttr(heads), tiles}, [&](ValueRange ivs) {
       Value bi = ivs[0], h = ivs[1], hk = div(h, group);
       Value r0 = mul(ivs[2], tile);
@@ -287,7 +292,7 @@ public:
       // phi of the tile's rows (rows past Lq repeat the last) and their
       // denominators phi(q) z + eps (from `dot`, phi(q) z by lanes).
       auto rowOf = [&](Value r) -> Value {
-        return arith::MinSIOp::create(b, add(r0, r), lastRow());
+        return arith::MinSIOp::create(b, add(r0, r), queries.last(*this));
       };
       auto storeDen = [&](Value r, Value dot) {
         memref::StoreOp::create(
@@ -324,8 +329,8 @@ public:
         });
         favorApply(phi, f, dv, tile, sBuf, {bi, hk},
                    [&](ArrayRef<Value> acc, Value rb, Value e0) {
-                     storeRows(acc, ev, rb, r0, sub(rowsValue(), r0), e0, den,
-                               gBuf, out, bi, h, outElem);
+                     storeRows(acc, ev, rb, r0, sub(queries.get(*this), r0), e0,
+                               den, gBuf, out, bi, h, outElem);
                    });
         return;
       }
@@ -355,8 +360,8 @@ public:
                     b, vf, sBuf,
                     ValueRange{bi, hk, fi, add(e0, idx(g * lanes))});
               });
-          storeRows(sums, ev, rb, r0, sub(rowsValue(), r0), e0, den, gBuf, out,
-                    bi, h, outElem);
+          storeRows(sums, ev, rb, r0, sub(queries.get(*this), r0), e0, den,
+                    gBuf, out, bi, h, outElem);
         });
       });
     });
@@ -367,9 +372,11 @@ public:
   /// the sizes, the operand and output buffers, the head, and the head's
   /// scratch.
   struct CausalHead {
-    /// The sequence length, the features, the value dim, the chunk length,
-    /// and the value vectors per register tile of O and of A.
-    int64_t len, f, dv, chunk, ev, evA;
+    /// The sequence length.
+    Length len;
+    /// The features, the value dim, the chunk length, and the value vectors
+    /// per register tile of O and of A.
+    int64_t f, dv, chunk, ev, evA;
     double eps;
     /// Q, K, V and the gate (null when absent), the output and its type.
     Value qBuf, kBuf, vBuf, gBuf, out;
@@ -379,17 +386,6 @@ public:
     /// S and z (carried over the chunks), phi(K_c) (and transposed),
     /// phi(Q_c), A and den.
     Value state, sum, phiK, phiKT, phiQ, scores, den;
-    /// The sequence length as an index value when it is dynamic (`len` is
-    /// then kDynamic), else null.
-    Value lenValue = {};
-
-    /// The length, and the last row, as index values at `g`.
-    Value length(VectorLoops &g) const {
-      return lenValue ? lenValue : g.idx(len);
-    }
-    Value lastRow(VectorLoops &g) const {
-      return lenValue ? g.sub(lenValue, g.idx(1)) : g.idx(len - 1);
-    }
   };
 
   /// The causal chunked form of `op` (no segment ids), the features of Q
@@ -447,9 +443,29 @@ public:
       forEach(0, f, lanes, [&](Value fi) {
         vector::StoreOp::create(b, splat(0.0), sum, ValueRange{fi});
       });
-      CausalHead s{len,   f,    dv,   chunk, ev,      evA,    eps, qBuf,
-                   kBuf,  vBuf, gBuf, out,   outElem, bi,     h,   hk,
-                   state, sum,  phiK, phiKT, phiQ,    scores, den, lenValue};
+      CausalHead s{{len, lenValue},
+                   f,
+                   dv,
+                   chunk,
+                   ev,
+                   evA,
+                   eps,
+                   qBuf,
+                   kBuf,
+                   vBuf,
+                   gBuf,
+                   out,
+                   outElem,
+                   bi,
+                   h,
+                   hk,
+                   state,
+                   sum,
+                   phiK,
+                   phiKT,
+                   phiQ,
+                   scores,
+                   den};
       if (dynamicLen)
         forRange(idx(0), chunkCount, 1, [&](Value c) { causalChunk(s, c); });
       else
@@ -463,11 +479,11 @@ public:
   /// (causalOutput), then S and z updated with its keys.
   void causalChunk(const CausalHead &s, Value c) {
     Value o = mul(c, s.chunk);
-    Value n = arith::MinSIOp::create(b, idx(s.chunk), sub(s.length(*this), o));
+    Value n = arith::MinSIOp::create(b, idx(s.chunk), sub(s.len.get(*this), o));
     // Rows past the sequence read its last row (never used: the
     // triangle and the state stop at n, their outputs are dropped).
     auto rowOf = [&](Value j) -> Value {
-      return arith::MinSIOp::create(b, add(o, j), s.lastRow(*this));
+      return arith::MinSIOp::create(b, add(o, j), s.len.last(*this));
     };
     featureRows(s.kBuf, s.bi, s.hk, s.chunk, s.phiK, rowOf);
     featureRows(s.qBuf, s.bi, s.h, s.chunk, s.phiQ, rowOf);

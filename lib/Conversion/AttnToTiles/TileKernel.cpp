@@ -269,7 +269,7 @@ private:
                                   ValueRange{e, laneOffset(v)});
       });
     RowState state;
-    if (spec.softmax)
+    if (spec.isSoftmax())
       for (int64_t v = 0; v < queryVectors; ++v) {
         state.m.push_back(fsplat(-std::numeric_limits<double>::infinity()));
         state.l.push_back(fsplat(0.0));
@@ -305,8 +305,8 @@ private:
     Value lbuf = memref::AllocOp::create(b, MemRefType::get({tileRows}, f32));
     Value mbuf = rowMaxima();
     for (int64_t v = 0; v < queryVectors; ++v) {
-      vector::StoreOp::create(b, spec.softmax ? state.l[v] : fsplat(1.0), lbuf,
-                              ValueRange{laneOffset(v)});
+      vector::StoreOp::create(b, spec.isSoftmax() ? state.l[v] : fsplat(1.0),
+                              lbuf, ValueRange{laneOffset(v)});
       if (mbuf)
         vector::StoreOp::create(b, state.m[v], mbuf, ValueRange{laneOffset(v)});
     }
@@ -328,7 +328,7 @@ private:
             workspace, at(e, v));
     });
     // (Pointwise attention merges by adding the outputs only.)
-    if (spec.softmax)
+    if (spec.isSoftmax())
       for (int64_t v = 0; v < queryVectors; ++v) {
         vector::StoreOp::create(b, state.m[v], workspace,
                                 at(f.idx(f.valueDim), v));
@@ -358,7 +358,7 @@ private:
       for (int64_t v = 0; v < queryVectors; ++v) {
         SmallVector<Value> weights(keySplits, fsplat(1.0));
         Value sum = fsplat(1.0);
-        if (spec.softmax) {
+        if (spec.isSoftmax()) {
           SmallVector<Value> m;
           Value top = ninf;
           for (int64_t s = 0; s < keySplits; ++s) {
@@ -382,7 +382,7 @@ private:
         f.forEach(0, f.valueDim, 1, [&](Value e) {
           Value o = fsplat(0.0);
           for (int64_t s = 0; s < keySplits; ++s)
-            o = spec.softmax
+            o = spec.isSoftmax()
                     ? Value(vector::FMAOp::create(b, weights[s], load(s, e, v),
                                                   o))
                     : Value(arith::AddFOp::create(b, o, load(s, e, v)));
@@ -562,7 +562,7 @@ private:
     }
     SmallVector<Value> blockMax = scoreBlock(k0, masked, qt, st);
     SmallVector<Value> alpha;
-    if (spec.softmax)
+    if (spec.isSoftmax())
       alpha = softmaxBlock(st, state, blockMax);
     if (dRows) {
       accumulateRows(k0, masked, st, alpha);
@@ -794,7 +794,7 @@ private:
   /// running max per query vector (softmax).
   SmallVector<Value> scoreBlock(Value k0, bool masked, Value qt, Value st) {
     SmallVector<Value> mInit;
-    if (spec.softmax)
+    if (spec.isSoftmax())
       for (int64_t v = 0; v < queryVectors; ++v)
         mInit.push_back(fsplat(-std::numeric_limits<double>::infinity()));
     int64_t step = dRows ? dKeys : keysPerStep;
@@ -893,7 +893,7 @@ private:
             s = arith::AddFOp::create(b, s, added);
           ok = arith::AndIOp::create(b, ok, tensorOk);
         }
-        if (spec.softmax) {
+        if (spec.isSoftmax()) {
           s = f.maskedScore(s, ok);
           // The running max as x86's max (s > m ? s : m: one vmaxps, where
           // arith.maximumf's NaN and signed-zero rules take six vector ops

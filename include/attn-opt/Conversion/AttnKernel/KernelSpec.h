@@ -35,8 +35,7 @@ struct KernelSpec : AttentionProblem {
   Value posEmb, contentBias, positionBias;
   int64_t memoryLen = 0;
   bool isRelative() const { return static_cast<bool>(posEmb); }
-  /// Softmax (online) or pointwise.
-  bool softmax = true;
+  /// Pointwise attention's function (softmax is online: isSoftmax()).
   PointwiseFn fn = PointwiseFn::relu;
   double alpha = 1.0;        ///< pointwise: the length exponent
   double lengthFactor = 1.0; ///< L^-alpha of pointwise attention (static L)

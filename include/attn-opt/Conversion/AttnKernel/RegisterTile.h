@@ -61,8 +61,6 @@ public:
   /// The same with bounds known at run time (index values) or static.
   void parallel(ArrayRef<OpFoldResult> ubs,
                 function_ref<void(ValueRange)> body);
-  /// `size` as an index value (a constant when static).
-  Value sizeValue(OpFoldResult size);
   void forRange(Value lb, Value ub, int64_t step,
                 function_ref<void(Value)> body);
   void forEach(int64_t lb, int64_t ub, int64_t step,

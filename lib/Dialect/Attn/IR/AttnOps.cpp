@@ -187,10 +187,7 @@ AttentionProblem AttentionOp::getProblem(const AttentionDims &dims) {
 
   p.normalizer = getNormalizer();
   p.explicitScale = static_cast<bool>(getScale());
-  p.scale =
-      p.explicitScale
-          ? getScale()->convertToDouble()
-          : (isa<KernelAttr>(p.normalizer) ? 1.0 : defaultScale(dims.headDim));
+  p.scale = getEffectiveScale();
   p.qkNormEps = toDouble(getQkNormEps());
   p.projection = getProjection();
 
@@ -198,9 +195,9 @@ AttentionProblem AttentionOp::getProblem(const AttentionDims &dims) {
   p.sequences = {getQueryLengths(), getKeyLengths(), getQueryOffsets(),
                  getKeyOffsets()};
   p.segments.query = getQuerySegments();
-  p.segments.key = getKeySegments() ? getKeySegments() : getQuerySegments();
+  p.segments.key = getEffectiveKeySegments();
   p.segments.separateKeys = static_cast<bool>(getKeySegments());
-  p.segments.bound = getPatternAttr() && getPatternAttr().isSegmentBound();
+  p.segments.bound = isSegmentBound();
 
   p.modifiers.bias = getBias();
   p.modifiers.alibiSlopes = getAlibiSlopes();
@@ -208,7 +205,7 @@ AttentionProblem AttentionOp::getProblem(const AttentionDims &dims) {
   p.modifiers.softcap = toDouble(getSoftcap());
   p.modifiers.gate = getGate();
   if (Value table = getPageTable())
-    p.paging = {table, typeOf(getKey()).getDimSize(2)};
+    p.paging = {table, getPageSize()};
   p.results = {getType(), getLse() ? typeOf(getLse()) : RankedTensorType()};
   return p;
 }

@@ -20,6 +20,11 @@ Value KernelArith::f32Const(double v) {
   return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
 }
 Value KernelArith::splat(Value like, double v) { return floatLike(b, like, v); }
+Value KernelArith::indexOf(OpFoldResult size) {
+  if (auto v = dyn_cast<Value>(size))
+    return v;
+  return idx(cast<IntegerAttr>(cast<Attribute>(size)).getInt());
+}
 Value KernelArith::add(Value x, Value y) {
   return arith::AddIOp::create(b, x, y);
 }

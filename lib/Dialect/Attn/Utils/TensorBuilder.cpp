@@ -35,9 +35,7 @@ OpFoldResult TensorBuilder::size(Value tensor, int64_t d) {
 }
 
 Value TensorBuilder::indexOf(OpFoldResult size) {
-  if (auto v = dyn_cast<Value>(size))
-    return v;
-  return index(cast<IntegerAttr>(cast<Attribute>(size)).getInt());
+  return KernelArith(b).indexOf(size);
 }
 
 Value TensorBuilder::empty(ArrayRef<OpFoldResult> sizes, Type elementType) {

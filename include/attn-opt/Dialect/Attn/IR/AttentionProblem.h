@@ -79,9 +79,6 @@ struct AttentionModifiers {
   std::optional<double> softcap;
   /// `B x Hq x Lq x Dv`, multiplies the output.
   Value gate;
-  /// True if the scores have a modifier of serving models: soft-capping,
-  /// ALiBi or attention sinks.
-  bool hasServingModifiers() const { return softcap || alibiSlopes || sinks; }
 };
 
 /// A paged KV cache: key and value are pools of pages.
@@ -90,7 +87,6 @@ struct AttentionPaging {
   Value pageTable;
   /// The keys of a page (dimension 2 of the pools); 0 when not paged.
   int64_t pageSize = 0;
-  explicit operator bool() const { return static_cast<bool>(pageTable); }
 };
 
 /// The results: the attention and its optional log-sum-exp.
@@ -132,9 +128,8 @@ struct AttentionProblem {
   AttentionPaging paging;
   AttentionResults results;
 
-  /// True for softmax, pointwise and kernel attention respectively.
+  /// True for softmax and kernel attention respectively.
   bool isSoftmax() const { return isa<SoftmaxAttr>(normalizer); }
-  bool isPointwise() const { return isa<PointwiseAttr>(normalizer); }
   bool isKernel() const { return isa<KernelAttr>(normalizer); }
 };
 

@@ -15,6 +15,7 @@
 #define ATTN_DIALECT_ATTN_UTILS_ARITHBUILDER_H
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/OpDefinition.h"
 
 namespace mlir::attn {
 
@@ -31,6 +32,8 @@ public:
   Value i64(int64_t v);
   Value f32Const(double v);
   Value splat(Value like, double v);
+  /// A size as an index value: the value, or a constant when static.
+  Value indexOf(OpFoldResult size);
 
   /// Index (or integer) arithmetic; `div` and `rem` are unsigned, `minIdx`,
   /// `maxIdx` and `lt` signed. `add(x, 0)` is `x`.
