@@ -681,6 +681,90 @@ double AttentionOp::getFlopCount(const AttentionDims &d) {
 }
 
 //===----------------------------------------------------------------------===//
+// AttentionGradOp
+//===----------------------------------------------------------------------===//
+
+AttentionOp AttentionGradOp::getForwardOp() {
+  return cast<AttentionOp>(getForward().getDefiningOp());
+}
+
+LogicalResult AttentionGradOp::verify() {
+  auto result = dyn_cast<OpResult>(getForward());
+  auto forward =
+      result ? dyn_cast<AttentionOp>(result.getOwner()) : AttentionOp();
+  if (!forward || result.getResultNumber() != 0)
+    return emitOpError() << "expects its first operand to be the output "
+                            "(result 0) of an attn.attention";
+  if (forward.isPaged())
+    return emitOpError() << "differentiates no attention over a paged KV "
+                            "cache (a page_table is for inference)";
+  auto requireType = [&](Value v, Type expected, StringRef what,
+                         StringRef of) -> LogicalResult {
+    if (v.getType() != expected)
+      return emitOpError() << "expects " << what << " of type " << expected
+                           << " (" << of << "), got " << v.getType();
+    return success();
+  };
+  Type outType = forward.getResult().getType();
+  if (failed(requireType(getGradOutput(), outType, "grad_output",
+                         "the forward output's")))
+    return failure();
+  if (getSavedOutput() && failed(requireType(getSavedOutput(), outType,
+                                             "saved_output",
+                                             "the forward output's")))
+    return failure();
+
+  // The log-sum-exp: its cotangent needs the forward's lse result; a saved
+  // one is the softmax's, B x Hq x Lq.
+  if (getGradLse()) {
+    if (!forward.getLse())
+      return emitOpError() << "takes grad_lse only when the forward "
+                              "attn.attention has a log-sum-exp result";
+    if (failed(requireType(getGradLse(), forward.getLse().getType(),
+                           "grad_lse", "the forward log-sum-exp's")))
+      return failure();
+  }
+  if (Value saved = getSavedLse()) {
+    if (!isa<SoftmaxAttr>(forward.getNormalizer()))
+      return emitOpError() << "takes saved_lse only for softmax attention";
+    auto o = cast<RankedTensorType>(outType);
+    auto expected = RankedTensorType::get(o.getShape().drop_back(),
+                                          Float32Type::get(getContext()));
+    if (failed(requireType(saved, expected, "saved_lse",
+                           "batch x query heads x query length")))
+      return failure();
+  }
+
+  // One gradient per differentiable operand, each of its operand's type.
+  if (failed(requireType(getGradQuery(), forward.getQuery().getType(),
+                         "grad_query", "the query's")) ||
+      failed(requireType(getGradKey(), forward.getKey().getType(), "grad_key",
+                         "the key's")) ||
+      failed(requireType(getGradValue(), forward.getValue().getType(),
+                         "grad_value", "the value's")))
+    return failure();
+  struct Optional {
+    Value grad, operand;
+    StringRef name;
+  };
+  for (auto [grad, operand, name] :
+       {Optional{getGradBias(), forward.getBias(), "bias"},
+        Optional{getGradGate(), forward.getGate(), "gate"},
+        Optional{getGradSinks(), forward.getSinks(), "sinks"}}) {
+    if (!grad)
+      continue;
+    if (!operand)
+      return emitOpError() << "has a grad_" << name
+                           << " result but the forward attn.attention has no "
+                           << name;
+    if (failed(requireType(grad, operand.getType(), ("grad_" + name).str(),
+                           ("the " + name + "'s").str())))
+      return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // LowRankAttentionOp
 //===----------------------------------------------------------------------===//
 

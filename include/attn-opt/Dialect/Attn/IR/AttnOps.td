@@ -297,6 +297,99 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
 }
 
 //===----------------------------------------------------------------------===//
+// AttentionGradOp
+//===----------------------------------------------------------------------===//
+
+def Attn_AttentionGradOp : Attn_Op<"attention_grad",
+    [Pure, AttrSizedOperandSegments, AttrSizedResultSegments]> {
+  let summary = "gradients of an attn.attention (its vector-Jacobian product)";
+  let description = [{
+    The backward pass of the `attn.attention` whose output is `forward`:
+    given the cotangent `grad_output` (`dO`, the output's shape) and, when
+    the forward op has a log-sum-exp result, optionally `grad_lse`
+    (`dLSE`), the gradients of the loss with respect to the forward op's
+    query, key and value and, when requested by a result, its bias, gate
+    and sinks operands.
+
+    The forward op is the description of the attention: every operand and
+    attribute (normalizer, scale, pattern, mask tensor, varlen operands,
+    segments, score modifiers, layout) is read from it, so the backward
+    pass of any attention is the same op and a new forward operand needs no
+    new backward description. The forward op is not computed for this op
+    when its output and log-sum-exp are given as `saved_output` /
+    `saved_lse` (what a training framework saved from the forward call;
+    they must be the forward's results for these inputs); otherwise its
+    results are used. A forward op used only as a description is dead once
+    the gradient is lowered.
+
+    ```mlir
+    %o, %lse = attn.attention %q, %k, %v {normalizer = #attn.softmax,
+        pattern = #attn.causal}
+        : tensor<1x8x256x64xf32>, tensor<1x2x256x64xf32>,
+          tensor<1x2x256x64xf32> -> tensor<1x8x256x64xf32>,
+          tensor<1x8x256xf32>
+    %dq, %dk, %dv = attn.attention_grad %o, %do
+        : tensor<1x8x256x64xf32>, tensor<1x8x256x64xf32>
+        -> tensor<1x8x256x64xf32>, tensor<1x2x256x64xf32>,
+           tensor<1x2x256x64xf32>
+    ```
+
+    The gradients (docs/Semantics.md, "Gradients", has the formulas), per
+    batch and query head with `S` the modified scores and `P` the weights:
+
+    - softmax: `D_i = rowsum(dO_i * O_i)` (before the gate),
+      `dP = dO V^T`, `dS = P * (dP - D) + dLSE_i P`; sinks:
+      `dsink_h = -sum_i exp(sink_h - LSE_i) (D_i - dLSE_i)`;
+    - pointwise `P = Lk^-alpha h(S)`: `dS = Lk^-alpha h'(S) * dP` on the
+      allowed scores;
+    - then through the score modifiers (soft-capping:
+      `dS * (1 - tanh^2(s / cap))`; the bias gets that gradient, summed over
+      its broadcast dimensions), the scale, and `dQ = dS K`, `dK = dS^T Q`
+      (summed over the query heads of a key/value head), `dV = P^T dO`;
+      qk-layernorm through the normalization's Jacobian;
+    - the gate: `dgate = dO * O_ungated`, and `dO * gate` flows on.
+
+    Masked scores have zero gradient; a query row with no allowed key gives
+    zero gradients (never NaN). The gradient of an additive mask, the ALiBi
+    slopes and a FAVOR+ projection is not computed. A paged KV cache is for
+    inference: its forward op has no gradient.
+
+    Results: `grad_query`, `grad_key`, `grad_value` with the types of
+    query, key and value; `grad_bias`, `grad_gate`, `grad_sinks` (each
+    optional, allowed only when the forward op has that operand) with its
+    type. Element type: the gradients are computed in f32 and rounded to
+    the operands' element type.
+  }];
+  let arguments = (ins Attn_FloatTensor:$forward,
+                       Attn_FloatTensor:$grad_output,
+                       Optional<Attn_LseTensor>:$grad_lse,
+                       Optional<Attn_FloatTensor>:$saved_output,
+                       Optional<Attn_LseTensor>:$saved_lse);
+  let results = (outs Attn_FloatTensor:$grad_query,
+                      Attn_FloatTensor:$grad_key,
+                      Attn_FloatTensor:$grad_value,
+                      Optional<Attn_FloatTensor>:$grad_bias,
+                      Optional<Attn_FloatTensor>:$grad_gate,
+                      Optional<Attn_HeadVector>:$grad_sinks);
+  let assemblyFormat = [{
+    $forward `,` $grad_output
+    (`grad_lse` `(` $grad_lse^ `:` type($grad_lse) `)`)?
+    (`saved_output` `(` $saved_output^ `:` type($saved_output) `)`)?
+    (`saved_lse` `(` $saved_lse^ `:` type($saved_lse) `)`)?
+    attr-dict `:` type($forward) `,` type($grad_output) `->`
+    type($grad_query) `,` type($grad_key) `,` type($grad_value)
+    (`bias` `(` type($grad_bias)^ `)`)?
+    (`gate` `(` type($grad_gate)^ `)`)?
+    (`sinks` `(` type($grad_sinks)^ `)`)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The attn.attention this op differentiates (verified to exist).
+    ::mlir::attn::AttentionOp getForwardOp();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // LowRankAttentionOp
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,139 @@
+// RUN: attn-opt %s -split-input-file -verify-diagnostics
+
+/// One case per verifier error of attn.attention_grad.
+
+func.func @not_attention(%o: tensor<1x1x4x4xf32>, %do: tensor<1x1x4x4xf32>) {
+  // expected-error @+1 {{expects its first operand to be the output (result 0) of an attn.attention}}
+  %dq, %dk, %dv = attn.attention_grad %o, %do
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+      -> tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @lse_result(%q: tensor<1x1x4x4xf32>, %do: tensor<1x1x4xf32>) {
+  %o, %lse = attn.attention %q, %q, %q {normalizer = #attn.softmax}
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+      -> tensor<1x1x4x4xf32>, tensor<1x1x4xf32>
+  // expected-error @+1 {{expects its first operand to be the output (result 0) of an attn.attention}}
+  %dq, %dk, %dv = attn.attention_grad %lse, %do
+      : tensor<1x1x4xf32>, tensor<1x1x4xf32>
+      -> tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @paged(%q: tensor<1x1x4x4xf32>, %pool: tensor<2x1x4x4xf32>,
+                 %pt: tensor<1x1xi32>, %len: tensor<1xi32>,
+                 %do: tensor<1x1x4x4xf32>) {
+  %o = attn.attention %q, %pool, %pool key_lengths(%len : tensor<1xi32>)
+      page_table(%pt : tensor<1x1xi32>) {normalizer = #attn.softmax}
+      : tensor<1x1x4x4xf32>, tensor<2x1x4x4xf32>, tensor<2x1x4x4xf32>
+      -> tensor<1x1x4x4xf32>
+  // expected-error @+1 {{differentiates no attention over a paged KV cache}}
+  %dq, %dk, %dv = attn.attention_grad %o, %do
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+      -> tensor<1x1x4x4xf32>, tensor<2x1x4x4xf32>, tensor<2x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @grad_output_type(%q: tensor<1x1x4x4xf32>, %do: tensor<1x1x4x3xf32>) {
+  %o = attn.attention %q, %q, %q {normalizer = #attn.softmax}
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+      -> tensor<1x1x4x4xf32>
+  // expected-error @+1 {{expects grad_output of type 'tensor<1x1x4x4xf32>' (the forward output's), got 'tensor<1x1x4x3xf32>'}}
+  %dq, %dk, %dv = attn.attention_grad %o, %do
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x3xf32>
+      -> tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @grad_lse_without_lse(%q: tensor<1x1x4x4xf32>, %do: tensor<1x1x4x4xf32>,
+                                %dl: tensor<1x1x4xf32>) {
+  %o = attn.attention %q, %q, %q {normalizer = #attn.softmax}
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+      -> tensor<1x1x4x4xf32>
+  // expected-error @+1 {{takes grad_lse only when the forward attn.attention has a log-sum-exp result}}
+  %dq, %dk, %dv = attn.attention_grad %o, %do grad_lse(%dl : tensor<1x1x4xf32>)
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+      -> tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @saved_lse_pointwise(%q: tensor<1x1x4x4xf32>, %do: tensor<1x1x4x4xf32>,
+                               %l: tensor<1x1x4xf32>) {
+  %o = attn.attention %q, %q, %q {normalizer = #attn.pointwise<relu>}
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+      -> tensor<1x1x4x4xf32>
+  // expected-error @+1 {{takes saved_lse only for softmax attention}}
+  %dq, %dk, %dv = attn.attention_grad %o, %do saved_lse(%l : tensor<1x1x4xf32>)
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+      -> tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @saved_lse_shape(%q: tensor<1x1x4x4xf32>, %do: tensor<1x1x4x4xf32>,
+                           %l: tensor<1x4xf32>) {
+  %o = attn.attention %q, %q, %q {normalizer = #attn.softmax}
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+      -> tensor<1x1x4x4xf32>
+  // expected-error @+1 {{expects saved_lse of type 'tensor<1x1x4xf32>' (batch x query heads x query length), got 'tensor<1x4xf32>'}}
+  %dq, %dk, %dv = attn.attention_grad %o, %do saved_lse(%l : tensor<1x4xf32>)
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+      -> tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @grad_key_type(%q: tensor<1x2x4x4xf32>, %k: tensor<1x1x4x4xf32>,
+                         %do: tensor<1x2x4x4xf32>) {
+  %o = attn.attention %q, %k, %k {normalizer = #attn.softmax}
+      : tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+      -> tensor<1x2x4x4xf32>
+  // expected-error @+1 {{expects grad_key of type 'tensor<1x1x4x4xf32>' (the key's), got 'tensor<1x2x4x4xf32>'}}
+  %dq, %dk, %dv = attn.attention_grad %o, %do
+      : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+      -> tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @no_bias(%q: tensor<1x1x4x4xf32>, %do: tensor<1x1x4x4xf32>) {
+  %o = attn.attention %q, %q, %q {normalizer = #attn.softmax}
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+      -> tensor<1x1x4x4xf32>
+  // expected-error @+1 {{has a grad_bias result but the forward attn.attention has no bias}}
+  %dq, %dk, %dv, %db = attn.attention_grad %o, %do
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+      -> tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+         bias(tensor<1x1x4x4xf32>)
+  return
+}
+
+// -----
+
+func.func @sinks_type(%q: tensor<1x2x4x4xf32>, %s: tensor<2xf32>,
+                      %do: tensor<1x2x4x4xf32>) {
+  %o = attn.attention %q, %q, %q sinks(%s : tensor<2xf32>)
+      {normalizer = #attn.softmax}
+      : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+      -> tensor<1x2x4x4xf32>
+  // expected-error @+1 {{expects grad_sinks of type 'tensor<2xf32>' (the sinks's), got 'tensor<3xf32>'}}
+  %dq, %dk, %dv, %ds = attn.attention_grad %o, %do
+      : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+      -> tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+         sinks(tensor<3xf32>)
+  return
+}
