@@ -107,7 +107,9 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
     // The raised operands' transposes composed (K^T transposed back).
     pm.addPass(createCanonicalizerPass());
   }
-  // attn rewrites, then the remaining attn ops to linalg on tensors.
+  // Gradients before anything rewrites their forward ops; then attn
+  // rewrites, then the remaining attn ops to linalg on tensors.
+  pm.addPass(createConvertAttnGradToLinalg());
   if (!options.reference) {
     pm.addPass(createAttnInferMask());
     pm.addPass(createAttnProjectLowRank());
@@ -191,8 +193,9 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
 
 void mlir::attn::buildGpuKernelsPipeline(OpPassManager &pm,
                                          const GpuKernelsConfig &config) {
-  // attn rewrites; softmax and pointwise attention to fused GPU kernels; the
-  // rest to linalg on tensors.
+  // Gradients (reference lowering); attn rewrites; softmax and pointwise
+  // attention to fused GPU kernels; the rest to linalg on tensors.
+  pm.addPass(createConvertAttnGradToLinalg());
   pm.addPass(createAttnInferMask());
   pm.addPass(createAttnProjectLowRank());
   AttnReassociateOptions reassociate;

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <numeric>
 
@@ -101,10 +103,251 @@ bool ref::allowed(const Pattern &p, int64_t h, int64_t q, int64_t k, int64_t lq,
 }
 
 //===----------------------------------------------------------------------===//
+// Reverse-mode automatic differentiation
+//===----------------------------------------------------------------------===//
+//
+// attentionGrad differentiates the scalar forward code below itself, so that
+// every variant it supports has gradients without a second, hand-written
+// description: the forward code is a template over its scalar type, run with
+// `double` for attention() and with `ad::Var` for attentionGrad().
+//
+// An ad::Var is a double together with the node of the tape that recorded
+// how it was computed; a Var without a node is a constant (nothing depends
+// on it that needs a gradient). A node keeps its edges: (parent node, partial
+// derivative of the node with respect to the parent). The reverse sweep walks
+// the nodes from the last to the first, adding `adjoint(node) * partial` to
+// each parent's adjoint.
+//
+// Zero adjoints: a node whose adjoint is exactly 0 propagates nothing, even
+// along an edge whose partial is infinite or NaN (0 * inf and 0 * NaN count
+// as 0 there). Such partials arise on paths that do not matter, e.g. a
+// saturated sigmoid y = 1 / x with x = 1 + exp(800) = inf: dy/dx = -y / x
+// = -0, so x's adjoint is 0 while the partial of exp(800) is inf. With a
+// nonzero adjoint a NaN or infinity propagates, as it should. (The forward code
+// itself keeps NaN out of rows with no allowed key: it takes no exp(s - max)
+// when the maximum is -inf; their weights are the constant 0.)
+//
+//===----------------------------------------------------------------------===//
+
+namespace ref::ad {
+
+/// The record of the operations on non-constant Vars, with the adjoints of
+/// a reverse sweep.
+class Tape {
+public:
+  /// The tape that Var operations record on (set by a Scope).
+  static Tape *&active() {
+    static thread_local Tape *tape = nullptr;
+    return tape;
+  }
+
+  /// Makes a tape the active one for its lifetime.
+  class Scope {
+  public:
+    explicit Scope(Tape &tape) : saved(active()) { active() = &tape; }
+    ~Scope() { active() = saved; }
+    Scope(const Scope &) = delete;
+    Scope &operator=(const Scope &) = delete;
+
+  private:
+    Tape *saved;
+  };
+
+  /// The number of nodes.
+  int64_t size() const { return ends.size(); }
+
+  /// Adds an edge to the node being built (the one push() ends).
+  void edge(int64_t parent, double partial) {
+    parents.push_back(parent);
+    partials.push_back(partial);
+  }
+  /// Ends the node being built (its edges: those added since the previous
+  /// node; none for a leaf) and returns it.
+  int64_t push() {
+    ends.push_back(parents.size());
+    return size() - 1;
+  }
+
+  /// The adjoint of `node` (0 until something is added).
+  double &adjoint(int64_t node) {
+    if (static_cast<int64_t>(adjoints.size()) < size())
+      adjoints.resize(size(), 0.0);
+    return adjoints[node];
+  }
+
+  /// Propagates the adjoints of the nodes `from` .. size()-1, the last node
+  /// first, to their parents (which may lie below `from`: their adjoints
+  /// accumulate for a later sweep).
+  void backward(int64_t from) {
+    adjoints.resize(size(), 0.0);
+    for (int64_t i = size() - 1; i >= from; --i) {
+      double a = adjoints[i];
+      if (a == 0) // See "Zero adjoints" above.
+        continue;
+      for (int64_t e = i == 0 ? 0 : ends[i - 1]; e < ends[i]; ++e)
+        adjoints[parents[e]] += a * partials[e];
+    }
+  }
+
+  /// Drops the nodes `n` .. size()-1 (the adjoints of the others stay).
+  void truncate(int64_t n) {
+    int64_t edges = n == 0 ? 0 : ends[n - 1];
+    parents.resize(edges);
+    partials.resize(edges);
+    ends.resize(n);
+    if (static_cast<int64_t>(adjoints.size()) > n)
+      adjoints.resize(n);
+  }
+
+private:
+  std::vector<int64_t> ends; // node i's edges: [ends[i - 1] or 0, ends[i])
+  std::vector<int64_t> parents;
+  std::vector<double> partials, adjoints;
+};
+
+/// A double that records on the active tape how it is computed.
+struct Var {
+  double value = 0;
+  int64_t node = -1; // -1: a constant
+
+  Var() = default;
+  /// A constant.
+  Var(double value) : value(value) {}
+  Var(double value, int64_t node) : value(value), node(node) {}
+
+  /// A new independent variable (a leaf of the active tape).
+  static Var leaf(double value) { return {value, Tape::active()->push()}; }
+  bool isConstant() const { return node < 0; }
+};
+
+/// `value` = f(x) with df/dx = `dx`.
+inline Var unary(const Var &x, double value, double dx) {
+  if (x.isConstant())
+    return value;
+  Tape &tape = *Tape::active();
+  tape.edge(x.node, dx);
+  return {value, tape.push()};
+}
+
+/// `value` = f(x, y) with df/dx = `dx`, df/dy = `dy`.
+inline Var binary(const Var &x, const Var &y, double value, double dx,
+                  double dy) {
+  if (x.isConstant() && y.isConstant())
+    return value;
+  Tape &tape = *Tape::active();
+  if (!x.isConstant())
+    tape.edge(x.node, dx);
+  if (!y.isConstant())
+    tape.edge(y.node, dy);
+  return {value, tape.push()};
+}
+
+// Arithmetic. A double operand converts to a constant Var.
+inline Var operator+(const Var &x, const Var &y) {
+  return binary(x, y, x.value + y.value, 1, 1);
+}
+inline Var operator-(const Var &x, const Var &y) {
+  return binary(x, y, x.value - y.value, 1, -1);
+}
+inline Var operator*(const Var &x, const Var &y) {
+  return binary(x, y, x.value * y.value, y.value, x.value);
+}
+inline Var operator/(const Var &x, const Var &y) {
+  double q = x.value / y.value;
+  return binary(x, y, q, 1 / y.value, -q / y.value);
+}
+inline Var operator-(const Var &x) { return unary(x, -x.value, -1); }
+inline Var &operator+=(Var &x, const Var &y) { return x = x + y; }
+inline Var &operator-=(Var &x, const Var &y) { return x = x - y; }
+inline Var &operator*=(Var &x, const Var &y) { return x = x * y; }
+inline Var &operator/=(Var &x, const Var &y) { return x = x / y; }
+
+// Comparisons: on the values.
+inline bool operator<(const Var &x, const Var &y) { return x.value < y.value; }
+inline bool operator>(const Var &x, const Var &y) { return x.value > y.value; }
+inline bool operator<=(const Var &x, const Var &y) {
+  return x.value <= y.value;
+}
+inline bool operator>=(const Var &x, const Var &y) {
+  return x.value >= y.value;
+}
+inline bool operator==(const Var &x, const Var &y) {
+  return x.value == y.value;
+}
+inline bool operator!=(const Var &x, const Var &y) {
+  return x.value != y.value;
+}
+
+// Elementary functions.
+inline Var exp(const Var &x) {
+  double e = std::exp(x.value);
+  return unary(x, e, e);
+}
+inline Var log(const Var &x) {
+  return unary(x, std::log(x.value), 1 / x.value);
+}
+inline Var log1p(const Var &x) {
+  return unary(x, std::log1p(x.value), 1 / (1 + x.value));
+}
+inline Var tanh(const Var &x) {
+  double t = std::tanh(x.value);
+  return unary(x, t, 1 - t * t);
+}
+inline Var erf(const Var &x) {
+  const double twoOverSqrtPi = 1.1283791670955126; // 2 / sqrt(pi)
+  return unary(x, std::erf(x.value),
+               twoOverSqrtPi * std::exp(-x.value * x.value));
+}
+inline Var sqrt(const Var &x) {
+  double s = std::sqrt(x.value);
+  return unary(x, s, 0.5 / s);
+}
+inline Var pow(const Var &x, double p) {
+  return unary(x, std::pow(x.value, p), p * std::pow(x.value, p - 1));
+}
+inline Var abs(const Var &x) {
+  return unary(x, std::abs(x.value), x.value < 0 ? -1 : 1);
+}
+// The chosen argument itself, as std::max and std::min choose it (the first
+// on a tie): the derivative goes to it.
+inline Var max(const Var &x, const Var &y) { return x < y ? y : x; }
+inline Var min(const Var &x, const Var &y) { return y < x ? y : x; }
+
+/// The dot product of two equally long vectors as one node (two edges per
+/// term instead of two nodes), summed in order from 0 like the plain loop.
+inline Var dotProduct(const std::vector<Var> &x, const std::vector<Var> &y) {
+  Tape *tape = Tape::active();
+  double s = 0;
+  bool constant = true;
+  for (size_t i = 0; i < x.size(); ++i) {
+    s += x[i].value * y[i].value;
+    if (!x[i].isConstant()) {
+      tape->edge(x[i].node, y[i].value);
+      constant = false;
+    }
+    if (!y[i].isConstant()) {
+      tape->edge(y[i].node, x[i].value);
+      constant = false;
+    }
+  }
+  return constant ? Var(s) : Var(s, tape->push());
+}
+
+} // namespace ref::ad
+
+//===----------------------------------------------------------------------===//
 // attn.attention
 //===----------------------------------------------------------------------===//
 
-using Row = std::vector<double>;
+[[noreturn]] static void fatal(const char *msg) {
+  std::fprintf(stderr, "ScalarReference: %s\n", msg);
+  std::abort();
+}
+
+/// A row of scalars: doubles, or Vars when differentiating.
+template <typename T>
+using BasicRow = std::vector<T>;
+using Row = BasicRow<double>;
 
 static Row row(const Tensor &t, int64_t b, int64_t h, int64_t i) {
   int64_t d = t.shape[3];
@@ -121,87 +364,114 @@ static double dot(const Row &a, const Row &b) {
   return s;
 }
 
-static Row layerNorm(Row x, double eps) {
-  double mean = std::accumulate(x.begin(), x.end(), 0.0) / x.size();
-  double var = 0;
-  for (double v : x)
+static ad::Var dot(const BasicRow<ad::Var> &a, const BasicRow<ad::Var> &b) {
+  return ad::dotProduct(a, b);
+}
+
+// The helpers below are templates over the scalar type T (double or
+// ad::Var), written once with unqualified calls (std:: for double, ad:: for
+// Var by argument-dependent lookup). For double they do exactly what the
+// plain code did, operation by operation, so that attention()'s results stay
+// the same to the bit.
+
+template <typename T>
+static BasicRow<T> layerNorm(BasicRow<T> x, double eps) {
+  using std::sqrt;
+  T mean = std::accumulate(x.begin(), x.end(), T(0.0)) /
+           static_cast<double>(x.size());
+  T var = 0;
+  for (const T &v : x)
     var += (v - mean) * (v - mean);
-  var /= x.size();
-  for (double &v : x)
-    v = (v - mean) / std::sqrt(var + eps);
+  var /= static_cast<double>(x.size());
+  for (T &v : x)
+    v = (v - mean) / sqrt(var + eps);
   return x;
 }
 
-static Row featureMap(Row x, const AttentionSpec &spec,
-                      const std::vector<double> &w) {
+template <typename T>
+static BasicRow<T> featureMap(BasicRow<T> x, const AttentionSpec &spec,
+                              const std::vector<double> &w) {
+  using std::exp;
+  using std::max;
   if (spec.scale)
-    for (double &v : x)
+    for (T &v : x)
       v *= std::sqrt(*spec.scale);
   if (spec.featureMap == "elu_plus_one") {
-    for (double &v : x)
-      v = v > 0 ? v + 1 : std::exp(v);
+    for (T &v : x)
+      v = v > 0 ? v + 1 : exp(v);
     return x;
   }
   if (spec.featureMap == "relu") {
-    for (double &v : x)
-      v = std::max(v, 0.0);
+    for (T &v : x)
+      v = max(v, T(0.0));
     return x;
   }
   // favor
   int64_t m = spec.features, d = x.size();
-  double half = 0.5 * dot(x, x);
-  Row phi(m);
+  T half = 0.5 * dot(x, x);
+  BasicRow<T> phi(m);
   for (int64_t r = 0; r < m; ++r) {
-    double p = 0;
-    for (int64_t c = 0; c < d; ++c)
-      p += w[r * d + c] * x[c];
-    phi[r] = std::exp(p - half) / std::sqrt(static_cast<double>(m));
+    BasicRow<T> wr(w.begin() + r * d, w.begin() + (r + 1) * d);
+    T p = dot(wr, x);
+    phi[r] = exp(p - half) / std::sqrt(static_cast<double>(m));
   }
   return phi;
 }
 
-static double pointwise(const std::string &fn, double s) {
+template <typename T>
+static T pointwise(const std::string &fn, const T &s) {
+  using std::erf;
+  using std::exp;
+  using std::log1p;
+  using std::max;
+  using std::min;
   if (fn == "relu")
-    return std::max(s, 0.0);
+    return max(s, T(0.0));
   if (fn == "relu2")
-    return std::max(s, 0.0) * std::max(s, 0.0);
+    return max(s, T(0.0)) * max(s, T(0.0));
   if (fn == "gelu")
-    return 0.5 * s * (1.0 + std::erf(s / std::sqrt(2.0)));
+    return 0.5 * s * (1.0 + erf(s / std::sqrt(2.0)));
   if (fn == "softplus")
-    return std::log1p(std::exp(s));
+    return log1p(exp(s));
   if (fn == "identity")
     return s;
   if (fn == "relu6")
-    return std::min(std::max(s, 0.0), 6.0);
+    return min(max(s, T(0.0)), T(6.0));
   if (fn == "sigmoid")
-    return 1.0 / (1.0 + std::exp(-s));
+    return 1.0 / (1.0 + exp(-s));
   assert(false && "unknown pointwise function");
   return 0;
 }
 
 /// Normalizes one row of scores over the allowed keys into weights.
-static Row normalize(const Row &scores, const std::vector<bool> &ok,
-                     const AttentionSpec &spec, int64_t lk,
-                     std::optional<double> sink, double *lse) {
+template <typename T>
+static BasicRow<T> normalize(const BasicRow<T> &scores,
+                             const std::vector<bool> &ok,
+                             const AttentionSpec &spec, int64_t lk,
+                             const std::optional<T> &sink, T *lse) {
+  using std::exp;
+  using std::log;
+  using std::max;
   int64_t n = scores.size();
-  Row p(n, 0.0);
+  BasicRow<T> p(n, 0.0);
   switch (spec.normalizer) {
   case AttentionSpec::Normalizer::Softmax: {
-    double m = -std::numeric_limits<double>::infinity();
+    // With no allowed key and no sink, m stays -inf and no exp(s - m) is
+    // taken: the weights are the constant 0 (no NaN reaches the tape).
+    T m = -std::numeric_limits<double>::infinity();
     for (int64_t j = 0; j < n; ++j)
       if (ok[j])
-        m = std::max(m, scores[j]);
+        m = max(m, scores[j]);
     // The sink joins the denominator (and the maximum it is taken at).
     if (sink)
-      m = std::max(m, *sink);
-    double sum = sink ? std::exp(*sink - m) : 0.0;
+      m = max(m, *sink);
+    T sum = sink ? exp(*sink - m) : T(0.0);
     for (int64_t j = 0; j < n; ++j)
       if (ok[j])
-        sum += (p[j] = std::exp(scores[j] - m));
-    for (double &x : p)
-      x = sum > 0 ? x / sum : 0.0;
-    *lse =
-        sum > 0 ? m + std::log(sum) : -std::numeric_limits<double>::infinity();
+        sum += (p[j] = exp(scores[j] - m));
+    for (T &x : p)
+      x = sum > 0 ? x / sum : T(0.0);
+    *lse = sum > 0 ? m + log(sum) : T(-std::numeric_limits<double>::infinity());
     return p;
   }
   case AttentionSpec::Normalizer::Pointwise: {
@@ -212,12 +482,12 @@ static Row normalize(const Row &scores, const std::vector<bool> &ok,
     return p;
   }
   case AttentionSpec::Normalizer::Kernel: {
-    double den = spec.eps;
+    T den = spec.eps;
     for (int64_t j = 0; j < n; ++j)
       if (ok[j])
         den += scores[j];
     for (int64_t j = 0; j < n; ++j)
-      p[j] = ok[j] && den != 0 ? scores[j] / den : 0.0;
+      p[j] = ok[j] && den != 0 ? scores[j] / den : T(0.0);
     return p;
   }
   }
@@ -258,9 +528,25 @@ static std::vector<Sequence> sequences(const Tensor &q, const Tensor &k,
   return out;
 }
 
-Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
-                      const AttentionSpec &spec, Tensor *lse) {
-  int64_t batch = q.dim(0), hq = q.dim(1), lqAll = q.dim(2), d = q.dim(3);
+namespace {
+/// The differentiable operands of attn.attention.
+enum class Operand { Query, Key, Value, Bias, Gate, Sinks };
+} // namespace
+
+/// attn.attention over the scalar type `Eval::Scalar`. The evaluation
+/// `eval` supplies the elements of the differentiable operands
+/// (`eval.read(operand, tensor, flat index)`) and receives the results:
+/// per sequence and query head, the operands of the head (keys, values,
+/// sink) are read first, then `eval.beginRows()`; then per query row its
+/// operands are read and `eval.endRow(b, h, row, out row, log-sum-exp)`
+/// takes its results; then `eval.endHead()`. Nothing computed for one
+/// (sequence, head) is used by another.
+template <typename Eval>
+static void attentionRows(const Tensor &q, const Tensor &k, const Tensor &v,
+                          const AttentionSpec &spec, Eval &eval) {
+  using T = typename Eval::Scalar;
+  using std::tanh;
+  int64_t hq = q.dim(1), d = q.dim(3);
   int64_t hkv = k.dim(1), dv = v.dim(3);
   int64_t group = hq / hkv;
   bool kernel = spec.normalizer == AttentionSpec::Normalizer::Kernel;
@@ -281,46 +567,59 @@ Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
     int64_t page = k.dim(2);
     return {static_cast<int64_t>(spec.pageTable->at({b, j / page})), j % page};
   };
-  // Rows no sequence covers stay zero.
-  Tensor out({batch, hq, lqAll, dv});
-  Tensor rowLse({batch, hq, lqAll});
-  for (double &x : rowLse.data)
-    x = -std::numeric_limits<double>::infinity();
+  // Row `i` of head `h` of batch entry `b` of `t`, read through `eval`.
+  auto readRow = [&](Operand operand, const Tensor &t, int64_t b, int64_t h,
+                     int64_t i) {
+    BasicRow<T> r(t.shape[3]);
+    for (int64_t c = 0; c < t.shape[3]; ++c)
+      r[c] = eval.read(operand, t, flatIndex(t.shape, {b, h, i, c}));
+    return r;
+  };
   for (const Sequence &seq : sequences(q, k, spec))
     for (int64_t h = 0; h < hq; ++h) {
       int64_t b = seq.b, kh = h / group, lq = seq.lq, lk = seq.lk;
-      std::vector<Row> keys(lk);
+      // The keys (normalized and mapped) and the values, by column.
+      std::vector<BasicRow<T>> keys(lk), valueColumns(dv, BasicRow<T>(lk));
       for (int64_t j = 0; j < lk; ++j) {
         auto [kb, kr] = kvRow(b, seq.kStart + j);
-        keys[j] = row(k, kb, kh, kr);
+        keys[j] = readRow(Operand::Key, k, kb, kh, kr);
         if (spec.qkNormEps)
           keys[j] = layerNorm(keys[j], *spec.qkNormEps);
         if (kernel)
           keys[j] = featureMap(keys[j], spec, w);
+        BasicRow<T> value = readRow(Operand::Value, v, kb, kh, kr);
+        for (int64_t e = 0; e < dv; ++e)
+          valueColumns[e][j] = value[e];
       }
+      std::optional<T> sink;
+      if (spec.sinks)
+        sink = eval.read(Operand::Sinks, *spec.sinks, h);
+      eval.beginRows();
       for (int64_t i = 0; i < lq; ++i) {
         int64_t qi = seq.qStart + i;
-        Row qRow = row(q, b, h, qi);
+        BasicRow<T> qRow = readRow(Operand::Query, q, b, h, qi);
         if (spec.qkNormEps)
           qRow = layerNorm(qRow, *spec.qkNormEps);
         if (kernel)
           qRow = featureMap(qRow, spec, w);
-        Row scores(lk);
+        BasicRow<T> scores(lk);
         std::vector<bool> ok(lk, true);
         for (int64_t j = 0; j < lk; ++j) {
-          double s = dot(qRow, keys[j]);
+          T s = dot(qRow, keys[j]);
           if (!kernel) {
             s *= scale;
             if (spec.bias) {
-              int64_t bb = spec.bias->dim(0) == 1 ? 0 : b;
-              int64_t bh = spec.bias->dim(1) == 1 ? 0 : h;
-              s += spec.bias->at({bb, bh, i, j});
+              const Tensor &bias = *spec.bias;
+              int64_t bb = bias.dim(0) == 1 ? 0 : b;
+              int64_t bh = bias.dim(1) == 1 ? 0 : h;
+              s += eval.read(Operand::Bias, bias,
+                             flatIndex(bias.shape, {bb, bh, i, j}));
             }
             if (spec.alibiSlopes)
               s -=
                   spec.alibiSlopes->data[h] * std::abs(double(i + lk - lq - j));
             if (spec.softcap)
-              s = *spec.softcap * std::tanh(s / *spec.softcap);
+              s = *spec.softcap * tanh(s / *spec.softcap);
           }
           scores[j] = s;
           if (spec.pattern)
@@ -340,24 +639,170 @@ Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
             }
           }
         }
-        std::optional<double> sink;
-        if (spec.sinks)
-          sink = spec.sinks->data[h];
-        Row p = normalize(scores, ok, spec, lk, sink, &rowLse.at({b, h, qi}));
+        // The log-sum-exp stays -inf but for softmax.
+        T rowLse = -std::numeric_limits<double>::infinity();
+        BasicRow<T> p = normalize(scores, ok, spec, lk, sink, &rowLse);
+        BasicRow<T> out(dv);
         for (int64_t e = 0; e < dv; ++e) {
-          double acc = 0;
-          for (int64_t j = 0; j < lk; ++j)
-            acc += p[j] * v.at({kvRow(b, seq.kStart + j).first, kh,
-                                kvRow(b, seq.kStart + j).second, e});
+          out[e] = dot(p, valueColumns[e]);
           if (spec.gate)
-            acc *= spec.gate->at({b, h, qi, e});
-          out.at({b, h, qi, e}) = acc;
+            out[e] *= eval.read(Operand::Gate, *spec.gate,
+                                flatIndex(spec.gate->shape, {b, h, qi, e}));
         }
+        eval.endRow(b, h, qi, out, rowLse);
       }
+      eval.endHead();
     }
+}
+
+namespace {
+/// The plain evaluation of attn.attention: reads the operands, writes the
+/// results.
+struct Evaluation {
+  using Scalar = double;
+  Tensor out, lse;
+
+  Evaluation(const Tensor &q, const Tensor &v)
+      : out({q.dim(0), q.dim(1), q.dim(2), v.dim(3)}),
+        lse({q.dim(0), q.dim(1), q.dim(2)}) {
+    // Rows no sequence covers stay zero (the log-sum-exp -inf).
+    for (double &x : lse.data)
+      x = -std::numeric_limits<double>::infinity();
+  }
+  double read(Operand, const Tensor &t, int64_t i) { return t.data[i]; }
+  void beginRows() {}
+  void endRow(int64_t b, int64_t h, int64_t i, const Row &o, double rowLse) {
+    for (size_t e = 0; e < o.size(); ++e)
+      out.at({b, h, i, static_cast<int64_t>(e)}) = o[e];
+    lse.at({b, h, i}) = rowLse;
+  }
+  void endHead() {}
+};
+
+/// The evaluation of attn.attention with Vars, for its gradients.
+///
+/// Every element read is a new leaf of the tape, remembered with where its
+/// gradient goes. The tape of one (sequence, head) holds the head's keys,
+/// values and sink, then the nodes of one query row at a time: at the end
+/// of a row the cotangents of its outputs seed their adjoints and a reverse
+/// sweep over the row's nodes adds their gradients to the row's leaves and
+/// their adjoints to the head's nodes; the row's nodes are then dropped, so
+/// the tape stays as small as one head's keys plus one row. At the end of
+/// the head a sweep over the rest finishes the head's leaves.
+class GradientEvaluation {
+public:
+  using Scalar = ad::Var;
+
+  GradientEvaluation(const Tensor &q, const Tensor &k, const Tensor &v,
+                     const AttentionSpec &spec, const Tensor &dOut,
+                     const Tensor *dLse)
+      : dOut(dOut), dLse(dLse) {
+    grads.query = Tensor(q.shape);
+    grads.key = Tensor(k.shape);
+    grads.value = Tensor(v.shape);
+    if (spec.bias)
+      grads.bias = Tensor(spec.bias->shape);
+    if (spec.gate)
+      grads.gate = Tensor(spec.gate->shape);
+    if (spec.sinks)
+      grads.sinks = Tensor(spec.sinks->shape);
+  }
+  GradientEvaluation(const GradientEvaluation &) = delete;
+  GradientEvaluation &operator=(const GradientEvaluation &) = delete;
+
+  ad::Var read(Operand operand, const Tensor &t, int64_t i) {
+    ad::Var x = ad::Var::leaf(t.data[i]);
+    leaves.push_back({x.node, &gradient(operand), i});
+    return x;
+  }
+  void beginRows() { rowStart = tape.size(); }
+  void endRow(int64_t b, int64_t h, int64_t i, const BasicRow<ad::Var> &o,
+              const ad::Var &rowLse) {
+    for (size_t e = 0; e < o.size(); ++e)
+      if (!o[e].isConstant())
+        tape.adjoint(o[e].node) += dOut.at({b, h, i, static_cast<int64_t>(e)});
+    // A row with no allowed key has the constant log-sum-exp -inf: dLse
+    // contributes nothing there.
+    if (dLse && !rowLse.isConstant() &&
+        rowLse.value > -std::numeric_limits<double>::infinity())
+      tape.adjoint(rowLse.node) += dLse->at({b, h, i});
+    sweep(rowStart);
+  }
+  void endHead() { sweep(0); }
+
+  AttentionGrads take() { return std::move(grads); }
+
+private:
+  /// A leaf of the tape: its node and the element of the gradient it adds
+  /// to.
+  struct Leaf {
+    int64_t node;
+    Tensor *gradient;
+    int64_t index;
+  };
+
+  Tensor &gradient(Operand operand) {
+    switch (operand) {
+    case Operand::Query:
+      return grads.query;
+    case Operand::Key:
+      return grads.key;
+    case Operand::Value:
+      return grads.value;
+    case Operand::Bias:
+      return grads.bias;
+    case Operand::Gate:
+      return grads.gate;
+    case Operand::Sinks:
+      return grads.sinks;
+    }
+    fatal("unknown operand");
+  }
+
+  /// Sweeps the nodes from `from` on, adds the adjoints of their leaves to
+  /// the gradients and drops them.
+  void sweep(int64_t from) {
+    tape.backward(from);
+    while (!leaves.empty() && leaves.back().node >= from) {
+      const Leaf &leaf = leaves.back();
+      leaf.gradient->data[leaf.index] += tape.adjoint(leaf.node);
+      leaves.pop_back();
+    }
+    tape.truncate(from);
+  }
+
+  const Tensor &dOut;
+  const Tensor *dLse;
+  AttentionGrads grads;
+  ad::Tape tape;
+  ad::Tape::Scope scope{tape};
+  std::vector<Leaf> leaves; // in the order of their nodes
+  int64_t rowStart = 0;
+};
+} // namespace
+
+Tensor ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
+                      const AttentionSpec &spec, Tensor *lse) {
+  Evaluation eval(q, v);
+  attentionRows(q, k, v, spec, eval);
   if (lse)
-    *lse = std::move(rowLse);
-  return out;
+    *lse = std::move(eval.lse);
+  return std::move(eval.out);
+}
+
+AttentionGrads ref::attentionGrad(const Tensor &q, const Tensor &k,
+                                  const Tensor &v, const AttentionSpec &spec,
+                                  const Tensor &dOut, const Tensor *dLse) {
+  if (spec.pageTable)
+    fatal("attentionGrad: a paged KV cache is not differentiated");
+  if (dOut.shape !=
+      std::vector<int64_t>{q.dim(0), q.dim(1), q.dim(2), v.dim(3)})
+    fatal("attentionGrad: dOut must have the output's shape B x Hq x Lq x Dv");
+  if (dLse && dLse->shape != std::vector<int64_t>{q.dim(0), q.dim(1), q.dim(2)})
+    fatal("attentionGrad: dLse must have the log-sum-exp's shape B x Hq x Lq");
+  GradientEvaluation eval(q, k, v, spec, dOut, dLse);
+  attentionRows(q, k, v, spec, eval);
+  return eval.take();
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,11 +1,14 @@
-//===- ScalarReference.h - Independent scalar attention reference -*- C++
-//-*-===//
+//===- ScalarReference.h - Independent scalar reference ---------*- C++ -*-===//
 //
 // A plain, loop-by-loop double-precision implementation of every attn op,
 // written from docs/Semantics.md and the op descriptions, sharing no code
 // with the compiler except the documented seeded generators
 // (attn-opt/Support/Random.h, which define what a seed means). The
 // integration tests compare what attn-run computes against it.
+//
+// The gradients of attn.attention (attentionGrad) come from reverse-mode
+// automatic differentiation of the same scalar code, so that every variant
+// it supports has gradients without a second description of the op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,6 +100,29 @@ struct AttentionSpec {
 /// `B x Hq x Lq` (-inf for a row with no allowed key and no sink).
 Tensor attention(const Tensor &q, const Tensor &k, const Tensor &v,
                  const AttentionSpec &spec, Tensor *lse = nullptr);
+
+/// The gradients of attn.attention: the vector-Jacobian product with the
+/// cotangents of its results.
+struct AttentionGrads {
+  /// Shaped like q, k and v.
+  Tensor query, key, value;
+  /// Shaped like spec.bias, spec.gate and spec.sinks when they are set
+  /// (broadcast bias dimensions summed), empty otherwise.
+  Tensor bias, gate, sinks;
+};
+
+/// Gradients of attn.attention (the vector-Jacobian product): given the
+/// cotangent dOut of the output (`B x Hq x Lq x Dv`) and optionally dLse of
+/// the log-sum-exp (`B x Hq x Lq`), the gradients of query, key, value and of
+/// the differentiable optional operands present in `spec` (bias, gate,
+/// sinks; empty tensors otherwise). Rows whose log-sum-exp is -inf (no
+/// allowed key and no sink) take nothing from dLse; rows with no allowed key
+/// give zero gradients. Computed by reverse-mode automatic differentiation of
+/// attention() in double precision. A paged KV cache (spec.pageTable) is not
+/// differentiated: it aborts.
+AttentionGrads attentionGrad(const Tensor &q, const Tensor &k, const Tensor &v,
+                             const AttentionSpec &spec, const Tensor &dOut,
+                             const Tensor *dLse = nullptr);
 
 Tensor lowrankAttention(const Tensor &q, const Tensor &k, const Tensor &v,
                         const Tensor &e, const Tensor &f,

@@ -1,6 +1,7 @@
 //===- attn-ref.cpp - Check attn-run's output against the scalar reference ===//
 //
 // attn-ref FILE.mlir --entry F --inputs DIR --compare OUT.npy
+// attn-ref FILE.mlir --entry F --inputs DIR --grad GDIR
 //
 // Reads the attn op of function F (its operands must be arguments of F),
 // loads F's inputs from DIR/NAME.npy (as `attn-run --save-inputs DIR`
@@ -9,9 +10,21 @@
 // |out - ref| <= atol + rtol * |ref|, and with --max-rel-err the normwise
 // error max|out - ref| / max|ref| must not exceed it.
 //
+// With --grad GDIR it checks gradients instead (or as well, with --compare):
+// the attn.attention of F is differentiated by the reference (reverse-mode
+// differentiation of the scalar code, ref::attentionGrad) with the cotangent
+// of its output read from GDIR/d_output.npy and, when the op has a
+// log-sum-exp result and GDIR/d_lse.npy exists, that of the log-sum-exp.
+// The gradient of each differentiable operand (query, key and value always;
+// bias, gate and sinks when the op has them) is compared, by the same rule,
+// with GDIR/d_NAME.npy, NAME being the operand's argument name as for DIR
+// (an argument used as two operands gets the sum of their gradients). Every
+// one of these files must exist. A paged KV cache is not differentiated.
+//
 // With --runs N it checks N runs of one compiled module at several sizes,
 // as `attn-run --shape` with N shapes per argument writes them: inputs in
-// DIR/K/ and the output in OUT.K.npy for K = 0 .. N-1.
+// DIR/K/, the output in OUT.K.npy and the gradients in GDIR/K/ for
+// K = 0 .. N-1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,11 +41,13 @@
 
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -43,8 +58,12 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
 static cl::opt<std::string> entryName("entry", cl::desc("Function"));
 static cl::opt<std::string> inputDir("inputs", cl::Required,
                                      cl::desc("Directory of NAME.npy inputs"));
-static cl::opt<std::string> compareFile("compare", cl::Required,
+static cl::opt<std::string> compareFile("compare",
                                         cl::desc("Output .npy to check"));
+static cl::opt<std::string>
+    gradDir("grad", cl::desc("Check the gradients of attn.attention: "
+                             "directory of d_output.npy (and d_lse.npy) and "
+                             "the expected d_NAME.npy"));
 static cl::opt<double> rtolOpt("rtol", cl::init(1e-4));
 static cl::opt<double> atolOpt("atol", cl::init(1e-5));
 static cl::opt<double> maxRelErr("max-rel-err", cl::init(-1),
@@ -138,28 +157,52 @@ static std::optional<double> optionalScale(std::optional<APFloat> s) {
   return s->convertToDouble();
 }
 
-/// Checks one run: inputs in `dir`, the output in `file`.
-static bool checkRun(const LoadedModule &loaded, const std::string &dir,
-                     const std::string &file, const std::string &label) {
-  func::FuncOp entry = loaded.entry;
-  // The input tensor of an operand (a function argument), or null.
-  std::vector<std::unique_ptr<ref::Tensor>> owned;
-  auto input = [&, dir](Value v) -> ref::Tensor * {
-    if (!v)
-      return nullptr;
+/// The inputs of one run: the operands of the attn op, which must be
+/// arguments of the entry, read from DIR/NAME.npy.
+class Inputs {
+public:
+  Inputs(const LoadedModule &loaded, std::string dir)
+      : loaded(loaded), dir(std::move(dir)) {}
+
+  /// The argument of the entry that operand `v` is.
+  BlockArgument argument(Value v) const {
+    func::FuncOp entry = loaded.entry;
     auto arg = dyn_cast<BlockArgument>(v);
     if (!arg || arg.getOwner()->getParentOp() != entry)
       fail("operands of the attn op must be arguments of @" + entry.getName());
+    return arg;
+  }
+  /// The name of the argument that operand `v` is.
+  std::string name(Value v) const {
+    return loaded.argNames[argument(v).getArgNumber()];
+  }
+  /// The input tensor of an operand (a function argument), or null.
+  ref::Tensor *operator()(Value v) {
+    if (!v)
+      return nullptr;
     llvm::SmallString<256> path(dir);
-    llvm::sys::path::append(path, loaded.argNames[arg.getArgNumber()] + ".npy");
+    llvm::sys::path::append(path, name(v) + ".npy");
+    owned.push_back(
+        std::make_unique<ref::Tensor>(readTensor(path.str().str())));
+    return owned.back().get();
+  }
+
+  static ref::Tensor readTensor(const std::string &path) {
     std::string error;
-    std::optional<npy::Array> array = npy::read(path.str().str(), error);
+    std::optional<npy::Array> array = npy::read(path, error);
     if (!array)
       fail(error);
-    owned.push_back(std::make_unique<ref::Tensor>(toTensor(*array)));
-    return owned.back().get();
-  };
+    return toTensor(*array);
+  }
 
+private:
+  const LoadedModule &loaded;
+  std::string dir;
+  std::vector<std::unique_ptr<ref::Tensor>> owned;
+};
+
+/// The attn op of the entry (exactly one).
+static Operation *findAttnOp(func::FuncOp entry) {
   Operation *attnOp = nullptr;
   entry.walk([&](Operation *op) {
     if (isa<AttnDialect>(op->getDialect())) {
@@ -170,47 +213,115 @@ static bool checkRun(const LoadedModule &loaded, const std::string &dir,
   });
   if (!attnOp)
     fail("@" + entry.getName() + " has no attn op");
+  return attnOp;
+}
+
+/// The reference's description of an attn.attention, its operand tensors
+/// read through `input`.
+static ref::AttentionSpec attentionSpec(AttentionOp op, Inputs &input) {
+  ref::AttentionSpec spec;
+  Attribute norm = op.getNormalizer();
+  if (isa<SoftmaxAttr>(norm)) {
+    spec.normalizer = ref::AttentionSpec::Normalizer::Softmax;
+  } else if (auto p = dyn_cast<PointwiseAttr>(norm)) {
+    spec.normalizer = ref::AttentionSpec::Normalizer::Pointwise;
+    spec.fn = stringifyPointwiseFn(p.getFn()).str();
+    spec.alpha = p.getAlpha().convertToDouble();
+  } else {
+    auto k = cast<KernelAttr>(norm);
+    spec.normalizer = ref::AttentionSpec::Normalizer::Kernel;
+    spec.featureMap = stringifyFeatureMap(k.getFeatureMap()).str();
+    spec.features = k.getFeatures();
+    spec.orthogonal = k.getOrthogonal();
+    spec.seed = k.getSeed();
+    spec.eps = k.getEps().convertToDouble();
+  }
+  spec.scale = optionalScale(op.getScale());
+  spec.qkNormEps = optionalScale(op.getQkNormEps());
+  if (auto pattern = op.getPatternAttr())
+    spec.pattern = toPattern(pattern);
+  spec.bias = input(op.getBias());
+  spec.gate = input(op.getGate());
+  spec.segQ = input(op.getQuerySegments());
+  spec.segK = op.getKeySegments() ? input(op.getKeySegments()) : spec.segQ;
+  spec.projection = input(op.getProjection());
+  spec.queryLengths = input(op.getQueryLengths());
+  spec.keyLengths = input(op.getKeyLengths());
+  spec.queryOffsets = input(op.getQueryOffsets());
+  spec.keyOffsets = input(op.getKeyOffsets());
+  spec.mask = input(op.getMask());
+  spec.maskIsBool = op.hasBoolMask();
+  spec.softcap = optionalScale(op.getSoftcap());
+  spec.alibiSlopes = input(op.getAlibiSlopes());
+  spec.sinks = input(op.getSinks());
+  spec.pageTable = input(op.getPageTable());
+  return spec;
+}
+
+/// Compares `file` with the reference result `expected` and prints the
+/// report line `ref-check LABEL: ...`; whether every element is within
+/// tolerance (and the normwise error within --max-rel-err).
+static bool compare(const ref::Tensor &expected, const std::string &file,
+                    const std::string &label) {
+  std::string readError;
+  std::optional<npy::Array> actual = npy::read(file, readError);
+  if (!actual)
+    fail(readError);
+  if (actual->shape != expected.shape)
+    fail(file + ": holds " + actual->describe() +
+         " but the reference result has another shape");
+  double maxAbs = 0, maxRef = 0, errSq = 0, refSq = 0;
+  int64_t bad = 0, firstBad = -1;
+  for (int64_t i = 0; i < expected.size(); ++i) {
+    double o = npy::loadFloat(*actual, i), r = expected.data[i];
+    // (Equal infinities match: the log-sum-exp of a row with no key.)
+    double err = o == r ? 0.0 : std::isfinite(o) ? std::fabs(o - r) : INFINITY;
+    maxAbs = std::max(maxAbs, err);
+    if (std::isfinite(r)) {
+      maxRef = std::max(maxRef, std::fabs(r));
+      refSq += r * r;
+    }
+    errSq += err * err;
+    if (!(err <= atolOpt + rtolOpt * std::fabs(r))) {
+      if (firstBad < 0)
+        firstBad = i;
+      ++bad;
+    }
+  }
+  double rel = maxRef > 0 ? maxAbs / maxRef : maxAbs;
+  double fro = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
+  llvm::outs() << llvm::format("ref-check %s: max_abs_err=%.3e "
+                               "max_rel_err=%.3e fro_rel_err=%.3e ",
+                               label.c_str(), maxAbs, rel, fro);
+  bool ok = bad == 0 && (maxRelErr < 0 || rel <= maxRelErr);
+  if (ok) {
+    llvm::outs() << "ok\n";
+    return true;
+  }
+  if (bad)
+    llvm::outs() << llvm::format(
+        "FAILED: %lld elements out of tolerance (rtol=%.1e atol=%.1e), first "
+        "at %lld: %g vs reference %g\n",
+        static_cast<long long>(bad), rtolOpt.getValue(), atolOpt.getValue(),
+        static_cast<long long>(firstBad), npy::loadFloat(*actual, firstBad),
+        expected.data[firstBad]);
+  else
+    llvm::outs() << llvm::format("FAILED: max_rel_err above %.1e\n",
+                                 maxRelErr.getValue());
+  return false;
+}
+
+/// Checks one run: inputs in `dir`, the output in `file`.
+static bool checkRun(const LoadedModule &loaded, const std::string &dir,
+                     const std::string &file, const std::string &label) {
+  func::FuncOp entry = loaded.entry;
+  Inputs input(loaded, dir);
+  Operation *attnOp = findAttnOp(entry);
 
   ref::Tensor expected =
       llvm::TypeSwitch<Operation *, ref::Tensor>(attnOp)
           .Case([&](AttentionOp op) {
-            ref::AttentionSpec spec;
-            Attribute norm = op.getNormalizer();
-            if (isa<SoftmaxAttr>(norm)) {
-              spec.normalizer = ref::AttentionSpec::Normalizer::Softmax;
-            } else if (auto p = dyn_cast<PointwiseAttr>(norm)) {
-              spec.normalizer = ref::AttentionSpec::Normalizer::Pointwise;
-              spec.fn = stringifyPointwiseFn(p.getFn()).str();
-              spec.alpha = p.getAlpha().convertToDouble();
-            } else {
-              auto k = cast<KernelAttr>(norm);
-              spec.normalizer = ref::AttentionSpec::Normalizer::Kernel;
-              spec.featureMap = stringifyFeatureMap(k.getFeatureMap()).str();
-              spec.features = k.getFeatures();
-              spec.orthogonal = k.getOrthogonal();
-              spec.seed = k.getSeed();
-              spec.eps = k.getEps().convertToDouble();
-            }
-            spec.scale = optionalScale(op.getScale());
-            spec.qkNormEps = optionalScale(op.getQkNormEps());
-            if (auto pattern = op.getPatternAttr())
-              spec.pattern = toPattern(pattern);
-            spec.bias = input(op.getBias());
-            spec.gate = input(op.getGate());
-            spec.segQ = input(op.getQuerySegments());
-            spec.segK =
-                op.getKeySegments() ? input(op.getKeySegments()) : spec.segQ;
-            spec.projection = input(op.getProjection());
-            spec.queryLengths = input(op.getQueryLengths());
-            spec.keyLengths = input(op.getKeyLengths());
-            spec.queryOffsets = input(op.getQueryOffsets());
-            spec.keyOffsets = input(op.getKeyOffsets());
-            spec.mask = input(op.getMask());
-            spec.maskIsBool = op.hasBoolMask();
-            spec.softcap = optionalScale(op.getSoftcap());
-            spec.alibiSlopes = input(op.getAlibiSlopes());
-            spec.sinks = input(op.getSinks());
-            spec.pageTable = input(op.getPageTable());
+            ref::AttentionSpec spec = attentionSpec(op, input);
             if (lseOpt && !op.getLse())
               fail("--lse: the attn.attention of @" + entry.getName() +
                    " has no log-sum-exp result");
@@ -247,59 +358,111 @@ static bool checkRun(const LoadedModule &loaded, const std::string &dir,
           .Default([](Operation *op) -> ref::Tensor {
             fail("no scalar reference for " + op->getName().getStringRef());
           });
+  return compare(expected, file, "@" + entry.getName().str() + label);
+}
 
-  std::string readError;
-  std::optional<npy::Array> actual = npy::read(file, readError);
-  if (!actual)
-    fail(readError);
-  if (actual->shape != expected.shape)
-    fail(file + ": holds " + actual->describe() +
-         " but the reference result has another shape");
-  double maxAbs = 0, maxRef = 0, errSq = 0, refSq = 0;
-  int64_t bad = 0, firstBad = -1;
-  for (int64_t i = 0; i < expected.size(); ++i) {
-    double o = npy::loadFloat(*actual, i), r = expected.data[i];
-    // (Equal infinities match: the log-sum-exp of a row with no key.)
-    double err = o == r ? 0.0 : std::isfinite(o) ? std::fabs(o - r) : INFINITY;
-    maxAbs = std::max(maxAbs, err);
-    if (std::isfinite(r)) {
-      maxRef = std::max(maxRef, std::fabs(r));
-      refSq += r * r;
-    }
-    errSq += err * err;
-    if (!(err <= atolOpt + rtolOpt * std::fabs(r))) {
-      if (firstBad < 0)
-        firstBad = i;
-      ++bad;
-    }
+/// Checks the gradients of one run: inputs in `dir`, the cotangents and the
+/// gradients to check in `gdir`.
+static bool checkGradRun(const LoadedModule &loaded, const std::string &dir,
+                         const std::string &gdir, const std::string &label) {
+  func::FuncOp entry = loaded.entry;
+  Inputs input(loaded, dir);
+  auto op = dyn_cast<AttentionOp>(findAttnOp(entry));
+  if (!op)
+    fail("--grad: the attn op of @" + entry.getName() +
+         " is not attn.attention");
+  ref::AttentionSpec spec = attentionSpec(op, input);
+  if (spec.pageTable)
+    fail("--grad: a paged KV cache is not differentiated");
+  ref::Tensor *q = input(op.getQuery()), *k = input(op.getKey()),
+              *v = input(op.getValue());
+
+  auto gradFile = [&](const std::string &name) {
+    llvm::SmallString<256> path(gdir);
+    llvm::sys::path::append(path, name + ".npy");
+    return path.str().str();
+  };
+  ref::Tensor dOut = Inputs::readTensor(gradFile("d_output"));
+  if (dOut.shape !=
+      std::vector<int64_t>{q->dim(0), q->dim(1), q->dim(2), v->dim(3)})
+    fail(gradFile("d_output") + ": not shaped like the output of @" +
+         entry.getName());
+  std::optional<ref::Tensor> dLse;
+  if (op.getLse() && llvm::sys::fs::exists(gradFile("d_lse"))) {
+    dLse = Inputs::readTensor(gradFile("d_lse"));
+    if (dLse->shape != std::vector<int64_t>{q->dim(0), q->dim(1), q->dim(2)})
+      fail(gradFile("d_lse") + ": not shaped like the log-sum-exp of @" +
+           entry.getName());
   }
-  double rel = maxRef > 0 ? maxAbs / maxRef : maxAbs;
-  double fro = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
-  llvm::outs() << llvm::format("ref-check @%s%s: max_abs_err=%.3e "
-                               "max_rel_err=%.3e fro_rel_err=%.3e ",
-                               entry.getName().str().c_str(), label.c_str(),
-                               maxAbs, rel, fro);
-  bool ok = bad == 0 && (maxRelErr < 0 || rel <= maxRelErr);
-  if (ok) {
-    llvm::outs() << "ok\n";
-    return true;
+  ref::AttentionGrads grads =
+      ref::attentionGrad(*q, *k, *v, spec, dOut, dLse ? &*dLse : nullptr);
+
+  // The gradient of each argument: the sum over the operands it is.
+  std::vector<std::pair<Value, const ref::Tensor *>> operands = {
+      {op.getQuery(), &grads.query},
+      {op.getKey(), &grads.key},
+      {op.getValue(), &grads.value}};
+  if (op.getBias())
+    operands.push_back({op.getBias(), &grads.bias});
+  if (op.getGate())
+    operands.push_back({op.getGate(), &grads.gate});
+  if (op.getSinks())
+    operands.push_back({op.getSinks(), &grads.sinks});
+  std::vector<unsigned> order;
+  std::map<unsigned, ref::Tensor> argGrads;
+  for (auto [value, grad] : operands) {
+    unsigned arg = input.argument(value).getArgNumber();
+    auto [it, inserted] = argGrads.try_emplace(arg, *grad);
+    if (inserted) {
+      order.push_back(arg);
+      continue;
+    }
+    for (int64_t i = 0; i < grad->size(); ++i)
+      it->second.data[i] += grad->data[i];
   }
-  if (bad)
-    llvm::outs() << llvm::format(
-        "FAILED: %lld elements out of tolerance (rtol=%.1e atol=%.1e), first "
-        "at %lld: %g vs reference %g\n",
-        static_cast<long long>(bad), rtolOpt.getValue(), atolOpt.getValue(),
-        static_cast<long long>(firstBad), npy::loadFloat(*actual, firstBad),
-        expected.data[firstBad]);
-  else
-    llvm::outs() << llvm::format("FAILED: max_rel_err above %.1e\n",
-                                 maxRelErr.getValue());
-  return false;
+
+  bool ok = true;
+  for (unsigned arg : order) {
+    std::string name = "d_" + loaded.argNames[arg];
+    ok &= compare(argGrads[arg], gradFile(name),
+                  "@" + entry.getName().str() + label + " " + name);
+  }
+  return ok;
+}
+
+/// Checks one run: the output (with --compare) and the gradients (with
+/// --grad); `run` K of --runs reads DIR/K, OUT.K.npy and GDIR/K.
+static bool check(const LoadedModule &loaded, std::optional<unsigned> run) {
+  std::string dir = inputDir, file = compareFile, gdir = gradDir, label;
+  if (run) {
+    std::string k = std::to_string(*run);
+    llvm::SmallString<256> path(inputDir);
+    llvm::sys::path::append(path, k);
+    dir = path.str().str();
+    path = compareFile;
+    llvm::sys::path::replace_extension(path, k + ".npy");
+    file = path.str().str();
+    path = gradDir;
+    llvm::sys::path::append(path, k);
+    gdir = path.str().str();
+    label = " run " + k;
+  }
+  bool ok = true;
+  if (!compareFile.empty())
+    ok &= checkRun(loaded, dir, file, label);
+  if (!gradDir.empty())
+    ok &= checkGradRun(loaded, dir, gdir, label);
+  return ok;
 }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "attn scalar reference checker\n");
+  if (compareFile.empty() && gradDir.empty())
+    fail("nothing to check: give --compare OUT.npy (the output) or --grad "
+         "GDIR (the gradients), or both");
+  if (lseOpt && compareFile.empty())
+    fail("--lse checks the log-sum-exp result: it needs --compare");
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAttnDialects(registry);
@@ -311,15 +474,9 @@ int main(int argc, char **argv) {
   if (!loaded)
     fail(llvm::toString(loaded.takeError()));
   if (runs == 0)
-    return checkRun(*loaded, inputDir, compareFile, "") ? 0 : 1;
+    return check(*loaded, std::nullopt) ? 0 : 1;
   bool ok = true;
-  for (unsigned k = 0; k < runs; ++k) {
-    llvm::SmallString<256> dir(inputDir);
-    llvm::sys::path::append(dir, std::to_string(k));
-    llvm::SmallString<256> file(compareFile);
-    llvm::sys::path::replace_extension(file, std::to_string(k) + ".npy");
-    ok &= checkRun(*loaded, dir.str().str(), file.str().str(),
-                   " run " + std::to_string(k));
-  }
+  for (unsigned k = 0; k < runs; ++k)
+    ok &= check(*loaded, k);
   return ok ? 0 : 1;
 }

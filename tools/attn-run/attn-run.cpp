@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+#include "attn-opt/Dialect/Attn/Transforms/Passes.h"
 #include "attn-opt/Emulation/Passes.h"
 #include "attn-opt/Host/AvailableMemory.h"
 #include "attn-opt/Host/CudaRuntimeLoader.h"
@@ -139,6 +140,14 @@ static cl::opt<std::string>
 static cl::list<std::string>
     outputs("output", cl::desc("Write result N (in order) to FILE.npy"),
             cl::cat(category));
+static cl::opt<bool> grad(
+    "grad",
+    cl::desc(
+        "Run the backward pass of the entry @F instead (attn-differentiate's "
+        "@F_grad): its arguments are @F's, then the cotangent d_output "
+        "(and d_lse when @F returns the log-sum-exp); its results are the "
+        "gradients of query, key, value (and bias, gate, sinks)"),
+    cl::cat(category));
 static cl::opt<bool>
     check("check",
           cl::desc("Also run the reference lowering and compare: fail if any "
@@ -677,7 +686,28 @@ void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
   };
   flops = 0;
   scoreBytes = 0;
+  // The work of each attention op, for its gradient's.
+  llvm::DenseMap<Operation *, double> forwardFlops;
   entry.walk([&](Operation *op) {
+    if (auto grad = dyn_cast<AttentionGradOp>(op)) {
+      // Each gradient has its operand's shape; the backward pass does 2.5
+      // times the forward's work (five products of the scores' size, the
+      // forward has two).
+      AttentionOp fwd = grad.getForwardOp();
+      SmallVector<std::pair<Value, Value>> pairs = {
+          {grad.getGradQuery(), fwd.getQuery()},
+          {grad.getGradKey(), fwd.getKey()},
+          {grad.getGradValue(), fwd.getValue()},
+          {grad.getGradBias(), fwd.getBias()},
+          {grad.getGradGate(), fwd.getGate()},
+          {grad.getGradSinks(), fwd.getSinks()}};
+      for (auto [result, operand] : pairs)
+        if (result)
+          if (auto shape = shapeOfValue(operand))
+            known[result] = *shape;
+      flops += 2.5 * forwardFlops.lookup(fwd);
+      return;
+    }
     auto attention = dyn_cast<AttentionOp>(op);
     if (!attention) {
       if (auto f = dyn_cast<FlopCountOpInterface>(op))
@@ -701,7 +731,8 @@ void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
       d.batch = (*q)[0];
       d.queryLen = (*q)[2];
       d.keyLen = (*k)[2];
-      flops += attention.getFlopCount(d);
+      forwardFlops[op] = attention.getFlopCount(d);
+      flops += forwardFlops[op];
       scoreBytes += 4.0 * d.batch * d.queryHeads * d.queryLen * d.keyLen;
       return;
     }
@@ -711,8 +742,9 @@ void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
       d.keyLen = lk;
       scoreBytes += 4.0 * d.queryHeads * lq * lk;
       if (lq > 0 && lk > 0)
-        flops += attention.getFlopCount(d);
+        forwardFlops[op] += attention.getFlopCount(d);
     }
+    flops += forwardFlops[op];
   });
   auto returned = cast<func::ReturnOp>(entry.front().getTerminator());
   for (auto [i, r] : llvm::enumerate(results)) {
@@ -825,6 +857,27 @@ std::string chooseGpuChip() {
   return gpuChip;
 }
 
+/// --grad: the entry becomes its backward function (attn-differentiate's
+/// `@F_grad`), whose last arguments are the cotangents `d_output` (and
+/// `d_lse`).
+void differentiateEntry(RunPlan &plan) {
+  std::string name = (plan.entry.getName() + "_grad").str();
+  PassManager pm(plan.module->getContext());
+  pm.addPass(createAttnDifferentiate());
+  if (failed(pm.run(*plan.module)))
+    fail("--grad: cannot differentiate @" + plan.entry.getName() +
+         " (diagnostics above)");
+  auto gradFn = plan.module->lookupSymbol<func::FuncOp>(name);
+  if (!gradFn)
+    fail("--grad: @" + plan.entry.getName() +
+         " has no attn.attention to differentiate");
+  unsigned extra = gradFn.getNumArguments() - plan.entry.getNumArguments();
+  plan.names.push_back("d_output");
+  if (extra == 2)
+    plan.names.push_back("d_lse");
+  plan.entry = gradFn;
+}
+
 /// Parses the input (diagnostics through `sourceMgr`) and chooses the entry
 /// function, remembering the source names of its arguments.
 RunPlan parseModule(MLIRContext &context, llvm::SourceMgr &sourceMgr,
@@ -837,6 +890,8 @@ RunPlan parseModule(MLIRContext &context, llvm::SourceMgr &sourceMgr,
   plan.module = std::move(loaded->module);
   plan.entry = loaded->entry;
   plan.names = std::move(loaded->argNames);
+  if (grad)
+    differentiateEntry(plan);
   return plan;
 }
 

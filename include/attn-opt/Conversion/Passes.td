@@ -9,7 +9,8 @@ include "mlir/Pass/PassBase.td"
 def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
   let summary = "Reference lowering of every attn op to linalg on tensors";
   let description = [{
-    Lowers `attn.attention` (every normalizer and mask pattern, bias, gate,
+    Lowers `attn.attention_grad` (as convert-attn-grad-to-linalg, first),
+    `attn.attention` (every normalizer and mask pattern, bias, gate,
     segment ids, qk-layernorm, grouped-query heads), `attn.lowrank_attention`,
     `attn.lsh_attention` and `attn.relative_attention` to `linalg`,
     `tensor`, `arith` and `math` ops on tensors, computing in f32.
@@ -38,6 +39,30 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def ConvertAttnGradToLinalg : Pass<"convert-attn-grad-to-linalg"> {
+  let summary = "Reference lowering of attn.attention_grad to linalg on tensors";
+  let description = [{
+    Lowers each `attn.attention_grad` to `linalg`, `tensor`, `arith` and
+    `math` ops on tensors in f32, before anything rewrites its forward
+    `attn.attention` (the pipelines run it first; convert-attn-to-linalg
+    runs it too): the forward op's scores and weights are recomputed by the
+    forward reference lowering's own steps, then the gradients follow
+    docs/Semantics.md ("Gradients"), materializing the `Lq x Lk` score
+    gradient. A forward op used only by the gradient is erased.
+
+    Softmax and pointwise attention with every mask, score modifier, varlen
+    batch, GQA and qk-layernorm; kernelized attention and the gradient of
+    sinks with a varlen batch are not lowered yet: such an op is an error.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
   ];
 }

@@ -479,6 +479,104 @@ struct WeightsLowering {
     return arith::SelectOp::create(bb, allowed, x, tb.f32Const(maskedValue));
   }
 
+  /// `h'(x)` of pointwise attention's function (f32).
+  Value pointwiseDerivative(ImplicitLocOpBuilder &bb, Value x) {
+    Value zero = tb.f32Const(0.0), one = tb.f32Const(1.0);
+    auto gt = [&](Value l, Value r) -> Value {
+      return arith::CmpFOp::create(bb, arith::CmpFPredicate::OGT, l, r);
+    };
+    auto sigmoid = [&](Value v) -> Value {
+      Value e = math::ExpOp::create(bb, arith::NegFOp::create(bb, v));
+      return arith::DivFOp::create(bb, one, arith::AddFOp::create(bb, one, e));
+    };
+    switch (pointwise.getFn()) {
+    case PointwiseFn::relu:
+      return arith::SelectOp::create(bb, gt(x, zero), one, zero);
+    case PointwiseFn::relu2:
+      return arith::MulFOp::create(bb, tb.f32Const(2.0),
+                                   arith::MaximumFOp::create(bb, x, zero));
+    case PointwiseFn::gelu: {
+      // Phi(x) + x phi(x).
+      Value cdf = arith::MulFOp::create(
+          bb, tb.f32Const(0.5),
+          arith::AddFOp::create(
+              bb, one,
+              math::ErfOp::create(
+                  bb, arith::MulFOp::create(bb, x, tb.f32Const(M_SQRT1_2)))));
+      Value pdf = arith::MulFOp::create(
+          bb, tb.f32Const(0.5 * M_2_SQRTPI * M_SQRT1_2),
+          math::ExpOp::create(
+              bb, arith::MulFOp::create(bb, tb.f32Const(-0.5),
+                                        arith::MulFOp::create(bb, x, x))));
+      return arith::AddFOp::create(bb, cdf, arith::MulFOp::create(bb, x, pdf));
+    }
+    case PointwiseFn::softplus:
+      return sigmoid(x);
+    case PointwiseFn::identity:
+      return one;
+    case PointwiseFn::relu6: {
+      Value inside =
+          arith::AndIOp::create(bb, gt(x, zero), gt(tb.f32Const(6.0), x));
+      return arith::SelectOp::create(bb, inside, one, zero);
+    }
+    case PointwiseFn::sigmoid: {
+      Value sg = sigmoid(x);
+      return arith::MulFOp::create(bb, sg, arith::SubFOp::create(bb, one, sg));
+    }
+    }
+    llvm_unreachable("unknown pointwise function");
+  }
+
+  /// The body of scoreGradient5: `a` = raw score, then softmax's P, dP, D
+  /// (and dLse) or pointwise's dP.
+  Value scoreGradient(ImplicitLocOpBuilder &bb, ValueRange a, bool hasDLse) {
+    SmallVector<Value> idx;
+    for (int64_t d = 0; d < 5; ++d)
+      idx.push_back(linalg::IndexOp::create(bb, d));
+    std::optional<SequencePosition> pos;
+    if (varlen)
+      pos = positionOf(bb, spec, idx[0], idx[3], idx[4], queryLen, keyLen);
+    Value capped = modifiedScore(bb, idx, pos, a[0]);
+    Value x = capped;
+    Value tensorOk = applyMaskTensor(bb, idx, x);
+    Value zero = tb.f32Const(0.0);
+    Value dx;
+    if (isSoftmax) {
+      // P (dP - D + dLse); exactly 0 where P is (masked scores, rows
+      // without keys), whatever dP holds there.
+      Value t = arith::SubFOp::create(bb, a[2], a[3]);
+      if (hasDLse)
+        t = arith::AddFOp::create(bb, t, a[4]);
+      Value isZero =
+          arith::CmpFOp::create(bb, arith::CmpFPredicate::OEQ, a[1], zero);
+      dx = arith::SelectOp::create(bb, isZero, zero,
+                                   arith::MulFOp::create(bb, a[1], t));
+    } else {
+      dx = arith::MulFOp::create(
+          bb, arith::MulFOp::create(bb, pointwiseDerivative(bb, x), a[1]),
+          pos ? powerOf(bb, pos->keyLen) : lengthFactor);
+      Value allowed;
+      if (spec.mask)
+        allowed = maskAllowed(bb, idx, pos);
+      for (Value part : {pos ? pos->valid : Value(), tensorOk})
+        if (part)
+          allowed = allowed
+                        ? arith::AndIOp::create(bb, allowed, part).getResult()
+                        : part;
+      if (allowed)
+        dx = arith::SelectOp::create(bb, allowed, dx, zero);
+    }
+    if (spec.softcap) {
+      // d(cap tanh(y / cap)) / dy = 1 - tanh^2.
+      Value t =
+          arith::MulFOp::create(bb, capped, tb.f32Const(1.0 / *spec.softcap));
+      Value d = arith::SubFOp::create(bb, tb.f32Const(1.0),
+                                      arith::MulFOp::create(bb, t, t));
+      dx = arith::MulFOp::create(bb, dx, d);
+    }
+    return dx;
+  }
+
   /// Masked, scaled scores `s`; the fill value marks what is masked.
   Value maskedScores(Value s) {
     return tb.elementwise({s},
@@ -570,6 +668,33 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec,
     return divideRows(tb, masked, tb.rowSum(masked),
                       w.kernel.getEps().convertToDouble());
   return w.softmax(masked, shape, id, outer, lse);
+}
+
+Value mlir::attn::scoreGradient5(TensorBuilder &tb, Value s,
+                                 const WeightSpec &spec,
+                                 const ScoreCotangent &c) {
+  WeightsLowering w(tb, spec);
+  TensorBuilder::Sizes shape = w.prepare(s);
+  assert(!w.kernel && "kernel attention has no score gradient");
+  auto [id, outer] = tb.rowMaps(5);
+  SmallVector<Value> inputs = {s};
+  SmallVector<AffineMap> maps = {id};
+  if (w.isSoftmax) {
+    inputs.append({c.weights, c.dWeights, c.rowDot});
+    maps.append({id, id, outer});
+    if (c.dLse) {
+      inputs.push_back(c.dLse);
+      maps.push_back(outer);
+    }
+  } else {
+    inputs.push_back(c.dWeights);
+    maps.push_back(id);
+  }
+  bool hasDLse = w.isSoftmax && c.dLse;
+  return tb.generic(inputs, maps, tb.empty(shape), id, "ppppp",
+                    [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+                      return w.scoreGradient(bb, a, hasDLse);
+                    });
 }
 
 Value mlir::attn::divideRows(TensorBuilder &tb, Value num, Value den,

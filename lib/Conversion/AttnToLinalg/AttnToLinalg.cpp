@@ -38,69 +38,13 @@ struct AttentionOpLowering : OpRewritePattern<AttentionOp> {
   static SmallVector<Value> lower(ImplicitLocOpBuilder &b, AttentionOp op) {
     TensorBuilder tb(b);
     AttentionProblem p = op.getProblem();
-    const AttentionDims &d = p.dims;
-    Value q5 = splitHeads(tb, p.query, d.kvHeads);
-    // A paged cache: its sequences' pages gathered into contiguous keys and
-    // values first.
-    Value keyIn = p.key, valueIn = p.value;
-    if (Value table = p.paging.pageTable) {
-      keyIn = gatherPages(tb, keyIn, table);
-      valueIn = gatherPages(tb, valueIn, table);
-    }
-    Value key = keyIn;
-    if (p.qkNormEps) {
-      q5 = layerNorm(tb, q5, *p.qkNormEps);
-      key = layerNorm(tb, key, *p.qkNormEps);
-    }
-
-    WeightSpec spec;
-    spec.normalizer = p.normalizer;
-    spec.group = d.groupSize();
-    spec.keyLen = tb.size(keyIn, 2);
-    if (auto kernel = dyn_cast<KernelAttr>(p.normalizer)) {
-      double inputScale = p.explicitScale ? std::sqrt(p.scale) : 1.0;
-      q5 = featureMap(tb, q5, kernel, inputScale, p.projection);
-      key = featureMap(tb, key, kernel, inputScale, p.projection);
-    } else {
-      spec.scale = p.scale;
-    }
-    Value s = scores5(tb, q5, key);
-
-    mask::Mask m = op.getPatternMask();
-    if (!m.isAll()) {
-      spec.mask = &m;
-      spec.querySegments = p.segments.query;
-      spec.keySegments = p.segments.key;
-      if (!m.hasStaticLengths())
-        spec.maskOffset = arith::SubIOp::create(
-            b, tb.indexOf(tb.size(keyIn, 2)), tb.indexOf(tb.size(p.query, 2)));
-    }
-    spec.queryLengths = p.sequences.queryLengths;
-    spec.keyLengths = p.sequences.keyLengths;
-    if (p.sequences.isPacked()) {
-      spec.queryOffsets = p.sequences.queryOffsets;
-      spec.keyOffsets = p.sequences.keyOffsets;
-      spec.querySequence =
-          rowSequences(tb, spec.queryOffsets, tb.size(p.query, 2));
-      spec.keySequence = rowSequences(tb, spec.keyOffsets, tb.size(p.key, 2));
-    }
-    spec.maskTensor = p.masking.tensor;
-    if (Value bias = p.modifiers.bias) {
-      int64_t group = d.groupSize();
-      spec.bias = [bias, group](ImplicitLocOpBuilder &bb,
-                                ValueRange idx) -> Value {
-        return biasAt5(bb, bias, group, idx);
-      };
-    }
-
-    spec.softcap = p.modifiers.softcap;
-    spec.alibiSlopes = p.modifiers.alibiSlopes;
-    spec.sinks = p.modifiers.sinks;
+    AttentionScores sc;
+    buildAttentionScores(tb, op, sc);
     Value lse;
-    Value o =
-        applyValues5(tb, weights5(tb, s, spec, p.results.lse ? &lse : nullptr),
-                     valueIn, &spec);
-    o = applyGate(tb, o, p.modifiers.gate, d.kvHeads);
+    Value o = applyValues5(
+        tb, weights5(tb, sc.scores, sc.spec, p.results.lse ? &lse : nullptr),
+        sc.valueIn, &sc.spec);
+    o = applyGate(tb, o, p.modifiers.gate, p.dims.kvHeads);
     SmallVector<Value> results = {finishHeads(tb, o, p.elementType)};
     if (lse)
       results.push_back(tensor::CollapseShapeOp::create(
@@ -209,6 +153,74 @@ struct LshAttentionOpLowering : OpRewritePattern<LshAttentionOp> {
 };
 
 } // namespace
+
+void mlir::attn::buildAttentionScores(TensorBuilder &tb, AttentionOp op,
+                                      AttentionScores &out) {
+  ImplicitLocOpBuilder &b = tb.b;
+  AttentionProblem p = op.getProblem();
+  const AttentionDims &d = p.dims;
+  Value q5 = splitHeads(tb, p.query, d.kvHeads);
+  // A paged cache: its sequences' pages gathered into contiguous keys and
+  // values first.
+  Value keyIn = p.key, valueIn = p.value;
+  if (Value table = p.paging.pageTable) {
+    keyIn = gatherPages(tb, keyIn, table);
+    valueIn = gatherPages(tb, valueIn, table);
+  }
+  Value key = keyIn;
+  if (p.qkNormEps) {
+    q5 = layerNorm(tb, q5, *p.qkNormEps);
+    key = layerNorm(tb, key, *p.qkNormEps);
+  }
+
+  WeightSpec &spec = out.spec;
+  spec.normalizer = p.normalizer;
+  spec.group = d.groupSize();
+  spec.keyLen = tb.size(keyIn, 2);
+  if (auto kernel = dyn_cast<KernelAttr>(p.normalizer)) {
+    double inputScale = p.explicitScale ? std::sqrt(p.scale) : 1.0;
+    q5 = featureMap(tb, q5, kernel, inputScale, p.projection);
+    key = featureMap(tb, key, kernel, inputScale, p.projection);
+  } else {
+    spec.scale = p.scale;
+  }
+  out.scores = scores5(tb, q5, key);
+  out.query5 = q5;
+  out.key = key;
+  out.keyIn = keyIn;
+  out.valueIn = valueIn;
+
+  out.mask.emplace(op.getPatternMask());
+  const mask::Mask &m = *out.mask;
+  if (!m.isAll()) {
+    spec.mask = &m;
+    spec.querySegments = p.segments.query;
+    spec.keySegments = p.segments.key;
+    if (!m.hasStaticLengths())
+      spec.maskOffset = arith::SubIOp::create(b, tb.indexOf(tb.size(keyIn, 2)),
+                                              tb.indexOf(tb.size(p.query, 2)));
+  }
+  spec.queryLengths = p.sequences.queryLengths;
+  spec.keyLengths = p.sequences.keyLengths;
+  if (p.sequences.isPacked()) {
+    spec.queryOffsets = p.sequences.queryOffsets;
+    spec.keyOffsets = p.sequences.keyOffsets;
+    spec.querySequence =
+        rowSequences(tb, spec.queryOffsets, tb.size(p.query, 2));
+    spec.keySequence = rowSequences(tb, spec.keyOffsets, tb.size(p.key, 2));
+  }
+  spec.maskTensor = p.masking.tensor;
+  if (Value bias = p.modifiers.bias) {
+    int64_t group = d.groupSize();
+    spec.bias = [bias, group](ImplicitLocOpBuilder &bb,
+                              ValueRange idx) -> Value {
+      return biasAt5(bb, bias, group, idx);
+    };
+  }
+  spec.softcap = p.modifiers.softcap;
+  spec.alibiSlopes = p.modifiers.alibiSlopes;
+  spec.sinks = p.modifiers.sinks;
+}
 
 void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<AttentionOpLowering, LowRankAttentionOpLowering,

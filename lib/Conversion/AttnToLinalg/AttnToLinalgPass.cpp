@@ -1,5 +1,6 @@
 //===- AttnToLinalgPass.cpp - The convert-attn-to-linalg pass -------------===//
 
+#include "attn-opt/Conversion/AttnToLinalg/AttentionLowering.h"
 #include "attn-opt/Conversion/Passes.h"
 #include "attn-opt/Dialect/Attn/IR/AttnDialect.h"
 #include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
@@ -7,11 +8,13 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_CONVERTATTNTOLINALG
+#define GEN_PASS_DEF_CONVERTATTNGRADTOLINALG
 #include "attn-opt/Conversion/Passes.h.inc"
 } // namespace mlir::attn
 
@@ -22,6 +25,10 @@ namespace {
 struct ConvertAttnToLinalgPass
     : public attn::impl::ConvertAttnToLinalgBase<ConvertAttnToLinalgPass> {
   void runOnOperation() override {
+    // Gradients first: they read their forward ops, which the rest
+    // replaces.
+    if (failed(lowerAttentionGrads(getOperation())))
+      return signalPassFailure();
     replaceEmptyAttention(getOperation());
     RewritePatternSet patterns(&getContext());
     populateAttnToLinalgPatterns(patterns);
@@ -35,6 +42,15 @@ struct ConvertAttnToLinalgPass
       return WalkResult::interrupt();
     });
     if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+struct ConvertAttnGradToLinalgPass
+    : public attn::impl::ConvertAttnGradToLinalgBase<
+          ConvertAttnGradToLinalgPass> {
+  void runOnOperation() override {
+    if (failed(lowerAttentionGrads(getOperation())))
       signalPassFailure();
   }
 };

@@ -20,6 +20,7 @@
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 
 #include <functional>
+#include <optional>
 
 namespace mlir::attn {
 
@@ -105,6 +106,48 @@ Value rowSequences(TensorBuilder &tb, Value offsets, OpFoldResult rows);
 /// log of the softmax denominator, -inf where it is 0.
 Value weights5(TensorBuilder &tb, Value s, const WeightSpec &spec,
                Value *lse = nullptr);
+
+/// What the gradient of the weights gives the scores (attn.attention_grad):
+/// the cotangent of the weights `dWeights` (`dO V^T`, 5-D) with the weights
+/// `weights` (5-D, from weights5) and, for softmax, the rows' `rowDot`
+/// (`D = rowsum(dO * O)`, `[b, kvHead, g, i]`) and optional `dLse` (same
+/// rows).
+struct ScoreCotangent {
+  Value weights, dWeights, rowDot, dLse;
+};
+
+/// The gradient of the loss with respect to the scores before soft-capping
+/// (`y = scale * s + bias - alibi`, so the raw scores' gradient is `scale`
+/// times it and the bias's is it), 5-D f32 like the raw scores `s`, under
+/// the same `spec` as weights5: softmax `P * (dP - D + dLse)`, pointwise
+/// `Lk^-alpha h'(x) dP`, through soft-capping; 0 where a score is masked
+/// (never NaN there). Not for kernel attention.
+Value scoreGradient5(TensorBuilder &tb, Value s, const WeightSpec &spec,
+                     const ScoreCotangent &cotangent);
+
+/// The pieces of attn.attention's reference lowering up to the raw scores,
+/// shared by the forward and the gradient lowerings: the 5-D queries and
+/// the keys (layer-normalized, through the feature map for kernel
+/// attention), the contiguous keys and values (a paged cache gathered), the
+/// raw scores and the spec that turns them into weights (its mask points
+/// into `mask`). Built in place: the spec holds a pointer into it.
+struct AttentionScores {
+  Value query5, key, keyIn, valueIn, scores;
+  WeightSpec spec;
+  std::optional<mask::Mask> mask;
+
+  AttentionScores() = default;
+  AttentionScores(const AttentionScores &) = delete;
+  AttentionScores &operator=(const AttentionScores &) = delete;
+};
+void buildAttentionScores(TensorBuilder &tb, AttentionOp op,
+                          AttentionScores &out);
+
+/// Lowers the attn.attention_grad ops under `root` to linalg on tensors
+/// (the reference gradient; AttentionGradLowering.cpp), before anything
+/// lowers their forward ops; a forward op left without uses is erased.
+/// Fails (with a diagnostic on the op) for gradients it cannot build.
+LogicalResult lowerAttentionGrads(Operation *root);
 
 /// `num / (den + eps)` over 5-D `num` and row-wise `den` (one fewer
 /// dimension), 0 where `den + eps` is 0 (kernel attention's rule).

@@ -709,9 +709,9 @@ LogicalResult AttentionGradOp::verify() {
   if (failed(requireType(getGradOutput(), outType, "grad_output",
                          "the forward output's")))
     return failure();
-  if (getSavedOutput() && failed(requireType(getSavedOutput(), outType,
-                                             "saved_output",
-                                             "the forward output's")))
+  if (getSavedOutput() &&
+      failed(requireType(getSavedOutput(), outType, "saved_output",
+                         "the forward output's")))
     return failure();
 
   // The log-sum-exp: its cotangent needs the forward's lse result; a saved
@@ -720,8 +720,8 @@ LogicalResult AttentionGradOp::verify() {
     if (!forward.getLse())
       return emitOpError() << "takes grad_lse only when the forward "
                               "attn.attention has a log-sum-exp result";
-    if (failed(requireType(getGradLse(), forward.getLse().getType(),
-                           "grad_lse", "the forward log-sum-exp's")))
+    if (failed(requireType(getGradLse(), forward.getLse().getType(), "grad_lse",
+                           "the forward log-sum-exp's")))
       return failure();
   }
   if (Value saved = getSavedLse()) {

@@ -286,4 +286,46 @@ def AttnInferMask : Pass<"attn-infer-mask"> {
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }
 
+def AttnDifferentiate : Pass<"attn-differentiate", "ModuleOp"> {
+  let summary = "Add the backward function of each function with an attention";
+  let description = [{
+    For each function `@F` with a body holding one `attn.attention` whose
+    output `@F` returns (with or without its log-sum-exp), adds
+    `@F_grad`: `@F`'s arguments, then the cotangent of the output
+    (`d_output`, the output's type) and, when `@F` returns the log-sum-exp,
+    its cotangent (`d_lse`); it returns the gradients of the attention's
+    query, key and value and of its bias, gate and sinks when it has them,
+    in that order (docs/Gradients.md). The body is `@F`'s, ending in an
+    `attn.attention_grad` of the attention:
+
+    ```mlir
+    func.func @F(%q: tensor<1x8x256x64xf32>, %k: tensor<1x2x256x64xf32>,
+                 %v: tensor<1x2x256x64xf32>) -> tensor<1x8x256x64xf32> {
+      %o = attn.attention %q, %k, %v {normalizer = #attn.softmax} : ...
+      return %o : tensor<1x8x256x64xf32>
+    }
+    ```
+
+    gains
+
+    ```mlir
+    func.func @F_grad(%q: ..., %k: ..., %v: ..., %d_output: tensor<1x8x256x64xf32>)
+        -> (tensor<1x8x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>) {
+      %o = attn.attention %q, %k, %v {normalizer = #attn.softmax} : ...
+      %dq, %dk, %dv = attn.attention_grad %o, %d_output : ...
+      return %dq, %dk, %dv : ...
+    }
+    ```
+
+    The gradients are those of the attention's operands (the function's
+    arguments when the operands are; ops computing an operand are not
+    differentiated). Functions without an attention are left alone; a
+    function with several, one over a paged KV cache, one that does not
+    return the attention's output, or one whose `_grad` name is taken, is
+    an error naming it.
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD

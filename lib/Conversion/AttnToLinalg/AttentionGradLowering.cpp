@@ -1,0 +1,313 @@
+//===- AttentionGradLowering.cpp - Reference gradient of attn.attention ---===//
+//
+// The reference lowering of attn.attention_grad to linalg on tensors: the
+// forward op's scores and weights are recomputed by the forward reference
+// lowering's own pieces (buildAttentionScores, weights5), then the
+// gradients follow docs/Semantics.md ("Gradients") step by step with the
+// `Lq x Lk` score gradient materialized. The fused kernels are checked
+// against it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn-opt/Conversion/AttnToLinalg/AttentionLowering.h"
+
+#include "attn-opt/Dialect/Attn/Utils/RuntimeChecks.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// The gradient lowering of one attn.attention_grad.
+struct GradLowering {
+  TensorBuilder &tb;
+  AttentionGradOp op;
+  AttentionOp forward;
+  AttentionProblem p;
+
+  GradLowering(TensorBuilder &tb, AttentionGradOp op)
+      : tb(tb), op(op), forward(op.getForwardOp()),
+        p(op.getForwardOp().getProblem()) {}
+
+  /// Why this gradient has no lowering, or the empty string.
+  std::string unsupported() {
+    if (p.isKernel())
+      return "has no gradient lowering for kernelized attention yet";
+    if (op.getGradSinks() && p.sequences.isVarlen())
+      return "has no gradient lowering for sinks with a varlen batch yet";
+    return "";
+  }
+
+  /// `sum_r lhs * rhs` as a contraction that skips the terms where `lhs`
+  /// (weights or score gradients, 0 where masked) is exactly 0, so that
+  /// masked entries never read what lies outside the sequences (padding may
+  /// hold anything); times `factor`.
+  Value sparseContract(Value lhs, AffineMap lhsMap, Value rhs, AffineMap rhsMap,
+                       ArrayRef<OpFoldResult> outSizes, AffineMap outMap,
+                       StringRef iterators, double factor) {
+    return tb.generic(
+        {lhs, rhs}, {lhsMap, rhsMap}, tb.filled(outSizes, 0.0), outMap,
+        iterators, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+          Value x = a[0];
+          if (factor != 1.0)
+            x = arith::MulFOp::create(bb, x, tb.f32Const(factor));
+          Value sum = tb.fma(bb, x, tb.toF32(bb, a[1]), a[2]);
+          Value zero = arith::CmpFOp::create(bb, arith::CmpFPredicate::OEQ,
+                                             a[0], tb.f32Const(0.0));
+          return arith::SelectOp::create(bb, zero, a[2], sum);
+        });
+  }
+
+  /// The gradient of `x` (`... x D`) from that of `layerNorm(x, eps)`:
+  /// `(dy - mean(dy) - n mean(dy n)) / sigma` with `n` the normalized `x`.
+  Value layerNormGrad(Value x, Value dy, double eps) {
+    int64_t rank = shapeOf(x).size();
+    double dim = static_cast<double>(shapeOf(x).back());
+    auto [id, outer] = tb.rowMaps(rank);
+    std::string iters(rank - 1, 'p');
+    TensorBuilder::Sizes shape = tb.sizes(x);
+    TensorBuilder::Sizes rows(shape.begin(), shape.end() - 1);
+    Value n = layerNorm(tb, x, eps);
+    // sigma from the variance of x.
+    Value mean = tb.reduceLast(x, 0.0, [&](ImplicitLocOpBuilder &bb,
+                                           ValueRange a) -> Value {
+      return tb.fma(bb, tb.toF32(bb, a[0]), tb.f32Const(1.0 / dim), a[1]);
+    });
+    Value var = tb.generic({x, mean}, {id, outer}, tb.filled(rows, 0.0), outer,
+                           iters + "r",
+                           [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                             Value c = arith::SubFOp::create(
+                                 bb, tb.toF32(bb, a[0]), a[1]);
+                             return tb.fma(bb, c, c, a[2]);
+                           });
+    Value meanDy = tb.reduceLast(dy, 0.0, [&](ImplicitLocOpBuilder &bb,
+                                              ValueRange a) -> Value {
+      return tb.fma(bb, a[0], tb.f32Const(1.0 / dim), a[1]);
+    });
+    Value meanDyN = tb.generic(
+        {dy, n}, {id, id}, tb.filled(rows, 0.0), outer, iters + "r",
+        [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+          return tb.fma(bb, arith::MulFOp::create(bb, a[0], a[1]),
+                        tb.f32Const(1.0 / dim), a[2]);
+        });
+    return tb.generic(
+        {dy, n, meanDy, meanDyN, var}, {id, id, outer, outer, outer},
+        tb.empty(shape), id, iters + "p",
+        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+          Value t = arith::SubFOp::create(bb, a[0], a[2]);
+          t = arith::SubFOp::create(bb, t,
+                                    arith::MulFOp::create(bb, a[1], a[3]));
+          Value inv = math::RsqrtOp::create(
+              bb, arith::AddFOp::create(
+                      bb, arith::MulFOp::create(bb, a[4], tb.f32Const(1.0 / dim)),
+                      tb.f32Const(eps)));
+          return arith::MulFOp::create(bb, t, inv);
+        });
+  }
+
+  /// Sums a `B x Hq x Lq x Lk` f32 gradient over the broadcast dimensions of
+  /// `like` (the bias: `Lq x Lk`, or `{1|B} x {1|Hq} x Lq x Lk`).
+  Value sumToShapeOf(Value grad, Value like) {
+    ArrayRef<int64_t> shape = shapeOf(like);
+    SmallVector<int64_t> outDims;
+    std::string iters;
+    bool keepBatch = shape.size() == 4 && shape[0] != 1;
+    bool keepHead = shape.size() == 4 && shape[1] != 1;
+    if (shape.size() == 4) {
+      outDims.push_back(keepBatch ? 0 : -1);
+      outDims.push_back(keepHead ? 1 : -1);
+    }
+    outDims.append({2, 3});
+    iters += keepBatch ? 'p' : 'r';
+    iters += keepHead ? 'p' : 'r';
+    iters += "pp";
+    return tb.generic({grad}, {tb.map(4, {0, 1, 2, 3})},
+                      tb.filled(tb.sizes(like), 0.0), tb.map(4, outDims), iters,
+                      [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                        return tb.add(bb, a[0], a[1]);
+                      });
+  }
+
+  /// A `B x Hq x Lq` row tensor as `B x Hkv x G x Lq`.
+  Value splitRows(Value rows) {
+    ArrayRef<int64_t> s = shapeOf(rows);
+    TensorBuilder::Sizes in = tb.sizes(rows);
+    int64_t kvHeads = p.dims.kvHeads;
+    auto type = RankedTensorType::get({s[0], kvHeads, s[1] / kvHeads, s[2]},
+                                      tb.f32);
+    return tensor::ExpandShapeOp::create(
+        tb.b, type, rows, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}},
+        SmallVector<OpFoldResult>{in[0], tb.b.getIndexAttr(kvHeads),
+                                  tb.b.getIndexAttr(s[1] / kvHeads), in[2]});
+  }
+
+  /// The gradients, in the op's result order.
+  SmallVector<Value> build() {
+    const AttentionDims &d = p.dims;
+    AttentionScores sc;
+    buildAttentionScores(tb, forward, sc);
+    Value lse;
+    bool needLse = p.isSoftmax() && op.getGradSinks();
+    Value weights = weights5(tb, sc.scores, sc.spec, needLse ? &lse : nullptr);
+    Value ungated = applyValues5(tb, weights, sc.valueIn, &sc.spec);
+
+    // The cotangent reaching the weighted sum: dO, times the gate.
+    Value dO = toF32Tensor(tb, splitHeads(tb, op.getGradOutput(), d.kvHeads));
+    Value gate5, dGate;
+    if (Value gate = p.modifiers.gate) {
+      gate5 = splitHeads(tb, gate, d.kvHeads);
+      if (op.getGradGate())
+        dGate = tb.elementwise(
+            {dO, ungated}, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+              return tb.mul(bb, a[0], a[1]);
+            });
+      dO = tb.elementwise({dO, gate5},
+                          [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                            return tb.mul(bb, a[0], tb.toF32(bb, a[1]));
+                          });
+    }
+
+    // dP = dO V^T; softmax's D = rowsum(dO * O) and d(LSE).
+    ScoreCotangent cot;
+    cot.weights = weights;
+    cot.dWeights = scores5(tb, dO, sc.valueIn);
+    TensorBuilder::Sizes shape5 = tb.sizes(weights);
+    TensorBuilder::Sizes rows(shape5.begin(), shape5.end() - 1);
+    auto [oid, oouter] = tb.rowMaps(5);
+    if (p.isSoftmax()) {
+      cot.rowDot = tb.generic({dO, ungated}, {oid, oid}, tb.filled(rows, 0.0),
+                              oouter, "ppppr",
+                              [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                                return tb.fma(bb, a[0], a[1], a[2]);
+                              });
+      if (Value dl = op.getGradLse())
+        cot.dLse = splitRows(dl);
+    }
+    Value dy = scoreGradient5(tb, sc.scores, sc.spec, cot);
+
+    // dQ = scale dy K, dK = scale dy^T Q (summed over the group), dV = P^T dO.
+    TensorBuilder::Sizes q5 = tb.sizes(sc.query5), k = tb.sizes(sc.key),
+                         v = tb.sizes(sc.valueIn);
+    double scale = sc.spec.scale;
+    Value dQ5 = sparseContract(
+        dy, tb.map(6, {0, 1, 2, 3, 5}), sc.key, tb.map(6, {0, 1, 5, 4}), q5,
+        tb.map(6, {0, 1, 2, 3, 4}), "pppppr", scale);
+    Value dK = sparseContract(dy, tb.map(6, {0, 1, 4, 5, 2}), sc.query5,
+                              tb.map(6, {0, 1, 4, 5, 3}), k,
+                              tb.map(6, {0, 1, 2, 3}), "pppprr", scale);
+    Value dV = sparseContract(weights, tb.map(6, {0, 1, 4, 5, 2}), dO,
+                              tb.map(6, {0, 1, 4, 5, 3}), v,
+                              tb.map(6, {0, 1, 2, 3}), "pppprr", 1.0);
+    if (p.qkNormEps) {
+      dQ5 = layerNormGrad(splitHeads(tb, p.query, d.kvHeads), dQ5,
+                          *p.qkNormEps);
+      dK = layerNormGrad(p.key, dK, *p.qkNormEps);
+    }
+    SmallVector<Value> results = {
+        finishHeads(tb, dQ5, p.elementType),
+        fromF32Tensor(tb, dK, p.elementType),
+        fromF32Tensor(tb, dV, p.elementType)};
+    if (op.getGradBias()) {
+      Value bias = p.modifiers.bias;
+      Value summed = sumToShapeOf(mergeHeads(tb, dy), bias);
+      results.push_back(fromF32Tensor(
+          tb, summed, cast<RankedTensorType>(bias.getType()).getElementType()));
+    }
+    if (dGate)
+      results.push_back(finishHeads(
+          tb, dGate,
+          cast<RankedTensorType>(p.modifiers.gate.getType()).getElementType()));
+    if (op.getGradSinks())
+      results.push_back(sinksGrad(lse, cot));
+    return results;
+  }
+
+  /// `dsink_h = sum_{b,i} exp(sink_h - LSE_bhi) (dLSE_bhi - D_bhi)`.
+  Value sinksGrad(Value lse, const ScoreCotangent &cot) {
+    int64_t group = p.dims.groupSize();
+    Value sinks = p.modifiers.sinks;
+    SmallVector<Value> inputs = {lse, cot.rowDot};
+    if (cot.dLse)
+      inputs.push_back(cot.dLse);
+    Value terms = tb.elementwise(
+        inputs, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+          Value head = arith::AddIOp::create(
+              bb,
+              arith::MulIOp::create(bb, linalg::IndexOp::create(bb, 1),
+                                    tb.index(group)),
+              linalg::IndexOp::create(bb, 2));
+          Value sink = tensor::ExtractOp::create(bb, sinks, ValueRange{head});
+          Value share = math::ExpOp::create(
+              bb, arith::SubFOp::create(bb, sink, a[0]));
+          Value t = arith::NegFOp::create(bb, a[1]);
+          if (cot.dLse)
+            t = arith::AddFOp::create(bb, t, a[2]);
+          return arith::MulFOp::create(bb, share, t);
+        });
+    Value merged = tensor::CollapseShapeOp::create(
+        tb.b, terms, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}});
+    return tb.generic({merged}, {tb.map(3, {0, 1, 2})},
+                      tb.filled(tb.sizes(sinks), 0.0), tb.map(3, {1}), "rpr",
+                      [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                        return tb.add(bb, a[0], a[1]);
+                      });
+  }
+};
+
+/// The gradients of `op` under its forward op's run-time checks: when they
+/// fail (the hook has reported it) the results are uninitialized tensors.
+SmallVector<Value> lowerUnderChecks(ImplicitLocOpBuilder &b, AttentionGradOp op,
+                                    GradLowering &lowering) {
+  Value ok = emitRuntimeChecks(b, op.getForwardOp());
+  if (!ok)
+    return lowering.build();
+  TensorBuilder &tb = lowering.tb;
+  auto guarded = scf::IfOp::create(
+      b, ok,
+      [&](OpBuilder &, Location) {
+        scf::YieldOp::create(b, lowering.build());
+      },
+      [&](OpBuilder &, Location) {
+        // Each gradient has the shape of its operand.
+        const AttentionProblem &p = lowering.p;
+        SmallVector<Value> like = {p.query, p.key, p.value};
+        if (op.getGradBias())
+          like.push_back(p.modifiers.bias);
+        if (op.getGradGate())
+          like.push_back(p.modifiers.gate);
+        if (op.getGradSinks())
+          like.push_back(p.modifiers.sinks);
+        SmallVector<Value> empty;
+        for (Value v : like)
+          empty.push_back(tb.empty(
+              tb.sizes(v), cast<RankedTensorType>(v.getType()).getElementType()));
+        scf::YieldOp::create(b, empty);
+      });
+  return guarded.getResults();
+}
+
+} // namespace
+
+LogicalResult mlir::attn::lowerAttentionGrads(Operation *root) {
+  SmallVector<AttentionGradOp> ops;
+  root->walk([&](AttentionGradOp op) { ops.push_back(op); });
+  for (AttentionGradOp op : ops) {
+    IRRewriter rewriter(op.getContext());
+    rewriter.setInsertionPoint(op);
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    TensorBuilder tb(b);
+    GradLowering lowering(tb, op);
+    std::string why = lowering.unsupported();
+    if (!why.empty())
+      return op.emitOpError() << why;
+    AttentionOp forward = lowering.forward;
+    rewriter.replaceOp(op, lowerUnderChecks(b, op, lowering));
+    if (forward->use_empty())
+      rewriter.eraseOp(forward);
+  }
+  return success();
+}
