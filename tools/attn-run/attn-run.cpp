@@ -784,6 +784,10 @@ struct RunPlan {
   /// as mask tensors.
   std::map<int64_t, VarlenRole> roles;
   std::set<int64_t> maskArgs;
+  /// --grad: the argument numbers of the cotangents d_output (and d_lse),
+  /// -1 when absent, and the attention they belong to.
+  int64_t dOutputArg = -1, dLseArg = -1;
+  AttentionOp gradForward;
   std::vector<Run> runs;
 };
 
@@ -871,11 +875,15 @@ void differentiateEntry(RunPlan &plan) {
   if (!gradFn)
     fail("--grad: @" + plan.entry.getName() +
          " has no attn.attention to differentiate");
-  unsigned extra = gradFn.getNumArguments() - plan.entry.getNumArguments();
+  unsigned n = plan.entry.getNumArguments();
+  plan.dOutputArg = n;
   plan.names.push_back("d_output");
-  if (extra == 2)
+  if (gradFn.getNumArguments() == n + 2) {
+    plan.dLseArg = n + 1;
     plan.names.push_back("d_lse");
+  }
   plan.entry = gradFn;
+  gradFn.walk([&](AttentionGradOp op) { plan.gradForward = op.getForwardOp(); });
 }
 
 /// Parses the input (diagnostics through `sourceMgr`) and chooses the entry
@@ -1112,6 +1120,33 @@ void drawInputs(const RunPlan &plan, Run &run, uint64_t runSeed) {
 
 /// Plans run `k`: its shapes, its memory, its inputs, its result shapes
 /// and its work.
+/// --grad: the cotangents d_output and d_lse default to the shapes of the
+/// attention's output (B x Hq x Lq x Dv) and log-sum-exp (B x Hq x Lq).
+void defaultCotangentShapes(const RunPlan &plan, Run &run) {
+  if (plan.dOutputArg < 0)
+    return;
+  auto shapeOf = [&](Value v) -> std::optional<std::vector<int64_t>> {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (arg && arg.getOwner()->getParentOp() == plan.entry)
+      return run.args[arg.getArgNumber()].shape;
+    auto type = cast<RankedTensorType>(v.getType());
+    if (!type.hasStaticShape())
+      return std::nullopt;
+    return std::vector<int64_t>(type.getShape().begin(),
+                                type.getShape().end());
+  };
+  AttentionOp forward = plan.gradForward;
+  auto q = shapeOf(forward.getQuery());
+  auto v = shapeOf(forward.getValue());
+  if (!q || !v)
+    return;
+  std::vector<int64_t> out = {(*q)[0], (*q)[1], (*q)[2], (*v)[3]};
+  if (!run.args[plan.dOutputArg].shape)
+    run.args[plan.dOutputArg].shape = out;
+  if (plan.dLseArg >= 0 && !run.args[plan.dLseArg].shape)
+    run.args[plan.dLseArg].shape = std::vector<int64_t>(out.begin(), out.end() - 1);
+}
+
 void planRun(RunPlan &plan, size_t k) {
   Run &run = plan.runs[k];
   run.args = plan.args;
@@ -1125,6 +1160,7 @@ void planRun(RunPlan &plan, size_t k) {
         run.args[role.queryArg].shape)
       run.args[i].shape =
           std::vector<int64_t>{(*run.args[role.queryArg].shape)[0]};
+  defaultCotangentShapes(plan, run);
   uint64_t runSeed = k == 0 ? seed : deriveSeed(seed, 1000 + k);
   // The memory, before any input is drawn (a module that needs more than
   // there is fails here, in a moment, instead of in operator new or after
