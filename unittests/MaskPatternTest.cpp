@@ -478,6 +478,40 @@ TEST(BlockLayoutTest, HeadsWithTheSameLayoutShareIt) {
   EXPECT_EQ(l.render(0), "+...\n#+..\n##+.\n###+\n");
 }
 
+/// The transposed layout (the backward pass's key-block walk) holds block
+/// (c, r) of the scores' transpose as the layout holds (r, c), with swapped
+/// block sizes, ascending query blocks per key block, and verifies.
+TEST(BlockLayoutTest, TransposedSwapsRowsAndColumns) {
+  Mask m(Node::perHead({Node::causal(), Node::window(7, 2),
+                        Node::intersect({Node::causal(), Node::strided(5)})}),
+         3, 100, 83);
+  BlockLayout l = BlockLayout::compute(m, 16, 32);
+  BlockLayout t = l.transposed();
+  EXPECT_EQ(t.getBlockQ(), 32);
+  EXPECT_EQ(t.getBlockK(), 16);
+  EXPECT_EQ(t.getNumQueryBlocks(), l.getNumKeyBlocks());
+  EXPECT_EQ(t.getNumKeyBlocks(), l.getNumQueryBlocks());
+  std::vector<int64_t> heads;
+  for (int64_t h = 0; h < 3; ++h)
+    heads.push_back(t.getLayoutOfHead(h));
+  EXPECT_EQ(BlockLayout::verify(t.getNumQueryBlocks(), t.getNumKeyBlocks(),
+                                t.getLayouts(), heads),
+            "");
+  for (int64_t h = 0; h < 3; ++h)
+    for (int64_t r = 0; r < l.getNumQueryBlocks(); ++r)
+      for (int64_t c = 0; c < l.getNumKeyBlocks(); ++c)
+        ASSERT_EQ(t.getKind(h, c, r), l.getKind(h, r, c))
+            << "head " << h << " block (" << r << ", " << c << ")";
+  EXPECT_EQ(t.countVisited(), l.countVisited());
+  EXPECT_EQ(t.countFull(), l.countFull());
+  // Causal, queries aligned to the end of the keys: query i sees keys
+  // <= i - 17. Key block 0 (keys 0..31) is seen in part by query blocks 1
+  // and 2, wholly from block 3 on; the last key block (keys 64..82) in part
+  // by the last two.
+  EXPECT_EQ(t.render(0), ".++####\n...++##\n.....++\n");
+  EXPECT_EQ(t.transposed().getKind(1, 3, 1), l.getKind(1, 3, 1));
+}
+
 TEST(BlockLayoutTest, VerifyRejectsBrokenLayouts) {
   BlockLayout::Compressed c;
   c.fullOffsets = {0, 1, 1};

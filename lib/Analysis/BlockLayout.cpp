@@ -2,6 +2,8 @@
 
 #include "attn-opt/Analysis/BlockLayout.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 #include <cassert>
 
@@ -74,6 +76,34 @@ BlockLayout BlockLayout::fromParts(int64_t blockQ, int64_t blockK,
   l.layouts = std::move(layouts);
   l.headLayout = std::move(headLayout);
   return l;
+}
+
+BlockLayout BlockLayout::transposed() const {
+  auto transpose = [&](const std::vector<int32_t> &offsets,
+                       const std::vector<int32_t> &blocks,
+                       std::vector<int32_t> &outOffsets,
+                       std::vector<int32_t> &outBlocks) {
+    // Counting sort of the (row, column) pairs by column; rows ascend
+    // within each column as they are visited in order.
+    outOffsets.assign(numKeyBlocks + 1, 0);
+    for (int32_t c : blocks)
+      ++outOffsets[c + 1];
+    for (int64_t c = 0; c < numKeyBlocks; ++c)
+      outOffsets[c + 1] += outOffsets[c];
+    outBlocks.assign(blocks.size(), 0);
+    std::vector<int32_t> next(outOffsets.begin(), outOffsets.end() - 1);
+    for (int64_t r = 0; r < numQueryBlocks; ++r)
+      for (int32_t e = offsets[r]; e < offsets[r + 1]; ++e)
+        outBlocks[next[blocks[e]]++] = static_cast<int32_t>(r);
+  };
+  std::vector<Compressed> out(layouts.size());
+  for (auto [t, l] : llvm::zip(out, layouts)) {
+    transpose(l.fullOffsets, l.fullBlocks, t.fullOffsets, t.fullBlocks);
+    transpose(l.partialOffsets, l.partialBlocks, t.partialOffsets,
+              t.partialBlocks);
+  }
+  return fromParts(blockK, blockQ, numKeyBlocks, numQueryBlocks,
+                   std::move(out), headLayout);
 }
 
 std::string BlockLayout::verify(int64_t numQueryBlocks, int64_t numKeyBlocks,

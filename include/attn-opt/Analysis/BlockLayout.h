@@ -65,6 +65,13 @@ public:
                             const std::vector<Compressed> &layouts,
                             const std::vector<int64_t> &headLayout);
 
+  /// The layout of the transposed scores (`S^T`, keys by queries): its
+  /// rows are the key blocks, each listing the query blocks that see it
+  /// (full, partial), ascending; blockQ and blockK swap. What the backward
+  /// pass's key-block tasks walk (each key block's dK and dV summed over
+  /// its query blocks).
+  BlockLayout transposed() const;
+
   int64_t getBlockQ() const { return blockQ; }
   int64_t getBlockK() const { return blockK; }
   int64_t getNumQueryBlocks() const { return numQueryBlocks; }

@@ -479,54 +479,6 @@ struct WeightsLowering {
     return arith::SelectOp::create(bb, allowed, x, tb.f32Const(maskedValue));
   }
 
-  /// `h'(x)` of pointwise attention's function (f32).
-  Value pointwiseDerivative(ImplicitLocOpBuilder &bb, Value x) {
-    Value zero = tb.f32Const(0.0), one = tb.f32Const(1.0);
-    auto gt = [&](Value l, Value r) -> Value {
-      return arith::CmpFOp::create(bb, arith::CmpFPredicate::OGT, l, r);
-    };
-    auto sigmoid = [&](Value v) -> Value {
-      Value e = math::ExpOp::create(bb, arith::NegFOp::create(bb, v));
-      return arith::DivFOp::create(bb, one, arith::AddFOp::create(bb, one, e));
-    };
-    switch (pointwise.getFn()) {
-    case PointwiseFn::relu:
-      return arith::SelectOp::create(bb, gt(x, zero), one, zero);
-    case PointwiseFn::relu2:
-      return arith::MulFOp::create(bb, tb.f32Const(2.0),
-                                   arith::MaximumFOp::create(bb, x, zero));
-    case PointwiseFn::gelu: {
-      // Phi(x) + x phi(x).
-      Value cdf = arith::MulFOp::create(
-          bb, tb.f32Const(0.5),
-          arith::AddFOp::create(
-              bb, one,
-              math::ErfOp::create(
-                  bb, arith::MulFOp::create(bb, x, tb.f32Const(M_SQRT1_2)))));
-      Value pdf = arith::MulFOp::create(
-          bb, tb.f32Const(0.5 * M_2_SQRTPI * M_SQRT1_2),
-          math::ExpOp::create(
-              bb, arith::MulFOp::create(bb, tb.f32Const(-0.5),
-                                        arith::MulFOp::create(bb, x, x))));
-      return arith::AddFOp::create(bb, cdf, arith::MulFOp::create(bb, x, pdf));
-    }
-    case PointwiseFn::softplus:
-      return sigmoid(x);
-    case PointwiseFn::identity:
-      return one;
-    case PointwiseFn::relu6: {
-      Value inside =
-          arith::AndIOp::create(bb, gt(x, zero), gt(tb.f32Const(6.0), x));
-      return arith::SelectOp::create(bb, inside, one, zero);
-    }
-    case PointwiseFn::sigmoid: {
-      Value sg = sigmoid(x);
-      return arith::MulFOp::create(bb, sg, arith::SubFOp::create(bb, one, sg));
-    }
-    }
-    llvm_unreachable("unknown pointwise function");
-  }
-
   /// The body of scoreGradient5: `a` = raw score, then softmax's P, dP, D
   /// (and dLse) or pointwise's dP.
   Value scoreGradient(ImplicitLocOpBuilder &bb, ValueRange a, bool hasDLse) {
@@ -553,7 +505,8 @@ struct WeightsLowering {
                                    arith::MulFOp::create(bb, a[1], t));
     } else {
       dx = arith::MulFOp::create(
-          bb, arith::MulFOp::create(bb, pointwiseDerivative(bb, x), a[1]),
+          bb, arith::MulFOp::create(
+                   bb, applyPointwiseDerivative(bb, pointwise.getFn(), x), a[1]),
           pos ? powerOf(bb, pos->keyLen) : lengthFactor);
       Value allowed;
       if (spec.mask)

@@ -141,6 +141,52 @@ Value mlir::attn::applyPointwiseFn(ImplicitLocOpBuilder &b, PointwiseFn fn,
   llvm_unreachable("unknown pointwise function");
 }
 
+Value mlir::attn::applyPointwiseDerivative(ImplicitLocOpBuilder &b,
+                                           PointwiseFn fn, Value x) {
+  auto cst = [&](double v) { return floatLike(b, x, v); };
+  Value zero = cst(0.0), one = cst(1.0);
+  auto gt = [&](Value l, Value r) -> Value {
+    return arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l, r);
+  };
+  auto sigmoid = [&](Value v) -> Value {
+    Value e = math::ExpOp::create(b, arith::NegFOp::create(b, v));
+    return arith::DivFOp::create(b, one, arith::AddFOp::create(b, one, e));
+  };
+  switch (fn) {
+  case PointwiseFn::relu:
+    return arith::SelectOp::create(b, gt(x, zero), one, zero);
+  case PointwiseFn::relu2:
+    return arith::MulFOp::create(b, cst(2.0),
+                                 arith::MaximumFOp::create(b, x, zero));
+  case PointwiseFn::gelu: {
+    // Phi(x) + x phi(x).
+    Value cdf = arith::MulFOp::create(
+        b, cst(0.5),
+        arith::AddFOp::create(
+            b, one,
+            math::ErfOp::create(b, arith::MulFOp::create(b, x, cst(M_SQRT1_2)))));
+    Value pdf = arith::MulFOp::create(
+        b, cst(0.5 * M_2_SQRTPI * M_SQRT1_2),
+        math::ExpOp::create(
+            b, arith::MulFOp::create(b, cst(-0.5), arith::MulFOp::create(b, x, x))));
+    return arith::AddFOp::create(b, cdf, arith::MulFOp::create(b, x, pdf));
+  }
+  case PointwiseFn::softplus:
+    return sigmoid(x);
+  case PointwiseFn::identity:
+    return one;
+  case PointwiseFn::relu6: {
+    Value inside = arith::AndIOp::create(b, gt(x, zero), gt(cst(6.0), x));
+    return arith::SelectOp::create(b, inside, one, zero);
+  }
+  case PointwiseFn::sigmoid: {
+    Value sg = sigmoid(x);
+    return arith::MulFOp::create(b, sg, arith::SubFOp::create(b, one, sg));
+  }
+  }
+  llvm_unreachable("unknown pointwise function");
+}
+
 SmallVector<Value, 4> mlir::attn::biasIndices(ArrayRef<int64_t> biasShape,
                                               Value zero, Value batch,
                                               Value head, Value query,

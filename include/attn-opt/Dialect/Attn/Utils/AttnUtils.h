@@ -56,6 +56,11 @@ Value softmaxExp(ImplicitLocOpBuilder &b, Value x);
 
 /// h(x) of pointwise attention on an f32 scalar or vector.
 Value applyPointwiseFn(ImplicitLocOpBuilder &b, PointwiseFn fn, Value x);
+/// h'(x), the derivative of applyPointwiseFn's h, on an f32 scalar or
+/// vector (relu and relu6: 1 inside their linear piece, 0 elsewhere, at the
+/// kinks too).
+Value applyPointwiseDerivative(ImplicitLocOpBuilder &b, PointwiseFn fn,
+                               Value x);
 
 /// A float constant shaped like `like` (a splat for vectors).
 Value floatLike(ImplicitLocOpBuilder &b, Value like, double value);
