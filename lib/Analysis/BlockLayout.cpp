@@ -102,8 +102,8 @@ BlockLayout BlockLayout::transposed() const {
     transpose(l.partialOffsets, l.partialBlocks, t.partialOffsets,
               t.partialBlocks);
   }
-  return fromParts(blockK, blockQ, numKeyBlocks, numQueryBlocks,
-                   std::move(out), headLayout);
+  return fromParts(blockK, blockQ, numKeyBlocks, numQueryBlocks, std::move(out),
+                   headLayout);
 }
 
 std::string BlockLayout::verify(int64_t numQueryBlocks, int64_t numKeyBlocks,

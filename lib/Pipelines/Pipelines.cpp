@@ -109,6 +109,12 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   }
   // Gradients before anything rewrites their forward ops; then attn
   // rewrites, then the remaining attn ops to linalg on tensors.
+  if (!options.reference) {
+    AttnFlashBackwardOptions backward;
+    backward.vectorWidth = options.vectorWidth;
+    backward.vectorRegisters = options.vectorRegisters;
+    pm.addPass(createAttnFlashBackward(backward));
+  }
   pm.addPass(createConvertAttnGradToLinalg());
   if (!options.reference) {
     pm.addPass(createAttnInferMask());

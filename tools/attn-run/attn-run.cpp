@@ -883,7 +883,8 @@ void differentiateEntry(RunPlan &plan) {
     plan.names.push_back("d_lse");
   }
   plan.entry = gradFn;
-  gradFn.walk([&](AttentionGradOp op) { plan.gradForward = op.getForwardOp(); });
+  gradFn.walk(
+      [&](AttentionGradOp op) { plan.gradForward = op.getForwardOp(); });
 }
 
 /// Parses the input (diagnostics through `sourceMgr`) and chooses the entry
@@ -1132,8 +1133,7 @@ void defaultCotangentShapes(const RunPlan &plan, Run &run) {
     auto type = cast<RankedTensorType>(v.getType());
     if (!type.hasStaticShape())
       return std::nullopt;
-    return std::vector<int64_t>(type.getShape().begin(),
-                                type.getShape().end());
+    return std::vector<int64_t>(type.getShape().begin(), type.getShape().end());
   };
   AttentionOp forward = plan.gradForward;
   auto q = shapeOf(forward.getQuery());
@@ -1144,7 +1144,8 @@ void defaultCotangentShapes(const RunPlan &plan, Run &run) {
   if (!run.args[plan.dOutputArg].shape)
     run.args[plan.dOutputArg].shape = out;
   if (plan.dLseArg >= 0 && !run.args[plan.dLseArg].shape)
-    run.args[plan.dLseArg].shape = std::vector<int64_t>(out.begin(), out.end() - 1);
+    run.args[plan.dLseArg].shape =
+        std::vector<int64_t>(out.begin(), out.end() - 1);
 }
 
 void planRun(RunPlan &plan, size_t k) {

@@ -177,6 +177,57 @@ def AttnLinearKernels : Attn_CpuKernelPass<"attn-linear-kernels"> {
   ];
 }
 
+def AttnFlashBackward : Attn_CpuKernelPass<"attn-flash-backward"> {
+  let summary = "Fused backward kernels of softmax and pointwise attention";
+  let description = [{
+    Lowers `attn.attention_grad` of softmax and pointwise attention to two
+    fused passes over the compile-time block layout, FlashAttention-2's
+    scheme without atomics; the `Lq x Lk` scores never exist:
+
+    ```
+    prologue  scf.parallel (b, h): Q, dO zero-padded to whole query blocks
+              (and head dims to whole vectors),
+              row-major and transposed; softmax: LSE (+inf padding) and
+              D = rowsum(dO * O); scf.parallel (b, kvh): K, V padded
+    pass A    scf.parallel (b, kvh, key block j): for each query head of the
+              group, each query block i of the transposed layout's row j
+              (full blocks unmasked, then partial ones masked):
+                S^T = K_j Q_i^T; P^T = exp(scale S^T - LSE_i) (pointwise:
+                Lk^-alpha h(scale S^T)); dP^T = V_j dO_i^T;
+                dS^T = scale P^T (dP^T - D_i) (pointwise: scale Lk^-alpha
+                h'(scale S^T) dP^T); dV_j += P^T dO_i; dK_j += dS^T Q_i
+    pass B    scf.parallel (b, h, query block i): for each key block j of
+              the layout's row i: the same block step, dQ_i += dS K_j
+    ```
+
+    Each gradient element has one writer and a fixed order of summation:
+    the gradients are the same bits for any number of threads. GQA's dK
+    and dV sum the group's heads inside the key-block task. The forward op
+    gains a log-sum-exp result when the gradient needs it (softmax without
+    `saved_lse`); pointwise attention's gradient does not read the forward
+    results, and a forward op used only by the gradient is erased. Blocks:
+    4 vectors of queries (2 below 32 registers) by 64 keys; every product
+    a register tile of `mr` broadcast rows by up to 4 vectors.
+
+    Fused: f32, static shapes, softmax or pointwise, any pattern without
+    block tables or segment ids, GQA, a scale; left to the reference
+    gradient (convert-attn-grad-to-linalg) with a remark naming why:
+    kernelized attention, other element types, dynamic sizes, varlen
+    batches, bias, gate, ALiBi, sinks, soft-capping, mask tensors,
+    segment ids, qk-layernorm, a log-sum-exp cotangent. Head dims are
+    padded with zeros to whole vectors.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 def AttnLshKernels : Attn_CpuKernelPass<"attn-lsh-kernels"> {
   let summary = "Reformer LSH attention as a counting sort and fused chunk kernels";
   let description = [{

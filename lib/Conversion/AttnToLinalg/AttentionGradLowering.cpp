@@ -73,27 +73,27 @@ struct GradLowering {
     TensorBuilder::Sizes rows(shape.begin(), shape.end() - 1);
     Value n = layerNorm(tb, x, eps);
     // sigma from the variance of x.
-    Value mean = tb.reduceLast(x, 0.0, [&](ImplicitLocOpBuilder &bb,
-                                           ValueRange a) -> Value {
-      return tb.fma(bb, tb.toF32(bb, a[0]), tb.f32Const(1.0 / dim), a[1]);
-    });
-    Value var = tb.generic({x, mean}, {id, outer}, tb.filled(rows, 0.0), outer,
-                           iters + "r",
-                           [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                             Value c = arith::SubFOp::create(
-                                 bb, tb.toF32(bb, a[0]), a[1]);
-                             return tb.fma(bb, c, c, a[2]);
-                           });
-    Value meanDy = tb.reduceLast(dy, 0.0, [&](ImplicitLocOpBuilder &bb,
-                                              ValueRange a) -> Value {
-      return tb.fma(bb, a[0], tb.f32Const(1.0 / dim), a[1]);
-    });
-    Value meanDyN = tb.generic(
-        {dy, n}, {id, id}, tb.filled(rows, 0.0), outer, iters + "r",
-        [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-          return tb.fma(bb, arith::MulFOp::create(bb, a[0], a[1]),
-                        tb.f32Const(1.0 / dim), a[2]);
+    Value mean = tb.reduceLast(
+        x, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+          return tb.fma(bb, tb.toF32(bb, a[0]), tb.f32Const(1.0 / dim), a[1]);
         });
+    Value var =
+        tb.generic({x, mean}, {id, outer}, tb.filled(rows, 0.0), outer,
+                   iters + "r", [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                     Value c =
+                         arith::SubFOp::create(bb, tb.toF32(bb, a[0]), a[1]);
+                     return tb.fma(bb, c, c, a[2]);
+                   });
+    Value meanDy = tb.reduceLast(
+        dy, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+          return tb.fma(bb, a[0], tb.f32Const(1.0 / dim), a[1]);
+        });
+    Value meanDyN =
+        tb.generic({dy, n}, {id, id}, tb.filled(rows, 0.0), outer, iters + "r",
+                   [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                     return tb.fma(bb, arith::MulFOp::create(bb, a[0], a[1]),
+                                   tb.f32Const(1.0 / dim), a[2]);
+                   });
     return tb.generic(
         {dy, n, meanDy, meanDyN, var}, {id, id, outer, outer, outer},
         tb.empty(shape), id, iters + "p",
@@ -102,9 +102,10 @@ struct GradLowering {
           t = arith::SubFOp::create(bb, t,
                                     arith::MulFOp::create(bb, a[1], a[3]));
           Value inv = math::RsqrtOp::create(
-              bb, arith::AddFOp::create(
-                      bb, arith::MulFOp::create(bb, a[4], tb.f32Const(1.0 / dim)),
-                      tb.f32Const(eps)));
+              bb,
+              arith::AddFOp::create(
+                  bb, arith::MulFOp::create(bb, a[4], tb.f32Const(1.0 / dim)),
+                  tb.f32Const(eps)));
           return arith::MulFOp::create(bb, t, inv);
         });
   }
@@ -137,8 +138,8 @@ struct GradLowering {
     ArrayRef<int64_t> s = shapeOf(rows);
     TensorBuilder::Sizes in = tb.sizes(rows);
     int64_t kvHeads = p.dims.kvHeads;
-    auto type = RankedTensorType::get({s[0], kvHeads, s[1] / kvHeads, s[2]},
-                                      tb.f32);
+    auto type =
+        RankedTensorType::get({s[0], kvHeads, s[1] / kvHeads, s[2]}, tb.f32);
     return tensor::ExpandShapeOp::create(
         tb.b, type, rows, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}},
         SmallVector<OpFoldResult>{in[0], tb.b.getIndexAttr(kvHeads),
@@ -161,10 +162,10 @@ struct GradLowering {
     if (Value gate = p.modifiers.gate) {
       gate5 = splitHeads(tb, gate, d.kvHeads);
       if (op.getGradGate())
-        dGate = tb.elementwise(
-            {dO, ungated}, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-              return tb.mul(bb, a[0], a[1]);
-            });
+        dGate = tb.elementwise({dO, ungated},
+                               [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                                 return tb.mul(bb, a[0], a[1]);
+                               });
       dO = tb.elementwise({dO, gate5},
                           [&](ImplicitLocOpBuilder &bb, ValueRange a) {
                             return tb.mul(bb, a[0], tb.toF32(bb, a[1]));
@@ -179,11 +180,11 @@ struct GradLowering {
     TensorBuilder::Sizes rows(shape5.begin(), shape5.end() - 1);
     auto [oid, oouter] = tb.rowMaps(5);
     if (p.isSoftmax()) {
-      cot.rowDot = tb.generic({dO, ungated}, {oid, oid}, tb.filled(rows, 0.0),
-                              oouter, "ppppr",
-                              [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                                return tb.fma(bb, a[0], a[1], a[2]);
-                              });
+      cot.rowDot =
+          tb.generic({dO, ungated}, {oid, oid}, tb.filled(rows, 0.0), oouter,
+                     "ppppr", [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                       return tb.fma(bb, a[0], a[1], a[2]);
+                     });
       if (Value dl = op.getGradLse())
         cot.dLse = splitRows(dl);
     }
@@ -193,9 +194,9 @@ struct GradLowering {
     TensorBuilder::Sizes q5 = tb.sizes(sc.query5), k = tb.sizes(sc.key),
                          v = tb.sizes(sc.valueIn);
     double scale = sc.spec.scale;
-    Value dQ5 = sparseContract(
-        dy, tb.map(6, {0, 1, 2, 3, 5}), sc.key, tb.map(6, {0, 1, 5, 4}), q5,
-        tb.map(6, {0, 1, 2, 3, 4}), "pppppr", scale);
+    Value dQ5 = sparseContract(dy, tb.map(6, {0, 1, 2, 3, 5}), sc.key,
+                               tb.map(6, {0, 1, 5, 4}), q5,
+                               tb.map(6, {0, 1, 2, 3, 4}), "pppppr", scale);
     Value dK = sparseContract(dy, tb.map(6, {0, 1, 4, 5, 2}), sc.query5,
                               tb.map(6, {0, 1, 4, 5, 3}), k,
                               tb.map(6, {0, 1, 2, 3}), "pppprr", scale);
@@ -203,14 +204,13 @@ struct GradLowering {
                               tb.map(6, {0, 1, 4, 5, 3}), v,
                               tb.map(6, {0, 1, 2, 3}), "pppprr", 1.0);
     if (p.qkNormEps) {
-      dQ5 = layerNormGrad(splitHeads(tb, p.query, d.kvHeads), dQ5,
-                          *p.qkNormEps);
+      dQ5 =
+          layerNormGrad(splitHeads(tb, p.query, d.kvHeads), dQ5, *p.qkNormEps);
       dK = layerNormGrad(p.key, dK, *p.qkNormEps);
     }
-    SmallVector<Value> results = {
-        finishHeads(tb, dQ5, p.elementType),
-        fromF32Tensor(tb, dK, p.elementType),
-        fromF32Tensor(tb, dV, p.elementType)};
+    SmallVector<Value> results = {finishHeads(tb, dQ5, p.elementType),
+                                  fromF32Tensor(tb, dK, p.elementType),
+                                  fromF32Tensor(tb, dV, p.elementType)};
     if (op.getGradBias()) {
       Value bias = p.modifiers.bias;
       Value summed = sumToShapeOf(mergeHeads(tb, dy), bias);
@@ -241,8 +241,8 @@ struct GradLowering {
                                     tb.index(group)),
               linalg::IndexOp::create(bb, 2));
           Value sink = tensor::ExtractOp::create(bb, sinks, ValueRange{head});
-          Value share = math::ExpOp::create(
-              bb, arith::SubFOp::create(bb, sink, a[0]));
+          Value share =
+              math::ExpOp::create(bb, arith::SubFOp::create(bb, sink, a[0]));
           Value t = arith::NegFOp::create(bb, a[1]);
           if (cot.dLse)
             t = arith::AddFOp::create(bb, t, a[2]);
@@ -268,9 +268,7 @@ SmallVector<Value> lowerUnderChecks(ImplicitLocOpBuilder &b, AttentionGradOp op,
   TensorBuilder &tb = lowering.tb;
   auto guarded = scf::IfOp::create(
       b, ok,
-      [&](OpBuilder &, Location) {
-        scf::YieldOp::create(b, lowering.build());
-      },
+      [&](OpBuilder &, Location) { scf::YieldOp::create(b, lowering.build()); },
       [&](OpBuilder &, Location) {
         // Each gradient has the shape of its operand.
         const AttentionProblem &p = lowering.p;
@@ -283,8 +281,9 @@ SmallVector<Value> lowerUnderChecks(ImplicitLocOpBuilder &b, AttentionGradOp op,
           like.push_back(p.modifiers.sinks);
         SmallVector<Value> empty;
         for (Value v : like)
-          empty.push_back(tb.empty(
-              tb.sizes(v), cast<RankedTensorType>(v.getType()).getElementType()));
+          empty.push_back(
+              tb.empty(tb.sizes(v),
+                       cast<RankedTensorType>(v.getType()).getElementType()));
         scf::YieldOp::create(b, empty);
       });
   return guarded.getResults();

@@ -505,8 +505,9 @@ struct WeightsLowering {
                                    arith::MulFOp::create(bb, a[1], t));
     } else {
       dx = arith::MulFOp::create(
-          bb, arith::MulFOp::create(
-                   bb, applyPointwiseDerivative(bb, pointwise.getFn(), x), a[1]),
+          bb,
+          arith::MulFOp::create(
+              bb, applyPointwiseDerivative(bb, pointwise.getFn(), x), a[1]),
           pos ? powerOf(bb, pos->keyLen) : lengthFactor);
       Value allowed;
       if (spec.mask)

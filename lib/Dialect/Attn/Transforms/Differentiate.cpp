@@ -61,8 +61,7 @@ struct AttnDifferentiatePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    for (func::FuncOp fn :
-         llvm::to_vector(module.getOps<func::FuncOp>())) {
+    for (func::FuncOp fn : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (fn.isExternal())
         continue;
       auto found = differentiable(fn);
@@ -91,8 +90,8 @@ struct AttnDifferentiatePass
     Block &body = grad.getBody().back();
     Location loc = op.getLoc();
     Value dOut = body.addArgument(op.getResult().getType(), loc);
-    Value dLse = withLse ? body.addArgument(op.getLse().getType(), loc)
-                         : Value();
+    Value dLse =
+        withLse ? body.addArgument(op.getLse().getType(), loc) : Value();
 
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     OpBuilder b(ret);

@@ -164,11 +164,13 @@ Value mlir::attn::applyPointwiseDerivative(ImplicitLocOpBuilder &b,
         b, cst(0.5),
         arith::AddFOp::create(
             b, one,
-            math::ErfOp::create(b, arith::MulFOp::create(b, x, cst(M_SQRT1_2)))));
+            math::ErfOp::create(b,
+                                arith::MulFOp::create(b, x, cst(M_SQRT1_2)))));
     Value pdf = arith::MulFOp::create(
         b, cst(0.5 * M_2_SQRTPI * M_SQRT1_2),
         math::ExpOp::create(
-            b, arith::MulFOp::create(b, cst(-0.5), arith::MulFOp::create(b, x, x))));
+            b, arith::MulFOp::create(b, cst(-0.5),
+                                     arith::MulFOp::create(b, x, x))));
     return arith::AddFOp::create(b, cdf, arith::MulFOp::create(b, x, pdf));
   }
   case PointwiseFn::softplus:
