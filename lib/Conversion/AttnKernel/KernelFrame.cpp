@@ -940,18 +940,34 @@ Value KernelFrame::logSumExp(Value sum, Value max, Value rowHead) {
         b, arith::MulFOp::create(b, l, expOf(max)), expOf(t));
     Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, total,
                                            splat(total, 0.0));
-    return arith::SelectOp::create(
-        b, positive,
-        arith::AddFOp::create(b, top, math::LogOp::create(b, total)),
-        splat(total, kNegInf));
+    return keepNaN({top, total}, arith::SelectOp::create(
+                                     b, positive,
+                                     arith::AddFOp::create(
+                                         b, top, math::LogOp::create(b, total)),
+                                     splat(total, kNegInf)));
   }
   // m + log(l), -inf where l is 0.
   Value l = denominator(sum, max, rowHead);
   Value positive =
       arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l, splat(l, 0.0));
+  return keepNaN({max, l},
+                 arith::SelectOp::create(
+                     b, positive,
+                     arith::AddFOp::create(b, max, math::LogOp::create(b, l)),
+                     splat(l, kNegInf)));
+}
+
+Value KernelFrame::keepNaN(ArrayRef<Value> sources, Value lse) {
+  // A row that saw a NaN score has a NaN sum (the CPU's running max leaves
+  // NaN out, the weight exp(NaN - m) keeps it) or maximum: its log-sum-exp
+  // is NaN (what the backward pass reads), not the -inf of an empty row.
+  Value nan;
+  for (Value v : sources) {
+    Value isNan = arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, v, v);
+    nan = nan ? arith::OrIOp::create(b, nan, isNan).getResult() : isNan;
+  }
   return arith::SelectOp::create(
-      b, positive, arith::AddFOp::create(b, max, math::LogOp::create(b, l)),
-      splat(l, kNegInf));
+      b, nan, splat(lse, std::numeric_limits<double>::quiet_NaN()), lse);
 }
 
 void KernelFrame::storeLse(Value lse, Value row, Value rowHead) {

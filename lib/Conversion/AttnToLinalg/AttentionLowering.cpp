@@ -599,10 +599,15 @@ struct WeightsLowering {
         {ex, rowSum}, {id, outer}, tb.empty(shape), id, "ppppp",
         [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
           // Zeros for an empty row (sum 0); a NaN sum, from
-          // a NaN score, gives NaN (UGT).
+          // a NaN score, gives NaN (UGT) but where the score is masked
+          // (its exponential 0): a masked weight is 0 whatever the row
+          // holds, so that gradients never see a NaN through it.
           Value positive = arith::CmpFOp::create(bb, arith::CmpFPredicate::UGT,
                                                  a[1], tb.f32Const(0));
+          Value zero = arith::CmpFOp::create(bb, arith::CmpFPredicate::OEQ,
+                                             a[0], tb.f32Const(0));
           Value p = arith::DivFOp::create(bb, a[0], a[1]);
+          p = arith::SelectOp::create(bb, zero, tb.f32Const(0), p);
           return arith::SelectOp::create(bb, positive, p, tb.f32Const(0));
         });
   }

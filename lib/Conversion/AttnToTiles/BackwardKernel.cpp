@@ -143,7 +143,8 @@ public:
   /// The gradients of query, key and value.
   SmallVector<Value> build(const BlockLayout &layout) {
     prologue();
-    KernelTables columns = KernelTables::build(b, layout.transposed(), lq, mask);
+    KernelTables columns =
+        KernelTables::build(b, layout.transposed(), lq, mask);
     dq = alloc({batch, heads, lq, dim});
     dk = alloc({batch, kvHeads, lk, dim});
     dv = alloc({batch, kvHeads, lk, vdim});
@@ -269,8 +270,13 @@ private:
   /// of a vector), the accumulators started by `init(m, n)` and handed to
   /// `finish(m, n, acc)`. Register tiles of `mr` rows by `nv` vectors: per
   /// step of k, `nv` vector loads, `mr` broadcasts and `mr * nv` FMAs.
+  ///
+  /// With `skipZeros` (the products of partial blocks), a zero of A adds
+  /// nothing even where B holds an inf or NaN: a masked score's weight or
+  /// gradient (0) never meets what lies outside the mask (a NaN key reaches
+  /// only the gradients of the queries that see it).
   void gemm(int64_t M, int64_t N, int64_t K, ScalarAt a, VectorAt bv,
-            TileInit init, TileFinish finish) {
+            TileInit init, TileFinish finish, bool skipZeros = false) {
     int64_t vectors = N / lanes;
     int64_t maxVectors = std::min<int64_t>(vectors, registers >= 32 ? 4 : 2);
     for (int64_t n0 = 0; n0 < vectors; n0 += maxVectors) {
@@ -281,22 +287,32 @@ private:
         for (int64_t r = 0; r < rows; ++r)
           for (int64_t v = 0; v < nv; ++v)
             acc.push_back(init(add(m0, r), idx((n0 + v) * lanes)));
-        SmallVector<Value> res = forLoop(
-            idx(0), idx(K), 1, acc,
-            [&](Value k, ValueRange acc) -> SmallVector<Value> {
-              SmallVector<Value> row;
-              for (int64_t v = 0; v < nv; ++v)
-                row.push_back(bv(k, idx((n0 + v) * lanes)));
-              SmallVector<Value> next;
-              for (int64_t r = 0; r < rows; ++r) {
-                Value s =
-                    vector::BroadcastOp::create(b, vf, a(add(m0, r), k));
-                for (int64_t v = 0; v < nv; ++v)
-                  next.push_back(
-                      vector::FMAOp::create(b, s, row[v], acc[r * nv + v]));
-              }
-              return next;
-            });
+        SmallVector<Value> res =
+            forLoop(idx(0), idx(K), 1, acc,
+                    [&](Value k, ValueRange acc) -> SmallVector<Value> {
+                      SmallVector<Value> row;
+                      for (int64_t v = 0; v < nv; ++v)
+                        row.push_back(bv(k, idx((n0 + v) * lanes)));
+                      SmallVector<Value> next;
+                      for (int64_t r = 0; r < rows; ++r) {
+                        Value scalar = a(add(m0, r), k);
+                        Value s = vector::BroadcastOp::create(b, vf, scalar);
+                        Value zero = skipZeros
+                                         ? arith::CmpFOp::create(
+                                               b, arith::CmpFPredicate::OEQ,
+                                               scalar, f32Const(0.0))
+                                         : Value();
+                        for (int64_t v = 0; v < nv; ++v) {
+                          Value old = acc[r * nv + v];
+                          Value sum = vector::FMAOp::create(b, s, row[v], old);
+                          next.push_back(
+                              zero ? arith::SelectOp::create(b, zero, old, sum)
+                                         .getResult()
+                                   : sum);
+                        }
+                      }
+                      return next;
+                    });
         for (int64_t r = 0; r < rows; ++r)
           for (int64_t v = 0; v < nv; ++v)
             finish(add(m0, r), idx((n0 + v) * lanes), res[r * nv + v]);
@@ -380,13 +396,13 @@ private:
                                     return SmallVector<Value>{
                                         math::FmaOp::create(b, x, y, acc[0])};
                                   })[0];
-              scf::YieldOp::create(
-                  b, ValueRange{load(l, {bIdx, h, i}), sum});
+              scf::YieldOp::create(b, ValueRange{load(l, {bIdx, h, i}), sum});
             },
             [&](OpBuilder &, Location) {
               scf::YieldOp::create(
-                  b, ValueRange{f32Const(std::numeric_limits<double>::infinity()),
-                                f32Const(0.0)});
+                  b,
+                  ValueRange{f32Const(std::numeric_limits<double>::infinity()),
+                             f32Const(0.0)});
             });
         store(ifRow.getResult(0), lsep, {bIdx, h, i});
         store(ifRow.getResult(1), dvec, {bIdx, h, i});
@@ -441,7 +457,12 @@ private:
           Value pv;
           if (softmax) {
             Value l = vload(lsep, {bIdx, h, add(i0, n)});
-            pv = softmaxExp(b, arith::SubFOp::create(b, s, l));
+            // (A NaN score or row stays NaN: the approximated exp need not
+            // keep it.)
+            Value x = arith::SubFOp::create(b, s, l);
+            Value nan =
+                arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, x, x);
+            pv = arith::SelectOp::create(b, nan, x, softmaxExp(b, x));
           } else {
             pv = arith::MulFOp::create(
                 b, applyPointwiseFn(b, pointwise.getFn(), s), fsplat(factor));
@@ -463,16 +484,30 @@ private:
         [&](Value e, Value n) { return vload(dot, {bIdx, h, e, add(i0, n)}); },
         [&](Value, Value) { return zero; },
         [&](Value m, Value n, Value dp) {
-          Value ds;
+          // Exactly 0 where the weight is (masked scores: dP and D may
+          // hold a NaN of keys or rows the score does not see), as the
+          // reference gradient.
+          Value ds, isZero;
           if (softmax) {
             Value pv = vload(pt, {m, n});
             Value dd = vload(dvec, {bIdx, h, add(i0, n)});
             ds = arith::MulFOp::create(
-                b, arith::MulFOp::create(b, pv, arith::SubFOp::create(b, dp, dd)),
+                b,
+                arith::MulFOp::create(b, pv, arith::SubFOp::create(b, dp, dd)),
                 fsplat(scale));
+            isZero =
+                arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, pv, zero);
           } else {
             ds = arith::MulFOp::create(b, vload(dst, {m, n}), dp);
+            if (masked)
+              isZero = arith::XOrIOp::create(
+                  b, allowed(m, n),
+                  arith::ConstantOp::create(
+                      b, DenseElementsAttr::get(
+                             VectorType::get({lanes}, b.getI1Type()), true)));
           }
+          if (isZero)
+            ds = arith::SelectOp::create(b, isZero, zero, ds);
           vstore(ds, dst, {m, n});
         });
   }
@@ -481,17 +516,16 @@ private:
   /// `numRows`, the layout of head `h`): full blocks, then partial ones.
   void visitRow(const KernelTables &t, int64_t numRows, Value h, Value row,
                 function_ref<void(Value block, bool masked)> body) {
-    Value layoutIdx = arith::IndexCastOp::create(
-        b, b.getIndexType(), load(t.headLayout, {h}));
+    Value layoutIdx = arith::IndexCastOp::create(b, b.getIndexType(),
+                                                 load(t.headLayout, {h}));
     Value at = add(mul(layoutIdx, numRows + 1), row);
     auto entries = [&](Value offsets, Value blocks, bool masked) {
-      Value lo = arith::IndexCastOp::create(b, b.getIndexType(),
-                                            load(offsets, {at}));
+      Value lo =
+          arith::IndexCastOp::create(b, b.getIndexType(), load(offsets, {at}));
       Value hi = arith::IndexCastOp::create(b, b.getIndexType(),
                                             load(offsets, {add(at, 1)}));
       forRange(lo, hi, [&](Value e) {
-        body(arith::IndexCastOp::create(b, b.getIndexType(),
-                                        load(blocks, {e})),
+        body(arith::IndexCastOp::create(b, b.getIndexType(), load(blocks, {e})),
              masked);
       });
     };
@@ -523,7 +557,7 @@ private:
   /// `dq_i (rows x dimp) += dS_ij K_j`, dS read transposed from dS^T
   /// (`dst`, blockK x blockQ).
   void accumulateQuery(Value dst, Value bIdx, Value kh, Value k0, Value dqAcc,
-                       ValueRange dqAt) {
+                       ValueRange dqAt, bool masked) {
     gemm(
         blockQ, dimp, blockK,
         [&](Value m, Value k) { return load(dst, {k, m}); },
@@ -539,13 +573,16 @@ private:
           at.back() = add(at.back(), m);
           at.push_back(n);
           vstore(v, dqAcc, at);
-        });
+        },
+        masked);
   }
 
   /// dK and dV of key block `kb` of key/value head `kh` (pass A); with
   /// `dqAcc` (`[B, Hq, Lqp, dimp]`) also each query block's dQ.
   void keyBlockTask(Value bIdx, Value kh, Value kb, const KernelTables &t,
                     int64_t numKeyBlocks, Value dqAcc) {
+    // (`masked` blocks skip the zero weights and gradients of masked
+    // scores in their products.)
     Value dkAcc = zeroed({blockK, dimp}), dvAcc = zeroed({blockK, vdimp});
     Value pt = alloc({blockK, blockQ}), dst = alloc({blockK, blockQ});
     Value k0 = mul(kb, blockK);
@@ -563,12 +600,13 @@ private:
                 return vload(rhs, {bIdx, h, add(i0, k), n});
               },
               [&](Value m, Value n) { return vload(acc, {m, n}); },
-              [&](Value m, Value n, Value v) { vstore(v, acc, {m, n}); });
+              [&](Value m, Value n, Value v) { vstore(v, acc, {m, n}); },
+              masked);
         };
         accumulate(pt, dop, dvAcc, vdimp);
         accumulate(dst, qp, dkAcc, dimp);
         if (dqAcc)
-          accumulateQuery(dst, bIdx, kh, k0, dqAcc, {bIdx, h, i0});
+          accumulateQuery(dst, bIdx, kh, k0, dqAcc, {bIdx, h, i0}, masked);
       });
     });
     storeRows(dkAcc, dk, bIdx, kh, k0, blockK, lk, dim);
@@ -594,8 +632,7 @@ private:
       forRange(idx(0), idx(lqp / blockQ), [&](Value qb) {
         Value i0 = mul(qb, blockQ);
         Value rows = memref::SubViewOp::create(
-            b, dqAcc,
-            SmallVector<OpFoldResult>{bIdx, h, i0, b.getIndexAttr(0)},
+            b, dqAcc, SmallVector<OpFoldResult>{bIdx, h, i0, b.getIndexAttr(0)},
             SmallVector<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
                                       b.getIndexAttr(blockQ),
                                       b.getIndexAttr(dimp)},
@@ -619,7 +656,7 @@ private:
     Value kh = div(h, group);
     visitRow(t, numQueryBlocks, h, qb, [&](Value kb, bool masked) {
       blockStep(bIdx, h, kh, qb, kb, masked, pt, dst);
-      accumulateQuery(dst, bIdx, kh, mul(kb, blockK), dqAcc, {idx(0)});
+      accumulateQuery(dst, bIdx, kh, mul(kb, blockK), dqAcc, {idx(0)}, masked);
     });
     storeRows(dqAcc, dq, bIdx, h, mul(qb, blockQ), blockQ, lq, dim);
   }
@@ -639,8 +676,8 @@ std::pair<Value, Value> forwardResults(RewriterBase &rewriter,
   if (!fwd.getLse()) {
     AttentionProblem p = fwd.getProblem();
     auto o = cast<RankedTensorType>(fwd.getResult().getType());
-    p.results.lse = RankedTensorType::get(o.getShape().drop_back(),
-                                          rewriter.getF32Type());
+    p.results.lse =
+        RankedTensorType::get(o.getShape().drop_back(), rewriter.getF32Type());
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(fwd);
     auto withLse = AttentionOp::create(rewriter, fwd.getLoc(), p);
@@ -680,13 +717,14 @@ struct FlashBackwardPass
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     AttentionOp fwd = op.getForwardOp();
     BackwardGen gen(b, op, target, output, lse);
-    BlockLayout layout = BlockLayout::compute(
-        fwd.getPatternMask(), gen.getBlockQ(), gen.getBlockK());
+    BlockLayout layout = BlockLayout::compute(fwd.getPatternMask(),
+                                              gen.getBlockQ(), gen.getBlockK());
     SmallVector<Value> grads = gen.build(layout);
-    op.emitRemark() << getArgument() << ": fused backward, blocks of "
-                    << gen.getBlockQ() << " queries x " << gen.getBlockK()
-                    << " keys, " << layout.countVisited() << " of "
-                    << layout.countBlocks()
+    op.emitRemark() << getArgument() << ": fused backward, "
+                    << (gen.onePass() ? "one pass" : "two passes")
+                    << ", blocks of " << gen.getBlockQ() << " queries x "
+                    << gen.getBlockK() << " keys, " << layout.countVisited()
+                    << " of " << layout.countBlocks()
                     << " blocks visited per pass (" << layout.countFull()
                     << " full); " << target.lanes << " lanes";
     rewriter.replaceOp(op, grads);

@@ -304,6 +304,9 @@ public:
   /// sink's logit. Like rowFactor it combines the row's partial sums (the
   /// mma.sync quad: lane shuffles, so every lane of the row calls it).
   Value logSumExp(Value sum, Value max, Value rowHead = {});
+  /// `lse`, or NaN where one of `sources` (the row's maximum, sum) is NaN:
+  /// the row saw a NaN score.
+  Value keepNaN(ArrayRef<Value> sources, Value lse);
   /// Stores a row's log-sum-exp for query `row`.
   void storeLse(Value lse, Value row, Value rowHead = {});
   /// `out` (a scalar, or a vector along the value dim from `col`) times the

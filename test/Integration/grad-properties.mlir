@@ -1,0 +1,44 @@
+// Properties of the gradients beyond their values (Integration/grad.mlir
+// checks those against the float64 reference):
+// - a NaN key reaches only the gradients it touches: keys from 30 on are
+//   NaN (make_npy.py --nan-rows) under a window of 3 keys before each
+//   query, so dQ rows from 30 on and dK, dV rows from 27 on (the keys
+//   those queries see) are NaN, every other row finite; through the fused
+//   kernel (attn-flash-backward) and the reference gradient;
+// - the fused kernels' gradients are the same bits on 1 and 2 threads (no
+//   atomics, one summation order), in one pass (batch x kv heads >= 4)
+//   and in two.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/q.npy --dtype '<f4' --shape 1,2,40,16 --random 1
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/k.npy --dtype '<f4' --shape 1,2,40,16 --random 2 --nan-rows 30
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/v.npy --dtype '<f4' --shape 1,2,40,16 --random 3
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/do.npy --dtype '<f4' --shape 1,2,40,16 --random 4
+// DEFINE: %{mode} =
+// DEFINE: %{nan} = attn-run %s --entry window --grad %{mode} --input q=%t/q.npy --input k=%t/k.npy --input v=%t/v.npy --input d_output=%t/do.npy --output %t/dq.npy --output %t/dk.npy --output %t/dv.npy --remarks 2> %t/remarks > /dev/null && %python %S/Inputs/nan_rows.py %t/dq.npy --first-nan 30 && %python %S/Inputs/nan_rows.py %t/dk.npy --first-nan 27 && %python %S/Inputs/nan_rows.py %t/dv.npy --first-nan 27
+// RUN: %{nan} && FileCheck %s --check-prefix=FUSED < %t/remarks
+// FUSED: remark: attn-flash-backward: fused backward
+// REDEFINE: %{mode} = --reference
+// RUN: %{nan}
+// DEFINE: %{fn} =
+// DEFINE: %{threads} = attn-run %s --entry %{fn} --grad --random-inputs --seed 11 --output %t/%{fn}.1.dq.npy --output %t/%{fn}.1.dk.npy --output %t/%{fn}.1.dv.npy --threads 1 --remarks 2> %t/%{fn}.remarks > /dev/null && attn-run %s --entry %{fn} --grad --random-inputs --seed 11 --output %t/%{fn}.2.dq.npy --output %t/%{fn}.2.dk.npy --output %t/%{fn}.2.dv.npy --threads 2 > /dev/null && cmp %t/%{fn}.1.dq.npy %t/%{fn}.2.dq.npy && cmp %t/%{fn}.1.dk.npy %t/%{fn}.2.dk.npy && cmp %t/%{fn}.1.dv.npy %t/%{fn}.2.dv.npy && FileCheck %s --check-prefix=%{fn} < %t/%{fn}.remarks
+// REDEFINE: %{fn} = one_pass
+// RUN: %{threads}
+// one_pass: remark: attn-flash-backward: fused backward, one pass
+// REDEFINE: %{fn} = two_passes
+// RUN: %{threads}
+// two_passes: remark: attn-flash-backward: fused backward, two passes
+
+func.func @window(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor<1x2x40x16xf32>) -> tensor<1x2x40x16xf32> {
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.window<before = 3, after = 0>} : tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32> -> tensor<1x2x40x16xf32>
+  return %0 : tensor<1x2x40x16xf32>
+}
+
+func.func @one_pass(%q: tensor<2x4x200x32xf32>, %k: tensor<2x2x200x32xf32>, %v: tensor<2x2x200x32xf32>) -> tensor<2x4x200x32xf32> {
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<2x4x200x32xf32>, tensor<2x2x200x32xf32>, tensor<2x2x200x32xf32> -> tensor<2x4x200x32xf32>
+  return %0 : tensor<2x4x200x32xf32>
+}
+
+func.func @two_passes(%q: tensor<1x3x200x32xf32>, %k: tensor<1x1x200x32xf32>, %v: tensor<1x1x200x32xf32>) -> tensor<1x3x200x32xf32> {
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.pointwise<relu>, pattern = #attn.window<before = 50, after = 10>} : tensor<1x3x200x32xf32>, tensor<1x1x200x32xf32>, tensor<1x1x200x32xf32> -> tensor<1x3x200x32xf32>
+  return %0 : tensor<1x3x200x32xf32>
+}
