@@ -3,6 +3,7 @@
 // differentiation of the scalar reference (attn-ref --grad): softmax and
 // every pointwise function, no mask / causal / window / block-sparse /
 // segments, MHA and GQA, odd sizes, qk-layernorm, gate, bias, ALiBi,
+// kernelized attention (elu+1, relu, FAVOR+: through the feature map),
 // soft-capping, sinks, the log-sum-exp's cotangent, mask tensors, varlen
 // batches (padded and packed), dynamic shapes, bf16. Rows with no allowed
 // key must give zero gradients (attn-ref checks every element).
@@ -66,6 +67,20 @@
 // REDEFINE: %{args} = --shape q=2x4x33x16 --shape k=2x2x41x16 --shape v=2x2x41x16
 // RUN: %{check}
 // REDEFINE: %{args} =
+// REDEFINE: %{fn} = kernel_elu_causal_gqa
+// RUN: %{check}
+// REDEFINE: %{fn} = kernel_favor_qknorm
+// RUN: %{check}
+// REDEFINE: %{fn} = kernel_relu_window
+// RUN: %{check}
+// REDEFINE: %{fn} = kernel_block_sparse
+// RUN: %{check}
+// REDEFINE: %{fn} = kernel_segments_gqa
+// RUN: %{check}
+// REDEFINE: %{fn} = relu_block_sparse_gqa
+// RUN: %{check}
+// REDEFINE: %{fn} = gelu_segments
+// RUN: %{check}
 // REDEFINE: %{fn} = bf16_causal
 // REDEFINE: %{tol} = --rtol 3e-2 --atol 3e-2 --max-rel-err 2e-2
 // RUN: %{check}
@@ -185,4 +200,39 @@ func.func @dynamic_causal(%q: tensor<?x4x?x16xf32>, %k: tensor<?x2x?x16xf32>, %v
 func.func @bf16_causal(%q: tensor<1x4x57x32xbf16>, %k: tensor<1x2x57x32xbf16>, %v: tensor<1x2x57x32xbf16>) -> tensor<1x4x57x32xbf16> {
   %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<1x4x57x32xbf16>, tensor<1x2x57x32xbf16>, tensor<1x2x57x32xbf16> -> tensor<1x4x57x32xbf16>
   return %0 : tensor<1x4x57x32xbf16>
+}
+
+func.func @kernel_elu_causal_gqa(%q: tensor<1x4x37x16xf32>, %k: tensor<1x2x37x16xf32>, %v: tensor<1x2x37x8xf32>) -> tensor<1x4x37x8xf32> {
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.kernel<elu_plus_one>, pattern = #attn.causal} : tensor<1x4x37x16xf32>, tensor<1x2x37x16xf32>, tensor<1x2x37x8xf32> -> tensor<1x4x37x8xf32>
+  return %0 : tensor<1x4x37x8xf32>
+}
+
+func.func @kernel_favor_qknorm(%q: tensor<2x2x29x8xf32>, %k: tensor<2x2x29x8xf32>, %v: tensor<2x2x29x8xf32>) -> tensor<2x2x29x8xf32> {
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.kernel<favor, features = 24, seed = 3>, qk_norm_eps = 1.0e-5 : f32, scale = 0.5 : f32} : tensor<2x2x29x8xf32>, tensor<2x2x29x8xf32>, tensor<2x2x29x8xf32> -> tensor<2x2x29x8xf32>
+  return %0 : tensor<2x2x29x8xf32>
+}
+
+func.func @kernel_relu_window(%q: tensor<1x2x41x8xf32>, %k: tensor<1x2x41x8xf32>, %v: tensor<1x2x41x8xf32>) -> tensor<1x2x41x8xf32> {
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.kernel<relu, eps = 0.5>, pattern = #attn.window<before = 5, after = 2>} : tensor<1x2x41x8xf32>, tensor<1x2x41x8xf32>, tensor<1x2x41x8xf32> -> tensor<1x2x41x8xf32>
+  return %0 : tensor<1x2x41x8xf32>
+}
+
+func.func @kernel_block_sparse(%q: tensor<1x2x70x8xf32>, %k: tensor<1x2x70x8xf32>, %v: tensor<1x2x70x8xf32>) -> tensor<1x2x70x8xf32> {
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.kernel<elu_plus_one>, pattern = #attn.block<size = 32, layout = ["100", "110", "011"]>} : tensor<1x2x70x8xf32>, tensor<1x2x70x8xf32>, tensor<1x2x70x8xf32> -> tensor<1x2x70x8xf32>
+  return %0 : tensor<1x2x70x8xf32>
+}
+
+func.func @kernel_segments_gqa(%q: tensor<2x4x33x8xf32>, %k: tensor<2x1x33x8xf32>, %v: tensor<2x1x33x8xf32>, %ids: tensor<2x33xi32>) -> tensor<2x4x33x8xf32> {
+  %0 = attn.attention %q, %k, %v segments(%ids : tensor<2x33xi32>) {normalizer = #attn.kernel<elu_plus_one>, pattern = #attn.segments} : tensor<2x4x33x8xf32>, tensor<2x1x33x8xf32>, tensor<2x1x33x8xf32> -> tensor<2x4x33x8xf32>
+  return %0 : tensor<2x4x33x8xf32>
+}
+
+func.func @relu_block_sparse_gqa(%q: tensor<1x4x90x16xf32>, %k: tensor<1x2x90x16xf32>, %v: tensor<1x2x90x16xf32>) -> tensor<1x4x90x16xf32> {
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.pointwise<relu>, pattern = #attn.block<size = 32, layout = ["100", "110", "011"]>} : tensor<1x4x90x16xf32>, tensor<1x2x90x16xf32>, tensor<1x2x90x16xf32> -> tensor<1x4x90x16xf32>
+  return %0 : tensor<1x4x90x16xf32>
+}
+
+func.func @gelu_segments(%q: tensor<2x2x45x8xf32>, %k: tensor<2x2x45x8xf32>, %v: tensor<2x2x45x8xf32>, %ids: tensor<2x45xi32>) -> tensor<2x2x45x8xf32> {
+  %0 = attn.attention %q, %k, %v segments(%ids : tensor<2x45xi32>) {normalizer = #attn.pointwise<gelu>, pattern = #attn.segments} : tensor<2x2x45x8xf32>, tensor<2x2x45x8xf32>, tensor<2x2x45x8xf32> -> tensor<2x2x45x8xf32>
+  return %0 : tensor<2x2x45x8xf32>
 }

@@ -54,9 +54,10 @@ def ConvertAttnGradToLinalg : Pass<"convert-attn-grad-to-linalg"> {
     docs/Semantics.md ("Gradients"), materializing the `Lq x Lk` score
     gradient. A forward op used only by the gradient is erased.
 
-    Softmax and pointwise attention with every mask, score modifier, varlen
-    batch, GQA and qk-layernorm; kernelized attention and the gradient of
-    sinks with a varlen batch are not lowered yet: such an op is an error.
+    Every normalizer (kernelized attention in its quadratic form, back
+    through the feature map) with every mask, score modifier, varlen batch,
+    GQA and qk-layernorm; the gradient of sinks with a varlen batch is not
+    lowered yet: such an op is an error.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -17,6 +17,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -35,8 +37,6 @@ struct GradLowering {
 
   /// Why this gradient has no lowering, or the empty string.
   std::string unsupported() {
-    if (p.isKernel())
-      return "has no gradient lowering for kernelized attention yet";
     if (op.getGradSinks() && p.sequences.isVarlen())
       return "has no gradient lowering for sinks with a varlen batch yet";
     return "";
@@ -151,9 +151,22 @@ struct GradLowering {
     const AttentionDims &d = p.dims;
     AttentionScores sc;
     buildAttentionScores(tb, forward, sc);
-    Value lse;
+    Value lse, weights, denominator;
     bool needLse = p.isSoftmax() && op.getGradSinks();
-    Value weights = weights5(tb, sc.scores, sc.spec, needLse ? &lse : nullptr);
+    auto kernel = dyn_cast<KernelAttr>(p.normalizer);
+    if (kernel) {
+      // P = A / (den + eps), A the masked feature products (as weights5).
+      double eps = kernel.getEps().convertToDouble();
+      Value masked = maskedScores5(tb, sc.scores, sc.spec);
+      Value den = tb.rowSum(masked);
+      weights = divideRows(tb, masked, den, eps);
+      denominator =
+          tb.elementwise({den}, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+            return tb.add(bb, a[0], tb.f32Const(eps));
+          });
+    } else {
+      weights = weights5(tb, sc.scores, sc.spec, needLse ? &lse : nullptr);
+    }
     Value ungated = applyValues5(tb, weights, sc.valueIn, &sc.spec);
 
     // The cotangent reaching the weighted sum: dO, times the gate.
@@ -175,11 +188,12 @@ struct GradLowering {
     // dP = dO V^T; softmax's D = rowsum(dO * O) and d(LSE).
     ScoreCotangent cot;
     cot.weights = weights;
+    cot.denominator = denominator;
     cot.dWeights = scores5(tb, dO, sc.valueIn);
     TensorBuilder::Sizes shape5 = tb.sizes(weights);
     TensorBuilder::Sizes rows(shape5.begin(), shape5.end() - 1);
     auto [oid, oouter] = tb.rowMaps(5);
-    if (p.isSoftmax()) {
+    if (!isa<PointwiseAttr>(p.normalizer)) {
       cot.rowDot =
           tb.generic({dO, ungated}, {oid, oid}, tb.filled(rows, 0.0), oouter,
                      "ppppr", [&](ImplicitLocOpBuilder &bb, ValueRange a) {
@@ -203,10 +217,21 @@ struct GradLowering {
     Value dV = sparseContract(weights, tb.map(6, {0, 1, 4, 5, 2}), dO,
                               tb.map(6, {0, 1, 4, 5, 3}), v,
                               tb.map(6, {0, 1, 2, 3}), "pppprr", 1.0);
+    // Back through the feature map, then qk-layernorm.
+    Value q5In = splitHeads(tb, p.query, d.kvHeads), kIn = p.key;
+    if (kernel) {
+      Value qn = q5In, kn = kIn;
+      if (p.qkNormEps) {
+        qn = layerNorm(tb, q5In, *p.qkNormEps);
+        kn = layerNorm(tb, kIn, *p.qkNormEps);
+      }
+      double inputScale = p.explicitScale ? std::sqrt(p.scale) : 1.0;
+      dQ5 = featureMapGrad(tb, qn, dQ5, kernel, inputScale, p.projection);
+      dK = featureMapGrad(tb, kn, dK, kernel, inputScale, p.projection);
+    }
     if (p.qkNormEps) {
-      dQ5 =
-          layerNormGrad(splitHeads(tb, p.query, d.kvHeads), dQ5, *p.qkNormEps);
-      dK = layerNormGrad(p.key, dK, *p.qkNormEps);
+      dQ5 = layerNormGrad(q5In, dQ5, *p.qkNormEps);
+      dK = layerNormGrad(kIn, dK, *p.qkNormEps);
     }
     SmallVector<Value> results = {finishHeads(tb, dQ5, p.elementType),
                                   fromF32Tensor(tb, dK, p.elementType),

@@ -89,6 +89,75 @@ Value mlir::attn::biasAt5(ImplicitLocOpBuilder &b, Value bias, int64_t group,
   return arith::ExtFOp::create(b, f32, v);
 }
 
+Value mlir::attn::favorWeights(TensorBuilder &tb, KernelAttr kernel,
+                               int64_t dim, Value projection) {
+  if (projection)
+    return projection;
+  int64_t m = kernel.getFeatures();
+  std::vector<double> values =
+      favorProjection(kernel.getSeed(), m, dim, kernel.getOrthogonal());
+  SmallVector<float> f(values.begin(), values.end());
+  auto type = RankedTensorType::get({m, dim}, tb.f32);
+  return arith::ConstantOp::create(
+      tb.b, DenseElementsAttr::get(type, ArrayRef<float>(f)));
+}
+
+Value mlir::attn::featureMapGrad(TensorBuilder &tb, Value x, Value dPhi,
+                                 KernelAttr kernel, double inputScale,
+                                 Value projection) {
+  int64_t rank = shapeOf(x).size(), dim = shapeOf(x).back();
+  Value scaleCst = tb.f32Const(inputScale);
+  auto scaled = [&](ImplicitLocOpBuilder &bb, Value v) -> Value {
+    v = tb.toF32(bb, v);
+    return inputScale == 1.0 ? v : arith::MulFOp::create(bb, v, scaleCst);
+  };
+  if (kernel.getFeatureMap() != FeatureMap::favor) {
+    bool elu = kernel.getFeatureMap() == FeatureMap::elu_plus_one;
+    return tb.elementwise(
+        {x, dPhi}, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+          Value v = scaled(bb, a[0]);
+          Value pos = arith::CmpFOp::create(bb, arith::CmpFPredicate::OGT, v,
+                                            tb.f32Const(0.0));
+          Value slope = arith::SelectOp::create(
+              bb, pos, tb.f32Const(1.0),
+              elu ? math::ExpOp::create(bb, v).getResult() : tb.f32Const(0.0));
+          return arith::MulFOp::create(
+              bb, arith::MulFOp::create(bb, slope, a[1]), scaleCst);
+        });
+  }
+  // d phi_r / dv = phi_r (w_r - v): dv = W^T (dPhi phi) - v sum_r dPhi_r
+  // phi_r, then times the input scale.
+  Value phi = featureMap(tb, x, kernel, inputScale, projection);
+  Value t =
+      tb.elementwise({phi, dPhi}, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+        return tb.mul(bb, a[0], a[1]);
+      });
+  Value w = favorWeights(tb, kernel, dim, projection);
+  // Loops: outer dims, then d, then r (reduction).
+  SmallVector<int64_t> tDims, outDims;
+  for (int64_t d = 0; d + 1 < rank; ++d) {
+    tDims.push_back(d);
+    outDims.push_back(d);
+  }
+  tDims.push_back(rank);
+  outDims.push_back(rank - 1);
+  std::string iters(rank, 'p');
+  iters += "r";
+  Value proj = tb.contract(t, tb.map(rank + 1, tDims), w,
+                           tb.map(rank + 1, {rank, rank - 1}), tb.sizes(x),
+                           tb.map(rank + 1, outDims), iters);
+  Value sum = tb.rowSum(t);
+  auto [id, outer] = tb.rowMaps(rank);
+  return tb.generic({proj, x, sum}, {id, id, outer}, tb.empty(tb.sizes(x)), id,
+                    std::string(rank, 'p'),
+                    [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+                      Value v = scaled(bb, a[1]);
+                      Value d = arith::SubFOp::create(
+                          bb, a[0], arith::MulFOp::create(bb, v, a[2]));
+                      return arith::MulFOp::create(bb, d, scaleCst);
+                    });
+}
+
 Value mlir::attn::featureMap(TensorBuilder &tb, Value x, KernelAttr kernel,
                              double inputScale, Value projection) {
   ImplicitLocOpBuilder &b = tb.b;
@@ -119,17 +188,7 @@ Value mlir::attn::featureMap(TensorBuilder &tb, Value x, KernelAttr kernel,
   }
   // FAVOR+: phi(x)_r = exp(<w_r, x> - |x|^2 / 2) / sqrt(m).
   int64_t m = kernel.getFeatures();
-  Value w;
-  if (projection) {
-    w = projection;
-  } else {
-    std::vector<double> values =
-        favorProjection(kernel.getSeed(), m, dim, kernel.getOrthogonal());
-    SmallVector<float> f(values.begin(), values.end());
-    auto type = RankedTensorType::get({m, dim}, tb.f32);
-    w = arith::ConstantOp::create(
-        b, DenseElementsAttr::get(type, ArrayRef<float>(f)));
-  }
+  Value w = favorWeights(tb, kernel, dim, projection);
   Value wt = tb.transpose(w, {1, 0}); // D x m
   // Loops: outer dims of x, then d (reduction), then r.
   SmallVector<int64_t> xDims, outDims;
@@ -493,6 +552,20 @@ struct WeightsLowering {
     Value tensorOk = applyMaskTensor(bb, idx, x);
     Value zero = tb.f32Const(0.0);
     Value dx;
+    if (kernel) {
+      // (dP - D) / (den + eps) on allowed scores of rows with a non-zero
+      // denominator; a[1] dP, a[2] D, a[3] the row's den + eps.
+      dx = arith::DivFOp::create(bb, arith::SubFOp::create(bb, a[1], a[2]),
+                                 a[3]);
+      Value allowed =
+          arith::CmpFOp::create(bb, arith::CmpFPredicate::ONE, a[3], zero);
+      if (spec.mask)
+        allowed = arith::AndIOp::create(bb, allowed, maskAllowed(bb, idx, pos));
+      for (Value part : {pos ? pos->valid : Value(), tensorOk})
+        if (part)
+          allowed = arith::AndIOp::create(bb, allowed, part);
+      return arith::SelectOp::create(bb, allowed, dx, zero);
+    }
     if (isSoftmax) {
       // P (dP - D + dLse); exactly 0 where P is (masked scores, rows
       // without keys), whatever dP holds there.
@@ -629,16 +702,25 @@ Value mlir::attn::weights5(TensorBuilder &tb, Value s, const WeightSpec &spec,
   return w.softmax(masked, shape, id, outer, lse);
 }
 
+Value mlir::attn::maskedScores5(TensorBuilder &tb, Value s,
+                                const WeightSpec &spec) {
+  WeightsLowering w(tb, spec);
+  w.prepare(s);
+  return w.maskedScores(s);
+}
+
 Value mlir::attn::scoreGradient5(TensorBuilder &tb, Value s,
                                  const WeightSpec &spec,
                                  const ScoreCotangent &c) {
   WeightsLowering w(tb, spec);
   TensorBuilder::Sizes shape = w.prepare(s);
-  assert(!w.kernel && "kernel attention has no score gradient");
   auto [id, outer] = tb.rowMaps(5);
   SmallVector<Value> inputs = {s};
   SmallVector<AffineMap> maps = {id};
-  if (w.isSoftmax) {
+  if (w.kernel) {
+    inputs.append({c.dWeights, c.rowDot, c.denominator});
+    maps.append({id, outer, outer});
+  } else if (w.isSoftmax) {
     inputs.append({c.weights, c.dWeights, c.rowDot});
     maps.append({id, id, outer});
     if (c.dLse) {

@@ -35,6 +35,18 @@ Value mergeHeads(TensorBuilder &tb, Value v);
 Value featureMap(TensorBuilder &tb, Value x, KernelAttr kernel,
                  double inputScale, Value projection);
 
+/// The FAVOR+ projection `W` (`features x dim`): `projection` when given,
+/// else the kernel seed's constant.
+Value favorWeights(TensorBuilder &tb, KernelAttr kernel, int64_t dim,
+                   Value projection);
+
+/// The gradient of `x` from that of `featureMap(x, kernel, inputScale,
+/// projection)` (`dPhi`, f32): elu+1 `exp(v)` below 0 and 1 above, relu
+/// 0 / 1, FAVOR+ `W^T (dPhi phi) - v sum_r (dPhi phi)_r`, with `v` the
+/// scaled input, times `inputScale`.
+Value featureMapGrad(TensorBuilder &tb, Value x, Value dPhi, KernelAttr kernel,
+                     double inputScale, Value projection);
+
 /// `S[b,k,g,i,j] = sum_d q5[b,k,g,i,d] * key[b,k,j,d]` in f32.
 Value scores5(TensorBuilder &tb, Value q5, Value key);
 
@@ -114,14 +126,22 @@ Value weights5(TensorBuilder &tb, Value s, const WeightSpec &spec,
 /// rows).
 struct ScoreCotangent {
   Value weights, dWeights, rowDot, dLse;
+  /// Kernel attention: the rows' denominators `sum_j A_ij + eps` (`A` the
+  /// masked feature products, maskedScores5).
+  Value denominator;
 };
+
+/// The masked scores of weights5 before normalization: softmax's -inf and
+/// kernel attention's 0 where masked, pointwise attention's weights.
+Value maskedScores5(TensorBuilder &tb, Value s, const WeightSpec &spec);
 
 /// The gradient of the loss with respect to the scores before soft-capping
 /// (`y = scale * s + bias - alibi`, so the raw scores' gradient is `scale`
 /// times it and the bias's is it), 5-D f32 like the raw scores `s`, under
 /// the same `spec` as weights5: softmax `P * (dP - D + dLse)`, pointwise
-/// `Lk^-alpha h'(x) dP`, through soft-capping; 0 where a score is masked
-/// (never NaN there). Not for kernel attention.
+/// `Lk^-alpha h'(x) dP`, through soft-capping; kernel attention `(dP - D) /
+/// (den + eps)` (the raw scores are the feature products); 0 where a score
+/// is masked (never NaN there).
 Value scoreGradient5(TensorBuilder &tb, Value s, const WeightSpec &spec,
                      const ScoreCotangent &cotangent);
 
