@@ -150,31 +150,42 @@ def _tensor(dims, t):
     return "tensor<" + "x".join(dims) + "x" + t + ">"
 
 
-def _build(key):
-    """MLIR source of one signature (dynamic batch and lengths)."""
+def _signature(key, static=None):
+    """The arguments, operand list, attribute dictionary and q, k, v and
+    result types of one signature (dynamic batch and lengths, or the
+    `static` (batch, Lq, Lk))."""
     (t, hq, hkv, d, dv, norm, pattern, scale, qk_eps, bias, gate, seg, kseg,
      proj, lengths) = key
+    if static is not None:
+        bs, lq, lk = (str(x) for x in static)
+        lengths = (lq, lk)
+    else:
+        bs = "?"
     lq, lk = ("?", "?") if lengths is None else (str(lengths[0]),
                                                  str(lengths[1]))
-    q = _tensor(["?", str(hq), lq, str(d)], t)
-    k = _tensor(["?", str(hkv), lk, str(d)], t)
-    v = _tensor(["?", str(hkv), lk, str(dv)], t)
-    r = _tensor(["?", str(hq), lq, str(dv)], t)
+    q = _tensor([bs, str(hq), lq, str(d)], t)
+    k = _tensor([bs, str(hkv), lk, str(d)], t)
+    v = _tensor([bs, str(hkv), lk, str(dv)], t)
+    r = _tensor([bs, str(hq), lq, str(dv)], t)
     args = [f"%query: {q}", f"%key: {k}", f"%value: {v}"]
-    operands, types = "", []
+    operands, grads = "", []
     if bias is not None:
-        bt = _tensor([bias[0], bias[1], lq, lk], t)
+        bt = _tensor([bias[0] if bias[0] == "1" else bs, bias[1], lq, lk], t)
         args.append(f"%bias: {bt}")
         operands += f" bias(%bias : {bt})"
+        grads.append(("bias", bt))
     if gate:
         args.append(f"%gate: {r}")
         operands += f" gate(%gate : {r})"
+        grads.append(("gate", r))
     if seg:
-        st = f"tensor<?x?x{seg}>"
+        st = f"tensor<?x?x{seg}>" if static is None else \
+            f"tensor<{bs}x{lq}x{seg}>"
         args.append(f"%segments: {st}")
         operands += f" segments(%segments : {st})"
     if kseg:
-        st = f"tensor<?x?x{kseg}>"
+        st = f"tensor<?x?x{kseg}>" if static is None else \
+            f"tensor<{bs}x{lk}x{kseg}>"
         args.append(f"%key_segments: {st}")
         operands += f" key_segments(%key_segments : {st})"
     if proj is not None:
@@ -188,17 +199,168 @@ def _build(key):
         attrs.append(f"scale = {_float(scale)} : f32")
     if qk_eps is not None:
         attrs.append(f"qk_norm_eps = {_float(qk_eps)} : f32")
+    return args, operands, "{" + ", ".join(attrs) + "}", (q, k, v, r), grads
+
+
+def _build(key):
+    """MLIR source of one signature (dynamic batch and lengths)."""
+    args, operands, attrs, (q, k, v, r), _ = _signature(key)
     return (f"func.func @attention({', '.join(args)}) -> {r} {{\n"
             f"  %0 = attn.attention %query, %key, %value{operands} "
-            f"{{{', '.join(attrs)}}}\n"
+            f"{attrs}\n"
             f"      : {q}, {k}, {v} -> {r}\n"
             f"  return %0 : {r}\n}}\n")
+
+
+def _build_grad(key, static):
+    """MLIR source of the forward and backward entries of one signature at
+    static batch and lengths (the fused backward kernels need them):
+    @forward returns the attention (and, for softmax, its log-sum-exp, which
+    the backward reads with the output instead of recomputing them);
+    @backward takes the arguments, the saved output (and log-sum-exp) and
+    the output's cotangent, and returns the gradients of query, key, value
+    (and bias, gate)."""
+    args, operands, attrs, (q, k, v, r), grads = _signature(key, static)
+    softmax = key[5] == "#attn.softmax"
+    lse = _tensor([str(static[0]), str(key[1]), str(static[1])], "f32")
+    fwd_results = f"{r}, {lse}" if softmax else r
+    src = (f"func.func @forward({', '.join(args)}) -> ({fwd_results}) {{\n"
+           f"  %0{':2' if softmax else ''} = attn.attention %query, %key, "
+           f"%value{operands} {attrs}\n"
+           f"      : {q}, {k}, {v} -> {fwd_results}\n"
+           f"  return {'%0#0, %0#1' if softmax else '%0'} : {fwd_results}\n"
+           f"}}\n")
+    bargs = list(args)
+    saved = ""
+    if softmax:
+        bargs += [f"%output: {r}", f"%lse: {lse}"]
+        saved = f" saved_output(%output : {r}) saved_lse(%lse : {lse})"
+    bargs.append(f"%d_output: {r}")
+    gtypes = [q, k, v] + [gt for _, gt in grads]
+    optional = "".join(f" {name}({gt})" for name, gt in grads)
+    n = len(gtypes)
+    src += (f"func.func @backward({', '.join(bargs)}) -> "
+            f"({', '.join(gtypes)}) {{\n"
+            f"  %0 = attn.attention %query, %key, %value{operands} {attrs}\n"
+            f"      : {q}, {k}, {v} -> {r}\n"
+            f"  %1:{n} = attn.attention_grad %0, %d_output{saved}\n"
+            f"      : {r}, {r} -> {q}, {k}, {v}{optional}\n"
+            f"  return {', '.join(f'%1#{i}' for i in range(n))} : "
+            f"{', '.join(gtypes)}\n}}\n")
+    return src
+
+
+def _needs_grad(*tensors):
+    """True if a torch tensor among `tensors` requires a gradient and
+    gradients are being recorded."""
+    torch = _torch_module()
+    if torch is None or not torch.is_grad_enabled():
+        return False
+    return any(is_torch_tensor(x) and x.requires_grad for x in tensors
+               if x is not None)
+
+
+def _torch_module():
+    import sys
+    return sys.modules.get("torch")
+
+
+_grad_functions = {}
+
+
+def _grad_library(key, static):
+    k = (key, static)
+    lib = _grad_functions.get(k)
+    if lib is None:
+        with _functions_lock:
+            lib = _grad_functions.get(k)
+            if lib is None:
+                lib = compile(_build_grad(key, static))
+                _grad_functions[k] = lib
+    return lib
+
+
+def _autograd_function():
+    """attn_opt's torch.autograd.Function (made once torch is imported)."""
+    global _AttentionFunction
+    if _AttentionFunction is not None:
+        return _AttentionFunction
+    torch = _torch_module()
+
+    class AttentionFunction(torch.autograd.Function):
+        """Forward through @forward (saving the output and, for softmax,
+        its log-sum-exp), backward through @backward (attn.attention_grad:
+        the fused backward kernels where they apply)."""
+
+        @staticmethod
+        def forward(ctx, q, k, v, bias, gate, call):
+            key, static, passive, threads = call
+            lib = _grad_library(key, static)
+            if threads is not None:
+                lib.set_num_threads(threads)
+            inputs = [x.detach().contiguous()
+                      for x in (q, k, v, bias, gate) if x is not None]
+            results = lib.forward(*inputs, *passive)
+            saved = results if isinstance(results, tuple) else (results,)
+            ctx.call = call
+            ctx.has = (bias is not None, gate is not None)
+            ctx.save_for_backward(*inputs, *saved)
+            return saved[0]
+
+        @staticmethod
+        def backward(ctx, d_output):
+            key, static, passive, threads = ctx.call
+            lib = _grad_library(key, static)
+            if threads is not None:
+                lib.set_num_threads(threads)
+            tensors = ctx.saved_tensors
+            n_in = 3 + sum(ctx.has)
+            inputs, saved = tensors[:n_in], tensors[n_in:]
+            softmax = key[5] == "#attn.softmax"
+            d = d_output.to(inputs[0].dtype).contiguous()
+            args = list(inputs) + list(passive)
+            if softmax:
+                args += list(saved)
+            grads = lib.backward(*args, d)
+            grads = list(grads) if isinstance(grads, tuple) else [grads]
+            out = list(grads[:3])
+            rest = iter(grads[3:])
+            out.append(next(rest) if ctx.has[0] else None)
+            out.append(next(rest) if ctx.has[1] else None)
+            return (*out, None)
+
+    _AttentionFunction = AttentionFunction
+    return AttentionFunction
+
+
+_AttentionFunction = None
+
+
+def _differentiable(q, k, v, bias, gate, kwargs):
+    """attention() of torch tensors that require gradients: through
+    AttentionFunction. float64 tensors (torch.autograd.gradcheck's dtype)
+    are computed in f32, attn-opt's widest type, and returned in float64
+    (the casts are differentiable)."""
+    torch = _torch_module()
+    if kwargs.pop("out") is not None:
+        raise ValueError("out= does not apply to tensors that require "
+                         "gradients")
+    f64 = q.dtype == torch.float64
+    cast = (lambda x: None if x is None else x.to(torch.float32)) if f64 \
+        else (lambda x: x)
+    for name in ("projection",):
+        if kwargs[name] is not None and f64:
+            kwargs[name] = kwargs[name].to(torch.float32)
+    o = attention(cast(q), cast(k), cast(v), bias=cast(bias), gate=cast(gate),
+                  _grad=True, **kwargs)
+    return o.to(torch.float64) if f64 else o
 
 
 def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
               alpha=None, features=None, seed=None, orthogonal=False,
               eps=None, qk_norm_eps=None, bias=None, gate=None, segments=None,
-              key_segments=None, projection=None, threads=None, out=None):
+              key_segments=None, projection=None, threads=None, out=None,
+              _grad=None):
     """Attention of q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv]
     (NumPy arrays or CPU torch tensors of f32, f16, or bf16 (torch)):
     returns [B, Hq, Lq, Dv] of the same kind (docs/Semantics.md).
@@ -215,6 +377,13 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
     compiled once; batch and lengths are dynamic (except with the block
     tables #attn.block and #attn.random, compiled per length).
     """
+    if _grad is None and _needs_grad(q, k, v, bias, gate):
+        return _differentiable(q, k, v, bias, gate, dict(
+            normalizer=normalizer, pattern=pattern, scale=scale, alpha=alpha,
+            features=features, seed=seed, orthogonal=orthogonal, eps=eps,
+            qk_norm_eps=qk_norm_eps, segments=segments,
+            key_segments=key_segments, projection=projection,
+            threads=threads, out=out))
     tensors = [check_array(q, "q"), check_array(k, "k"), check_array(v, "v")]
     t = dtype_name(q)
     if t not in _elem:
@@ -297,6 +466,14 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
     key = (t, hq, hkv, d, dv, spelled[0], spelled[1], scale, qk_norm_eps,
            bias_key, gate is not None, seg_key, kseg_key, proj_key,
            (lq, lk) if spelled[2] else None)
+    if _grad is not None:
+        # Differentiable: static batch and lengths (one compilation per
+        # shape; the fused backward kernels need them).
+        passive = [x for x in (segments if seg_key else None,
+                               key_segments if kseg_key else None,
+                               projection) if x is not None]
+        call = (key, (b, lq, lk), passive, threads)
+        return _autograd_function().apply(q, k, v, bias, gate, call)
     fn = _functions.get(key)
     if fn is None:
         with _functions_lock:

@@ -1,0 +1,67 @@
+// RUN: attn-opt %s --attn-flash-backward="vector-width=16" --split-input-file --verify-diagnostics | FileCheck %s
+
+/// Causal softmax, GQA, L = 100 (ragged blocks): the forward op gains its
+/// log-sum-exp; the prologue pads Q, dO (rows and transposed), K, V, LSE and
+/// D to whole blocks of 64; one pass (batch x kv heads = 4) per key/value
+/// head; per block register-tiled products (vector.fma) and the gradients
+/// stored; no L x L buffer.
+// CHECK-LABEL: func.func @causal_gqa
+// CHECK-NOT: 100x100
+// CHECK: %{{.*}}, %[[LSE:.*]] = attn.attention {{.*}} -> tensor<2x4x100x16xf32>, tensor<2x4x100xf32>
+// CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<2x4x128x16xf32>
+// CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<2x4x16x128xf32>
+// CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<2x2x128x16xf32>
+// CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<2x4x128xf32>
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = {{.*}} to (%c2{{.*}}, %c4{{.*}})
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = {{.*}} to (%c2{{.*}}, %c2{{.*}})
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = {{.*}} to (%c2{{.*}}, %c2{{.*}})
+// CHECK:   memref.alloc() {alignment = 64 : i64} : memref<64x64xf32>
+// CHECK:   vector.fma
+// CHECK:   math.exp
+// CHECK:   vector.fma
+// CHECK-NOT: scf.parallel
+// CHECK: return
+func.func @causal_gqa(%q: tensor<2x4x100x16xf32>, %k: tensor<2x2x100x16xf32>, %v: tensor<2x2x100x16xf32>, %do: tensor<2x4x100x16xf32>) -> (tensor<2x4x100x16xf32>, tensor<2x2x100x16xf32>, tensor<2x2x100x16xf32>) {
+  %o = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<2x4x100x16xf32>, tensor<2x2x100x16xf32>, tensor<2x2x100x16xf32> -> tensor<2x4x100x16xf32>
+  // expected-remark @+1 {{attn-flash-backward: fused backward, one pass, blocks of 64 queries x 64 keys, 12 of 16 blocks visited per pass (4 full); 16 lanes}}
+  %dq, %dk, %dv = attn.attention_grad %o, %do : tensor<2x4x100x16xf32>, tensor<2x4x100x16xf32> -> tensor<2x4x100x16xf32>, tensor<2x2x100x16xf32>, tensor<2x2x100x16xf32>
+  return %dq, %dk, %dv : tensor<2x4x100x16xf32>, tensor<2x2x100x16xf32>, tensor<2x2x100x16xf32>
+}
+
+// -----
+
+/// Pointwise attention's gradient reads no forward result: the forward op,
+/// only its description, is erased. One key/value head: two passes (key
+/// blocks, then query blocks).
+// CHECK-LABEL: func.func @relu_two_passes
+// CHECK-NOT: attn.attention
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}) = {{.*}} to (%c1{{.*}}, %c1{{.*}}, %c2{{.*}})
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}) = {{.*}} to (%c1{{.*}}, %c2{{.*}}, %c2{{.*}})
+func.func @relu_two_passes(%q: tensor<1x2x90x16xf32>, %k: tensor<1x1x90x16xf32>, %v: tensor<1x1x90x16xf32>, %do: tensor<1x2x90x16xf32>) -> tensor<1x2x90x16xf32> {
+  %o = attn.attention %q, %k, %v {normalizer = #attn.pointwise<relu>} : tensor<1x2x90x16xf32>, tensor<1x1x90x16xf32>, tensor<1x1x90x16xf32> -> tensor<1x2x90x16xf32>
+  // expected-remark @+1 {{attn-flash-backward: fused backward, two passes, blocks of 64 queries x 64 keys, 8 of 8 blocks visited per pass (8 full); 16 lanes}}
+  %dq, %dk, %dv = attn.attention_grad %o, %do : tensor<1x2x90x16xf32>, tensor<1x2x90x16xf32> -> tensor<1x2x90x16xf32>, tensor<1x1x90x16xf32>, tensor<1x1x90x16xf32>
+  return %dq : tensor<1x2x90x16xf32>
+}
+
+// -----
+
+/// What is not fused stays for the reference gradient, with a remark.
+// CHECK-LABEL: func.func @not_fused
+// CHECK: attn.attention_grad
+// CHECK: attn.attention_grad
+// CHECK: attn.attention_grad
+func.func @not_fused(%q: tensor<1x1x8x16xf32>, %b: tensor<1x1x8x8xf32>, %qb: tensor<1x1x8x16xbf16>, %do: tensor<1x1x8x16xf32>, %dob: tensor<1x1x8x16xbf16>) -> (tensor<1x1x8x16xf32>, tensor<1x1x8x16xbf16>, tensor<1x1x8x16xf32>) {
+  %o1 = attn.attention %q, %q, %q bias(%b : tensor<1x1x8x8xf32>) {normalizer = #attn.softmax} : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>
+  // expected-remark @+1 {{attn-flash-backward: not fused (score or output modifiers (bias, gate, ALiBi, sinks, soft-cap)); the reference gradient computes it}}
+  %dq1, %dk1, %dv1 = attn.attention_grad %o1, %do : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>
+  %o2 = attn.attention %qb, %qb, %qb {normalizer = #attn.softmax} : tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16> -> tensor<1x1x8x16xbf16>
+  // expected-remark @+1 {{attn-flash-backward: not fused (an element type other than f32); the reference gradient computes it}}
+  %dq2, %dk2, %dv2 = attn.attention_grad %o2, %dob : tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16> -> tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16>
+  %o3 = attn.attention %q, %q, %q {normalizer = #attn.kernel<elu_plus_one>} : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>
+  // expected-remark @+1 {{attn-flash-backward: not fused (kernelized attention); the reference gradient computes it}}
+  %dq3, %dk3, %dv3 = attn.attention_grad %o3, %do : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>
+  return %dq1, %dq2, %dq3 : tensor<1x1x8x16xf32>, tensor<1x1x8x16xbf16>, tensor<1x1x8x16xf32>
+}

@@ -1,0 +1,130 @@
+# attn_opt.attention under torch.autograd: torch tensors that require
+# gradients get a grad_fn (attn_opt's AttentionFunction: @forward saves the
+# output and log-sum-exp, @backward is attn.attention_grad, the fused
+# backward kernel where it applies); gradcheck in float64 (computed in f32,
+# so with eps = 1e-3 and tolerances to match) for softmax, the seed's
+# gelu with qk-layernorm and a gate, kernelized attention and a bias;
+# the gradients against PyTorch's own autograd of the same attention
+# written with materialized scores (causal GQA, f32 and bf16); a training
+# step's loss decreasing.
+# REQUIRES: python-torch
+# UNSUPPORTED: asan
+# RUN: rm -rf %t && env ATTN_OPT_CACHE_DIR=%t PYTHONPATH=%attn_python_dir %attn_py3 %s | FileCheck %s
+
+import math
+
+import torch
+
+import attn_opt
+
+torch.manual_seed(0)
+
+
+def rand(*shape, dtype=torch.float64):
+    return torch.randn(*shape, dtype=dtype, requires_grad=True)
+
+
+# CHECK: grad_fn AttentionFunctionBackward
+q, k, v = (rand(1, 2, 6, 4, dtype=torch.float32) for _ in range(3))
+o = attn_opt.attention(q, k, v, pattern="causal")
+print("grad_fn", type(o.grad_fn).__name__)
+
+tol = dict(eps=1e-3, atol=2e-3, rtol=2e-3)
+
+# CHECK: gradcheck softmax causal GQA True
+q, k, v = rand(1, 4, 7, 8), rand(1, 2, 9, 8), rand(1, 2, 9, 8)
+print("gradcheck softmax causal GQA", torch.autograd.gradcheck(
+    lambda q, k, v: attn_opt.attention(q, k, v, pattern="causal"),
+    (q, k, v), **tol))
+
+# (gelu: smooth, where relu's kink would meet gradcheck's finite
+# differences; relu's gradient is compared with PyTorch's below and in
+# examples/train.)
+# CHECK: gradcheck gelu qknorm gate True
+q, k, v, g = rand(2, 2, 5, 8), rand(2, 2, 5, 8), rand(2, 2, 5, 8), \
+    rand(2, 2, 5, 8)
+print("gradcheck gelu qknorm gate", torch.autograd.gradcheck(
+    lambda q, k, v, g: attn_opt.attention(q, k, v, normalizer="gelu",
+                                          qk_norm_eps=1e-5, gate=g,
+                                          pattern="causal"),
+    (q, k, v, g), **tol))
+
+# CHECK: gradcheck elu kernel True
+q, k, v = rand(1, 2, 6, 4), rand(1, 2, 6, 4), rand(1, 2, 6, 4)
+print("gradcheck elu kernel", torch.autograd.gradcheck(
+    lambda q, k, v: attn_opt.attention(q, k, v, normalizer="elu_plus_one",
+                                       pattern="causal"),
+    (q, k, v), **tol))
+
+# CHECK: gradcheck bias True
+q, k, v, b = rand(1, 2, 5, 4), rand(1, 2, 5, 4), rand(1, 2, 5, 4), \
+    rand(1, 2, 5, 5)
+print("gradcheck bias", torch.autograd.gradcheck(
+    lambda q, k, v, b: attn_opt.attention(q, k, v, bias=b),
+    (q, k, v, b), **tol))
+
+
+def torch_attention(q, k, v, relu=False):
+    """Causal GQA attention with the scores materialized: softmax, or the
+    seed's L^-1 relu with qk-layernorm."""
+    group = q.shape[1] // k.shape[1]
+    k = k.repeat_interleave(group, dim=1)
+    v = v.repeat_interleave(group, dim=1)
+    if relu:
+        q = torch.nn.functional.layer_norm(q, (q.shape[-1],), eps=1e-5)
+        k = torch.nn.functional.layer_norm(k, (k.shape[-1],), eps=1e-5)
+    s = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    lq, lk = q.shape[2], k.shape[2]
+    i = torch.arange(lq).unsqueeze(1) + (lk - lq)
+    j = torch.arange(lk).unsqueeze(0)
+    if relu:
+        return torch.matmul(torch.relu(s).masked_fill(j > i, 0.0) / lk, v)
+    s = s.masked_fill(j > i, float("-inf"))
+    return torch.matmul(torch.softmax(s, dim=-1), v)
+
+
+def compare(dtype, tol_rel, relu=False):
+    q, k, v = (torch.randn(2, 4, 70, 32).to(dtype).requires_grad_(),
+               torch.randn(2, 2, 70, 32).to(dtype).requires_grad_(),
+               torch.randn(2, 2, 70, 32).to(dtype).requires_grad_())
+    do = torch.randn(2, 4, 70, 32).to(dtype)
+    extra = dict(normalizer="relu", qk_norm_eps=1e-5) if relu else {}
+    o = attn_opt.attention(q, k, v, pattern="causal", **extra)
+    got = torch.autograd.grad(o, (q, k, v), do)
+    ref = [x.detach().double().requires_grad_() for x in (q, k, v)]
+    want = torch.autograd.grad(torch_attention(*ref, relu=relu), ref,
+                               do.double())
+    worst = max(float((g.double() - w).abs().max() / w.abs().max())
+                for g, w in zip(got, want))
+    assert all(g.dtype == dtype for g in got)
+    print(f"torch {dtype} causal GQA{' relu' if relu else ''}",
+          "ok" if worst < tol_rel else worst)
+
+
+# CHECK: torch torch.float32 causal GQA ok
+compare(torch.float32, 1e-5)
+# CHECK: torch torch.bfloat16 causal GQA ok
+compare(torch.bfloat16, 3e-2)
+# CHECK: torch torch.float32 causal GQA relu ok
+compare(torch.float32, 1e-5, relu=True)
+
+# A few steps of training one attention layer: the loss goes down.
+# CHECK: training loss decreases True
+torch.manual_seed(1)
+x = torch.randn(4, 16, 32)
+target = torch.randn(4, 16, 32)
+wq, wk, wv = (torch.nn.Linear(32, 32) for _ in range(3))
+params = [p for m in (wq, wk, wv) for p in m.parameters()]
+opt = torch.optim.SGD(params, lr=0.05)
+losses = []
+for step in range(8):
+    def heads(t):
+        return t.view(4, 16, 2, 16).transpose(1, 2).contiguous()
+    o = attn_opt.attention(heads(wq(x)), heads(wk(x)), heads(wv(x)),
+                           pattern="causal")
+    loss = ((o.transpose(1, 2).reshape(4, 16, 32) - target) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    losses.append(float(loss))
+print("training loss decreases", losses[-1] < losses[0])

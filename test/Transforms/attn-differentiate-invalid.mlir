@@ -1,0 +1,44 @@
+// RUN: attn-opt %s -split-input-file --attn-differentiate -verify-diagnostics
+
+// expected-error @+1 {{attn-differentiate: @two has 2 attn.attention ops; it differentiates a function with one}}
+func.func @two(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
+  %a = attn.attention %q, %q, %q {normalizer = #attn.softmax}
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32> -> tensor<1x1x4x4xf32>
+  %b = attn.attention %a, %q, %q {normalizer = #attn.softmax}
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32> -> tensor<1x1x4x4xf32>
+  return %b : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{attn-differentiate: @not_returned does not return the output of its attn.attention}}
+func.func @not_returned(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
+  %a = attn.attention %q, %q, %q {normalizer = #attn.softmax}
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32> -> tensor<1x1x4x4xf32>
+  %b = arith.addf %a, %q : tensor<1x1x4x4xf32>
+  return %b : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+func.func @paged(%q: tensor<1x1x4x4xf32>, %pool: tensor<2x1x4x4xf32>,
+                 %pt: tensor<1x1xi32>, %len: tensor<1xi32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{over a paged KV cache has no gradient (a page_table is for inference): @paged is not differentiated}}
+  %o = attn.attention %q, %pool, %pool key_lengths(%len : tensor<1xi32>)
+      page_table(%pt : tensor<1x1xi32>) {normalizer = #attn.softmax}
+      : tensor<1x1x4x4xf32>, tensor<2x1x4x4xf32>, tensor<2x1x4x4xf32>
+      -> tensor<1x1x4x4xf32>
+  return %o : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{attn-differentiate: cannot add @taken_grad: the name is taken}}
+func.func @taken(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
+  %a = attn.attention %q, %q, %q {normalizer = #attn.softmax}
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32> -> tensor<1x1x4x4xf32>
+  return %a : tensor<1x1x4x4xf32>
+}
+func.func @taken_grad() {
+  return
+}

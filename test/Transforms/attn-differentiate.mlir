@@ -1,0 +1,61 @@
+// RUN: attn-opt %s -split-input-file --attn-differentiate | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-differentiate --convert-attn-grad-to-linalg | FileCheck %s --check-prefix=LOWERED
+
+/// attn-differentiate adds @F_grad: @F's arguments, the output's
+/// cotangent, the gradients of query, key and value.
+
+// CHECK-LABEL: func.func @causal(
+// CHECK: return %{{.*}} : tensor<1x4x33x16xf32>
+// CHECK-LABEL: func.func @causal_grad(
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<1x4x33x16xf32>, %[[K:[^:]*]]: tensor<1x2x40x16xf32>, %[[V:[^:]*]]: tensor<1x2x40x16xf32>, %[[DO:[^:]*]]: tensor<1x4x33x16xf32>)
+// CHECK-SAME: -> (tensor<1x4x33x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>)
+// CHECK: %[[O:[^ ]*]] = attn.attention %[[Q]], %[[K]], %[[V]] {normalizer = #attn.softmax, pattern = #attn.causal}
+// CHECK: %[[DQ:[^,]*]], %[[DK:[^,]*]], %[[DV:[^ ]*]] = attn.attention_grad %[[O]], %[[DO]] :
+// CHECK: return %[[DQ]], %[[DK]], %[[DV]]
+// The reference gradient replaces the op and its forward op (used only as
+// its description).
+// LOWERED-LABEL: func.func @causal_grad(
+// LOWERED-NOT: attn.
+// LOWERED: linalg.generic
+// LOWERED-NOT: attn.
+// LOWERED: return
+func.func @causal(%q: tensor<1x4x33x16xf32>, %k: tensor<1x2x40x16xf32>,
+                  %v: tensor<1x2x40x16xf32>) -> tensor<1x4x33x16xf32> {
+  %o = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.causal}
+      : tensor<1x4x33x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>
+      -> tensor<1x4x33x16xf32>
+  return %o : tensor<1x4x33x16xf32>
+}
+
+// -----
+
+/// A returned log-sum-exp adds its cotangent d_lse; bias, gate and sinks
+/// add their gradients, in that order.
+
+// CHECK-LABEL: func.func @modifiers_grad(
+// CHECK-SAME: %{{[^:]*}}: tensor<2xf32>, %[[DO:[^:]*]]: tensor<2x2x8x4xf32>, %[[DL:[^:]*]]: tensor<2x2x8xf32>)
+// CHECK-SAME: -> (tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>, tensor<1x2x8x8xf32>, tensor<2x2x8x4xf32>, tensor<2xf32>)
+// CHECK: %[[O:[^,]*]], %{{.*}} = attn.attention
+// CHECK: attn.attention_grad %[[O]], %[[DO]] grad_lse(%[[DL]] : tensor<2x2x8xf32>)
+// CHECK-SAME: bias(tensor<1x2x8x8xf32>) gate(tensor<2x2x8x4xf32>) sinks(tensor<2xf32>)
+func.func @modifiers(%q: tensor<2x2x8x4xf32>, %k: tensor<2x2x8x4xf32>,
+                     %v: tensor<2x2x8x4xf32>, %b: tensor<1x2x8x8xf32>,
+                     %g: tensor<2x2x8x4xf32>, %s: tensor<2xf32>)
+    -> (tensor<2x2x8x4xf32>, tensor<2x2x8xf32>) {
+  %o, %l = attn.attention %q, %k, %v bias(%b : tensor<1x2x8x8xf32>)
+      gate(%g : tensor<2x2x8x4xf32>) sinks(%s : tensor<2xf32>)
+      {normalizer = #attn.softmax, softcap = 10.0 : f32}
+      : tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>
+      -> tensor<2x2x8x4xf32>, tensor<2x2x8xf32>
+  return %o, %l : tensor<2x2x8x4xf32>, tensor<2x2x8xf32>
+}
+
+// -----
+
+/// Functions without an attention are left alone.
+
+// CHECK-LABEL: func.func @plain(
+// CHECK-NOT: func.func @plain_grad
+func.func @plain(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
