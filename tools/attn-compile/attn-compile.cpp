@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn-opt/Compile/KernelLibrary.h"
+#include "attn-opt/Dialect/Attn/Transforms/Passes.h"
 #include "attn-opt/InitAttn.h"
 #include "attn-opt/Pipelines/Pipelines.h"
 #include "attn-opt/Runtime/HostTarget.h"
@@ -105,6 +106,13 @@ cl::opt<std::string> rpathOpt(
 cl::opt<bool> referenceOpt(
     "reference",
     cl::desc("Lower through the reference lowering only (a baseline)"),
+    cl::init(false), cl::cat(category));
+cl::opt<bool> gradOpt(
+    "grad",
+    cl::desc("Also export the backward entry F_grad of each function F "
+             "returning an attention (attn-differentiate): F's arguments, "
+             "then d_output (and d_lse), returning the gradients of query, "
+             "key, value (and bias, gate, sinks)"),
     cl::init(false), cl::cat(category));
 cl::opt<bool> remarksOpt("print-remarks",
                          cl::desc("Print the compiler's remarks"),
@@ -256,6 +264,30 @@ struct CompilePlan {
   std::vector<Entry> entries;
 };
 
+/// --grad: adds F_grad next to each function F returning an attention
+/// (private when F is), its argument names F's, then d_output (and d_lse).
+void addGradients(ModuleOp module,
+                  std::map<std::string, std::vector<std::string>> &names) {
+  PassManager pm(module.getContext());
+  pm.addPass(createAttnDifferentiate());
+  if (failed(pm.run(module)))
+    fail("--grad: cannot differentiate " + inputFile +
+         " (diagnostics above)");
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    StringRef name = fn.getName();
+    if (!name.ends_with("_grad") || names.count(name.str()))
+      continue;
+    auto forward = names.find(name.drop_back(5).str());
+    if (forward == names.end())
+      continue;
+    std::vector<std::string> args = forward->second;
+    args.push_back("d_output");
+    if (fn.getNumArguments() > args.size())
+      args.push_back("d_lse");
+    names[name.str()] = args;
+  }
+}
+
 /// Parses the input (its diagnostics reported through `sourceMgr`), checks
 /// --prefix, makes the functions that --entry does not name private and
 /// describes the entries. Fails on a bad input or option; returns failure
@@ -284,6 +316,8 @@ FailureOr<CompilePlan> planCompile(MLIRContext &context,
       if (!llvm::is_contained(entryOpt, fn.getName()))
         fn.setPrivate();
   }
+  if (gradOpt)
+    addGradients(module, loaded->argNamesByFunction);
   FailureOr<std::vector<Entry>> entries =
       describeEntries(module, prefix, loaded->argNamesByFunction);
   if (failed(entries))

@@ -688,6 +688,35 @@ AttentionOp AttentionGradOp::getForwardOp() {
   return cast<AttentionOp>(getForward().getDefiningOp());
 }
 
+/// Each gradient has its operand's shape: the dynamic sizes of grad_query
+/// are the query's, and so on (attn-compile sizes the results of an
+/// exported backward entry from its arguments through this).
+LogicalResult
+AttentionGradOp::reifyResultShapes(OpBuilder &b,
+                                   ReifiedRankedShapedTypeDims &reifiedShapes) {
+  AttentionOp forward = getForwardOp();
+  SmallVector<Value> sources = {forward.getQuery(), forward.getKey(),
+                                forward.getValue()};
+  if (getGradBias())
+    sources.push_back(forward.getBias());
+  if (getGradGate())
+    sources.push_back(forward.getGate());
+  if (getGradSinks())
+    sources.push_back(forward.getSinks());
+  for (Value source : sources) {
+    auto type = cast<RankedTensorType>(source.getType());
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      sizes.push_back(
+          type.isDynamicDim(d)
+              ? OpFoldResult(
+                    tensor::DimOp::create(b, getLoc(), source, d).getResult())
+              : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
+    reifiedShapes.push_back(std::move(sizes));
+  }
+  return success();
+}
+
 LogicalResult AttentionGradOp::verify() {
   auto result = dyn_cast<OpResult>(getForward());
   auto forward =

@@ -62,7 +62,7 @@ struct AttnDifferentiatePass
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     for (func::FuncOp fn : llvm::to_vector(module.getOps<func::FuncOp>())) {
-      if (fn.isExternal())
+      if (fn.isExternal() || fn.isPrivate())
         continue;
       auto found = differentiable(fn);
       if (failed(found))

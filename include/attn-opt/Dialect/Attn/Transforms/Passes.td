@@ -289,7 +289,7 @@ def AttnInferMask : Pass<"attn-infer-mask"> {
 def AttnDifferentiate : Pass<"attn-differentiate", "ModuleOp"> {
   let summary = "Add the backward function of each function with an attention";
   let description = [{
-    For each function `@F` with a body holding one `attn.attention` whose
+    For each public function `@F` with a body holding one `attn.attention` whose
     output `@F` returns (with or without its log-sum-exp), adds
     `@F_grad`: `@F`'s arguments, then the cotangent of the output
     (`d_output`, the output's type) and, when `@F` returns the log-sum-exp,
@@ -319,7 +319,8 @@ def AttnDifferentiate : Pass<"attn-differentiate", "ModuleOp"> {
 
     The gradients are those of the attention's operands (the function's
     arguments when the operands are; ops computing an operand are not
-    differentiated). Functions without an attention are left alone; a
+    differentiated). Private functions and functions without an attention
+    are left alone; a
     function with several, one over a paged KV cache, one that does not
     return the attention's output, or one whose `_grad` name is taken, is
     an error naming it.
