@@ -301,7 +301,9 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
 //===----------------------------------------------------------------------===//
 
 def Attn_AttentionGradOp : Attn_Op<"attention_grad",
-    [Pure, AttrSizedOperandSegments, AttrSizedResultSegments]> {
+    [Pure, AttrSizedOperandSegments, AttrSizedResultSegments,
+     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+                               ["reifyResultShapes"]>]> {
   let summary = "gradients of an attn.attention (its vector-Jacobian product)";
   let description = [{
     The backward pass of the `attn.attention` whose output is `forward`:
@@ -777,6 +779,11 @@ def Attn_ChunkedLinearOp : Attn_InternalOp<"chunked_linear",
     chunk may be shorter. The semantics are those of `attn.attention` with
     `#attn.kernel` and the pattern `#attn.causal` and/or `#attn.segments`.
 
+    With `unnormalized` the output is the masked sum itself,
+    `intra + phiq S` (no denominator, `eps` unused): the gradient of
+    kernelized attention is three such sums (convert-attn-grad-to-linalg),
+    whose "features" are cotangents and values rather than feature maps.
+
     `B` and `L` may be dynamic (a length shorter than `chunk_size` is one
     ragged chunk); the queries' and keys' `L` must then be equal at run time,
     which attn-reassociate guarantees by choosing this form under
@@ -799,7 +806,8 @@ def Attn_ChunkedLinearOp : Attn_InternalOp<"chunked_linear",
                        Optional<Attn_FloatTensor>:$gate,
                        ConfinedAttr<I64Attr, [IntMinValue<1>]>:$chunk_size,
                        UnitAttr:$causal,
-                       DefaultValuedAttr<F32Attr, "0.0f">:$eps);
+                       DefaultValuedAttr<F32Attr, "0.0f">:$eps,
+                       UnitAttr:$unnormalized);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
     $query_features `,` $key_features `,` $value
