@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Gradients (issue 37): forward, forward + backward (attn-run --grad, which
-# recomputes the forward) and PyTorch 1.13 autograd of the same attention
+# Gradients (issue 37): forward, forward + backward (attn-run --grad: for
+# softmax @f_grad recomputes the forward with its log-sum-exp; for relu and
+# causal_linear it is the backward alone and the sum is reported) and
+# PyTorch 1.13 autograd of the same attention
 # (bench/grad_torch.py) in one run, B = 1, H = 8, D = 64, f32.
 #
 #   bench/grad.sh [--L 4096] [--threads 2] [--runs 3] [--peer-runs 1]
@@ -10,7 +12,7 @@
 # Prints per variant the forward and forward + backward medians, the
 # backward's share (their difference) as a multiple of the forward and as
 # GFLOP/s counting 10 L^2 D H flop (causal and window: the allowed pairs'
-# share), the peak resident memory of the gradient run, PyTorch's forward +
+# share; not for the linear-time causal_linear), the peak resident memory of the gradient run, PyTorch's forward +
 # backward and the ratio PyTorch / attn-opt. --memory-L runs causal
 # softmax's gradient once at that length and prints its peak memory (the
 # issue's bar: 1.5 GiB at L = 16384). Without PyTorch the peer column says
@@ -60,6 +62,12 @@ func.func @f(%q: $t, %k: $t, %v: $t) -> $t {
 MLIR
 }
 
+# recomputes VARIANT: 1 if attn-run --grad's @f_grad computes the forward
+# too (softmax: its output and log-sum-exp), 0 if it is the backward alone.
+recomputes() {
+  case "$1" in relu|causal_linear) echo 0 ;; *) echo 1 ;; esac
+}
+
 # share VARIANT L: the allowed pairs' share of the L x L scores.
 share() {
   awk -v v="$1" -v l="$2" 'BEGIN {
@@ -81,6 +89,9 @@ for l in "${ls[@]}"; do
     read -r fwd _ _ <<< "$(bench_one "$dir/$v.$l.mlir" "$threads" "$runs")"
     read -r both _ mib <<< "$(bench_one "$dir/$v.$l.mlir" "$threads" "$runs" --grad)"
     peer="n/a" ratio="-"
+    # (The gradient of pointwise and kernelized attention needs no forward
+    # output: @f_grad is the backward alone, and forward + backward the sum.)
+    [ "$(recomputes "$v")" = 1 ] || both="$(awk -v f="$fwd" -v b="$both" 'BEGIN { print f + b }')"
     if [ "$have_torch" = 1 ]; then
       peer="$(OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads \
         "$python" "$root/bench/grad_torch.py" --L "$l" --threads "$threads" \
@@ -88,9 +99,10 @@ for l in "${ls[@]}"; do
       ratio="$(awk -v p="$peer" -v a="$both" 'BEGIN { if (a > 0) printf "%.1fx", p / a }')"
     fi
     awk -v v="$v" -v l="$l" -v f="$fwd" -v b="$both" -v m="$mib" -v p="$peer" \
-        -v r="$ratio" -v s="$(share "$v" "$l")" 'BEGIN {
-      bw = b - f; gf = (bw > 0) ? 10.0 * l * l * 64 * 8 * s / (bw * 1e6) : 0;
-      printf "| %s | %d | %.1f | %.1f | %.2f | %.0f | %s | %s | %s |\n", v, l, f, b,
+        -v r="$ratio" -v s="$(share "$v" "$l")" -v inc="$(recomputes "$v")" 'BEGIN {
+      total = inc ? b : f + b; bw = total - f;
+      gf = (bw > 0 && v != "causal_linear") ? sprintf("%.0f", 10.0 * l * l * 64 * 8 * s / (bw * 1e6)) : "-";
+      printf "| %s | %d | %.1f | %.1f | %.2f | %s | %s | %s | %s |\n", v, l, f, total,
         (f > 0) ? bw / f : 0, gf, m, p, r }'
   done
 done

@@ -35,6 +35,8 @@ using namespace mlir::attn;
 static void addBufferization(OpPassManager &pm) {
   // The caller's input buffers are never written.
   pm.addNestedPass<func::FuncOp>(createAttnReadOnlyArguments());
+  // Each kernel reads its operands where it runs (CSE merged the reads).
+  pm.addNestedPass<func::FuncOp>(createAttnSeparateBufferReads());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -115,7 +117,10 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
     backward.vectorRegisters = options.vectorRegisters;
     pm.addPass(createAttnFlashBackward(backward));
   }
-  pm.addPass(createConvertAttnGradToLinalg());
+  // (Kernelized attention's gradient in linear time but in the reference.)
+  ConvertAttnGradToLinalgOptions grads;
+  grads.linearKernelized = !options.reference;
+  pm.addPass(createConvertAttnGradToLinalg(grads));
   if (!options.reference) {
     pm.addPass(createAttnInferMask());
     pm.addPass(createAttnProjectLowRank());

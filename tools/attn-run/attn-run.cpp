@@ -50,7 +50,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
+#include <malloc.h>
 #include <optional>
 #include <set>
 #include <unistd.h>
@@ -1407,6 +1409,12 @@ int run(MLIRContext &context) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // The generated code's large buffers come from the heap and go back to it
+  // (glibc: no mapping per buffer, no trimming), so that a call reuses the
+  // pages of the last instead of faulting in fresh mappings: the kernels,
+  // not the page faults, are what --bench measures (docs/attn-run.md).
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);

@@ -176,6 +176,39 @@ def AttnReadOnlyArguments : Pass<"attn-read-only-arguments",
   }];
 }
 
+def AttnSeparateBufferReads : Pass<"attn-separate-buffer-reads",
+                                   "func::FuncOp"> {
+  let summary = "Give each kernel its own read-only bufferization.to_buffer "
+                "of a tensor";
+  let description = [{
+    The fused kernels read their tensor operands through
+    `bufferization.to_buffer ... read_only`, created right before the
+    kernel: one-shot bufferization counts the tensor as read there and lets
+    later ops reuse its buffer. CSE merges the `to_buffer` ops of two
+    kernels reading the same tensor into the first one, and the second
+    kernel then reads a buffer that an op between the two may have
+    overwritten in place (the gradient of kernelized attention runs four
+    kernels over shared operands and met this). This pass, run just before
+    bufferization, splits them again: each read-only `to_buffer` of a tensor
+    that is not a function argument, used by several ops of its block (or
+    by ops nested in them), gets a copy right before each such op after
+    the first, so the read happens where the kernel reads.
+
+    ```mlir
+    %m = bufferization.to_buffer %t read_only : tensor<4xf32> to memref<4xf32>
+    "kernel.a"(%m) : (memref<4xf32>) -> ()
+    %u = linalg.generic ... outs(%e)   // may write %t's buffer in place
+    "kernel.b"(%m) : (memref<4xf32>) -> ()
+    // becomes
+    %m = bufferization.to_buffer %t read_only : tensor<4xf32> to memref<4xf32>
+    "kernel.a"(%m) : (memref<4xf32>) -> ()
+    %u = linalg.generic ... outs(%e)   // now must not overwrite %t
+    %m2 = bufferization.to_buffer %t read_only : tensor<4xf32> to memref<4xf32>
+    "kernel.b"(%m2) : (memref<4xf32>) -> ()
+    ```
+  }];
+}
+
 def AttnDecomposeAggregates : Pass<"attn-decompose-aggregates",
                                    "func::FuncOp"> {
   let summary = "Decompose aggregate linalg ops (linalg.softmax) into "

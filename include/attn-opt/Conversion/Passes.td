@@ -58,7 +58,37 @@ def ConvertAttnGradToLinalg : Pass<"convert-attn-grad-to-linalg"> {
     through the feature map) with every mask, score modifier, varlen batch,
     GQA and qk-layernorm; the gradient of sinks with a varlen batch is not
     lowered yet: such an op is an error.
+
+    With `linear-kernelized` (the CPU pipeline's choice), kernelized
+    attention without a mask or with a causal and/or segment pattern (static
+    `Lq = Lk` for the patterns; no bias, mask tensor or varlen batch) takes
+    the linear form instead: with `Y = [V, 1]`,
+    `[N, den] = sum_{j allowed} (phi(q_i) . phi(k_j)) Y_j` and
+    `X = [dO / den, -rowsum(dO O) / den]`,
+    `dphi(Q) = sum_{j allowed} (X_i . Y_j) phi(k_j)`,
+    `dphi(K) = sum_{i allowed} (Y_j . X_i) phi(q_i)` and
+    `dV = sum_{i allowed} (phi(k_j) . phi(q_i)) dN_i`: four masked sums,
+    each an unnormalized `attn.chunked_linear` (the suffix sums of the
+    causal pattern on reversed sequences) or, without a mask, two
+    contractions through a `(Dv + 1) x F` state. Time and memory are linear
+    in L.
+
+    ```mlir
+    %dq, %dk, %dv = attn.attention_grad %o, %do
+        : tensor<1x2x256x16xf32>, tensor<1x2x256x16xf32>
+        -> tensor<1x2x256x16xf32>, tensor<1x2x256x16xf32>,
+           tensor<1x2x256x16xf32>
+    // with #attn.kernel<elu_plus_one> and #attn.causal becomes, among
+    // linalg ops on the cotangents:
+    %nd = attn.chunked_linear %phiq, %phik, %v1
+        {causal, chunk_size = 64 : i64, unnormalized} ...
+    ```
   }];
+  let options = [
+    Option<"linearKernelized", "linear-kernelized", "bool", "false",
+           "kernelized attention's gradient in linear time where it has a "
+           "linear form (no mask, causal, segments)">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",

@@ -31,9 +31,41 @@ struct GradLowering {
   AttentionOp forward;
   AttentionProblem p;
 
-  GradLowering(TensorBuilder &tb, AttentionGradOp op)
+  /// Whether kernelized attention takes its linear form where it has one.
+  bool linear;
+
+  GradLowering(TensorBuilder &tb, AttentionGradOp op, bool linear)
       : tb(tb), op(op), forward(op.getForwardOp()),
-        p(op.getForwardOp().getProblem()) {}
+        p(op.getForwardOp().getProblem()), linear(linear) {}
+
+  /// The pattern restriction of the linear form of this kernelized
+  /// attention's gradient, or std::nullopt where it has none (then the
+  /// quadratic form): no bias, mask tensor, score modifier or varlen batch;
+  /// no pattern, or causal and/or one segment-id operand with static
+  /// lengths Lq = Lk (the chunked prefix form).
+  std::optional<LinearMaskForm> linearForm() {
+    if (!p.isKernel() || p.sequences.isVarlen() || p.masking.tensor ||
+        p.modifiers.bias || p.modifiers.alibiSlopes || p.modifiers.sinks ||
+        p.modifiers.softcap)
+      return std::nullopt;
+    LinearMaskForm form;
+    if (p.masking.pattern) {
+      std::optional<LinearMaskForm> f = p.masking.pattern.getLinearForm();
+      if (!f)
+        return std::nullopt;
+      form = *f;
+    }
+    if (!form.causal && !form.segments)
+      return form;
+    const AttentionDims &d = p.dims;
+    if (ShapedType::isDynamic(d.queryLen) || d.queryLen != d.keyLen ||
+        d.queryLen == 0 || ShapedType::isDynamic(d.headDim) ||
+        ShapedType::isDynamic(d.valueDim))
+      return std::nullopt;
+    if (form.segments && p.segments.key && p.segments.key != p.segments.query)
+      return std::nullopt;
+    return form;
+  }
 
   /// Why this gradient has no lowering, or the empty string.
   std::string unsupported() {
@@ -146,8 +178,18 @@ struct GradLowering {
                                   tb.b.getIndexAttr(s[1] / kvHeads), in[2]});
   }
 
-  /// The gradients, in the op's result order.
+  /// The gradients, in the op's result order: kernelized attention's in
+  /// its linear form when `linear` and it has one, else from the
+  /// materialized score gradient.
   SmallVector<Value> build() {
+    if (linear)
+      if (std::optional<LinearMaskForm> form = linearForm())
+        return buildLinear(*form);
+    return buildQuadratic();
+  }
+
+  /// The gradients from the materialized `Lq x Lk` score gradient.
+  SmallVector<Value> buildQuadratic() {
     const AttentionDims &d = p.dims;
     AttentionScores sc;
     buildAttentionScores(tb, forward, sc);
@@ -251,6 +293,258 @@ struct GradLowering {
     return results;
   }
 
+  //===--- The linear form of kernelized attention ----------------------===//
+
+  /// `x` (`B x H x L x C`) with its sequence reversed (static L). (Read by
+  /// tensor.extract, not through an indexing map `L - 1 - i`: tiling takes
+  /// an operand's slice to grow with the loop's.)
+  Value reversed(Value x) {
+    int64_t len = shapeOf(x)[2];
+    return tb.generic(
+        {}, {}, tb.empty(tb.sizes(x), getElementTypeOrSelf(x.getType())),
+        tb.map(4, {0, 1, 2, 3}), "pppp",
+        [&](ImplicitLocOpBuilder &bb, ValueRange) -> Value {
+          SmallVector<Value> at;
+          for (int64_t d = 0; d < 4; ++d)
+            at.push_back(linalg::IndexOp::create(bb, d));
+          at[2] = arith::SubIOp::create(bb, tb.index(len - 1), at[2]);
+          return tensor::ExtractOp::create(bb, x, at);
+        });
+  }
+
+  /// Segment ids (`B x L`) reversed and negated: the ids of the reversed
+  /// sequence, non-decreasing again where they were (the chunked form's
+  /// fast case); negation keeps which positions share an id.
+  Value reversedIds(Value ids) {
+    int64_t len = shapeOf(ids)[1];
+    Type type = getElementTypeOrSelf(ids.getType());
+    return tb.generic(
+        {}, {}, tb.empty(tb.sizes(ids), type), tb.map(2, {0, 1}), "pp",
+        [&](ImplicitLocOpBuilder &bb, ValueRange) -> Value {
+          Value at[2] = {linalg::IndexOp::create(bb, 0),
+                         arith::SubIOp::create(bb, tb.index(len - 1),
+                                               linalg::IndexOp::create(bb, 1))};
+          return arith::SubIOp::create(
+              bb, arith::ConstantOp::create(bb, bb.getIntegerAttr(type, 0)),
+              tensor::ExtractOp::create(bb, ids, at));
+        });
+  }
+
+  /// `x` (`B x Hkv x L x C`) repeated for each query head of its group
+  /// (`B x Hq x L x C`).
+  Value repeatHeads(Value x) {
+    int64_t group = p.dims.groupSize();
+    if (group == 1)
+      return x;
+    TensorBuilder::Sizes in = tb.sizes(x);
+    TensorBuilder::Sizes out5 = {in[0], in[1], tb.b.getIndexAttr(group), in[2],
+                                 in[3]};
+    Value rep5 = tb.generic({x}, {tb.map(5, {0, 1, 3, 4})},
+                            tb.empty(out5, getElementTypeOrSelf(x.getType())),
+                            tb.map(5, {0, 1, 2, 3, 4}), "ppppp",
+                            [](ImplicitLocOpBuilder &, ValueRange a) {
+                              return a[0];
+                            });
+    return tensor::CollapseShapeOp::create(
+        tb.b, rep5, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+  }
+
+  /// `x` (`B x Hq x L x C`, f32) summed over each key/value head's group.
+  Value sumGroups(Value x) {
+    int64_t group = p.dims.groupSize();
+    if (group == 1)
+      return x;
+    Value x5 = splitHeads(tb, x, p.dims.kvHeads);
+    TensorBuilder::Sizes s = tb.sizes(x5);
+    return tb.generic({x5}, {tb.map(5, {0, 1, 2, 3, 4})},
+                      tb.filled({s[0], s[1], s[3], s[4]}, 0.0),
+                      tb.map(5, {0, 1, 3, 4}), "pprpp",
+                      [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                        return tb.add(bb, a[0], a[1]);
+                      });
+  }
+
+  /// `out[b,h,i,:] = sum_{j allowed for i} (x[b,h,i,:] . y[b,h/G',j,:])
+  /// w[b,h/G',j,:]` in f32, the allowed pairs those of `form` (none, causal,
+  /// segments `ids`): attn.chunked_linear unnormalized, or without a mask
+  /// two contractions through `y^T w`. G' is x's heads over y's.
+  Value maskedSum(Value x, Value y, Value w, LinearMaskForm form, Value ids) {
+    ArrayRef<int64_t> xs = shapeOf(x), ys = shapeOf(y), ws = shapeOf(w);
+    auto type = RankedTensorType::get({xs[0], xs[1], xs[2], ws[3]}, tb.f32);
+    if (form.causal || form.segments)
+      return ChunkedLinearOp::create(
+          tb.b, type, x, y, w, form.segments ? ids : Value(), Value(),
+          tb.b.getI64IntegerAttr(kChunk),
+          form.causal ? tb.b.getUnitAttr() : UnitAttr(),
+          tb.b.getF32FloatAttr(0.0), tb.b.getUnitAttr());
+    // T[b,k,c,e] = sum_j y[b,k,j,c] w[b,k,j,e]; out = x T (per group).
+    TensorBuilder::Sizes yz = tb.sizes(y), wz = tb.sizes(w);
+    Value t = tb.contract(y, tb.map(5, {0, 1, 3, 2}), w, tb.map(5, {0, 1, 3, 4}),
+                          {yz[0], yz[1], yz[3], wz[3]},
+                          tb.map(5, {0, 1, 2, 4}), "ppprp");
+    Value x5 = splitHeads(tb, x, ys[1]);
+    TensorBuilder::Sizes x5z = tb.sizes(x5);
+    Value out5 = tb.contract(
+        x5, tb.map(6, {0, 1, 2, 3, 4}), t, tb.map(6, {0, 1, 4, 5}),
+        {x5z[0], x5z[1], x5z[2], x5z[3], wz[3]}, tb.map(6, {0, 1, 2, 3, 5}),
+        "pppprp");
+    return mergeHeads(tb, out5);
+  }
+
+  /// The suffix form of maskedSum: the pairs (i, j) whose transpose (j, i)
+  /// `form` allows; with causal, maskedSum of the reversed sequences,
+  /// reversed back.
+  Value maskedSuffixSum(Value x, Value y, Value w, LinearMaskForm form,
+                        Value ids) {
+    if (!form.causal)
+      return maskedSum(x, y, w, form, ids);
+    return reversed(maskedSum(reversed(x), reversed(y), reversed(w), form,
+                              ids ? reversedIds(ids) : Value()));
+  }
+
+  /// The gradients of kernelized attention in linear time (docs/Semantics.md,
+  /// "Gradients": the linear form). With Y = [V, 1] (zero-padded to
+  /// kPad columns), [N, den] = maskedSum(phi(Q), phi(K), Y), O = N / den;
+  /// dN = dO / den, dden = -rowsum(dO O) / den, X = [dN, dden]:
+  ///   dphi(Q) = maskedSum(X, Y, phi(K)),
+  ///   dphi(K) = sum over the group of maskedSuffixSum(Y, X, phi(Q)),
+  ///   dV      = sum over the group of maskedSuffixSum(phi(K), phi(Q), dN),
+  /// then back through the feature map and qk-layernorm as the quadratic
+  /// form.
+  SmallVector<Value> buildLinear(LinearMaskForm form) {
+    const AttentionDims &d = p.dims;
+    auto kernel = cast<KernelAttr>(p.normalizer);
+    double eps = kernel.getEps().convertToDouble();
+    Value qn = p.query, kn = p.key;
+    if (p.qkNormEps) {
+      qn = layerNorm(tb, qn, *p.qkNormEps);
+      kn = layerNorm(tb, kn, *p.qkNormEps);
+    }
+    double inputScale = p.explicitScale ? std::sqrt(p.scale) : 1.0;
+    FloatAttr scaleAttr =
+        p.explicitScale ? tb.b.getF32FloatAttr(inputScale) : FloatAttr();
+    int64_t features = kernel.getNumFeatures(d.headDim);
+    auto phi = [&](Value x) -> Value {
+      ArrayRef<int64_t> s = shapeOf(x);
+      auto type = RankedTensorType::get({s[0], s[1], s[2], features}, tb.f32);
+      return FeatureMapOp::create(tb.b, type, x, p.projection, kernel,
+                                  scaleAttr);
+    };
+    Value fq = phi(qn), fk = phi(kn);
+    Value ids = form.segments ? p.segments.query : Value();
+    int64_t dv = d.valueDim, width = llvm::alignTo(dv + 1, kPad);
+    // [x, last, 0...] (`width` columns) of x (`B x H x L x Dv`, f32);
+    // `last` (`B x H x L`) null: ones. (One generic reading x by
+    // tensor.extract: a padded copy would be a strided copy and a fill.)
+    auto extend = [&](Value x, Value last) -> Value {
+      TensorBuilder::Sizes ws = tb.sizes(x);
+      ws[3] = tb.b.getIndexAttr(width);
+      auto [id, outer] = tb.rowMaps(4);
+      SmallVector<Value> inputs;
+      SmallVector<AffineMap> maps;
+      if (last) {
+        inputs.push_back(last);
+        maps.push_back(outer);
+      }
+      return tb.generic(
+          inputs, maps, tb.empty(ws), id, "pppp",
+          [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+            SmallVector<Value> at;
+            for (int64_t d = 0; d < 4; ++d)
+              at.push_back(linalg::IndexOp::create(bb, d));
+            Value col = at[3];
+            at[3] = arith::MinUIOp::create(bb, col, tb.index(dv - 1));
+            Value xv = tensor::ExtractOp::create(bb, x, at);
+            Value inside = arith::CmpIOp::create(
+                bb, arith::CmpIPredicate::ult, col, tb.index(dv));
+            Value isLast = arith::CmpIOp::create(
+                bb, arith::CmpIPredicate::eq, col, tb.index(dv));
+            Value tail = arith::SelectOp::create(
+                bb, isLast, last ? a[0] : tb.f32Const(1.0), tb.f32Const(0.0));
+            return arith::SelectOp::create(bb, inside, xv, tail);
+          });
+    };
+    Value y = extend(toF32Tensor(tb, p.value), Value());
+    Value numDen = maskedSum(fq, fk, y, form, ids);
+
+    // O = N / (den + eps), 0 where that is 0; r = 1 / (den + eps) or 0.
+    MLIRContext *ctx = tb.b.getContext();
+    AffineExpr d0, d1, d2;
+    bindDims(ctx, d0, d1, d2);
+    TensorBuilder::Sizes oz = tb.sizes(p.query);
+    oz[3] = tb.b.getIndexAttr(dv);
+    TensorBuilder::Sizes rows = {oz[0], oz[1], oz[2]};
+    Value r = tb.generic(
+        {numDen},
+        {AffineMap::get(3, 0, {d0, d1, d2, getAffineConstantExpr(dv, ctx)},
+                        ctx)},
+        tb.empty(rows), tb.map(3, {0, 1, 2}), "ppp",
+        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+          Value den = arith::AddFOp::create(bb, a[0], tb.f32Const(eps));
+          Value zero = arith::CmpFOp::create(bb, arith::CmpFPredicate::OEQ, den,
+                                             tb.f32Const(0.0));
+          return arith::SelectOp::create(
+              bb, zero, tb.f32Const(0.0),
+              arith::DivFOp::create(bb, tb.f32Const(1.0), den));
+        });
+    auto [id4, outer4] = tb.rowMaps(4);
+    Value num = tensor::ExtractSliceOp::create(
+        tb.b, numDen, SmallVector<OpFoldResult>(4, tb.b.getIndexAttr(0)), oz,
+        SmallVector<OpFoldResult>(4, tb.b.getIndexAttr(1)));
+    Value ungated =
+        tb.generic({num, r}, {id4, outer4}, tb.empty(oz), id4, "pppp",
+                   [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+                     return arith::MulFOp::create(bb, a[0], a[1]);
+                   });
+    Value dO = toF32Tensor(tb, op.getGradOutput()), dGate;
+    if (Value gate = p.modifiers.gate) {
+      if (op.getGradGate())
+        dGate = tb.elementwise({dO, ungated},
+                               [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                                 return tb.mul(bb, a[0], a[1]);
+                               });
+      dO = tb.elementwise({dO, gate},
+                          [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                            return tb.mul(bb, a[0], tb.toF32(bb, a[1]));
+                          });
+    }
+    // dN = dO r, dden = -rowsum(dO O) r.
+    Value dN = tb.generic({dO, r}, {id4, outer4}, tb.empty(oz), id4, "pppp",
+                          [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+                            return arith::MulFOp::create(bb, a[0], a[1]);
+                          });
+    Value dDen = tb.generic(
+        {dO, ungated, r}, {id4, id4, outer4}, tb.filled(rows, 0.0), outer4,
+        "pppr", [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+          Value t = arith::MulFOp::create(
+              bb, arith::MulFOp::create(bb, a[0], a[1]), a[2]);
+          return arith::SubFOp::create(bb, a[3], t);
+        });
+    Value x = extend(dN, dDen);
+
+    Value dFq = maskedSum(x, y, fk, form, ids);
+    Value dFk = sumGroups(maskedSuffixSum(repeatHeads(y), x, fq, form, ids));
+    Value dV = sumGroups(maskedSuffixSum(repeatHeads(fk), fq, dN, form, ids));
+    Value dQ = featureMapGrad(tb, qn, dFq, kernel, inputScale, p.projection);
+    Value dK = featureMapGrad(tb, kn, dFk, kernel, inputScale, p.projection);
+    if (p.qkNormEps) {
+      dQ = layerNormGrad(p.query, dQ, *p.qkNormEps);
+      dK = layerNormGrad(p.key, dK, *p.qkNormEps);
+    }
+    SmallVector<Value> results = {fromF32Tensor(tb, dQ, p.elementType),
+                                  fromF32Tensor(tb, dK, p.elementType),
+                                  fromF32Tensor(tb, dV, p.elementType)};
+    if (dGate)
+      results.push_back(fromF32Tensor(
+          tb, dGate,
+          cast<RankedTensorType>(p.modifiers.gate.getType()).getElementType()));
+    return results;
+  }
+
+  /// The chunk of the chunked prefix form, and the multiple the cotangent
+  /// columns [dN, dden] are padded to (the fused kernels' vector width).
+  static constexpr int64_t kChunk = 64, kPad = 16;
+
   /// `dsink_h = sum_{b,i} exp(sink_h - LSE_bhi) (dLSE_bhi - D_bhi)`.
   Value sinksGrad(Value lse, const ScoreCotangent &cot) {
     int64_t group = p.dims.groupSize();
@@ -316,7 +610,8 @@ SmallVector<Value> lowerUnderChecks(ImplicitLocOpBuilder &b, AttentionGradOp op,
 
 } // namespace
 
-LogicalResult mlir::attn::lowerAttentionGrads(Operation *root) {
+LogicalResult mlir::attn::lowerAttentionGrads(Operation *root,
+                                              bool linearKernelized) {
   SmallVector<AttentionGradOp> ops;
   root->walk([&](AttentionGradOp op) { ops.push_back(op); });
   for (AttentionGradOp op : ops) {
@@ -324,7 +619,7 @@ LogicalResult mlir::attn::lowerAttentionGrads(Operation *root) {
     rewriter.setInsertionPoint(op);
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     TensorBuilder tb(b);
-    GradLowering lowering(tb, op);
+    GradLowering lowering(tb, op, linearKernelized);
     std::string why = lowering.unsupported();
     if (!why.empty())
       return op.emitOpError() << why;

@@ -49,8 +49,9 @@ struct ConvertAttnToLinalgPass
 struct ConvertAttnGradToLinalgPass
     : public attn::impl::ConvertAttnGradToLinalgBase<
           ConvertAttnGradToLinalgPass> {
+  using Base::Base;
   void runOnOperation() override {
-    if (failed(lowerAttentionGrads(getOperation())))
+    if (failed(lowerAttentionGrads(getOperation(), linearKernelized)))
       signalPassFailure();
   }
 };

@@ -378,9 +378,12 @@ struct ChunkedLowering {
     return {forall.getResult(0), forall.getResult(1)};
   }
 
-  /// O = num / (den + eps), gate, rounding, heads merged.
+  /// O = num / (den + eps) (num when unnormalized), gate, rounding, heads
+  /// merged.
   Value finish(Value num, Value den) {
-    Value o = divideRows(tb, num, den, op.getEps().convertToDouble());
+    Value o = op.getUnnormalized()
+                  ? num
+                  : divideRows(tb, num, den, op.getEps().convertToDouble());
     o = applyGate(tb, o, op.getGate(), kvHeads);
     return finishHeads(tb, o,
                        cast<RankedTensorType>(op.getType()).getElementType());

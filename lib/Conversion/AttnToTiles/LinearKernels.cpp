@@ -386,20 +386,27 @@ public:
     /// S and z (carried over the chunks), phi(K_c) (and transposed),
     /// phi(Q_c), A and den.
     Value state, sum, phiK, phiKT, phiQ, scores, den;
+    /// The masked sums themselves (den = 1): chunked_linear's
+    /// `unnormalized`.
+    bool unnormalized = false;
   };
 
   /// The causal chunked form of `op` (no segment ids), the features of Q
   /// and K from `fmq` and `fmk` (the same map): per (batch, query head),
   /// the chunks in order, carrying S and z (see the pass description).
   Value chunkedCausal(ChunkedLinearOp op, FeatureMapOp fmq, FeatureMapOp fmk) {
-    Value query = fmq.getInput(), key = fmk.getInput(), value = op.getValue();
+    // (Without feature map ops the operands are the features themselves.)
+    Value query = fmq ? fmq.getInput() : op.getQueryFeatures(),
+          key = fmk ? fmk.getInput() : op.getKeyFeatures(),
+          value = op.getValue();
     auto qt = cast<RankedTensorType>(query.getType());
     auto rt = cast<RankedTensorType>(op.getType());
     int64_t batch = qt.getDimSize(0), heads = qt.getDimSize(1),
             len = qt.getDimSize(2),
             kvHeads = cast<RankedTensorType>(key.getType()).getDimSize(1),
             dv = cast<RankedTensorType>(value.getType()).getDimSize(3);
-    int64_t f = cast<RankedTensorType>(fmq.getType()).getDimSize(3);
+    int64_t f =
+        cast<RankedTensorType>(op.getQueryFeatures().getType()).getDimSize(3);
     int64_t group = heads / kvHeads;
     bool dynamicBatch = ShapedType::isDynamic(batch);
     bool dynamicLen = ShapedType::isDynamic(len);
@@ -466,6 +473,7 @@ public:
                    phiQ,
                    scores,
                    den};
+      s.unnormalized = op.getUnnormalized();
       if (dynamicLen)
         forRange(idx(0), chunkCount, 1, [&](Value c) { causalChunk(s, c); });
       else
@@ -568,6 +576,8 @@ public:
             }
           scf::YieldOp::create(b, next);
         });
+    if (s.unnormalized)
+      return;
     for (int64_t i = 0; i < kRows; ++i) {
       Value d = sumLanes(b, blocks.getResult(i));
       memref::StoreOp::create(b, arith::AddFOp::create(b, d, f32Const(s.eps)),
@@ -607,8 +617,8 @@ public:
             return load(s.vBuf,
                         {s.bi, s.hk, add(o, j), add(e0, idx(g * lanes))});
           });
-      storeRows(acc, s.ev, rb, o, n, e0, s.den, s.gBuf, s.out, s.bi, s.h,
-                s.outElem);
+      storeRows(acc, s.ev, rb, o, n, e0, s.unnormalized ? Value() : s.den,
+                s.gBuf, s.out, s.bi, s.h, s.outElem);
     });
   }
 
@@ -756,6 +766,9 @@ private:
                            kMinChunk = 256;
 
   FeatureMap map = FeatureMap::elu_plus_one;
+  /// No feature map: the operand rows are the features (chunked_linear's
+  /// operands computed elsewhere, as the gradient's cotangents).
+  bool identity = false;
   double inputScale = 1.0;
   /// FAVOR+: input_scale * W^T in blocks of the projection's register tile
   /// (m / FB x D x FB, f32; FB = favorEv vectors), and m.
@@ -765,6 +778,11 @@ private:
   /// The map of `fm`; for FAVOR+, W^T scaled, from the seeded constant or
   /// the projection operand (once per op, m x D elements).
   void prepareMap(FeatureMapOp fm) {
+    identity = !fm;
+    wt = Value();
+    inputScale = 1.0;
+    if (identity)
+      return;
     KernelAttr kernel = fm.getKernel();
     map = kernel.getFeatureMap();
     inputScale = fm.getInputScale() ? fm.getInputScale()->convertToDouble() : 1;
@@ -822,7 +840,8 @@ private:
 
   /// Stores the kRows x EV register tile `acc` of output rows rb.. of the
   /// chunk at `o` (those below n), columns e0..: divided by den (0 where
-  /// den is 0, a division as the reference), times the gate, rounded.
+  /// den is 0, a division as the reference; not without `den`), times the
+  /// gate, rounded.
   void storeRows(ArrayRef<Value> acc, int64_t ev, Value rb, Value o, Value n,
                  Value e0, Value den, Value gBuf, Value out, Value bi, Value h,
                  Type outElem) {
@@ -831,15 +850,19 @@ private:
       Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, rr, n);
       scf::IfOp::create(b, inside, [&](OpBuilder &, Location) {
         Value row = add(o, rr);
-        Value d = vector::BroadcastOp::create(
-            b, vf, memref::LoadOp::create(b, den, ValueRange{rr}));
-        Value nonzero =
-            arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, d, splat(0.0));
+        Value d, nonzero;
+        if (den) {
+          d = vector::BroadcastOp::create(
+              b, vf, memref::LoadOp::create(b, den, ValueRange{rr}));
+          nonzero = arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, d,
+                                          splat(0.0));
+        }
         for (int64_t g = 0; g < ev; ++g) {
           Value e = add(e0, idx(g * lanes));
-          Value v = arith::SelectOp::create(
-              b, nonzero, arith::DivFOp::create(b, acc[r * ev + g], d),
-              splat(0.0));
+          Value v = acc[r * ev + g];
+          if (den)
+            v = arith::SelectOp::create(
+                b, nonzero, arith::DivFOp::create(b, v, d), splat(0.0));
           if (gBuf)
             v = arith::MulFOp::create(b, v, load(gBuf, {bi, h, row, e}));
           if (outElem != b.getF32Type())
@@ -920,8 +943,10 @@ private:
     });
   }
 
-  /// phi(input_scale * x), elementwise.
+  /// phi(input_scale * x), elementwise (x itself without a map).
   Value featureMap(Value x) {
+    if (identity)
+      return x;
     if (inputScale != 1.0)
       x = arith::MulFOp::create(b, x, splat(inputScale));
     if (map == FeatureMap::relu)
@@ -966,6 +991,18 @@ FeatureMapOp fusableMap(Value v, int64_t lanes) {
   return fm;
 }
 
+/// True if `v`, no feature map's result, can be the features of the causal
+/// chunked kernel as it is: f32, the kernels' shape, a feature count that
+/// is a multiple of the register tile and the vector width.
+bool identityFeatures(Value v, int64_t lanes) {
+  if (v.getDefiningOp<FeatureMapOp>())
+    return false;
+  auto t = cast<RankedTensorType>(v.getType());
+  return t.getElementType().isF32() && kernelShape(t) &&
+         t.getDimSize(3) % lanes == 0 &&
+         t.getDimSize(3) % LinearGen::kRows == 0;
+}
+
 /// True if `a` and `b` compute the same feature map (kernel, input scale
 /// and projection): the chunked kernel prepares one map for both.
 bool sameMap(FeatureMapOp a, FeatureMapOp b) {
@@ -996,8 +1033,14 @@ struct LinearKernelsPass
       if (auto c = dyn_cast<ChunkedLinearOp>(op)) {
         FeatureMapOp fmq = fusableMap(c.getQueryFeatures(), lanes);
         FeatureMapOp fmk = fusableMap(c.getKeyFeatures(), lanes);
-        if (c.getCausal() && !c.getSegments() && fmq && fmk &&
-            sameMap(fmq, fmk) && valueOk(c.getValue()) &&
+        // (Features from the same map, or operands that are the features.)
+        bool features =
+            fmq && fmk ? sameMap(fmq, fmk)
+                       : !fmq && !fmk &&
+                             identityFeatures(c.getQueryFeatures(), lanes) &&
+                             identityFeatures(c.getKeyFeatures(), lanes);
+        if (c.getCausal() && !c.getSegments() && features &&
+            valueOk(c.getValue()) &&
             c.getChunkSize() % lanes == 0 &&
             c.getChunkSize() % LinearGen::kRows == 0 &&
             (!c.getGate() ||
@@ -1026,10 +1069,12 @@ struct LinearKernelsPass
                       << ": causal chunked form in one kernel per query "
                          "head, chunks of "
                       << op.getChunkSize()
-                      << " carrying S and z, the triangle in register tiles";
+                      << " carrying S and z, the triangle in register tiles"
+                      << (fmq ? "" : ", the operands as the features")
+                      << (op.getUnnormalized() ? ", no denominator" : "");
       rewriter.replaceOp(op, gen.chunkedCausal(op, fmq, fmk));
       for (FeatureMapOp fm : {fmq, fmk})
-        if (fm->use_empty())
+        if (fm && fm->use_empty())
           rewriter.eraseOp(fm);
     }
     for (auto [kv, fm] : states) {

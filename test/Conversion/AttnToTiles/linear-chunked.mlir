@@ -51,3 +51,19 @@ func.func @left(%q: tensor<1x1x64x16xf32>, %ids: tensor<1x64xi32>) -> (tensor<1x
   %2 = attn.chunked_linear %fq, %fr, %q {causal, chunk_size = 16 : i64} : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32> -> tensor<1x1x64x16xf32>
   return %0, %1, %2 : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>
 }
+
+/// The gradient's sums (convert-attn-grad-to-linalg's linear form): the
+/// operands are the features (no feature map), and `unnormalized` keeps
+/// the masked sums: no denominators, no division.
+// CHECK-LABEL: func @unnormalized
+// CHECK: scf.parallel
+// CHECK-NOT: math.exp
+// CHECK-NOT: arith.divf
+// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x2x100x8xf32>
+// CHECK-NOT: attn.chunked_linear
+// CHECK: return
+func.func @unnormalized(%x: tensor<1x2x100x16xf32>, %y: tensor<1x1x100x16xf32>, %w: tensor<1x1x100x8xf32>) -> tensor<1x2x100x8xf32> {
+  // expected-remark @+1 {{attn-linear-kernels: causal chunked form in one kernel per query head, chunks of 32 carrying S and z, the triangle in register tiles, the operands as the features, no denominator}}
+  %0 = attn.chunked_linear %x, %y, %w {causal, chunk_size = 32 : i64, unnormalized} : tensor<1x2x100x16xf32>, tensor<1x1x100x16xf32>, tensor<1x1x100x8xf32> -> tensor<1x2x100x8xf32>
+  return %0 : tensor<1x2x100x8xf32>
+}

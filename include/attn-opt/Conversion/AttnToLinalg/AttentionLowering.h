@@ -167,7 +167,12 @@ void buildAttentionScores(TensorBuilder &tb, AttentionOp op,
 /// (the reference gradient; AttentionGradLowering.cpp), before anything
 /// lowers their forward ops; a forward op left without uses is erased.
 /// Fails (with a diagnostic on the op) for gradients it cannot build.
-LogicalResult lowerAttentionGrads(Operation *root);
+/// With `linearKernelized`, kernelized attention without a mask or with a
+/// causal or segment pattern takes the linear form (attn.chunked_linear
+/// ops, unnormalized, and contractions through `phi^T` states) instead of
+/// materializing the `Lq x Lk` score gradient.
+LogicalResult lowerAttentionGrads(Operation *root,
+                                  bool linearKernelized = false);
 
 /// `num / (den + eps)` over 5-D `num` and row-wise `den` (one fewer
 /// dimension), 0 where `den + eps` is 0 (kernel attention's rule).
