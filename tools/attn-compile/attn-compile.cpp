@@ -271,8 +271,7 @@ void addGradients(ModuleOp module,
   PassManager pm(module.getContext());
   pm.addPass(createAttnDifferentiate());
   if (failed(pm.run(module)))
-    fail("--grad: cannot differentiate " + inputFile +
-         " (diagnostics above)");
+    fail("--grad: cannot differentiate " + inputFile + " (diagnostics above)");
   for (auto fn : module.getOps<func::FuncOp>()) {
     StringRef name = fn.getName();
     if (!name.ends_with("_grad") || names.count(name.str()))

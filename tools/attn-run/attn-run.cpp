@@ -51,8 +51,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <map>
 #include <malloc.h>
+#include <map>
 #include <optional>
 #include <set>
 #include <unistd.h>

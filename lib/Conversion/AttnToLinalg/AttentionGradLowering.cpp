@@ -339,12 +339,11 @@ struct GradLowering {
     TensorBuilder::Sizes in = tb.sizes(x);
     TensorBuilder::Sizes out5 = {in[0], in[1], tb.b.getIndexAttr(group), in[2],
                                  in[3]};
-    Value rep5 = tb.generic({x}, {tb.map(5, {0, 1, 3, 4})},
-                            tb.empty(out5, getElementTypeOrSelf(x.getType())),
-                            tb.map(5, {0, 1, 2, 3, 4}), "ppppp",
-                            [](ImplicitLocOpBuilder &, ValueRange a) {
-                              return a[0];
-                            });
+    Value rep5 =
+        tb.generic({x}, {tb.map(5, {0, 1, 3, 4})},
+                   tb.empty(out5, getElementTypeOrSelf(x.getType())),
+                   tb.map(5, {0, 1, 2, 3, 4}), "ppppp",
+                   [](ImplicitLocOpBuilder &, ValueRange a) { return a[0]; });
     return tensor::CollapseShapeOp::create(
         tb.b, rep5, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
   }
@@ -379,15 +378,15 @@ struct GradLowering {
           tb.b.getF32FloatAttr(0.0), tb.b.getUnitAttr());
     // T[b,k,c,e] = sum_j y[b,k,j,c] w[b,k,j,e]; out = x T (per group).
     TensorBuilder::Sizes yz = tb.sizes(y), wz = tb.sizes(w);
-    Value t = tb.contract(y, tb.map(5, {0, 1, 3, 2}), w, tb.map(5, {0, 1, 3, 4}),
-                          {yz[0], yz[1], yz[3], wz[3]},
+    Value t = tb.contract(y, tb.map(5, {0, 1, 3, 2}), w,
+                          tb.map(5, {0, 1, 3, 4}), {yz[0], yz[1], yz[3], wz[3]},
                           tb.map(5, {0, 1, 2, 4}), "ppprp");
     Value x5 = splitHeads(tb, x, ys[1]);
     TensorBuilder::Sizes x5z = tb.sizes(x5);
-    Value out5 = tb.contract(
-        x5, tb.map(6, {0, 1, 2, 3, 4}), t, tb.map(6, {0, 1, 4, 5}),
-        {x5z[0], x5z[1], x5z[2], x5z[3], wz[3]}, tb.map(6, {0, 1, 2, 3, 5}),
-        "pppprp");
+    Value out5 =
+        tb.contract(x5, tb.map(6, {0, 1, 2, 3, 4}), t, tb.map(6, {0, 1, 4, 5}),
+                    {x5z[0], x5z[1], x5z[2], x5z[3], wz[3]},
+                    tb.map(6, {0, 1, 2, 3, 5}), "pppprp");
     return mergeHeads(tb, out5);
   }
 
@@ -455,10 +454,10 @@ struct GradLowering {
             Value col = at[3];
             at[3] = arith::MinUIOp::create(bb, col, tb.index(dv - 1));
             Value xv = tensor::ExtractOp::create(bb, x, at);
-            Value inside = arith::CmpIOp::create(
-                bb, arith::CmpIPredicate::ult, col, tb.index(dv));
-            Value isLast = arith::CmpIOp::create(
-                bb, arith::CmpIPredicate::eq, col, tb.index(dv));
+            Value inside = arith::CmpIOp::create(bb, arith::CmpIPredicate::ult,
+                                                 col, tb.index(dv));
+            Value isLast = arith::CmpIOp::create(bb, arith::CmpIPredicate::eq,
+                                                 col, tb.index(dv));
             Value tail = arith::SelectOp::create(
                 bb, isLast, last ? a[0] : tb.f32Const(1.0), tb.f32Const(0.0));
             return arith::SelectOp::create(bb, inside, xv, tail);

@@ -200,7 +200,7 @@ struct ChunkedLinearLowering : InternalLowering<ChunkedLinearOp> {
           tb.indexOf(tb.size(op.getQueryFeatures(), 2)));
     spec.querySegments = spec.keySegments = op.getSegments();
     Value weights = op.getUnnormalized() ? maskedScores5(tb, s, spec)
-                                          : weights5(tb, s, spec);
+                                         : weights5(tb, s, spec);
     Value o = applyValues5(tb, weights, op.getValue());
     o = applyGate(tb, o, op.getGate(), ks[1]);
     return {finish(tb, o, op.getResult())};

@@ -703,7 +703,7 @@ struct FlashBackwardPass
       std::string why = unsupportedReason(op, *target);
       if (!why.empty()) {
         op.emitRemark() << getArgument() << ": not fused (" << why
-                        << "); the reference gradient computes it";
+                        << "); convert-attn-grad-to-linalg computes it";
         continue;
       }
       lower(op, *target);

@@ -1040,8 +1040,7 @@ struct LinearKernelsPass
                              identityFeatures(c.getQueryFeatures(), lanes) &&
                              identityFeatures(c.getKeyFeatures(), lanes);
         if (c.getCausal() && !c.getSegments() && features &&
-            valueOk(c.getValue()) &&
-            c.getChunkSize() % lanes == 0 &&
+            valueOk(c.getValue()) && c.getChunkSize() % lanes == 0 &&
             c.getChunkSize() % LinearGen::kRows == 0 &&
             (!c.getGate() ||
              kernelShape(cast<RankedTensorType>(c.getGate().getType()))))
