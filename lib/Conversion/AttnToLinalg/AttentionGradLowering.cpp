@@ -142,6 +142,25 @@ struct GradLowering {
         });
   }
 
+  /// The cotangent reaching the weighted sum, `dO * gate` (`dO` without a
+  /// gate), and the gate's gradient `dO * O_u` when requested (else null);
+  /// `dO` (f32), `ungated` (`O_u`) and `gate` in one layout.
+  std::pair<Value, Value> throughGate(Value dO, Value ungated, Value gate) {
+    if (!gate)
+      return {dO, Value()};
+    Value dGate;
+    if (op.getGradGate())
+      dGate = tb.elementwise({dO, ungated},
+                             [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                               return tb.mul(bb, a[0], a[1]);
+                             });
+    dO =
+        tb.elementwise({dO, gate}, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+          return tb.mul(bb, a[0], tb.toF32(bb, a[1]));
+        });
+    return {dO, dGate};
+  }
+
   /// Sums a `B x Hq x Lq x Lk` f32 gradient over the broadcast dimensions of
   /// `like` (the bias: `Lq x Lk`, or `{1|B} x {1|Hq} x Lq x Lk`).
   Value sumToShapeOf(Value grad, Value like) {
@@ -212,20 +231,10 @@ struct GradLowering {
     Value ungated = applyValues5(tb, weights, sc.valueIn, &sc.spec);
 
     // The cotangent reaching the weighted sum: dO, times the gate.
-    Value dO = toF32Tensor(tb, splitHeads(tb, op.getGradOutput(), d.kvHeads));
-    Value gate5, dGate;
-    if (Value gate = p.modifiers.gate) {
-      gate5 = splitHeads(tb, gate, d.kvHeads);
-      if (op.getGradGate())
-        dGate = tb.elementwise({dO, ungated},
-                               [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                                 return tb.mul(bb, a[0], a[1]);
-                               });
-      dO = tb.elementwise({dO, gate5},
-                          [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                            return tb.mul(bb, a[0], tb.toF32(bb, a[1]));
-                          });
-    }
+    Value gate = p.modifiers.gate;
+    auto [dO, dGate] = throughGate(
+        toF32Tensor(tb, splitHeads(tb, op.getGradOutput(), d.kvHeads)), ungated,
+        gate ? splitHeads(tb, gate, d.kvHeads) : Value());
 
     // dP = dO V^T; softmax's D = rowsum(dO * O) and d(LSE).
     ScoreCotangent cot;
@@ -495,18 +504,8 @@ struct GradLowering {
                    [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
                      return arith::MulFOp::create(bb, a[0], a[1]);
                    });
-    Value dO = toF32Tensor(tb, op.getGradOutput()), dGate;
-    if (Value gate = p.modifiers.gate) {
-      if (op.getGradGate())
-        dGate = tb.elementwise({dO, ungated},
-                               [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                                 return tb.mul(bb, a[0], a[1]);
-                               });
-      dO = tb.elementwise({dO, gate},
-                          [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                            return tb.mul(bb, a[0], tb.toF32(bb, a[1]));
-                          });
-    }
+    auto [dO, dGate] = throughGate(toF32Tensor(tb, op.getGradOutput()), ungated,
+                                   p.modifiers.gate);
     // dN = dO r, dden = -rowsum(dO O) r.
     Value dN = tb.generic({dO, r}, {id4, outer4}, tb.empty(oz), id4, "pppp",
                           [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
