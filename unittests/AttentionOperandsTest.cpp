@@ -3,7 +3,7 @@
 // AttentionOperands.def (the operand enum and names of RuntimeErrors.h, which
 // the host library shares without MLIR) must list attn.attention's operands
 // in the order of its ODS arguments. The count is a static_assert in
-// AttnOps.cpp; here every operand of an op that has all sixteen is read
+// AttnOps.cpp; here every operand of an op that has all seventeen (one capture) is read
 // through its ODS index (what the run-time size checks do) and through its
 // ODS accessor, which must be the same value. The op's problem view
 // (AttentionProblem.h) must give back every operand, and an op built from
@@ -38,7 +38,8 @@ func.func @f(%q: tensor<1x4x8x16xf32>, %k: tensor<3x2x4x16xf32>,
              %kseg: tensor<1x8xi32>, %proj: tensor<4x16xf32>,
              %lq: tensor<1xi32>, %lk: tensor<1xi32>, %cq: tensor<2xi32>,
              %ck: tensor<2xi32>, %mask: tensor<8x8xi1>, %slopes: tensor<4xf32>,
-             %sinks: tensor<4xf32>, %pt: tensor<1x2xi32>) -> tensor<1x4x8x16xf32> {
+             %sinks: tensor<4xf32>, %pt: tensor<1x2xi32>,
+             %doc: tensor<8xi32>) -> tensor<1x4x8x16xf32> {
   %o, %lse = attn.attention %q, %k, %v bias(%bias : tensor<1x4x8x8xf32>)
       gate(%gate : tensor<1x4x8x16xf32>) segments(%seg : tensor<1x8xi32>)
       key_segments(%kseg : tensor<1x8xi32>)
@@ -47,13 +48,25 @@ func.func @f(%q: tensor<1x4x8x16xf32>, %k: tensor<3x2x4x16xf32>,
       query_offsets(%cq : tensor<2xi32>) key_offsets(%ck : tensor<2xi32>)
       mask(%mask : tensor<8x8xi1>) alibi_slopes(%slopes : tensor<4xf32>)
       sinks(%sinks : tensor<4xf32>) page_table(%pt : tensor<1x2xi32>)
+      captures(%doc : tensor<8xi32>)
       {normalizer = #attn.softmax, pattern = #attn.causal, scale = 0.5 : f32,
        qk_norm_eps = 1.0e-05 : f32, softcap = 30.0 : f32}
       : tensor<1x4x8x16xf32>, tensor<3x2x4x16xf32>, tensor<3x2x4x16xf32>
         -> tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+      mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index, %d: tensor<8xi32>):
+        %x = tensor.extract %d[%i] : tensor<8xi32>
+        %y = tensor.extract %d[%j] : tensor<8xi32>
+        %same = arith.cmpi eq, %x, %y : i32
+        attn.yield %same : i1
+      }
   return %o : tensor<1x4x8x16xf32>
 }
 )mlir";
+
+/// The first value of an operand group (a single or a variadic operand).
+Value firstOf(Value v) { return v; }
+Value firstOf(OperandRange r) { return r.front(); }
 
 struct AttentionOperandsTest : ::testing::Test {
   AttentionOperandsTest() {
@@ -76,9 +89,11 @@ TEST_F(AttentionOperandsTest, EnumFollowsOds) {
   ASSERT_TRUE(op);
   ASSERT_EQ(op->getNumOperands(), static_cast<unsigned>(kNumAttentionOperands));
 #define ATTN_OPERAND(Name, printedName)                                        \
-  EXPECT_EQ(op.getODSOperands(k##Name##Operand).front(), op.get##Name())       \
+  EXPECT_EQ(op.getODSOperands(k##Name##Operand).front(),                      \
+            firstOf(op.get##Name()))                                           \
       << #Name;                                                                \
-  EXPECT_EQ(op->getOperand(k##Name##Operand), op.get##Name()) << #Name;
+  EXPECT_EQ(op->getOperand(k##Name##Operand), firstOf(op.get##Name()))         \
+      << #Name;
 #include "attn-opt/Host/AttentionOperands.def"
 }
 
@@ -103,6 +118,9 @@ TEST_F(AttentionOperandsTest, ProblemRebuildsTheOp) {
   EXPECT_TRUE(p.explicitScale);
   EXPECT_TRUE(p.masking.isBoolean());
   EXPECT_TRUE(p.results.lse);
+  EXPECT_TRUE(p.regions.maskMod);
+  EXPECT_FALSE(p.regions.scoreMod);
+  ASSERT_EQ(p.regions.captures.size(), 1u);
   OpBuilder b(op);
   auto copy = AttentionOp::create(b, op.getLoc(), p);
   std::string a, c;

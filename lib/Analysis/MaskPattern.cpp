@@ -95,6 +95,12 @@ Node Node::random(int64_t blocksPerRow, int64_t blockSize, uint64_t seed,
   return blockTable(blockSize, numQueryBlocks, numKeyBlocks, std::move(layout));
 }
 Node Node::segments() { return makeNode(Kind::Segments); }
+Node Node::fromPredicate(std::shared_ptr<const CustomPredicate> custom) {
+  Node n = makeNode(Kind::Custom);
+  n.custom = std::move(custom);
+  return n;
+}
+CustomPredicate::~CustomPredicate() = default;
 Node Node::unite(std::vector<Node> children) {
   Node n = makeNode(Kind::Union);
   n.children = std::move(children);
@@ -227,6 +233,8 @@ bool Evaluator::allowed(const Node &n, int64_t h, int64_t q, int64_t k) const {
     return true;
   case Node::Kind::PerHead:
     return allowed(n.children[h], h, q, k);
+  case Node::Kind::Custom:
+    return n.custom->evaluate(h, q, k).value_or(true);
   }
   llvm_unreachable("unknown pattern kind");
 }
@@ -338,6 +346,7 @@ TileKind Evaluator::classifyLeaf(const Node &n, const Tile &t) const {
   case Node::Kind::Union:
   case Node::Kind::Intersect:
   case Node::Kind::PerHead:
+  case Node::Kind::Custom:
     break;
   }
   llvm_unreachable("unknown pattern kind");
@@ -368,6 +377,15 @@ Verdict Evaluator::judge(const Node &n, int64_t h, const Tile &t) const {
   }
   case Node::Kind::PerHead:
     return judge(n.children[h], h, t);
+  case Node::Kind::Custom: {
+    TileKind kind = n.custom->classify(h, t);
+    // A single element the predicate cannot decide depends on run-time
+    // data (counted as allowed where segments are).
+    if (kind == TileKind::Partial && segmentsAsAll &&
+        t.qEnd - t.qBegin == 1 && t.kEnd - t.kBegin == 1)
+      return Verdict::Full;
+    return verdictOf(kind);
+  }
   default:
     return verdictOf(classifyLeaf(n, t));
   }
@@ -425,8 +443,26 @@ static bool anyNode(const Node &n, Node::Kind kind) {
   return false;
 }
 
-bool Mask::isHeadDependent() const {
-  return anyNode(*root, Node::Kind::PerHead);
+static bool anyHeadDependent(const Node &n) {
+  if (n.kind == Node::Kind::PerHead ||
+      (n.kind == Node::Kind::Custom && n.custom->isHeadDependent()))
+    return true;
+  for (const Node &c : n.children)
+    if (anyHeadDependent(c))
+      return true;
+  return false;
+}
+
+bool Mask::isHeadDependent() const { return anyHeadDependent(*root); }
+
+const CustomPredicate *Mask::getCustom() const {
+  if (root->kind == Node::Kind::Custom)
+    return root->custom.get();
+  if (root->kind == Node::Kind::Intersect)
+    for (const Node &c : root->children)
+      if (c.kind == Node::Kind::Custom)
+        return c.custom.get();
+  return nullptr;
 }
 
 bool Mask::usesSegments() const { return anyNode(*root, Node::Kind::Segments); }

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,27 @@ struct SegmentIds {
   llvm::ArrayRef<int64_t> key;
 };
 
+/// A mask given as code (attn.attention's `mask_mod` region), classified by
+/// whoever made it (the dialect's interval analysis of the region).
+/// Coordinates are unaligned: query index `q` in [0, Lq), key index `k` in
+/// [0, Lk). Its answers hold for every batch row.
+class CustomPredicate {
+public:
+  virtual ~CustomPredicate();
+  /// The class of `tile` for head `h`, for every batch row; Partial when
+  /// it cannot decide (sound: never Full or Empty where it is not).
+  virtual TileKind classify(int64_t h, const Tile &tile) const = 0;
+  /// Whether (h, q, k) is allowed, or std::nullopt when the answer depends
+  /// on run-time data (a captured tensor) or on the batch row.
+  virtual std::optional<bool> evaluate(int64_t h, int64_t q,
+                                       int64_t k) const = 0;
+  /// True if different heads may see different keys.
+  virtual bool isHeadDependent() const = 0;
+  /// True if its answer depends on run-time data (captured tensors): its
+  /// partial blocks are worth classifying again at run time.
+  virtual bool readsRuntimeData() const = 0;
+};
+
 /// One node of a pattern tree. Each kind reads only the fields its comment
 /// names; the others keep their defaults.
 struct Node {
@@ -86,6 +108,7 @@ struct Node {
     Union,     ///< any child allows
     Intersect, ///< every child allows
     PerHead,   ///< children[h] decides
+    Custom,    ///< custom->evaluate(h, q, k) (unaligned positions)
   };
   Kind kind = Kind::All;
   /// Window, Dilated: how far before and after the query position keys lie.
@@ -105,6 +128,8 @@ struct Node {
   std::vector<uint8_t> table;
   /// Union, Intersect, PerHead: the operands.
   std::vector<Node> children;
+  /// Custom: the predicate.
+  std::shared_ptr<const CustomPredicate> custom;
 
   static Node all() { return Node(); }
   static Node causal();
@@ -127,6 +152,7 @@ struct Node {
   static Node unite(std::vector<Node> children);
   static Node intersect(std::vector<Node> children);
   static Node perHead(std::vector<Node> children);
+  static Node fromPredicate(std::shared_ptr<const CustomPredicate> custom);
 };
 
 /// The most splits Mask::classify makes for one tile before it settles for
@@ -156,9 +182,13 @@ public:
   bool isHeadDependent() const;
   /// True if the pattern reads runtime segment ids.
   bool usesSegments() const;
+  /// The custom predicate of the mask (a `Custom` node at the root or
+  /// directly under an intersection at the root), or null.
+  const CustomPredicate *getCustom() const;
 
   /// Whether query `q` of head `h` may see key `k`. Segment patterns need
-  /// `segments`; without it they allow nothing.
+  /// `segments`; without it they allow nothing. A custom predicate whose
+  /// answer depends on run-time data counts as allowing the key.
   bool isAllowed(int64_t h, int64_t q, int64_t k,
                  const SegmentIds *segments = nullptr) const;
 

@@ -18,7 +18,8 @@ using namespace mlir::attn;
 
 bool KernelSpec::applies(AttentionOp op, bool maskTensors) {
   return isa<SoftmaxAttr, PointwiseAttr>(op.getNormalizer()) &&
-         (maskTensors || !op.getMask());
+         (maskTensors || !op.getMask()) && op.getMaskMod().empty() &&
+         op.getScoreMod().empty();
 }
 
 KernelSpec KernelSpec::get(AttentionOp op) {

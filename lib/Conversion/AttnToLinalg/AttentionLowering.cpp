@@ -3,6 +3,7 @@
 #include "attn-opt/Conversion/AttnToLinalg/AttentionLowering.h"
 
 #include "attn-opt/Dialect/Attn/Utils/MaskEmitter.h"
+#include "attn-opt/Dialect/Attn/Utils/ModRegionEmitter.h"
 #include "attn-opt/Support/Random.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -464,7 +465,26 @@ struct WeightsLowering {
           bb, arith::MulFOp::create(bb, x, tb.f32Const(1.0 / *spec.softcap)));
       x = arith::MulFOp::create(bb, t, tb.f32Const(*spec.softcap));
     }
+    if (spec.scoreMod)
+      x = emitModRegion(bb, *spec.scoreMod,
+                        {x, idx[0], headOf(bb, idx), pos ? pos->query : idx[3],
+                         pos ? pos->key : idx[4]},
+                        captureAccess());
     return x;
+  }
+
+  /// The captured tensors of the regions, read in place.
+  CaptureAccess captureAccess() const {
+    CaptureAccess access;
+    access.dim = [this](ImplicitLocOpBuilder &eb, unsigned c,
+                        unsigned d) -> Value {
+      return eb.createOrFold<tensor::DimOp>(spec.captures[c], d);
+    };
+    access.read = [this](ImplicitLocOpBuilder &eb, unsigned c,
+                         ValueRange at) -> Value {
+      return tensor::ExtractOp::create(eb, spec.captures[c], at);
+    };
+    return access;
   }
 
   /// The mask tensor's verdict on the score `x` at `idx` (null without a
@@ -506,7 +526,13 @@ struct WeightsLowering {
           Value sk = tensor::ExtractOp::create(eb, spec.keySegments,
                                                ValueRange{idx[0], k});
           return arith::CmpIOp::create(eb, arith::CmpIPredicate::eq, sq, sk);
-        });
+        },
+        {[&](ImplicitLocOpBuilder &eb, const mask::Node &, Value q,
+             Value k) -> Value {
+           return emitModRegion(eb, *spec.maskMod, {idx[0], head, q, k},
+                                captureAccess());
+         },
+         {}});
     return pos ? emitter.emitAllowed(bb, head, pos->query, pos->key,
                                      pos->offset)
                : emitter.emitAllowed(bb, head, idx[3], idx[4], spec.maskOffset);

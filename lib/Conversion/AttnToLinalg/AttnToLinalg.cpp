@@ -220,6 +220,9 @@ void mlir::attn::buildAttentionScores(TensorBuilder &tb, AttentionOp op,
   spec.softcap = p.modifiers.softcap;
   spec.alibiSlopes = p.modifiers.alibiSlopes;
   spec.sinks = p.modifiers.sinks;
+  spec.scoreMod = p.regions.scoreMod;
+  spec.maskMod = p.regions.maskMod;
+  spec.captures = p.regions.captures;
 }
 
 void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {

@@ -105,6 +105,11 @@ struct WeightSpec {
   /// only for sinks), applied in the op's order.
   std::optional<double> softcap;
   Value alibiSlopes, sinks;
+  /// The score and mask regions (attn.attention's, ModRegion.h) and the
+  /// tensors they capture: the score region applied after the modifiers
+  /// above, the mask region (part of `mask`) evaluated per element.
+  Region *scoreMod = nullptr, *maskMod = nullptr;
+  SmallVector<Value> captures;
 };
 
 /// The sequence of each of the `rows` rows of a packed batch with `offsets`

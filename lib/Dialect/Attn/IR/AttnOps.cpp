@@ -1,6 +1,9 @@
 //===- AttnOps.cpp - attn dialect operations ------------------------------===//
 
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+#include "attn-opt/Dialect/Attn/IR/ModRegion.h"
+
+#include "mlir/IR/IRMapping.h"
 #include "ShapeChecker.h"
 
 #include "attn-opt/Host/RuntimeErrors.h"
@@ -138,7 +141,7 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
         /*query_lengths=*/Value(), /*key_lengths=*/Value(),
         /*query_offsets=*/Value(), /*key_offsets=*/Value(), /*mask=*/Value(),
         /*alibi_slopes=*/Value(), /*sinks=*/Value(), /*page_table=*/Value(),
-        normalizer, pattern,
+        /*captures=*/ValueRange(), normalizer, pattern,
         /*scale=*/FloatAttr(), /*qk_norm_eps=*/FloatAttr(),
         /*softcap=*/FloatAttr(), /*layout=*/BlockLayoutAttr());
 }
@@ -165,9 +168,15 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state,
       p.segments.separateKeys ? p.segments.key : Value(), p.projection,
       seq.queryLengths, seq.keyLengths, seq.queryOffsets, seq.keyOffsets,
       p.masking.tensor, mods.alibiSlopes, mods.sinks, p.paging.pageTable,
-      p.normalizer, p.masking.pattern,
+      p.regions.captures, p.normalizer, p.masking.pattern,
       f32Attr(p.explicitScale ? std::optional<double>(p.scale) : std::nullopt),
       f32Attr(p.qkNormEps), f32Attr(mods.softcap), p.masking.layout);
+  // The regions (state.regions: mask_mod, then score_mod) copied.
+  IRMapping map;
+  if (p.regions.maskMod)
+    p.regions.maskMod->cloneInto(state.regions[0].get(), map);
+  if (p.regions.scoreMod)
+    p.regions.scoreMod->cloneInto(state.regions[1].get(), map);
 }
 
 AttentionProblem AttentionOp::getProblem() { return getProblem(getDims()); }
@@ -206,6 +215,11 @@ AttentionProblem AttentionOp::getProblem(const AttentionDims &dims) {
   p.modifiers.gate = getGate();
   if (Value table = getPageTable())
     p.paging = {table, getPageSize()};
+  if (!getMaskMod().empty())
+    p.regions.maskMod = &getMaskMod();
+  if (!getScoreMod().empty())
+    p.regions.scoreMod = &getScoreMod();
+  p.regions.captures = llvm::to_vector(getCaptures());
   p.results = {getType(), getLse() ? typeOf(getLse()) : RankedTensorType()};
   return p;
 }
@@ -346,6 +360,40 @@ static LogicalResult verifyMaskOperand(AttentionOp op, ShapeChecker &check,
   return success();
 }
 
+/// Where score and mask regions apply, and their captures.
+static LogicalResult verifyRegionUse(AttentionOp op, const AttentionProblem &p) {
+  const AttentionRegions &r = p.regions;
+  if (r.captures.size() > kMaxCaptures)
+    return op.emitOpError() << "captures " << r.captures.size()
+                            << " tensors, more than the " << kMaxCaptures
+                            << " a region may read";
+  if (!r.captures.empty() && r.empty())
+    return op.emitOpError()
+           << "has captures but no score or mask region to read them";
+  for (Value c : r.captures) {
+    Type elem = cast<RankedTensorType>(c.getType()).getElementType();
+    if (!(elem.isInteger(8) || elem.isInteger(16) || elem.isInteger(32) ||
+          elem.isInteger(64) || elem.isIndex() || elem.isF32() ||
+          elem.isF16() || elem.isBF16()))
+      return op.emitOpError()
+             << "captures a tensor of " << elem
+             << "; captured tensors hold i8, i16, i32, i64, index, f32, f16 "
+                "or bf16 elements";
+  }
+  if (r.scoreMod && !(p.isSoftmax() || isa<PointwiseAttr>(p.normalizer)))
+    return op.emitOpError() << "has a score_mod region, which needs scores: "
+                               "softmax or pointwise attention (kernel "
+                               "attention has none)";
+  if (!r.empty() && p.sequences.isPacked())
+    return op.emitOpError()
+           << "has a score or mask region and a packed batch (offsets); "
+              "regions take padded batches (query_lengths, key_lengths)";
+  if (!r.empty() && p.paging.pageTable)
+    return op.emitOpError() << "has a score or mask region and a paged KV "
+                               "cache, which regions do not support yet";
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   ShapeChecker check(*this);
   Named q{"query", typeOf(getQuery())}, k{"key", typeOf(getKey())},
@@ -461,6 +509,8 @@ LogicalResult AttentionOp::verify() {
   if (getQuerySegments() && !(pattern && pattern.usesSegments()))
     return emitOpError() << "has segment ids but its pattern does not use "
                             "them (add #attn.segments)";
+  if (failed(verifyRegionUse(*this, p)))
+    return failure();
   if (failed(verifyVarlen(*this, check, p)))
     return failure();
   return verifyLayout(*this, p);
@@ -630,8 +680,38 @@ PatternShape AttentionOp::getPatternShape() {
           static_cast<bool>(getQuerySegments())};
 }
 
+/// The mask of `op` over `shape`: its pattern, and its mask region's
+/// predicate (ModRegion.h) when it has one.
+static mask::Mask maskOf(AttentionOp op, const PatternShape &shape) {
+  mask::Mask m = buildMask(op.getPatternAttr(), shape);
+  if (op.getMaskMod().empty())
+    return m;
+  mask::Node region = mask::Node::fromPredicate(buildMaskPredicate(
+      compileMaskProgram(op.getMaskMod()), op.getDims().batch));
+  mask::Node root = m.isAll() ? std::move(region)
+                              : mask::Node::intersect({m.getRoot(), region});
+  return mask::Mask(std::move(root), m.getNumHeads(), m.getQueryLen(),
+                    m.getKeyLen());
+}
+
 mask::Mask AttentionOp::getPatternMask() {
-  return buildMask(getPatternAttr(), getPatternShape());
+  return maskOf(*this, getPatternShape());
+}
+
+ModProgram AttentionOp::getMaskProgram() {
+  return compileMaskProgram(getMaskMod());
+}
+
+LogicalResult AttentionOp::verifyRegions() {
+  TypeRange captures = getCaptures().getTypes();
+  if (!getMaskMod().empty() &&
+      failed(verifyModRegion(*this, getMaskMod(), /*isMask=*/true, captures)))
+    return failure();
+  if (!getScoreMod().empty() &&
+      failed(verifyModRegion(*this, getScoreMod(), /*isMask=*/false,
+                             captures)))
+    return failure();
+  return success();
 }
 
 BlockLayout AttentionOp::getBlockLayout(int64_t blockQ, int64_t blockK) {
@@ -661,8 +741,8 @@ double AttentionOp::getFlopCount() {
 
 double AttentionOp::getFlopCount(const AttentionDims &d) {
   mask::Mask m =
-      buildMask(getPatternAttr(), {d.queryHeads, d.queryLen, d.keyLen,
-                                   static_cast<bool>(getQuerySegments())});
+      maskOf(*this, {d.queryHeads, d.queryLen, d.keyLen,
+                     static_cast<bool>(getQuerySegments())});
   if (auto kernel = dyn_cast<KernelAttr>(getNormalizer())) {
     double features = kernel.getNumFeatures(d.headDim);
     double projection = kernel.getFeatureMap() == FeatureMap::favor

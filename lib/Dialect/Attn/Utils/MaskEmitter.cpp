@@ -115,6 +115,9 @@ Value MaskEmitter::emitNode(ImplicitLocOpBuilder &b, const Node &node,
                  ops.floorDiv(k, node.blockSize));
   case Node::Kind::Segments:
     return segments(b, q, k);
+  case Node::Kind::Custom:
+    assert(custom.allowed && "a custom predicate needs its lookup");
+    return custom.allowed(b, node, q, k);
   case Node::Kind::Union:
   case Node::Kind::Intersect: {
     Value acc;
@@ -250,6 +253,10 @@ MaskEmitter::TileKind MaskEmitter::emitNodeKind(ImplicitLocOpBuilder &b,
     // Data the classification does not read: masked per element (segment
     // ranges are compared by the kernels themselves).
     return {o.truth(true), o.truth(false)};
+  case Node::Kind::Custom:
+    if (!custom.tileKind)
+      return {o.truth(true), o.truth(false)};
+    return custom.tileKind(b, node, tileQ0, tileQ1, k0, k1);
   case Node::Kind::Union:
   case Node::Kind::Intersect: {
     bool isUnion = node.kind == Node::Kind::Union;
@@ -288,6 +295,8 @@ MaskEmitter::TileKind MaskEmitter::emitTileKind(ImplicitLocOpBuilder &b,
                                                 Value offset) const {
   Value i0 = arith::AddIOp::create(b, q0, offset);
   Value i1 = arith::AddIOp::create(b, q1, offset);
+  tileQ0 = q0;
+  tileQ1 = q1;
   return emitNodeKind(b, mask.getRoot(), head, i0, i1, k0, k1);
 }
 

@@ -23,6 +23,7 @@
 #include "attn-opt/Dialect/Attn/IR/AttnInterfaces.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Region.h"
 #include "mlir/IR/Value.h"
 
 #include <optional>
@@ -89,6 +90,15 @@ struct AttentionPaging {
   int64_t pageSize = 0;
 };
 
+/// The score and mask regions (FlexAttention's score_mod and mask_mod) and
+/// the tensors they capture; null and empty when absent.
+struct AttentionRegions {
+  Region *maskMod = nullptr;
+  Region *scoreMod = nullptr;
+  SmallVector<Value> captures;
+  bool empty() const { return !maskMod && !scoreMod; }
+};
+
 /// The results: the attention and its optional log-sum-exp.
 struct AttentionResults {
   /// `B x Hq x Lq x Dv`.
@@ -125,6 +135,7 @@ struct AttentionProblem {
 
   //===--- Modifiers, storage, results ----------------------------------===//
   AttentionModifiers modifiers;
+  AttentionRegions regions;
   AttentionPaging paging;
   AttentionResults results;
 

@@ -43,7 +43,9 @@ def Attn_Dialect : Dialect {
   let extraClassDeclaration = [{
     void registerAttributes();
   }];
-  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
 }
 
 /// Every tensor an attn op reads or writes can be allocated: its static

@@ -7,6 +7,7 @@
 #include "attn-opt/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn-opt/Dialect/Attn/IR/AttnDialect.h"
 #include "attn-opt/Dialect/Attn/IR/AttnInterfaces.h"
+#include "attn-opt/Dialect/Attn/IR/ModRegion.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"

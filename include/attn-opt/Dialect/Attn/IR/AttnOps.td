@@ -38,7 +38,7 @@ class Attn_AttentionLikeOp<string mnemonic, list<Trait> traits = [],
 //===----------------------------------------------------------------------===//
 
 def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
-    [AttrSizedOperandSegments,
+    [AttrSizedOperandSegments, IsolatedFromAbove,
      DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
                                ["reifyResultShapes"]>],
     ["getDefaultScale"]> {
@@ -119,6 +119,50 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
       constant mask into a pattern; the CPU kernels classify the blocks of
       a run-time mask at run time (docs/Semantics.md, "Mask tensors").
 
+    Score and mask regions (FlexAttention's `score_mod` and `mask_mod`,
+    written as IR): variants the attributes do not name.
+    - `mask_mod`: a region with arguments `(%b, %h, %q, %k : index, then
+      one per capture)` yielding an `i1`: may query `q` of head `h` of batch
+      row `b` see key `k`? The keys a query sees are those the pattern, the
+      mask tensor and the region all allow.
+    - `score_mod`: arguments `(%s : f32, %b, %h, %q, %k : index, then one
+      per capture)` yielding an `f32`: the score that replaces `s`. It is
+      applied after the op's own modifiers (scale, bias, ALiBi, soft-cap)
+      and before an additive mask tensor and the normalizer (softmax and
+      pointwise only).
+    - `captures(%t, ... : types)`: tensors the regions read (bias tables,
+      document ids, lengths, slopes), ranked, any integer or float element
+      type; each region receives them, in order, as its trailing arguments.
+    Indices are positions in the current sequence, unaligned: `q` in
+    `[0, Lq)` and `k` in `[0, Lk)` (FlexAttention's `q_idx`, `kv_idx`; a
+    region spelling causal attention for a query chunk at the end of the
+    keys adds `Lk - Lq` itself). A region is a pure function of its
+    arguments: it holds only `arith` and `math` operations, `tensor.extract`
+    and `tensor.dim` of a capture, and ends in `attn.yield`; it reads no
+    value defined outside it (the op is isolated from above). A capture read
+    at an index outside its shape reads the nearest element (indices are
+    clamped into the shape). The mask region is classified at compile time
+    by an interval analysis over each block of queries and keys (full,
+    empty or partial, like a pattern; docs/FlexAttention.md); blocks whose
+    class depends on captured data are classified at run time by the same
+    analysis.
+
+    ```mlir
+    // Prefix-LM: the first 64 keys are visible to every query, the rest
+    // causally; the score soft-capped through tanh.
+    %o = attn.attention %q, %k, %v {normalizer = #attn.softmax}
+        : tensor<1x8x512x64xf32>, tensor<1x8x512x64xf32>,
+          tensor<1x8x512x64xf32> -> tensor<1x8x512x64xf32>
+        mask_mod {
+        ^bb0(%b: index, %h: index, %i: index, %j: index):
+          %c64 = arith.constant 64 : index
+          %prefix = arith.cmpi ult, %j, %c64 : index
+          %causal = arith.cmpi ule, %j, %i : index
+          %ok = arith.ori %prefix, %causal : i1
+          attn.yield %ok : i1
+        }
+    ```
+
     Results: the attention `result`, and with a second result type `lse`
     (softmax only): `B x Hq x Lq` f32, the natural log of each query row's
     softmax denominator, `m_i + log(sum_j exp(S[i,j] - m_i))` (with sinks,
@@ -191,6 +235,7 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
                        Optional<Attn_HeadVector>:$alibi_slopes,
                        Optional<Attn_HeadVector>:$sinks,
                        Optional<Attn_PageTable>:$page_table,
+                       Variadic<AnyRankedTensor>:$captures,
                        Attn_NormalizerAttrInterface:$normalizer,
                        OptionalAttr<Attn_MaskPatternAttrInterface>:$pattern,
                        OptionalAttr<F32Attr>:$scale,
@@ -199,6 +244,8 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
                        OptionalAttr<Attn_BlockLayoutAttr>:$layout);
   let results = (outs Attn_FloatTensor:$result,
                       Optional<Attn_LseTensor>:$lse);
+  let regions = (region MaxSizedRegion<1>:$mask_mod,
+                        MaxSizedRegion<1>:$score_mod);
   let assemblyFormat = [{
     $query `,` $key `,` $value
     (`bias` `(` $bias^ `:` type($bias) `)`)?
@@ -214,9 +261,12 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     (`alibi_slopes` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
     (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     (`page_table` `(` $page_table^ `:` type($page_table) `)`)?
+    (`captures` `(` $captures^ `:` type($captures) `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value) `->`
     type($result) (`,` type($lse)^)?
+    (`mask_mod` $mask_mod^)? (`score_mod` $score_mod^)?
   }];
+  let hasRegionVerifier = 1;
   let builders = [
     OpBuilder<(ins "::mlir::Value":$query, "::mlir::Value":$key,
                    "::mlir::Value":$value,
@@ -240,8 +290,12 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     /// The shape the pattern is checked against and evaluated over.
     ::mlir::attn::PatternShape getPatternShape();
     /// The mask of this op, built by the mask library (over dynamic
-    /// lengths when the op's are dynamic).
+    /// lengths when the op's are dynamic): the pattern, intersected with
+    /// the mask region's predicate when there is one.
     ::mlir::attn::mask::Mask getPatternMask();
+    /// The mask region compiled for the interval analysis (ModRegion.h);
+    /// the op must have one.
+    ::mlir::attn::ModProgram getMaskProgram();
     /// The FLOP count (FlopCountOpInterface) for concrete dimensions: the
     /// interface method counts the op's own static shapes (0 when dynamic);
     /// runners pass the run-time sizes.
@@ -294,6 +348,25 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
       return getPatternAttr().getLinearForm();
     }
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// YieldOp
+//===----------------------------------------------------------------------===//
+
+def Attn_YieldOp : Attn_Op<"yield",
+    [Pure, Terminator, HasParent<"AttentionOp">]> {
+  let summary = "yields the value of a score or mask region";
+  let description = [{
+    Ends a `mask_mod` region (an `i1`: is the key allowed) or a `score_mod`
+    region (an `f32`: the modified score) of `attn.attention`.
+
+    ```mlir
+    attn.yield %allowed : i1
+    ```
+  }];
+  let arguments = (ins AnyType:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
 }
 
 //===----------------------------------------------------------------------===//

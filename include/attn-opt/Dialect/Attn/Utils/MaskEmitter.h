@@ -36,8 +36,30 @@ public:
   using SegmentLookup =
       std::function<Value(ImplicitLocOpBuilder &, Value q, Value k)>;
 
-  MaskEmitter(const mask::Mask &mask, TableLookup table, SegmentLookup segments)
-      : mask(mask), table(std::move(table)), segments(std::move(segments)) {}
+  /// What a rectangle of scores holds at run time: some allowed pair
+  /// (`any`) and only allowed pairs (`all`), i1 values.
+  struct TileKind {
+    Value any, all;
+  };
+
+  /// A custom predicate (a mask region, ModRegion.h) in IR: whether query
+  /// `q` may see key `k` (unaligned positions, scalars or vectors like
+  /// emitAllowed's), and the kind of the rectangle of queries [q0, q1] and
+  /// keys [k0, k1] (inclusive index values). Where the data lives decides
+  /// how captured tensors are read, so the caller provides both.
+  struct CustomLookup {
+    std::function<Value(ImplicitLocOpBuilder &, const mask::Node &node,
+                        Value q, Value k)>
+        allowed;
+    std::function<TileKind(ImplicitLocOpBuilder &, const mask::Node &node,
+                           Value q0, Value q1, Value k0, Value k1)>
+        tileKind;
+  };
+
+  MaskEmitter(const mask::Mask &mask, TableLookup table, SegmentLookup segments,
+              CustomLookup custom = {})
+      : mask(mask), table(std::move(table)), segments(std::move(segments)),
+        custom(std::move(custom)) {}
 
   /// Emits the i1 (or vector of i1) deciding whether query `q` of head
   /// `head` may see key `k`. `head` is an index scalar; `q` and `k` have the
@@ -47,12 +69,6 @@ public:
   /// mask's static lengths give it.
   Value emitAllowed(ImplicitLocOpBuilder &b, Value head, Value q, Value k,
                     Value offset = Value()) const;
-
-  /// What a rectangle of scores holds at run time: some allowed pair
-  /// (`any`) and only allowed pairs (`all`), i1 values.
-  struct TileKind {
-    Value any, all;
-  };
 
   /// Emits the classification of the rectangle of queries [q0, q1] and keys
   /// [k0, k1] (inclusive index values, non-empty) of head `head`, with
@@ -88,6 +104,10 @@ private:
   const mask::Mask &mask;
   TableLookup table;
   SegmentLookup segments;
+  CustomLookup custom;
+  /// The unaligned first and last query of the tile emitTileKind
+  /// classifies (what a custom predicate reads).
+  mutable Value tileQ0, tileQ1;
 };
 
 } // namespace mlir::attn

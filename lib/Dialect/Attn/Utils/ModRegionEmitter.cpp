@@ -1,0 +1,236 @@
+//===- ModRegionEmitter.cpp - Score and mask regions as IR ----------------===//
+
+#include "attn-opt/Dialect/Attn/Utils/ModRegionEmitter.h"
+
+#include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// Inlining a region
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Clones a region's operations, lifting those that meet a vector to their
+/// elementwise vector form.
+class RegionInliner {
+public:
+  RegionInliner(ImplicitLocOpBuilder &b, const CaptureAccess &access)
+      : b(b), access(access) {}
+
+  Value run(Region &region, ValueRange args) {
+    Block &block = region.front();
+    for (auto [arg, v] : llvm::zip(block.getArguments(), args))
+      map.map(arg, v);
+    for (Value v : args)
+      if (auto vec = dyn_cast<VectorType>(v.getType()))
+        lanes = vec.getNumElements();
+    firstCapture = args.size();
+    for (Operation &op : block) {
+      if (auto yield = dyn_cast<YieldOp>(op))
+        return map.lookup(yield.getValue());
+      if (auto e = dyn_cast<tensor::ExtractOp>(op)) {
+        map.map(e.getResult(), extract(e));
+        continue;
+      }
+      if (auto d = dyn_cast<tensor::DimOp>(op)) {
+        map.map(d.getResult(), dimOf(d));
+        continue;
+      }
+      bool vector = llvm::any_of(op.getOperands(), [&](Value v) {
+        return isa<VectorType>(map.lookup(v).getType());
+      });
+      if (!vector) {
+        b.clone(op, map);
+        continue;
+      }
+      // Every operand as a vector, then the op with vector results.
+      IRMapping local;
+      for (Value v : op.getOperands())
+        local.map(v, asVector(map.lookup(v)));
+      Operation *c = b.clone(op, local);
+      for (auto [orig, res] : llvm::zip(op.getResults(), c->getResults())) {
+        res.setType(VectorType::get({lanes}, orig.getType()));
+        map.map(orig, res);
+      }
+    }
+    llvm_unreachable("a verified region ends in attn.yield");
+  }
+
+private:
+  Value asVector(Value v) {
+    if (isa<VectorType>(v.getType()))
+      return v;
+    return vector::BroadcastOp::create(b, VectorType::get({lanes}, v.getType()),
+                                       v);
+  }
+
+  unsigned captureOf(Value tensor) {
+    return cast<BlockArgument>(tensor).getArgNumber() - firstCapture;
+  }
+
+  Value dimOf(tensor::DimOp d) {
+    unsigned c = captureOf(d.getSource());
+    int64_t rank = cast<RankedTensorType>(d.getSource().getType()).getRank();
+    std::optional<int64_t> at = getConstantIntValue(map.lookup(d.getIndex()));
+    if (at && *at >= 0 && *at < rank)
+      return access.dim(b, c, *at);
+    // A dimension chosen at run time: a select over the rank (an index
+    // outside it reads the last).
+    Value index = map.lookup(d.getIndex());
+    Value result = access.dim(b, c, rank - 1);
+    for (int64_t i = rank - 2; i >= 0; --i)
+      result = arith::SelectOp::create(
+          b,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, index,
+                                arith::ConstantIndexOp::create(b, i)),
+          access.dim(b, c, i), result);
+    return result;
+  }
+
+  Value extract(tensor::ExtractOp e) {
+    unsigned c = captureOf(e.getTensor());
+    SmallVector<Value> at;
+    bool vector = false;
+    for (auto [d, i] : llvm::enumerate(e.getIndices())) {
+      Value v = map.lookup(i);
+      // Clamped into [0, dim - 1].
+      Value last = arith::SubIOp::create(b, access.dim(b, c, d),
+                                         arith::ConstantIndexOp::create(b, 1));
+      Value zero = arith::ConstantIndexOp::create(b, 0);
+      if (isa<VectorType>(v.getType())) {
+        vector = true;
+        last = asVector(last);
+        zero = asVector(zero);
+      }
+      v = arith::MaxSIOp::create(b, arith::MinSIOp::create(b, v, last), zero);
+      at.push_back(v);
+    }
+    if (vector)
+      for (Value &v : at)
+        v = asVector(v);
+    return access.read(b, c, at);
+  }
+
+  ImplicitLocOpBuilder &b;
+  const CaptureAccess &access;
+  IRMapping map;
+  int64_t lanes = 0;
+  unsigned firstCapture = 0;
+};
+} // namespace
+
+Value mlir::attn::emitModRegion(ImplicitLocOpBuilder &b, Region &region,
+                                ValueRange args, const CaptureAccess &access) {
+  RegionInliner inliner(b, access);
+  return inliner.run(region, args);
+}
+
+//===----------------------------------------------------------------------===//
+// The interval analysis in IR
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// interpretMask's domain as IR: index bounds, i1 truths, folded where
+/// constant.
+struct IntervalEmitter {
+  using Int = Value;
+  using Bool = Value;
+  ImplicitLocOpBuilder &b;
+  const CaptureAccess &access;
+
+  Int cst(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Bool truth(bool v) {
+    return arith::ConstantOp::create(b, b.getBoolAttr(v));
+  }
+  template <typename OpTy, typename... Args>
+  Value fold(Args... args) {
+    return b.createOrFold<OpTy>(args...);
+  }
+  Int add(Int x, Int y) { return fold<arith::AddIOp>(x, y); }
+  Int sub(Int x, Int y) { return fold<arith::SubIOp>(x, y); }
+  Int mul(Int x, Int y) { return fold<arith::MulIOp>(x, y); }
+  Int neg(Int x) { return sub(cst(0), x); }
+  Int floorDiv(Int x, int64_t c, bool truncate) {
+    if (truncate)
+      return fold<arith::DivSIOp>(x, cst(c));
+    return fold<arith::FloorDivSIOp>(x, cst(c));
+  }
+  Int rem(Int x, int64_t c) { return fold<arith::RemSIOp>(x, cst(c)); }
+  Int min(Int x, Int y) { return fold<arith::MinSIOp>(x, y); }
+  Int max(Int x, Int y) { return fold<arith::MaxSIOp>(x, y); }
+  Bool lt(Int x, Int y) {
+    return fold<arith::CmpIOp>(arith::CmpIPredicate::slt, x, y);
+  }
+  Bool le(Int x, Int y) {
+    return fold<arith::CmpIOp>(arith::CmpIPredicate::sle, x, y);
+  }
+  Bool eq(Int x, Int y) {
+    return fold<arith::CmpIOp>(arith::CmpIPredicate::eq, x, y);
+  }
+  Bool both(Bool x, Bool y) { return fold<arith::AndIOp>(x, y); }
+  Bool either(Bool x, Bool y) { return fold<arith::OrIOp>(x, y); }
+  Bool negate(Bool x) { return fold<arith::XOrIOp>(x, truth(true)); }
+  Value select(Bool c, Value x, Value y) {
+    return fold<arith::SelectOp>(c, x, y);
+  }
+
+  /// The smallest and largest element of capture `c` over the index box
+  /// `at` (each clamped into the shape), as index values.
+  Interval<IntervalEmitter> extract(int64_t c,
+                                    ArrayRef<Interval<IntervalEmitter>> at) {
+    Interval<IntervalEmitter> r;
+    if (llvm::any_of(at, [](const auto &i) { return i.top; }))
+      return r;
+    SmallVector<Value> lo, hi;
+    for (auto [d, i] : llvm::enumerate(at)) {
+      Value last = sub(access.dim(b, c, d), cst(1));
+      lo.push_back(max(min(i.lo, last), cst(0)));
+      hi.push_back(max(min(i.hi, last), cst(0)));
+    }
+    Value init[] = {cst(std::numeric_limits<int64_t>::max()),
+                    cst(std::numeric_limits<int64_t>::min())};
+    SmallVector<Value> index(at.size());
+    std::function<SmallVector<Value>(size_t, ValueRange)> loop =
+        [&](size_t d, ValueRange acc) -> SmallVector<Value> {
+      if (d == at.size()) {
+        Value v = access.read(b, c, index);
+        if (!v.getType().isIndex())
+          v = arith::IndexCastOp::create(b, b.getIndexType(), v);
+        return {arith::MinSIOp::create(b, acc[0], v),
+                arith::MaxSIOp::create(b, acc[1], v)};
+      }
+      auto forOp = scf::ForOp::create(b, lo[d], add(hi[d], cst(1)), cst(1),
+                                      acc);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(forOp.getBody());
+      index[d] = forOp.getInductionVar();
+      scf::YieldOp::create(b, loop(d + 1, forOp.getRegionIterArgs()));
+      return SmallVector<Value>(forOp.getResults());
+    };
+    SmallVector<Value> range = loop(0, init);
+    return {false, range[0], range[1]};
+  }
+};
+} // namespace
+
+MaskEmitter::TileKind mlir::attn::emitMaskTileKind(
+    ImplicitLocOpBuilder &b, const ModProgram &p, Value batch, Value head,
+    Value q0, Value q1, Value k0, Value k1, const CaptureAccess &access) {
+  IntervalEmitter d{b, access};
+  using I = Interval<IntervalEmitter>;
+  I args[] = {I{false, batch, batch}, I{false, head, head}, I{false, q0, q1},
+              I{false, k0, k1}};
+  Truth<IntervalEmitter> t = interpretMask<IntervalEmitter>(p, d, args);
+  return {t.may, t.must};
+}
