@@ -3,9 +3,9 @@
 // AttentionOperands.def (the operand enum and names of RuntimeErrors.h, which
 // the host library shares without MLIR) must list attn.attention's operands
 // in the order of its ODS arguments. The count is a static_assert in
-// AttnOps.cpp; here every operand of an op that has all seventeen (one capture) is read
-// through its ODS index (what the run-time size checks do) and through its
-// ODS accessor, which must be the same value. The op's problem view
+// AttnOps.cpp; here every operand of an op that has all seventeen (one capture)
+// is read through its ODS index (what the run-time size checks do) and through
+// its ODS accessor, which must be the same value. The op's problem view
 // (AttentionProblem.h) must give back every operand, and an op built from
 // it must print the same.
 //
@@ -89,11 +89,10 @@ TEST_F(AttentionOperandsTest, EnumFollowsOds) {
   ASSERT_TRUE(op);
   ASSERT_EQ(op->getNumOperands(), static_cast<unsigned>(kNumAttentionOperands));
 #define ATTN_OPERAND(Name, printedName)                                        \
-  EXPECT_EQ(op.getODSOperands(k##Name##Operand).front(),                      \
+  EXPECT_EQ(op.getODSOperands(k##Name##Operand).front(),                       \
             firstOf(op.get##Name()))                                           \
       << #Name;                                                                \
-  EXPECT_EQ(op->getOperand(k##Name##Operand), firstOf(op.get##Name()))         \
-      << #Name;
+  EXPECT_EQ(op->getOperand(k##Name##Operand), firstOf(op.get##Name())) << #Name;
 #include "attn-opt/Host/AttentionOperands.def"
 }
 
@@ -125,8 +124,9 @@ TEST_F(AttentionOperandsTest, ProblemRebuildsTheOp) {
   auto copy = AttentionOp::create(b, op.getLoc(), p);
   std::string a, c;
   llvm::raw_string_ostream as(a), cs(c);
-  op->print(as);
-  copy->print(cs);
+  // (Local scopes: the regions' values are numbered from the op.)
+  op->print(as, OpPrintingFlags().useLocalScope());
+  copy->print(cs, OpPrintingFlags().useLocalScope());
   // The same op but for its results' names.
   EXPECT_EQ(a.substr(a.find('=')), c.substr(c.find('=')));
 }

@@ -381,8 +381,8 @@ Verdict Evaluator::judge(const Node &n, int64_t h, const Tile &t) const {
     TileKind kind = n.custom->classify(h, t);
     // A single element the predicate cannot decide depends on run-time
     // data (counted as allowed where segments are).
-    if (kind == TileKind::Partial && segmentsAsAll &&
-        t.qEnd - t.qBegin == 1 && t.kEnd - t.kBegin == 1)
+    if (kind == TileKind::Partial && segmentsAsAll && t.qEnd - t.qBegin == 1 &&
+        t.kEnd - t.kBegin == 1)
       return Verdict::Full;
     return verdictOf(kind);
   }

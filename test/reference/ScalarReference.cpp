@@ -541,6 +541,18 @@ enum class Operand { Query, Key, Value, Bias, Gate, Sinks };
 /// operands are read and `eval.endRow(b, h, row, out row, log-sum-exp)`
 /// takes its results; then `eval.endHead()`. Nothing computed for one
 /// (sequence, head) is used by another.
+/// The score region applied to `s` (a double, or a Var recording the
+/// region's derivative).
+static double applyScoreMod(const AttentionSpec &spec, double s, int64_t b,
+                            int64_t h, int64_t i, int64_t j) {
+  return spec.scoreMod(s, b, h, i, j).first;
+}
+static ad::Var applyScoreMod(const AttentionSpec &spec, const ad::Var &s,
+                             int64_t b, int64_t h, int64_t i, int64_t j) {
+  auto [value, derivative] = spec.scoreMod(s.value, b, h, i, j);
+  return ad::unary(s, value, derivative);
+}
+
 template <typename Eval>
 static void attentionRows(const Tensor &q, const Tensor &k, const Tensor &v,
                           const AttentionSpec &spec, Eval &eval) {
@@ -620,11 +632,15 @@ static void attentionRows(const Tensor &q, const Tensor &k, const Tensor &v,
                   spec.alibiSlopes->data[h] * std::abs(double(i + lk - lq - j));
             if (spec.softcap)
               s = *spec.softcap * tanh(s / *spec.softcap);
+            if (spec.scoreMod)
+              s = applyScoreMod(spec, s, b, h, i, j);
           }
           scores[j] = s;
           if (spec.pattern)
             ok[j] = allowed(*spec.pattern, h, i, j, lq, lk, b, spec.segQ,
                             spec.segK);
+          if (spec.maskMod)
+            ok[j] = ok[j] && spec.maskMod(b, h, i, j);
           if (spec.mask) {
             const Tensor &m = *spec.mask;
             double mv = m.shape.size() == 2

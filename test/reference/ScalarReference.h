@@ -94,6 +94,15 @@ struct AttentionSpec {
   /// A paged KV cache's page table (`B x P_max`): k and v are then pools
   /// `pages x Hkv x page x D`.
   const Tensor *pageTable = nullptr;
+  /// attn.attention's regions (FlexAttention's mask_mod and score_mod):
+  /// whether query `q` of head `h` of batch row `b` may see key `k`
+  /// (positions within the sequence), and the modified score with its
+  /// derivative with respect to the score, `(f(s), f'(s))`, applied after
+  /// soft-capping. attn-ref interprets the regions' IR.
+  std::function<bool(int64_t b, int64_t h, int64_t q, int64_t k)> maskMod;
+  std::function<std::pair<double, double>(double s, int64_t b, int64_t h,
+                                          int64_t q, int64_t k)>
+      scoreMod;
 };
 
 /// attn.attention; with `lse` (softmax) also its log-sum-exp result,

@@ -36,6 +36,7 @@
 #include "attn-opt/Runtime/ModuleLoader.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 
@@ -205,7 +206,7 @@ private:
 static Operation *findAttnOp(func::FuncOp entry) {
   Operation *attnOp = nullptr;
   entry.walk([&](Operation *op) {
-    if (isa<AttnDialect>(op->getDialect())) {
+    if (isa<AttnDialect>(op->getDialect()) && !isa<YieldOp>(op)) {
       if (attnOp)
         fail("@" + entry.getName() + " has more than one attn op");
       attnOp = op;
@@ -214,6 +215,256 @@ static Operation *findAttnOp(func::FuncOp entry) {
   if (!attnOp)
     fail("@" + entry.getName() + " has no attn op");
   return attnOp;
+}
+
+//===----------------------------------------------------------------------===//
+// Score and mask regions
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// attn.attention's score and mask regions, interpreted operation by
+/// operation from the arith and math semantics: every value a double
+/// (integers exactly, far below 2^53) with its derivative with respect to
+/// the score argument (forward mode), captured tensors read at clamped
+/// indices. Shares nothing with the compiler's lowering of the regions.
+class RegionInterpreter {
+public:
+  struct Num {
+    double v = 0, d = 0;
+  };
+
+  RegionInterpreter(Region &region, std::vector<const ref::Tensor *> captures)
+      : region(region), captures(std::move(captures)) {}
+
+  Num run(ArrayRef<Num> leading) const {
+    Block &block = region.front();
+    llvm::DenseMap<Value, Num> env;
+    unsigned n = leading.size();
+    for (unsigned i = 0; i < n; ++i)
+      env[block.getArgument(i)] = leading[i];
+    for (Operation &op : block) {
+      if (auto yield = dyn_cast<YieldOp>(op))
+        return env.lookup(yield.getValue());
+      SmallVector<Num> in;
+      for (Value v : op.getOperands())
+        in.push_back(env.lookup(v));
+      env[op.getResult(0)] = eval(op, in, n);
+    }
+    fail("a region without attn.yield");
+  }
+
+private:
+  static double floorDiv(double a, double b) { return std::floor(a / b); }
+  static double truncDiv(double a, double b) { return std::trunc(a / b); }
+
+  Num eval(Operation &op, ArrayRef<Num> in, unsigned firstCapture) const {
+    auto a = [&] { return in[0]; };
+    auto b = [&] { return in[1]; };
+    auto c = [](double v) { return Num{v, 0}; };
+    Type type = op.getResult(0).getType();
+    StringRef name = op.getName().getStringRef();
+    // Integers.
+    if (auto k = dyn_cast<arith::ConstantOp>(op)) {
+      if (auto i = dyn_cast<IntegerAttr>(k.getValue()))
+        return c(type.isInteger(1) ? (i.getValue().isZero() ? 0 : 1)
+                                   : double(i.getValue().getSExtValue()));
+      return c(cast<FloatAttr>(k.getValue()).getValueAsDouble());
+    }
+    if (name == "arith.addi")
+      return c(a().v + b().v);
+    if (name == "arith.subi")
+      return c(a().v - b().v);
+    if (name == "arith.muli")
+      return c(a().v * b().v);
+    if (name == "arith.divsi" || name == "arith.divui")
+      return c(truncDiv(a().v, b().v));
+    if (name == "arith.floordivsi")
+      return c(floorDiv(a().v, b().v));
+    if (name == "arith.ceildivsi" || name == "arith.ceildivui")
+      return c(std::ceil(a().v / b().v));
+    if (name == "arith.remsi" || name == "arith.remui")
+      return c(std::fmod(a().v, b().v));
+    if (name == "arith.minsi" || name == "arith.minui")
+      return c(std::min(a().v, b().v));
+    if (name == "arith.maxsi" || name == "arith.maxui")
+      return c(std::max(a().v, b().v));
+    if (name == "arith.andi")
+      return c(double(int64_t(a().v) & int64_t(b().v)));
+    if (name == "arith.ori")
+      return c(double(int64_t(a().v) | int64_t(b().v)));
+    if (name == "arith.xori")
+      return c(double(int64_t(a().v) ^ int64_t(b().v)));
+    if (name == "math.absi")
+      return c(std::fabs(a().v));
+    if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+      double x = a().v, y = b().v;
+      using P = arith::CmpIPredicate;
+      switch (cmp.getPredicate()) {
+      case P::eq:
+        return c(x == y);
+      case P::ne:
+        return c(x != y);
+      case P::slt:
+      case P::ult:
+        return c(x < y);
+      case P::sle:
+      case P::ule:
+        return c(x <= y);
+      case P::sgt:
+      case P::ugt:
+        return c(x > y);
+      case P::sge:
+      case P::uge:
+        return c(x >= y);
+      }
+    }
+    if (name == "arith.select")
+      return a().v != 0 ? in[1] : in[2];
+    if (isa<arith::ExtSIOp, arith::IndexCastOp>(op) &&
+        op.getOperand(0).getType().isInteger(1))
+      return c(-a().v);
+    if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+            arith::ExtUIOp>(op))
+      return c(a().v);
+    if (name == "arith.trunci")
+      return c(type.isInteger(1) ? double(int64_t(a().v) & 1) : a().v);
+    if (name == "arith.sitofp" || name == "arith.uitofp")
+      return c(a().v);
+    if (name == "arith.fptosi" || name == "arith.fptoui")
+      return c(std::trunc(a().v));
+    // Floats, with the derivative.
+    if (name == "arith.addf")
+      return {a().v + b().v, a().d + b().d};
+    if (name == "arith.subf")
+      return {a().v - b().v, a().d - b().d};
+    if (name == "arith.mulf")
+      return {a().v * b().v, a().d * b().v + a().v * b().d};
+    if (name == "arith.divf")
+      return {a().v / b().v, (a().d * b().v - a().v * b().d) / (b().v * b().v)};
+    if (name == "arith.negf")
+      return {-a().v, -a().d};
+    if (name == "arith.maximumf" || name == "arith.maxnumf")
+      return a().v >= b().v ? a() : b();
+    if (name == "arith.minimumf" || name == "arith.minnumf")
+      return a().v <= b().v ? a() : b();
+    if (name == "arith.extf" || name == "arith.truncf")
+      return a();
+    if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
+      double x = a().v, y = b().v;
+      bool unordered = std::isnan(x) || std::isnan(y);
+      using P = arith::CmpFPredicate;
+      switch (cmp.getPredicate()) {
+      case P::AlwaysFalse:
+        return c(0);
+      case P::AlwaysTrue:
+        return c(1);
+      case P::OEQ:
+        return c(!unordered && x == y);
+      case P::OGT:
+        return c(!unordered && x > y);
+      case P::OGE:
+        return c(!unordered && x >= y);
+      case P::OLT:
+        return c(!unordered && x < y);
+      case P::OLE:
+        return c(!unordered && x <= y);
+      case P::ONE:
+        return c(!unordered && x != y);
+      case P::ORD:
+        return c(!unordered);
+      case P::UEQ:
+        return c(unordered || x == y);
+      case P::UGT:
+        return c(unordered || x > y);
+      case P::UGE:
+        return c(unordered || x >= y);
+      case P::ULT:
+        return c(unordered || x < y);
+      case P::ULE:
+        return c(unordered || x <= y);
+      case P::UNE:
+        return c(unordered || x != y);
+      case P::UNO:
+        return c(unordered);
+      }
+    }
+    if (name == "math.tanh") {
+      double t = std::tanh(a().v);
+      return {t, (1 - t * t) * a().d};
+    }
+    if (name == "math.exp") {
+      double e = std::exp(a().v);
+      return {e, e * a().d};
+    }
+    if (name == "math.log")
+      return {std::log(a().v), a().d / a().v};
+    if (name == "math.sqrt") {
+      double r = std::sqrt(a().v);
+      return {r, a().d / (2 * r)};
+    }
+    if (name == "math.absf")
+      return {std::fabs(a().v), a().v < 0 ? -a().d : a().d};
+    if (name == "math.erf")
+      return {std::erf(a().v),
+              2 / std::sqrt(M_PI) * std::exp(-a().v * a().v) * a().d};
+    if (name == "math.sin")
+      return {std::sin(a().v), std::cos(a().v) * a().d};
+    if (name == "math.cos")
+      return {std::cos(a().v), -std::sin(a().v) * a().d};
+    if (name == "math.floor")
+      return c(std::floor(a().v));
+    if (name == "math.ceil")
+      return c(std::ceil(a().v));
+    if (auto e = dyn_cast<tensor::ExtractOp>(op)) {
+      const ref::Tensor &t =
+          *captures[cast<BlockArgument>(e.getTensor()).getArgNumber() -
+                    firstCapture];
+      int64_t flat = 0;
+      for (size_t i = 0; i < t.shape.size(); ++i) {
+        int64_t at =
+            std::clamp<int64_t>(int64_t(in[1 + i].v), 0, t.shape[i] - 1);
+        flat = flat * t.shape[i] + at;
+      }
+      return c(t.data[flat]);
+    }
+    if (auto d = dyn_cast<tensor::DimOp>(op)) {
+      const ref::Tensor &t =
+          *captures[cast<BlockArgument>(d.getSource()).getArgNumber() -
+                    firstCapture];
+      return c(double(t.shape[int64_t(b().v)]));
+    }
+    fail("attn-ref cannot interpret '" + name.str() + "' in a region");
+  }
+
+  Region &region;
+  std::vector<const ref::Tensor *> captures;
+};
+} // namespace
+
+/// The regions of `op` as the reference's functions, their captured
+/// tensors read through `input`.
+static void bindRegions(AttentionOp op, ref::AttentionSpec &spec,
+                        std::vector<const ref::Tensor *> captures) {
+  using Num = RegionInterpreter::Num;
+  if (!op.getMaskMod().empty()) {
+    auto interp =
+        std::make_shared<RegionInterpreter>(op.getMaskMod(), captures);
+    spec.maskMod = [interp](int64_t b, int64_t h, int64_t q, int64_t k) {
+      Num args[] = {{double(b)}, {double(h)}, {double(q)}, {double(k)}};
+      return interp->run(args).v != 0;
+    };
+  }
+  if (!op.getScoreMod().empty()) {
+    auto interp =
+        std::make_shared<RegionInterpreter>(op.getScoreMod(), captures);
+    spec.scoreMod = [interp](double s, int64_t b, int64_t h, int64_t q,
+                             int64_t k) {
+      Num args[] = {
+          {s, 1.0}, {double(b)}, {double(h)}, {double(q)}, {double(k)}};
+      Num r = interp->run(args);
+      return std::make_pair(r.v, r.d);
+    };
+  }
 }
 
 /// The reference's description of an attn.attention, its operand tensors
@@ -255,6 +506,10 @@ static ref::AttentionSpec attentionSpec(AttentionOp op, Inputs &input) {
   spec.alibiSlopes = input(op.getAlibiSlopes());
   spec.sinks = input(op.getSinks());
   spec.pageTable = input(op.getPageTable());
+  std::vector<const ref::Tensor *> captures;
+  for (Value c : op.getCaptures())
+    captures.push_back(input(c));
+  bindRegions(op, spec, std::move(captures));
   return spec;
 }
 

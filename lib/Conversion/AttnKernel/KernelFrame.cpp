@@ -132,6 +132,81 @@ void KernelFrame::prepareOperandBuffers(TensorBuilder &tb) {
   keyLengthBuf = readOnlyBuffer(b, spec.sequences.keyLengths);
   queryOffsetBuf = readOnlyBuffer(b, spec.sequences.queryOffsets);
   keyOffsetBuf = readOnlyBuffer(b, spec.sequences.keyOffsets);
+  // The regions' captured tensors, flattened (the kernels index them by
+  // linear offsets, gathering along the query lanes).
+  for (Value c : spec.regions.captures) {
+    auto type = cast<RankedTensorType>(c.getType());
+    SmallVector<Value> dims;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      dims.push_back(type.isDynamicDim(d)
+                         ? tensor::DimOp::create(b, c, d).getResult()
+                         : idx(type.getDimSize(d)));
+    Value flat = c;
+    if (type.getRank() != 1)
+      flat = tensor::CollapseShapeOp::create(
+          b, c,
+          ArrayRef<ReassociationIndices>{
+              llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()))});
+    captureBufs.push_back(readOnlyBuffer(b, flat));
+    captureDims.push_back(std::move(dims));
+  }
+}
+
+CaptureAccess KernelFrame::captureAccess() {
+  CaptureAccess access;
+  access.dim = [this](ImplicitLocOpBuilder &, unsigned c, unsigned d) -> Value {
+    return captureDims[c][d];
+  };
+  access.read = [this](ImplicitLocOpBuilder &eb, unsigned c,
+                       ValueRange at) -> Value {
+    auto vec = dyn_cast<VectorType>(at[0].getType());
+    // The row-major offset of `at`.
+    Value linear = at[0];
+    for (size_t d = 1; d < at.size(); ++d) {
+      Value size = captureDims[c][d];
+      if (vec)
+        size = vector::BroadcastOp::create(eb, vec, size);
+      linear = arith::AddIOp::create(
+          eb, arith::MulIOp::create(eb, linear, size), at[d]);
+    }
+    Value buf = captureBufs[c];
+    Type elem = cast<MemRefType>(buf.getType()).getElementType();
+    if (!vec)
+      return memref::LoadOp::create(eb, buf, linear);
+    auto result = VectorType::get(vec.getShape(), elem);
+    Value all = arith::ConstantOp::create(
+        eb, DenseElementsAttr::get(vec.clone(eb.getI1Type()),
+                                   eb.getBoolAttr(true)));
+    Value zero = arith::ConstantOp::create(
+        eb, DenseElementsAttr::get(result, eb.getZeroAttr(elem)));
+    return vector::GatherOp::create(
+        eb, result, buf, ValueRange{arith::ConstantIndexOp::create(eb, 0)},
+        linear, all, zero);
+  };
+  return access;
+}
+
+SmallVector<Value, 4> KernelFrame::regionIndices(QueryRows rows, Value q,
+                                                 Value k) {
+  auto asIndex = [&](Value v) -> Value {
+    if (auto vec = dyn_cast<VectorType>(v.getType()))
+      return vec.getElementType().isIndex()
+                 ? v
+                 : Value(arith::IndexCastOp::create(
+                       b, vec.clone(b.getIndexType()), v));
+    return v.getType().isIndex()
+               ? v
+               : Value(arith::IndexCastOp::create(b, b.getIndexType(), v));
+  };
+  Value h = rows.heads ? asIndex(rows.heads) : head;
+  return {batch, h, asIndex(q), asIndex(k)};
+}
+
+MaskEmitter::TileKind KernelFrame::regionTileKind(Value k0) {
+  Value q1 = sub(minIdx(add(firstQuery, blockQ), seqQueryLen), idx(1));
+  Value k1 = sub(minIdx(add(k0, blockK), seqKeyLen), idx(1));
+  return emitMaskTileKind(b, *spec.maskProgram, batch, head, firstQuery, q1, k0,
+                          k1, captureAccess());
 }
 
 void KernelFrame::prepareMaskBuffer(TensorBuilder &tb, Value m, bool convert) {
@@ -510,6 +585,19 @@ SmallVector<Value>
 KernelFrame::visitBlock(Value k0, bool masked, ValueRange state,
                         std::optional<std::pair<Value, Value>> qIds,
                         BlockBody body) {
+  // A partial block of the compile-time layout whose mask region reads
+  // run-time data (captured tensors, the batch row): classified again by
+  // the region's interval analysis over that data, skipped when empty.
+  if (masked && layout && spec.maskProgram && !refiningRegion &&
+      (spec.maskProgram->readsCaptures || spec.maskProgram->readsBatch)) {
+    MaskEmitter::TileKind kind = regionTileKind(k0);
+    refiningRegion = true;
+    SmallVector<Value> next = ifThenElseKeep(kind.any, state, [&] {
+      return visitBlock(k0, masked, state, qIds, body);
+    });
+    refiningRegion = false;
+    return next;
+  }
   if (maskBuf) {
     // The mask tensor's block: skipped when it allows nothing, masked
     // unless it allows everything (and adds 0).
@@ -567,7 +655,15 @@ SmallVector<Value>
 KernelFrame::visitRuntimeBlocks(ValueRange state,
                                 std::optional<std::pair<Value, Value>> qIds,
                                 BlockBody body) {
-  MaskEmitter emitter(spec.mask, {}, {});
+  MaskEmitter::CustomLookup region;
+  if (spec.maskProgram)
+    region.tileKind = [&](ImplicitLocOpBuilder &eb, const mask::Node &,
+                          Value q0, Value q1, Value k0,
+                          Value k1) -> MaskEmitter::TileKind {
+      return emitMaskTileKind(eb, *spec.maskProgram, batch, head, q0, q1, k0,
+                              k1, captureAccess());
+    };
+  MaskEmitter emitter(spec.mask, {}, {}, region);
   // The tile's real queries (rows past the sequence are dropped).
   Value q0 = firstQuery;
   Value q1 = sub(minIdx(add(firstQuery, blockQ), seqQueryLen), idx(1));
@@ -747,7 +843,16 @@ Value KernelFrame::allowed(QueryRows rows, Value key) {
                                         ValueRange{batch, qClamped});
         }
         return arith::CmpIOp::create(eb, arith::CmpIPredicate::eq, qIds, kId);
-      });
+      },
+      {[&](ImplicitLocOpBuilder &eb, const mask::Node &, Value rq,
+           Value rk) -> Value {
+         Value r = emitModRegion(eb, *spec.regions.maskMod,
+                                 regionIndices(rows, rq, rk), captureAccess());
+         if (isVector && !isa<VectorType>(r.getType()))
+           r = vector::BroadcastOp::create(eb, lanesI1, r);
+         return r;
+       },
+       {}});
   Value ok = emitter.emitAllowed(b, head, q, k, offset);
   // Keys past the end of the sequence (a ragged last block).
   if (boundKeys) {
@@ -836,13 +941,23 @@ Value KernelFrame::modifyScore(Value score, QueryRows rows, Value key,
     Value d = arith::SIToFPOp::create(b, distType, dist);
     score = arith::SubFOp::create(b, score, arith::MulFOp::create(b, slope, d));
   }
-  if (!spec.modifiers.softcap)
+  if (spec.modifiers.softcap) {
+    // cap * tanh(s / cap)
+    Value t = math::TanhOp::create(
+        b, arith::MulFOp::create(b, score,
+                                 splat(score, 1.0 / *spec.modifiers.softcap)));
+    score = arith::MulFOp::create(b, t, splat(score, *spec.modifiers.softcap));
+  }
+  if (!spec.regions.scoreMod)
     return score;
-  // cap * tanh(s / cap)
-  Value t = math::TanhOp::create(
-      b, arith::MulFOp::create(b, score,
-                               splat(score, 1.0 / *spec.modifiers.softcap)));
-  return arith::MulFOp::create(b, t, splat(score, *spec.modifiers.softcap));
+  auto [q, k, offset] = positionsOf(rows, key, /*needOffset=*/false);
+  SmallVector<Value, 5> args = {score};
+  llvm::append_range(args, regionIndices(rows, q, k));
+  Value r = emitModRegion(b, *spec.regions.scoreMod, args, captureAccess());
+  if (auto vec = dyn_cast<VectorType>(score.getType());
+      vec && !isa<VectorType>(r.getType()))
+    r = vector::BroadcastOp::create(b, vec, r);
+  return r;
 }
 
 //===----------------------------------------------------------------------===//

@@ -18,8 +18,7 @@ using namespace mlir::attn;
 
 bool KernelSpec::applies(AttentionOp op, bool maskTensors) {
   return isa<SoftmaxAttr, PointwiseAttr>(op.getNormalizer()) &&
-         (maskTensors || !op.getMask()) && op.getMaskMod().empty() &&
-         op.getScoreMod().empty();
+         (maskTensors || !op.getMask());
 }
 
 KernelSpec KernelSpec::get(AttentionOp op) {
@@ -33,6 +32,8 @@ KernelSpec KernelSpec::get(AttentionOp op) {
           std::pow(static_cast<double>(spec.dims.keyLen), -spec.alpha);
   }
   spec.mask = op.getPatternMask();
+  if (spec.regions.maskMod)
+    spec.maskProgram = std::make_shared<ModProgram>(op.getMaskProgram());
   return spec;
 }
 

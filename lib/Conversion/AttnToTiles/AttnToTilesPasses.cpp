@@ -100,12 +100,26 @@ static InFlightDiagnostic &describeRuntime(InFlightDiagnostic &&diag,
               << spec.runtimeLayoutReason() << ")";
 }
 
-/// The remark's note on a mask tensor, if the op has one.
+/// The remark's note on a mask tensor and on score and mask regions, if
+/// the op has them (`staticLayout`: the blocks come from a compile-time
+/// layout).
 static InFlightDiagnostic &describeMaskTensor(InFlightDiagnostic &diag,
-                                              AttentionOp op) {
+                                              AttentionOp op,
+                                              bool staticLayout = true) {
   if (op.getMask())
     diag << "; the blocks of the mask tensor classified at run time "
             "(empty: skipped, wholly allowed: unmasked)";
+  if (!op.getMaskMod().empty()) {
+    ModProgram program = op.getMaskProgram();
+    diag << "; mask_mod (" << program.describe() << ") classified by "
+         << "interval analysis "
+         << (staticLayout ? "at compile time" : "per block at run time");
+    if (staticLayout && (program.readsCaptures || program.readsBatch))
+      diag << ", its partial blocks again at run time over the "
+           << (program.readsCaptures ? "captured tensors" : "batch row");
+  }
+  if (!op.getScoreMod().empty())
+    diag << "; score_mod inlined into the kernel";
   return diag;
 }
 
@@ -286,7 +300,7 @@ static LogicalResult lowerToTiles(AttentionOp op, const TargetModel &target,
         describeRuntime(describeDecode(std::move(remark), spec, *tiles, target),
                         spec, tiles->queryTile(target), tiles->keyBlock,
                         target.lanes),
-        op);
+        op, /*staticLayout=*/false);
     if (op.isPaged()) {
       int64_t page = op.getPageSize();
       remark << "; paged cache, pages of " << page << " keys: ";
@@ -417,7 +431,8 @@ struct BlockSparsePass
       return signalPassFailure();
     SmallVector<AttentionOp> ops;
     getOperation()->walk([&](AttentionOp op) {
-      if (op.getPatternAttr() && KernelSpec::applies(op, /*maskTensors=*/true))
+      if ((op.getPatternAttr() || !op.getMaskMod().empty()) &&
+          KernelSpec::applies(op, /*maskTensors=*/true))
         ops.push_back(op);
     });
     for (AttentionOp op : ops) {

@@ -10,7 +10,7 @@
 // CHECK: attn.attention %[[Q]], %[[K]], %[[V]] {normalizer = #attn.softmax}
 // CHECK-SAME: : tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>, tensor<2x8x128x32xf32> -> tensor<2x8x128x32xf32>
 // GENERIC-LABEL: sym_name = "softmax"
-// GENERIC: "attn.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{normalizer = #attn.softmax, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}>
+// GENERIC: "attn.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{normalizer = #attn.softmax, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}>
 func.func @softmax(%query: tensor<2x8x128x64xf32>, %key: tensor<2x8x128x64xf32>,
                    %value: tensor<2x8x128x32xf32>) -> tensor<2x8x128x32xf32> {
   %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax}
@@ -117,8 +117,8 @@ func.func @patterns(%q: tensor<1x4x64x16xf32>) -> tensor<1x4x64x16xf32> {
 // CHECK-SAME: : tensor<2x8x64x16xbf16>, tensor<2x2x64x16xbf16>, tensor<2x2x64x16xbf16> -> tensor<2x8x64x16xbf16>
 // CHECK: segments(%{{.*}} : tensor<2x32xi64>) key_segments(%{{.*}} : tensor<2x64xi64>) {normalizer = #attn.softmax, pattern = #attn.segments}
 // GENERIC-LABEL: sym_name = "operands"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>
 func.func @operands(%q: tensor<2x8x64x16xbf16>, %k: tensor<2x2x64x16xbf16>,
                     %bias: tensor<1x8x64x64xbf16>, %gate: tensor<2x8x64x16xbf16>,
                     %seg: tensor<2x64xi32>, %q2: tensor<2x1x32x16xf16>,
@@ -192,8 +192,8 @@ func.func @dynamic(%q: tensor<?x8x?x64xf32>, %k: tensor<?x2x?x64xf32>,
 // CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} query_lengths(%{{.*}} : tensor<?xi32>) key_lengths(%{{.*}} : tensor<?xi32>) {normalizer = #attn.pointwise<relu>, pattern = #attn.causal}
 // CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} query_offsets(%{{.*}} : tensor<?xi32>) key_offsets(%{{.*}} : tensor<?xi32>) {normalizer = #attn.softmax, pattern = #attn.causal}
 // GENERIC-LABEL: sym_name = "varlen"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0>
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0>
 func.func @varlen(%q: tensor<?x4x?x16xf32>, %lq: tensor<?xi32>, %lk: tensor<?xi32>,
                   %p: tensor<1x4x?x16xf32>, %cq: tensor<?xi32>, %ck: tensor<?xi32>)
     -> (tensor<?x4x?x16xf32>, tensor<1x4x?x16xf32>) {
@@ -211,7 +211,7 @@ func.func @varlen(%q: tensor<?x4x?x16xf32>, %lq: tensor<?xi32>, %lk: tensor<?xi3
 // CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} bias(%{{.*}} : tensor<1x4x64x64xf32>) mask(%{{.*}} : tensor<1x1x64x64xf32>) {normalizer = #attn.pointwise<relu>, pattern = #attn.causal}
 // CHECK: attn.normalize %{{.*}} mask(%{{.*}} : tensor<64x64xi1>) {normalizer = #attn.softmax}
 // GENERIC-LABEL: sym_name = "mask_operands"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0>
 func.func @mask_operands(%q: tensor<1x4x64x16xf32>, %m: tensor<64x64xi1>, %a: tensor<1x1x64x64xf32>, %b: tensor<1x4x64x64xf32>, %s: tensor<1x4x64x64xf32>) -> (tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x64xf32>) {
   %0 = attn.attention %q, %q, %q mask(%m : tensor<64x64xi1>) {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
   %1 = attn.attention %q, %q, %q bias(%b : tensor<1x4x64x64xf32>) mask(%a : tensor<1x1x64x64xf32>) {normalizer = #attn.pointwise<relu>, pattern = #attn.causal} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
@@ -224,8 +224,8 @@ func.func @mask_operands(%q: tensor<1x4x64x16xf32>, %m: tensor<64x64xi1>, %a: te
 // CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} alibi_slopes(%{{.*}} : tensor<8xf32>) sinks(%{{.*}} : tensor<8xf32>) {normalizer = #attn.softmax, pattern = #attn.causal, softcap = 5.000000e+01 : f32}
 // CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} alibi_slopes(%{{.*}} : tensor<8xf32>) {normalizer = #attn.pointwise<relu>, softcap = 2.000000e+00 : f32}
 // GENERIC-LABEL: sym_name = "score_modifiers"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0>
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0>
 func.func @score_modifiers(%q: tensor<2x8x1x64xf32>, %k: tensor<2x2x300x64xf32>, %s: tensor<8xf32>, %t: tensor<8xf32>) -> (tensor<2x8x1x64xf32>, tensor<2x8x1x64xf32>) {
   %0 = attn.attention %q, %k, %k alibi_slopes(%s : tensor<8xf32>) sinks(%t : tensor<8xf32>) {normalizer = #attn.softmax, pattern = #attn.causal, softcap = 50.0 : f32} : tensor<2x8x1x64xf32>, tensor<2x2x300x64xf32>, tensor<2x2x300x64xf32> -> tensor<2x8x1x64xf32>
   %1 = attn.attention %q, %k, %k alibi_slopes(%s : tensor<8xf32>) {normalizer = #attn.pointwise<relu>, softcap = 2.0 : f32} : tensor<2x8x1x64xf32>, tensor<2x2x300x64xf32>, tensor<2x2x300x64xf32> -> tensor<2x8x1x64xf32>
@@ -244,7 +244,7 @@ func.func @lse(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>) -> (tensor<?x
 // CHECK-LABEL: func @paged
 // CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} key_lengths(%{{.*}} : tensor<4xi32>) page_table(%{{.*}} : tensor<4x128xi32>) {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<4x32x1x128xf32>, tensor<600x8x16x128xf32>, tensor<600x8x16x128xf32> -> tensor<4x32x1x128xf32>
 // GENERIC-LABEL: sym_name = "paged"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0>
 func.func @paged(%q: tensor<4x32x1x128xf32>, %k: tensor<600x8x16x128xf32>, %pt: tensor<4x128xi32>, %lk: tensor<4xi32>) -> tensor<4x32x1x128xf32> {
   %0 = attn.attention %q, %k, %k key_lengths(%lk : tensor<4xi32>) page_table(%pt : tensor<4x128xi32>) {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<4x32x1x128xf32>, tensor<600x8x16x128xf32>, tensor<600x8x16x128xf32> -> tensor<4x32x1x128xf32>
   return %0 : tensor<4x32x1x128xf32>

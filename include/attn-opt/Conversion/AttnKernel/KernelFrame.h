@@ -46,6 +46,7 @@
 
 #include "attn-opt/Conversion/AttnKernel/KernelSpec.h"
 #include "attn-opt/Dialect/Attn/Utils/ArithBuilder.h"
+#include "attn-opt/Dialect/Attn/Utils/ModRegionEmitter.h"
 
 namespace mlir::attn {
 
@@ -159,6 +160,10 @@ public:
   /// once per call by classifyMaskBlocks; null when not built.
   Value maskKinds;
   KernelTables tables;
+  /// The tensors the score and mask regions capture, flattened into 1-D
+  /// read-only buffers, and the sizes of their dimensions (index values).
+  SmallVector<Value> captureBufs;
+  SmallVector<SmallVector<Value>> captureDims;
 
   /// The current tile: batch row of the buffers, query head, its key/value
   /// head, tile index and its first query (in its sequence).
@@ -375,6 +380,9 @@ private:
   Value maskOffset, lengthFactor;
   /// Whether allowed() bounds keys by the sequence's length.
   bool boundKeys = false;
+  /// Set while visitBlock visits a block the mask region's run-time
+  /// classification let through.
+  bool refiningRegion = false;
 
   /// The query positions of `rows`, `key` and the key position of the
   /// sequence's first query (null when the mask has it as a constant,
@@ -393,6 +401,14 @@ private:
   SmallVector<Value> visitBlock(Value k0, bool masked, ValueRange state,
                                 std::optional<std::pair<Value, Value>> qIds,
                                 BlockBody body);
+  /// How the regions read their captured tensors (captureBufs).
+  CaptureAccess captureAccess();
+  /// The region arguments of `rows` and `key` (batch, head, query, key):
+  /// index scalars, or index vectors over the lanes.
+  SmallVector<Value, 4> regionIndices(QueryRows rows, Value q, Value k);
+  /// The mask region's run-time classification of the current tile's
+  /// queries and the keys of the block from `k0` (spec.maskProgram).
+  MaskEmitter::TileKind regionTileKind(Value k0);
   /// The mask tensor over the current tile's queries and the keys of the
   /// block from `k0`: (does it allow any key, does it allow every key and
   /// add 0 to each score), i1 values; read from maskKinds when built.

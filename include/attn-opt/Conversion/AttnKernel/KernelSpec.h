@@ -39,8 +39,12 @@ struct KernelSpec : AttentionProblem {
   PointwiseFn fn = PointwiseFn::relu;
   double alpha = 1.0;        ///< pointwise: the length exponent
   double lengthFactor = 1.0; ///< L^-alpha of pointwise attention (static L)
-  /// The mask of the pattern (all keys when `isAll()`).
+  /// The mask of the pattern (all keys when `isAll()`), with the mask
+  /// region's predicate.
   mask::Mask mask;
+  /// The mask region compiled for the interval analysis (ModRegion.h),
+  /// null without a mask region.
+  std::shared_ptr<const ModProgram> maskProgram;
   /// A buffer of the result's shape the kernel writes into (a strided view
   /// of the buffer of a rearrangement of the result, see
   /// writeThroughRearrangement), or null: the kernel allocates its output.

@@ -3,8 +3,8 @@
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 #include "attn-opt/Dialect/Attn/IR/ModRegion.h"
 
-#include "mlir/IR/IRMapping.h"
 #include "ShapeChecker.h"
+#include "mlir/IR/IRMapping.h"
 
 #include "attn-opt/Host/RuntimeErrors.h"
 
@@ -361,16 +361,20 @@ static LogicalResult verifyMaskOperand(AttentionOp op, ShapeChecker &check,
 }
 
 /// Where score and mask regions apply, and their captures.
-static LogicalResult verifyRegionUse(AttentionOp op, const AttentionProblem &p) {
+static LogicalResult verifyRegionUse(AttentionOp op,
+                                     const AttentionProblem &p) {
   const AttentionRegions &r = p.regions;
   if (r.captures.size() > kMaxCaptures)
-    return op.emitOpError() << "captures " << r.captures.size()
-                            << " tensors, more than the " << kMaxCaptures
-                            << " a region may read";
+    return op.emitOpError()
+           << "captures " << r.captures.size() << " tensors, more than the "
+           << kMaxCaptures << " a region may read";
   if (!r.captures.empty() && r.empty())
     return op.emitOpError()
            << "has captures but no score or mask region to read them";
   for (Value c : r.captures) {
+    if (cast<RankedTensorType>(c.getType()).getRank() == 0)
+      return op.emitOpError() << "captures a tensor of rank 0; captured "
+                                 "tensors have at least one dimension";
     Type elem = cast<RankedTensorType>(c.getType()).getElementType();
     if (!(elem.isInteger(8) || elem.isInteger(16) || elem.isInteger(32) ||
           elem.isInteger(64) || elem.isIndex() || elem.isF32() ||
@@ -708,8 +712,7 @@ LogicalResult AttentionOp::verifyRegions() {
       failed(verifyModRegion(*this, getMaskMod(), /*isMask=*/true, captures)))
     return failure();
   if (!getScoreMod().empty() &&
-      failed(verifyModRegion(*this, getScoreMod(), /*isMask=*/false,
-                             captures)))
+      failed(verifyModRegion(*this, getScoreMod(), /*isMask=*/false, captures)))
     return failure();
   return success();
 }
@@ -740,9 +743,8 @@ double AttentionOp::getFlopCount() {
 }
 
 double AttentionOp::getFlopCount(const AttentionDims &d) {
-  mask::Mask m =
-      maskOf(*this, {d.queryHeads, d.queryLen, d.keyLen,
-                     static_cast<bool>(getQuerySegments())});
+  mask::Mask m = maskOf(*this, {d.queryHeads, d.queryLen, d.keyLen,
+                                static_cast<bool>(getQuerySegments())});
   if (auto kernel = dyn_cast<KernelAttr>(getNormalizer())) {
     double features = kernel.getNumFeatures(d.headDim);
     double projection = kernel.getFeatureMap() == FeatureMap::favor

@@ -25,8 +25,7 @@ LogicalResult mlir::attn::verifyModRegion(Operation *op, Region &region,
                                           bool isMask, TypeRange captureTypes) {
   StringRef name = isMask ? "mask_mod" : "score_mod";
   auto fail = [&](Location loc) {
-    return emitError(loc) << "'" << op->getName() << "' " << name
-                          << " region ";
+    return emitError(loc) << "'" << op->getName() << "' " << name << " region ";
   };
   if (!region.hasOneBlock())
     return fail(op->getLoc()) << "must have one block";
@@ -41,7 +40,9 @@ LogicalResult mlir::attn::verifyModRegion(Operation *op, Region &region,
     InFlightDiagnostic d = fail(op->getLoc());
     d << "must take (";
     llvm::interleaveComma(expected, d);
-    d << ")" << (isMask ? " (batch, head, query, key" : " (score, batch, head, query, key")
+    d << ")"
+      << (isMask ? " (batch, head, query, key"
+                 : " (score, batch, head, query, key")
       << (captureTypes.empty() ? ")" : ", then the captures)") << ", got (";
     llvm::interleaveComma(block.getArgumentTypes(), d);
     return d << ")";
@@ -59,8 +60,8 @@ LogicalResult mlir::attn::verifyModRegion(Operation *op, Region &region,
       return fail(inner.getLoc())
              << "may not hold '" << inner.getName() << "' (an op with regions)";
     bool extract = isa<tensor::ExtractOp, tensor::DimOp>(inner);
-    bool scalarDialect = isa<arith::ArithDialect, math::MathDialect>(
-        inner.getDialect());
+    bool scalarDialect =
+        isa<arith::ArithDialect, math::MathDialect>(inner.getDialect());
     if (!extract && !scalarDialect)
       return fail(inner.getLoc())
              << "may hold only arith and math operations and tensor.extract "
@@ -68,8 +69,7 @@ LogicalResult mlir::attn::verifyModRegion(Operation *op, Region &region,
              << inner.getName() << "'";
     if (extract) {
       auto arg = dyn_cast<BlockArgument>(inner.getOperand(0));
-      if (!arg || arg.getOwner() != &block ||
-          arg.getArgNumber() < firstCapture)
+      if (!arg || arg.getOwner() != &block || arg.getArgNumber() < firstCapture)
         return fail(inner.getLoc())
                << "reads a tensor that is not one of its captures";
     }
@@ -86,9 +86,8 @@ LogicalResult mlir::attn::verifyModRegion(Operation *op, Region &region,
         return fail(inner.getLoc())
                << "computes on scalars only, got a result of type " << t;
     if (!isMemoryEffectFree(&inner))
-      return fail(inner.getLoc())
-             << "must be a pure function, '" << inner.getName()
-             << "' has side effects";
+      return fail(inner.getLoc()) << "must be a pure function, '"
+                                  << inner.getName() << "' has side effects";
   }
   return success();
 }
@@ -99,11 +98,14 @@ LogicalResult mlir::attn::verifyModRegion(Operation *op, Region &region,
 
 std::string ModProgram::describe() const {
   std::string reads;
-  for (auto [i, what] : llvm::enumerate(
-           ArrayRef<StringRef>{"batch", "head", "query", "key"})) {
-    bool used = llvm::any_of(instrs, [&](const Instr &in) {
-      return in.op == Opcode::Arg && in.value == static_cast<int64_t>(i);
-    });
+  for (auto [i, what] :
+       llvm::enumerate(ArrayRef<StringRef>{"batch", "head", "query", "key"})) {
+    // The argument's instruction is the i-th; used if an operand.
+    int32_t arg = static_cast<int32_t>(i);
+    bool used = result == arg || llvm::any_of(instrs, [&](const Instr &in) {
+                  return in.a == arg || in.b == arg || in.c == arg ||
+                         llvm::is_contained(in.indices, arg);
+                });
     if (used)
       reads += (reads.empty() ? "" : ", ") + what.str();
   }
@@ -323,8 +325,7 @@ public:
     return mask::TileKind::Partial;
   }
 
-  std::optional<bool> evaluate(int64_t h, int64_t q,
-                               int64_t k) const override {
+  std::optional<bool> evaluate(int64_t h, int64_t q, int64_t k) const override {
     Truth<StaticDomain> r = run(h, {false, q, q}, {false, k, k});
     if (r.must)
       return true;

@@ -150,9 +150,7 @@ struct IntervalEmitter {
   const CaptureAccess &access;
 
   Int cst(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Bool truth(bool v) {
-    return arith::ConstantOp::create(b, b.getBoolAttr(v));
-  }
+  Bool truth(bool v) { return arith::ConstantOp::create(b, b.getBoolAttr(v)); }
   template <typename OpTy, typename... Args>
   Value fold(Args... args) {
     return b.createOrFold<OpTy>(args...);
@@ -210,8 +208,8 @@ struct IntervalEmitter {
         return {arith::MinSIOp::create(b, acc[0], v),
                 arith::MaxSIOp::create(b, acc[1], v)};
       }
-      auto forOp = scf::ForOp::create(b, lo[d], add(hi[d], cst(1)), cst(1),
-                                      acc);
+      auto forOp =
+          scf::ForOp::create(b, lo[d], add(hi[d], cst(1)), cst(1), acc);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(forOp.getBody());
       index[d] = forOp.getInductionVar();
@@ -224,9 +222,10 @@ struct IntervalEmitter {
 };
 } // namespace
 
-MaskEmitter::TileKind mlir::attn::emitMaskTileKind(
-    ImplicitLocOpBuilder &b, const ModProgram &p, Value batch, Value head,
-    Value q0, Value q1, Value k0, Value k1, const CaptureAccess &access) {
+MaskEmitter::TileKind
+mlir::attn::emitMaskTileKind(ImplicitLocOpBuilder &b, const ModProgram &p,
+                             Value batch, Value head, Value q0, Value q1,
+                             Value k0, Value k1, const CaptureAccess &access) {
   IntervalEmitter d{b, access};
   using I = Interval<IntervalEmitter>;
   I args[] = {I{false, batch, batch}, I{false, head, head}, I{false, q0, q1},

@@ -67,8 +67,8 @@ LogicalResult verifyModRegion(Operation *op, Region &region, bool isMask,
 /// operation, in order; operands are earlier instructions.
 struct ModProgram {
   enum class Opcode : uint8_t {
-    Arg,      ///< `value`: 0 batch, 1 head, 2 query, 3 key
-    Const,    ///< `value`
+    Arg,   ///< `value`: 0 batch, 1 head, 2 query, 3 key
+    Const, ///< `value`
     Add,
     Sub,
     Mul,
@@ -83,9 +83,9 @@ struct ModProgram {
     And,
     Or,
     Xor,
-    Select,   ///< a ? b : c
-    Extract,  ///< capture `value` at indices `indices`
-    Top,      ///< unknown
+    Select,  ///< a ? b : c
+    Extract, ///< capture `value` at indices `indices`
+    Top,     ///< unknown
   };
   struct Instr {
     Opcode op = Opcode::Top;
@@ -203,9 +203,8 @@ Truth<D> interpretMask(const ModProgram &p, D &d,
       }
       // Within one period of non-negative values, the ends' remainders.
       typename D::Bool same =
-          d.both(d.le(d.cst(0), A().lo),
-                 d.eq(d.floorDiv(A().lo, c, false),
-                      d.floorDiv(A().hi, c, false)));
+          d.both(d.le(d.cst(0), A().lo), d.eq(d.floorDiv(A().lo, c, false),
+                                              d.floorDiv(A().hi, c, false)));
       r = known(d.select(same, d.rem(A().lo, c),
                          d.cst(in.nonNegative ? 0 : -(c - 1))),
                 d.select(same, d.rem(A().hi, c), d.cst(c - 1)));
@@ -366,7 +365,8 @@ struct StaticDomain {
   Int select(Bool c, Int a, Int b) { return c ? a : b; }
   Bool select(Bool c, Bool a, Bool b) { return c ? a : b; }
   /// Captured tensors are run-time data.
-  Interval<StaticDomain> extract(int64_t, llvm::ArrayRef<Interval<StaticDomain>>) {
+  Interval<StaticDomain> extract(int64_t,
+                                 llvm::ArrayRef<Interval<StaticDomain>>) {
     return {};
   }
 };

@@ -48,8 +48,8 @@ public:
   /// keys [k0, k1] (inclusive index values). Where the data lives decides
   /// how captured tensors are read, so the caller provides both.
   struct CustomLookup {
-    std::function<Value(ImplicitLocOpBuilder &, const mask::Node &node,
-                        Value q, Value k)>
+    std::function<Value(ImplicitLocOpBuilder &, const mask::Node &node, Value q,
+                        Value k)>
         allowed;
     std::function<TileKind(ImplicitLocOpBuilder &, const mask::Node &node,
                            Value q0, Value q1, Value k0, Value k1)>

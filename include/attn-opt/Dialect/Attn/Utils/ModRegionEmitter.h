@@ -52,9 +52,8 @@ Value emitModRegion(ImplicitLocOpBuilder &b, Region &region, ValueRange args,
 /// block reaches (their smallest and largest element).
 MaskEmitter::TileKind emitMaskTileKind(ImplicitLocOpBuilder &b,
                                        const ModProgram &p, Value batch,
-                                       Value head, Value q0, Value q1,
-                                       Value k0, Value k1,
-                                       const CaptureAccess &access);
+                                       Value head, Value q0, Value q1, Value k0,
+                                       Value k1, const CaptureAccess &access);
 
 } // namespace mlir::attn
 
