@@ -1,10 +1,12 @@
 // The catalogue of score and mask regions (issue 38) against the float64
 // reference: every mod on the CPU kernels, the reference lowering and the
-// GPU kernels (emulator). The driver writes the module (Inputs/mods.mlir
+// GPU kernels (emulator), and the gradients of each (attn-run --grad). The driver writes the module (Inputs/mods.mlir
 // in its work directory) and runs each case.
 // RUN: rm -rf %t && %python %S/Inputs/mods_catalogue.py attn-run attn-ref %S/../Runner/Inputs/make_npy.py %t | FileCheck %s
 // CHECK: prefix_lm cpu: ok
 // CHECK: document gpu: ok
 // CHECK: document_bf16 reference: ok
 // CHECK: decode_doc cpu: ok
-// CHECK: cases: 42 passed, 0 failed
+// CHECK: rel_bias grad: ok
+// CHECK: alibi grad: ok
+// CHECK: cases: 56 passed, 0 failed

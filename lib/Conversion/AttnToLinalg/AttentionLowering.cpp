@@ -438,7 +438,8 @@ struct WeightsLowering {
   /// The score modifiers applied to the raw score `x` at `idx`: the extra
   /// score, the scale, the bias, ALiBi and soft-capping, in that order.
   Value modifiedScore(ImplicitLocOpBuilder &bb, ValueRange idx,
-                      const std::optional<SequencePosition> &pos, Value x) {
+                      const std::optional<SequencePosition> &pos, Value x,
+                      Value *capped = nullptr, Value *regionSlope = nullptr) {
     if (spec.extraScore)
       x = arith::AddFOp::create(bb, x, spec.extraScore(bb, idx));
     if (!kernel && spec.scale != 1.0)
@@ -465,12 +466,19 @@ struct WeightsLowering {
           bb, arith::MulFOp::create(bb, x, tb.f32Const(1.0 / *spec.softcap)));
       x = arith::MulFOp::create(bb, t, tb.f32Const(*spec.softcap));
     }
-    if (spec.scoreMod)
-      x = emitModRegion(bb, *spec.scoreMod,
-                        {x, idx[0], headOf(bb, idx), pos ? pos->query : idx[3],
-                         pos ? pos->key : idx[4]},
-                        captureAccess());
-    return x;
+    if (capped)
+      *capped = x;
+    if (!spec.scoreMod)
+      return x;
+    SmallVector<Value, 5> args = {x, idx[0], headOf(bb, idx),
+                                  pos ? pos->query : idx[3],
+                                  pos ? pos->key : idx[4]};
+    if (!regionSlope)
+      return emitModRegion(bb, *spec.scoreMod, args, captureAccess());
+    auto [y, slope] =
+        emitScoreModWithDerivative(bb, *spec.scoreMod, args, captureAccess());
+    *regionSlope = slope;
+    return y;
   }
 
   /// The captured tensors of the regions, read in place.
@@ -573,8 +581,10 @@ struct WeightsLowering {
     std::optional<SequencePosition> pos;
     if (varlen)
       pos = positionOf(bb, spec, idx[0], idx[3], idx[4], queryLen, keyLen);
-    Value capped = modifiedScore(bb, idx, pos, a[0]);
-    Value x = capped;
+    // The soft-capped score (before the score region) and the region's
+    // derivative at it.
+    Value capped, regionSlope;
+    Value x = modifiedScore(bb, idx, pos, a[0], &capped, &regionSlope);
     Value tensorOk = applyMaskTensor(bb, idx, x);
     Value zero = tb.f32Const(0.0);
     Value dx;
@@ -618,6 +628,14 @@ struct WeightsLowering {
                         : part;
       if (allowed)
         dx = arith::SelectOp::create(bb, allowed, dx, zero);
+    }
+    if (regionSlope) {
+      // (Zero where the score takes no gradient, whatever the region's
+      // derivative is there.)
+      Value none =
+          arith::CmpFOp::create(bb, arith::CmpFPredicate::OEQ, dx, zero);
+      dx = arith::SelectOp::create(bb, none, zero,
+                                   arith::MulFOp::create(bb, dx, regionSlope));
     }
     if (spec.softcap) {
       // d(cap tanh(y / cap)) / dy = 1 - tanh^2.

@@ -84,6 +84,8 @@ std::string unsupportedReason(AttentionGradOp op, const TargetModel &target) {
     return "score or output modifiers (bias, gate, ALiBi, sinks, soft-cap)";
   if (p.masking.tensor)
     return "a mask tensor";
+  if (!p.regions.empty())
+    return "score or mask regions";
   if (p.segments.query)
     return "segment ids";
   if (p.qkNormEps)

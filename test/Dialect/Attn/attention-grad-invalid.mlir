@@ -137,3 +137,22 @@ func.func @sinks_type(%q: tensor<1x2x4x4xf32>, %s: tensor<2xf32>,
          sinks(tensor<3xf32>)
   return
 }
+
+// -----
+
+/// A score region whose score reaches an op without a derivative rule.
+func.func @score_mod_sin(%q: tensor<1x2x4x4xf32>, %do: tensor<1x2x4x4xf32>) {
+  %o = attn.attention %q, %q, %q {normalizer = #attn.softmax}
+      : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+      -> tensor<1x2x4x4xf32>
+      score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %y = math.sin %s : f32
+        attn.yield %y : f32
+      }
+  // expected-error @+1 {{cannot differentiate the forward's score_mod region: the score reaches 'math.sin', which has no derivative rule}}
+  %dq, %dk, %dv = attn.attention_grad %o, %do
+      : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+      -> tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+  return
+}

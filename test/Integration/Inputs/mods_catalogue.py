@@ -4,8 +4,9 @@ from a captured tensor, a relative bias table, ALiBi from captured slopes,
 tanh soft-capping, head- and batch-dependent masks, a `torch.where` score),
 at odd sizes with GQA, dynamic lengths, padded varlen keys, decode (one
 query), f32 and bf16, each run by attn-run on the CPU kernels, through the
-reference lowering and on the GPU kernels (the emulator), against the
-independent float64 reference (attn-ref interprets the regions' IR).
+reference lowering and on the GPU kernels (the emulator), and their
+gradients (attn-run --grad), against the independent float64 reference
+(attn-ref interprets the regions' IR; its gradients by reverse mode).
 
     mods_catalogue.py ATTN_RUN ATTN_REF MAKE_NPY WORKDIR
 
@@ -119,9 +120,9 @@ with open(module, "w") as f:
     f.write("\n".join(funcs))
 
 
-def npy(name, values):
+def npy(name, values, dtype="<i4"):
     path = os.path.join(work, name + ".npy")
-    subprocess.run([sys.executable, make_npy, path, "--dtype", "<i4",
+    subprocess.run([sys.executable, make_npy, path, "--dtype", dtype,
                     "--shape", str(len(values)),
                     "--values", ",".join(map(str, values))], check=True)
     return path
@@ -129,6 +130,10 @@ def npy(name, values):
 
 EXTRA = {
     "batch_lengths": ["--input", "len=" + npy("len", [150, 37])],
+    # ALiBi's standard slopes (random ones would give scores in the
+    # thousands, where f32 keeps too few digits).
+    "alibi": ["--input", "sl=" + npy("sl", [0.25, 0.0625, 0.015625,
+                                             0.00390625], "<f4")],
     "varlen_prefix": ["--input", "lk=" + npy("lk", [120, 203])],
     "dynamic_prefix": ["--shape", "q=2x4x111x16", "--shape", "k=2x2x150x16",
                        "--shape", "v=2x2x150x16"],
@@ -156,6 +161,26 @@ for name in names:
         else:
             failed += 1
             print(f"{name} {mode}: FAILED\n{r.stdout}{r.stderr}")
-total = len(names) * len(MODES)
+# Gradients (attn-run --grad: the reference gradient through the score
+# region's derivative and the mask region) against attn-ref's reverse mode.
+for name in names:
+    d = os.path.join(work, f"{name}_grad")
+    outs = []
+    for g in ("d_q", "d_k", "d_v"):
+        outs += ["--output", os.path.join(d, g + ".npy")]
+    run = [attn_run, module, "--entry", name, "--grad", "--random-inputs",
+           "--seed", "3", "--save-inputs", d] + outs + EXTRA.get(name, [])
+    tol = (["--rtol", "3e-2", "--atol", "3e-2"] if "bf16" in name else
+           ["--rtol", "1e-4", "--atol", "1e-5"])
+    ref = [attn_ref, module, "--entry", name, "--inputs", d, "--grad", d] + tol
+    r = subprocess.run(run, capture_output=True, text=True)
+    if r.returncode == 0:
+        r = subprocess.run(ref, capture_output=True, text=True)
+    if r.returncode == 0:
+        print(f"{name} grad: ok")
+    else:
+        failed += 1
+        print(f"{name} grad: FAILED\n{r.stdout}{r.stderr}")
+total = len(names) * (len(MODES) + 1)
 print(f"cases: {total - failed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

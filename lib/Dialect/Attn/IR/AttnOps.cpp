@@ -809,6 +809,12 @@ LogicalResult AttentionGradOp::verify() {
   if (forward.isPaged())
     return emitOpError() << "differentiates no attention over a paged KV "
                             "cache (a page_table is for inference)";
+  if (!forward.getScoreMod().empty())
+    if (Operation *op = scoreModDerivativeIssue(forward.getScoreMod()))
+      return emitOpError() << "cannot differentiate the forward's score_mod "
+                              "region: the score reaches '"
+                           << op->getName()
+                           << "', which has no derivative rule";
   auto requireType = [&](Value v, Type expected, StringRef what,
                          StringRef of) -> LogicalResult {
     if (v.getType() != expected)

@@ -10,6 +10,7 @@
 #include "mlir/IR/Matchers.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -90,6 +91,35 @@ LogicalResult mlir::attn::verifyModRegion(Operation *op, Region &region,
                                   << inner.getName() << "' has side effects";
   }
   return success();
+}
+
+/// The float operations emitScoreModWithDerivative differentiates.
+static bool hasDerivativeRule(Operation &op) {
+  return isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
+             arith::NegFOp, arith::SelectOp, arith::ExtFOp, arith::TruncFOp,
+             arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
+             arith::MinNumFOp, arith::CmpFOp, math::TanhOp, math::ExpOp,
+             math::LogOp, math::SqrtOp, math::AbsFOp, arith::FPToSIOp,
+             arith::FPToUIOp>(op);
+}
+
+Operation *mlir::attn::scoreModDerivativeIssue(Region &region) {
+  Block &block = region.front();
+  llvm::DenseSet<Value> dependent = {block.getArgument(0)};
+  for (Operation &op : block.without_terminator()) {
+    bool reads = llvm::any_of(op.getOperands(),
+                              [&](Value v) { return dependent.contains(v); });
+    if (!reads)
+      continue;
+    if (!hasDerivativeRule(op))
+      return &op;
+    // Comparisons and conversions to integers are piecewise constant.
+    if (isa<arith::CmpFOp, arith::FPToSIOp, arith::FPToUIOp>(op))
+      continue;
+    for (Value r : op.getResults())
+      dependent.insert(r);
+  }
+  return nullptr;
 }
 
 //===----------------------------------------------------------------------===//

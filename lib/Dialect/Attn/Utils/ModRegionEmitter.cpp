@@ -11,6 +11,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
+#include "llvm/ADT/TypeSwitch.h"
+
 #include <limits>
 
 using namespace mlir;
@@ -65,6 +67,17 @@ public:
       }
     }
     llvm_unreachable("a verified region ends in attn.yield");
+  }
+
+  /// The value of one tensor.extract or tensor.dim of a score region (on
+  /// scalars), its operands mapped by `outer`.
+  Value inlineOne(Operation &op, IRMapping &outer) {
+    std::swap(map, outer);
+    firstCapture = kScoreModLeadingArgs;
+    Value v = isa<tensor::ExtractOp>(op) ? extract(cast<tensor::ExtractOp>(op))
+                                         : dimOf(cast<tensor::DimOp>(op));
+    std::swap(map, outer);
+    return v;
   }
 
 private:
@@ -134,6 +147,116 @@ Value mlir::attn::emitModRegion(ImplicitLocOpBuilder &b, Region &region,
                                 ValueRange args, const CaptureAccess &access) {
   RegionInliner inliner(b, access);
   return inliner.run(region, args);
+}
+
+std::pair<Value, Value>
+mlir::attn::emitScoreModWithDerivative(ImplicitLocOpBuilder &b, Region &region,
+                                       ValueRange args,
+                                       const CaptureAccess &access) {
+  // The region's values, then the tangents of those that depend on the
+  // score (absent: 0).
+  Block &block = region.front();
+  IRMapping map;
+  llvm::DenseMap<Value, Value> tangent;
+  for (auto [arg, v] : llvm::zip(block.getArguments(), args))
+    map.map(arg, v);
+  tangent[block.getArgument(0)] =
+      arith::ConstantOp::create(b, b.getF32FloatAttr(1.0));
+  RegionInliner inliner(b, access);
+  for (Operation &op : block) {
+    if (auto yield = dyn_cast<YieldOp>(op)) {
+      Value t = tangent.lookup(yield.getValue());
+      return {map.lookup(yield.getValue()),
+              t ? t : arith::ConstantOp::create(b, b.getF32FloatAttr(0.0))};
+    }
+    // The value itself: extracts and dims through the inliner's rules.
+    if (isa<tensor::ExtractOp, tensor::DimOp>(op)) {
+      Value v = inliner.inlineOne(op, map);
+      map.map(op.getResult(0), v);
+      continue;
+    }
+    Operation *c = b.clone(op, map);
+    if (op.getNumResults() != 1)
+      continue;
+    Value x = c->getResult(0);
+    auto t = [&](unsigned i) -> Value {
+      return tangent.lookup(op.getOperand(i));
+    };
+    auto in = [&](unsigned i) { return c->getOperand(i); };
+    bool any = llvm::any_of(op.getOperands(),
+                            [&](Value v) { return tangent.count(v); });
+    if (!any || isa<arith::CmpFOp, arith::FPToSIOp, arith::FPToUIOp>(op))
+      continue;
+    auto zero = [&] {
+      return arith::ConstantOp::create(b, b.getZeroAttr(x.getType()));
+    };
+    auto tan = [&](unsigned i) -> Value {
+      Value v = t(i);
+      return v ? v : Value(zero());
+    };
+    auto mul = [&](Value a, Value v) -> Value {
+      return arith::MulFOp::create(b, a, v);
+    };
+    Value dx;
+    llvm::TypeSwitch<Operation *>(&op)
+        .Case([&](arith::AddFOp) {
+          dx = arith::AddFOp::create(b, tan(0), tan(1));
+        })
+        .Case([&](arith::SubFOp) {
+          dx = arith::SubFOp::create(b, tan(0), tan(1));
+        })
+        .Case([&](arith::MulFOp) {
+          dx = arith::AddFOp::create(b, mul(tan(0), in(1)), mul(in(0), tan(1)));
+        })
+        .Case([&](arith::DivFOp) {
+          // (a' - x b') / b
+          dx = arith::DivFOp::create(
+              b, arith::SubFOp::create(b, tan(0), mul(x, tan(1))), in(1));
+        })
+        .Case([&](arith::NegFOp) { dx = arith::NegFOp::create(b, tan(0)); })
+        .Case([&](arith::SelectOp) {
+          dx = arith::SelectOp::create(b, in(0), tan(1), tan(2));
+        })
+        .Case<arith::ExtFOp, arith::TruncFOp>([&](Operation *) {
+          dx = tan(0);
+          if (dx.getType() != x.getType())
+            dx = x.getType().getIntOrFloatBitWidth() >
+                         dx.getType().getIntOrFloatBitWidth()
+                     ? Value(arith::ExtFOp::create(b, x.getType(), dx))
+                     : Value(arith::TruncFOp::create(b, x.getType(), dx));
+        })
+        .Case<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
+              arith::MinNumFOp>([&](Operation *m) {
+          // The tangent of the operand the result is.
+          Value first =
+              arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, x, in(0));
+          dx = arith::SelectOp::create(b, first, tan(0), tan(1));
+        })
+        .Case([&](math::TanhOp) {
+          Value one =
+              arith::ConstantOp::create(b, b.getFloatAttr(x.getType(), 1.0));
+          dx = mul(arith::SubFOp::create(b, one, mul(x, x)), tan(0));
+        })
+        .Case([&](math::ExpOp) { dx = mul(x, tan(0)); })
+        .Case(
+            [&](math::LogOp) { dx = arith::DivFOp::create(b, tan(0), in(0)); })
+        .Case([&](math::SqrtOp) {
+          Value two =
+              arith::ConstantOp::create(b, b.getFloatAttr(x.getType(), 2.0));
+          dx = arith::DivFOp::create(b, tan(0), mul(two, x));
+        })
+        .Case([&](math::AbsFOp) {
+          Value neg = arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, in(0),
+                                            zero());
+          dx = arith::SelectOp::create(b, neg, arith::NegFOp::create(b, tan(0)),
+                                       tan(0));
+        });
+    // (A verified gradient's region has a rule for every op the score
+    // reaches: scoreModDerivativeIssue.)
+    assert(dx && "no derivative rule");
+    tangent[op.getResult(0)] = dx;
+  }
+  llvm_unreachable("a verified region ends in attn.yield");
 }
 
 //===----------------------------------------------------------------------===//

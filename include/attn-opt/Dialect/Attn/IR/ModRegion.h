@@ -63,6 +63,11 @@ constexpr unsigned kMaxCaptures = 16;
 LogicalResult verifyModRegion(Operation *op, Region &region, bool isMask,
                               TypeRange captureTypes);
 
+/// The first operation of score region `region` through which the score
+/// flows but which has no derivative rule (emitScoreModWithDerivative), or
+/// null when the region is differentiable with respect to the score.
+Operation *scoreModDerivativeIssue(Region &region);
+
 /// A mask region compiled for the interval analysis: one instruction per
 /// operation, in order; operands are earlier instructions.
 struct ModProgram {

@@ -45,6 +45,16 @@ struct CaptureAccess {
 Value emitModRegion(ImplicitLocOpBuilder &b, Region &region, ValueRange args,
                     const CaptureAccess &access);
 
+/// Emits a score region on scalars (as emitModRegion) together with its
+/// derivative with respect to the score (forward mode: the tangent of
+/// every float value, 1 for the score argument, 0 for what does not depend
+/// on it). Returns (value, derivative). The region must be differentiable
+/// (scoreModDerivativeIssue).
+std::pair<Value, Value> emitScoreModWithDerivative(ImplicitLocOpBuilder &b,
+                                                   Region &region,
+                                                   ValueRange args,
+                                                   const CaptureAccess &access);
+
 /// Emits the interval analysis of the mask program `p` over batch row
 /// `batch`, head `head`, queries [q0, q1] and keys [k0, k1] (index scalars,
 /// inclusive): does the block hold an allowed pair (`any`), only allowed
