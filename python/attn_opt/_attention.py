@@ -2,6 +2,7 @@
 
 import threading
 
+from . import _mods
 from ._library import (check_array, compile, dtype_name, empty_like_kind,
                        is_torch_tensor)
 
@@ -155,7 +156,7 @@ def _signature(key, static=None):
     result types of one signature (dynamic batch and lengths, or the
     `static` (batch, Lq, Lk))."""
     (t, hq, hkv, d, dv, norm, pattern, scale, qk_eps, bias, gate, seg, kseg,
-     proj, lengths) = key
+     proj, lengths, mods) = key
     if static is not None:
         bs, lq, lk = (str(x) for x in static)
         lengths = (lq, lk)
@@ -192,6 +193,11 @@ def _signature(key, static=None):
         pt = _tensor([str(proj[0]), str(proj[1])], t)
         args.append(f"%projection: {pt}")
         operands += f" projection(%projection : {pt})"
+    region_text = ""
+    if mods is not None:
+        cap_args, clause, region_text = _mods.regions(mods)
+        args += cap_args
+        operands += clause
     attrs = [f"normalizer = {norm}"]
     if pattern is not None:
         attrs.append(f"pattern = {pattern}")
@@ -199,16 +205,17 @@ def _signature(key, static=None):
         attrs.append(f"scale = {_float(scale)} : f32")
     if qk_eps is not None:
         attrs.append(f"qk_norm_eps = {_float(qk_eps)} : f32")
-    return args, operands, "{" + ", ".join(attrs) + "}", (q, k, v, r), grads
+    return (args, operands, "{" + ", ".join(attrs) + "}", (q, k, v, r), grads,
+            region_text)
 
 
 def _build(key):
     """MLIR source of one signature (dynamic batch and lengths)."""
-    args, operands, attrs, (q, k, v, r), _ = _signature(key)
+    args, operands, attrs, (q, k, v, r), _, regions = _signature(key)
     return (f"func.func @attention({', '.join(args)}) -> {r} {{\n"
             f"  %0 = attn.attention %query, %key, %value{operands} "
             f"{attrs}\n"
-            f"      : {q}, {k}, {v} -> {r}\n"
+            f"      : {q}, {k}, {v} -> {r}{regions}\n"
             f"  return %0 : {r}\n}}\n")
 
 
@@ -220,14 +227,15 @@ def _build_grad(key, static):
     @backward takes the arguments, the saved output (and log-sum-exp) and
     the output's cotangent, and returns the gradients of query, key, value
     (and bias, gate)."""
-    args, operands, attrs, (q, k, v, r), grads = _signature(key, static)
+    args, operands, attrs, (q, k, v, r), grads, regions = _signature(key,
+                                                                     static)
     softmax = key[5] == "#attn.softmax"
     lse = _tensor([str(static[0]), str(key[1]), str(static[1])], "f32")
     fwd_results = f"{r}, {lse}" if softmax else r
     src = (f"func.func @forward({', '.join(args)}) -> ({fwd_results}) {{\n"
            f"  %0{':2' if softmax else ''} = attn.attention %query, %key, "
            f"%value{operands} {attrs}\n"
-           f"      : {q}, {k}, {v} -> {fwd_results}\n"
+           f"      : {q}, {k}, {v} -> {fwd_results}{regions}\n"
            f"  return {'%0#0, %0#1' if softmax else '%0'} : {fwd_results}\n"
            f"}}\n")
     bargs = list(args)
@@ -242,7 +250,7 @@ def _build_grad(key, static):
     src += (f"func.func @backward({', '.join(bargs)}) -> "
             f"({', '.join(gtypes)}) {{\n"
             f"  %0 = attn.attention %query, %key, %value{operands} {attrs}\n"
-            f"      : {q}, {k}, {v} -> {r}\n"
+            f"      : {q}, {k}, {v} -> {r}{regions}\n"
             f"  %1:{n} = attn.attention_grad %0, %d_output{saved}\n"
             f"      : {r}, {r} -> {q}, {k}, {v}{optional}\n"
             f"  return {', '.join(f'%1#{i}' for i in range(n))} : "
@@ -359,8 +367,8 @@ def _differentiable(q, k, v, bias, gate, kwargs):
 def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
               alpha=None, features=None, seed=None, orthogonal=False,
               eps=None, qk_norm_eps=None, bias=None, gate=None, segments=None,
-              key_segments=None, projection=None, threads=None, out=None,
-              _grad=None):
+              key_segments=None, projection=None, score_mod=None,
+              mask_mod=None, threads=None, out=None, _grad=None):
     """Attention of q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv]
     (NumPy arrays or CPU torch tensors of f32, f16, or bf16 (torch)):
     returns [B, Hq, Lq, Dv] of the same kind (docs/Semantics.md).
@@ -373,6 +381,12 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
         helper's result (attn_opt.window(64), attn_opt.union(...)), or the
         MLIR spelling ("#attn.window<before = 64, after = 0>").
     segments / key_segments: [B, Lq] / [B, Lk] int32 or int64 ids.
+    score_mod(score, b, h, q_idx, kv_idx) -> score and
+    mask_mod(b, h, q_idx, kv_idx) -> bool: FlexAttention's mods, traced
+        into the op's score and mask regions (docs/FlexAttention.md):
+        arithmetic, comparisons, &, |, ~, %, //, abs, torch.where,
+        torch.tanh, torch.exp, ... and indexing of captured torch tensors
+        (or attn_opt.capture(array)); compiled once per traced IR.
     Each signature (dtypes, head counts and dims, attributes, operands) is
     compiled once; batch and lengths are dynamic (except with the block
     tables #attn.block and #attn.random, compiled per length).
@@ -383,7 +397,8 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
             features=features, seed=seed, orthogonal=orthogonal, eps=eps,
             qk_norm_eps=qk_norm_eps, segments=segments,
             key_segments=key_segments, projection=projection,
-            threads=threads, out=out))
+            score_mod=score_mod, mask_mod=mask_mod, threads=threads,
+            out=out))
     tensors = [check_array(q, "q"), check_array(k, "k"), check_array(v, "v")]
     t = dtype_name(q)
     if t not in _elem:
@@ -448,6 +463,12 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
             raise ValueError(f"projection must be [features, D = {d}]; got "
                              f"{tuple(projection.shape)}")
         proj_key = tuple(projection.shape)
+    mods_key = None
+    captured = []
+    if score_mod is not None or mask_mod is not None:
+        mods_key, captured = _mods.trace(score_mod, mask_mod)
+        for n, c in enumerate(captured):
+            tensors.append(check_array(c, f"captured tensor {n}"))
 
     attrs = (normalizer, alpha, features, seed, orthogonal, eps, pattern)
     spelled = _spelled.get(attrs)
@@ -465,13 +486,13 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
         raise ValueError(f"pattern {spelled[1]} needs segments= ids")
     key = (t, hq, hkv, d, dv, spelled[0], spelled[1], scale, qk_norm_eps,
            bias_key, gate is not None, seg_key, kseg_key, proj_key,
-           (lq, lk) if spelled[2] else None)
+           (lq, lk) if spelled[2] else None, mods_key)
     if _grad is not None:
         # Differentiable: static batch and lengths (one compilation per
         # shape; the fused backward kernels need them).
         passive = [x for x in (segments if seg_key else None,
                                key_segments if kseg_key else None,
-                               projection) if x is not None]
+                               projection) if x is not None] + captured
         call = (key, (b, lq, lk), passive, threads)
         return _autograd_function().apply(q, k, v, bias, gate, call)
     fn = _functions.get(key)
