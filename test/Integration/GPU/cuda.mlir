@@ -15,6 +15,8 @@
 // RUN: %{check}
 // REDEFINE: %{fn} = mma_modifiers_f16
 // RUN: %{check}
+// REDEFINE: %{fn} = mma_mods_f16
+// RUN: %{check}
 // REDEFINE: %{tol} = --rtol 2e-2 --atol 2e-2
 // REDEFINE: %{fn} = mma_window_bias_gate_bf16
 // RUN: %{check}

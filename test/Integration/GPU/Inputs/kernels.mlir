@@ -98,3 +98,26 @@ func.func @simt_modifiers_f32(%query: tensor<2x4x70x16xf32>, %key: tensor<2x4x70
   %0 = attn.attention %query, %key, %value alibi_slopes(%slopes : tensor<4xf32>) sinks(%sinks : tensor<4xf32>) {normalizer = #attn.softmax, pattern = #attn.causal, softcap = 3.0 : f32} : tensor<2x4x70x16xf32>, tensor<2x4x70x16xf32>, tensor<2x4x70x16xf32> -> tensor<2x4x70x16xf32>
   return %0 : tensor<2x4x70x16xf32>
 }
+
+func.func @mma_mods_f16(%query: tensor<2x4x100x32xf16>, %key: tensor<2x2x100x32xf16>, %value: tensor<2x2x100x32xf16>, %doc: tensor<2x100xi32>) -> tensor<2x4x100x32xf16> {
+  %0 = attn.attention %query, %key, %value captures(%doc : tensor<2x100xi32>) {normalizer = #attn.softmax} : tensor<2x4x100x32xf16>, tensor<2x2x100x32xf16>, tensor<2x2x100x32xf16> -> tensor<2x4x100x32xf16>
+      mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index, %d: tensor<2x100xi32>):
+        %x = tensor.extract %d[%b, %i] : tensor<2x100xi32>
+        %y = tensor.extract %d[%b, %j] : tensor<2x100xi32>
+        %same = arith.cmpi eq, %x, %y : i32
+        %causal = arith.cmpi ule, %j, %i : index
+        %ok = arith.andi %same, %causal : i1
+        attn.yield %ok : i1
+      }
+      score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %d: tensor<2x100xi32>):
+        %c = arith.constant 0.2 : f32
+        %x = arith.mulf %s, %c : f32
+        %t = math.tanh %x : f32
+        %c5 = arith.constant 5.0 : f32
+        %y = arith.mulf %t, %c5 : f32
+        attn.yield %y : f32
+      }
+  return %0 : tensor<2x4x100x32xf16>
+}
