@@ -1,6 +1,8 @@
 // The catalogue of score and mask regions (issue 38) against the float64
 // reference: every mod on the CPU kernels, the reference lowering and the
-// GPU kernels (emulator), and the gradients of each (attn-run --grad). The driver writes the module (Inputs/mods.mlir
+// GPU kernels (emulator), and the gradients of each (attn-run --grad);
+// the region forms of built-in patterns and modifiers (causal, window,
+// segments, softcap, ALiBi) against the reference of the built-in op. The driver writes the module (Inputs/mods.mlir
 // in its work directory) and runs each case.
 // RUN: rm -rf %t && %python %S/Inputs/mods_catalogue.py attn-run attn-ref %S/../Runner/Inputs/make_npy.py %t | FileCheck %s
 // CHECK: prefix_lm cpu: ok
@@ -9,4 +11,6 @@
 // CHECK: decode_doc cpu: ok
 // CHECK: rel_bias grad: ok
 // CHECK: alibi grad: ok
-// CHECK: cases: 56 passed, 0 failed
+// CHECK: segments twin: ok
+// CHECK: alibi twin: ok
+// CHECK: cases: 61 passed, 0 failed

@@ -115,6 +115,50 @@ attn("decode_doc", """        %x = tensor.extract %doc_[%b, %j] : tensor<2x203xi
 attn("varlen_prefix", PREFIX, extra_args=", %lk: tensor<2xi32>", extra_ops=" key_lengths(%lk : tensor<2xi32>)")
 attn("window_pattern_and_mod", PREFIX, extra_attrs=", pattern = #attn.window<before = 30, after = 0>")
 
+# Built-in patterns and modifiers with their region twins: the twin's
+# output must match the reference of the built-in op.
+attn("causal_attr", extra_attrs=", pattern = #attn.causal")
+attn("causal_twin", """        %ok = arith.cmpi ule, %j, %i : index
+        attn.yield %ok : i1
+""")
+attn("window_attr", extra_attrs=", pattern = #attn.window<before = 30, after = 4>")
+attn("window_twin", """        %d = arith.subi %i, %j : index
+        %c30 = arith.constant 30 : index
+        %cm4 = arith.constant -4 : index
+        %lo = arith.cmpi sle, %d, %c30 : index
+        %hi = arith.cmpi sge, %d, %cm4 : index
+        %ok = arith.andi %lo, %hi : i1
+        attn.yield %ok : i1
+""")
+attn("segments_attr", extra_attrs=", pattern = #attn.segments",
+     extra_args=", %doc: tensor<2x203xi32>",
+     extra_ops=" segments(%doc : tensor<2x203xi32>)")
+attn("segments_twin", """        %x = tensor.extract %doc_[%b, %i] : tensor<2x203xi32>
+        %y = tensor.extract %doc_[%b, %j] : tensor<2x203xi32>
+        %ok = arith.cmpi eq, %x, %y : i32
+        attn.yield %ok : i1
+""", caps=[("doc", "tensor<2x203xi32>")])
+attn("softcap_attr", extra_attrs=", softcap = 2.0 : f32")
+attn("softcap_twin", body_score="""        %c = arith.constant 0.5 : f32
+        %x = arith.mulf %s, %c : f32
+        %t = math.tanh %x : f32
+        %c2 = arith.constant 2.0 : f32
+        %y = arith.mulf %t, %c2 : f32
+        attn.yield %y : f32
+""")
+attn("alibi_attr", extra_args=", %sl: tensor<4xf32>",
+     extra_ops=" alibi_slopes(%sl : tensor<4xf32>)")
+attn("alibi_twin", body_score="""        %d = arith.subi %i, %j : index
+        %a = math.absi %d : index
+        %ai = arith.index_cast %a : index to i64
+        %af = arith.sitofp %ai : i64 to f32
+        %slope = tensor.extract %sl_[%h] : tensor<4xf32>
+        %m = arith.mulf %slope, %af : f32
+        %y = arith.subf %s, %m : f32
+        attn.yield %y : f32
+""", caps=[("sl", "tensor<4xf32>")])
+TWINS = ["causal", "window", "segments", "softcap", "alibi"]
+
 module = os.path.join(work, "mods.mlir")
 with open(module, "w") as f:
     f.write("\n".join(funcs))
@@ -141,6 +185,7 @@ EXTRA = {
 MODES = {"cpu": [], "reference": ["--reference"],
          "gpu": ["--target", "gpu-emulator"]}
 names = [f.split("(")[0].split("@")[1] for f in funcs]
+names = [n for n in names if not n.endswith(("_attr", "_twin"))]
 failed = 0
 for name in names:
     for mode, flags in MODES.items():
@@ -181,6 +226,24 @@ for name in names:
     else:
         failed += 1
         print(f"{name} grad: FAILED\n{r.stdout}{r.stderr}")
-total = len(names) * (len(MODES) + 1)
+# Each twin on the CPU kernels against the reference of the built-in op
+# it spells (same inputs: the arguments have the same names).
+for t in TWINS:
+    d = os.path.join(work, f"{t}_twin")
+    out = d + ".npy"
+    extra = ["--input", EXTRA["alibi"][1]] if t == "alibi" else []
+    run = [attn_run, module, "--entry", f"{t}_twin", "--random-inputs",
+           "--seed", "9", "--save-inputs", d, "--output", out] + extra
+    ref = [attn_ref, module, "--entry", f"{t}_attr", "--inputs", d,
+           "--compare", out, "--rtol", "1e-4", "--atol", "1e-5"]
+    r = subprocess.run(run, capture_output=True, text=True)
+    if r.returncode == 0:
+        r = subprocess.run(ref, capture_output=True, text=True)
+    if r.returncode == 0:
+        print(f"{t} twin: ok")
+    else:
+        failed += 1
+        print(f"{t} twin: FAILED\n{r.stdout}{r.stderr}")
+total = len(names) * (len(MODES) + 1) + len(TWINS)
 print(f"cases: {total - failed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
