@@ -164,7 +164,7 @@ for name, a, b, extra, bar in pairs:
 # Classification at a long length.
 CL = args.classify_L
 print(f"\nClassifying the blocks (128 x 128) of a mask at L={CL}:\n")
-print("| mask | attn-opt interval analysis ms | blocks | dense L^2 "
+print("| mask | attn-block-sparse pass ms (interval analysis) | blocks per head | dense L^2 "
       "evaluation ms (PyTorch eager) | dense / interval |")
 print("|---|---|---|---|---|")
 masks = {
@@ -216,6 +216,6 @@ for name, (body, fn) in masks.items():
     dense = dense_ms(fn, args.dense_L)
     if args.dense_L != CL:
         dense *= (CL / args.dense_L) ** 2  # L^2 work
-    print(f"| {name} | {ours:.1f} | {(CL // 128) ** 2 * 8} (8 heads) | "
+    print(f"| {name} | {ours:.1f} | {(CL // 128) ** 2} (8 heads share it) | "
           f"{dense:.0f}{'' if args.dense_L == CL else ' (scaled)'} | "
           f"{dense / ours:.0f}x |")
