@@ -9,8 +9,10 @@
 // CHECK: document gpu: ok
 // CHECK: document_bf16 reference: ok
 // CHECK: decode_doc cpu: ok
+// CHECK: kernel_prefix cpu: ok
 // CHECK: rel_bias grad: ok
 // CHECK: alibi grad: ok
+// CHECK: kernel_prefix grad: ok
 // CHECK: segments twin: ok
 // CHECK: alibi twin: ok
-// CHECK: cases: 61 passed, 0 failed
+// CHECK: cases: 65 passed, 0 failed

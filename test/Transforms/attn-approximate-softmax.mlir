@@ -23,7 +23,7 @@ func.func @approximate(%q: tensor<1x2x128x64xf32>, %b: tensor<1x1x128x128xf32>) 
 // CHECK-LABEL: func @score_modifiers
 // CHECK: {normalizer = #attn.softmax, softcap = 3.000000e+01 : f32}
 func.func @score_modifiers(%q: tensor<1x2x128x64xf32>) {
-  // expected-remark @+1 {{attn-approximate-softmax: left exact: softcap, ALiBi and sinks do not apply to kernel attention}}
+  // expected-remark @+1 {{attn-approximate-softmax: left exact: softcap, ALiBi, sinks and score or mask regions do not apply to its kernel attention}}
   %0 = attn.attention %q, %q, %q {normalizer = #attn.softmax, softcap = 30.0 : f32}
       : tensor<1x2x128x64xf32>, tensor<1x2x128x64xf32>, tensor<1x2x128x64xf32> -> tensor<1x2x128x64xf32>
   return

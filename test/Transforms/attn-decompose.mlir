@@ -84,7 +84,7 @@ func.func @varlen(%q: tensor<2x4x64x16xf32>, %lk: tensor<2xi32>) -> tensor<2x4x6
 // CHECK-LABEL: func @score_modifiers
 // CHECK: attn.attention
 func.func @score_modifiers(%q: tensor<1x4x64x16xf32>, %t: tensor<4xf32>) -> tensor<1x4x64x16xf32> {
-  // expected-remark @+1 {{attn-decompose: kept attn.attention: its score modifiers (softcap, ALiBi, sinks) have no decomposed form}}
+  // expected-remark @+1 {{attn-decompose: kept attn.attention: its score modifiers (softcap, ALiBi, sinks, score or mask regions) have no decomposed form}}
   %0 = attn.attention %q, %q, %q sinks(%t : tensor<4xf32>) {normalizer = #attn.softmax} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
   return %0 : tensor<1x4x64x16xf32>
 }

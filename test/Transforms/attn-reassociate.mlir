@@ -162,3 +162,27 @@ func.func @varlen(%q: tensor<2x4x64x16xf32>, %lk: tensor<2xi32>) -> tensor<2x4x6
     : tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32> -> tensor<2x4x64x16xf32>
   return %0 : tensor<2x4x64x16xf32>
 }
+
+// -----
+
+/// A mask region stays quadratic, even when the linear form is asked for
+/// (the linear form cannot restrict keys to what a region allows).
+// CHECK-LABEL: func @mask_region
+// CHECK-NOT: attn.kv_state
+// CHECK-NOT: attn.chunked_linear
+// CHECK: attn.attention
+// LINEAR-LABEL: func @mask_region
+// LINEAR-NOT: attn.chunked_linear
+// LINEAR-NOT: attn.kv_state
+// LINEAR: attn.attention
+func.func @mask_region(%q: tensor<1x4x256x16xf32>) -> tensor<1x4x256x16xf32> {
+  // expected-remark @+1 {{attn-reassociate: kept the quadratic form: it has a mask region}}
+  %0 = attn.attention %q, %q, %q {normalizer = #attn.kernel<relu>}
+    : tensor<1x4x256x16xf32>, tensor<1x4x256x16xf32>, tensor<1x4x256x16xf32> -> tensor<1x4x256x16xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %c = arith.cmpi ule, %j, %i : index
+      attn.yield %c : i1
+    }
+  return %0 : tensor<1x4x256x16xf32>
+}

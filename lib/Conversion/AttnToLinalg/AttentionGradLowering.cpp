@@ -45,8 +45,8 @@ struct GradLowering {
   /// lengths Lq = Lk (the chunked prefix form).
   std::optional<LinearMaskForm> linearForm() {
     if (!p.isKernel() || p.sequences.isVarlen() || p.masking.tensor ||
-        p.modifiers.bias || p.modifiers.alibiSlopes || p.modifiers.sinks ||
-        p.modifiers.softcap)
+        p.regions.maskMod || p.modifiers.bias || p.modifiers.alibiSlopes ||
+        p.modifiers.sinks || p.modifiers.softcap)
       return std::nullopt;
     LinearMaskForm form;
     if (p.masking.pattern) {

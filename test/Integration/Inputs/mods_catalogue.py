@@ -114,6 +114,9 @@ attn("decode_doc", """        %x = tensor.extract %doc_[%b, %j] : tensor<2x203xi
 """, caps=[("doc", "tensor<2x203xi32>")], q=T(HQ, 1, D))
 attn("varlen_prefix", PREFIX, extra_args=", %lk: tensor<2xi32>", extra_ops=" key_lengths(%lk : tensor<2xi32>)")
 attn("window_pattern_and_mod", PREFIX, extra_attrs=", pattern = #attn.window<before = 30, after = 0>")
+# Kernelized attention with a mask region: the quadratic masked form (the
+# linear form cannot see a region's keys).
+attn("kernel_prefix", PREFIX, norm="#attn.kernel<elu_plus_one>")
 
 # Built-in patterns and modifiers with their region twins: the twin's
 # output must match the reference of the built-in op.

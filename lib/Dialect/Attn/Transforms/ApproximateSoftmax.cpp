@@ -45,7 +45,8 @@ struct ApproximateSoftmaxPass
       }
       if (op.hasScoreModifiers()) {
         op.emitRemark() << "attn-approximate-softmax: left exact: softcap, "
-                           "ALiBi and sinks do not apply to kernel attention";
+                           "ALiBi, sinks and score or mask regions do not "
+                           "apply to its kernel attention";
         return;
       }
       double scale = op.getEffectiveScale();

@@ -88,13 +88,14 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
                                 PatternRewriter &rewriter) const override {
     if (succeeded(decomposeAttention(rewriter, op)))
       return success();
-    op.emitRemark() << "attn-decompose: kept attn.attention: its "
-                    << (op.isVarlen()
-                            ? "varlen operands (lengths or offsets) have"
-                        : op.hasScoreModifiers()
-                            ? "score modifiers (softcap, ALiBi, sinks) have"
-                            : "log-sum-exp result has")
-                    << " no decomposed form";
+    op.emitRemark()
+        << "attn-decompose: kept attn.attention: its "
+        << (op.isVarlen() ? "varlen operands (lengths or offsets) have"
+            : op.hasScoreModifiers()
+                ? "score modifiers (softcap, ALiBi, sinks, score or mask "
+                  "regions) have"
+                : "log-sum-exp result has")
+        << " no decomposed form";
     return failure();
   }
 };

@@ -83,6 +83,7 @@ struct Candidate {
   MaskPatternAttrInterface pattern;
   bool hasBias = false;
   bool hasMask = false;
+  bool hasMaskMod = false;
   bool varlen = false;
   Value querySegments, keySegments;
   /// The (feature-mapped, for the chain) queries and keys, for their
@@ -108,6 +109,9 @@ std::string blocker(const Candidate &c) {
   if (c.hasMask)
     return "it has a mask tensor (attn-infer-mask turns a constant one into "
            "a pattern)";
+  if (c.hasMaskMod)
+    return "it has a mask region (the linear form keeps only causal and "
+           "segment masks; a pattern attribute spells them)";
   std::optional<LinearMaskForm> form = linearForm(c.pattern);
   if (!form) {
     std::string s;
@@ -217,6 +221,7 @@ struct ReassociatePass
       c.pattern = a.getPatternAttr();
       c.hasBias = static_cast<bool>(a.getBias());
       c.hasMask = static_cast<bool>(a.getMask());
+      c.hasMaskMod = !a.getMaskMod().empty();
       c.querySegments = a.getQuerySegments();
       c.keySegments = a.getKeySegments();
       c.varlen = a.isVarlen();

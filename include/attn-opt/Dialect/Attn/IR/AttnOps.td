@@ -308,10 +308,12 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
       return getMask() && cast<::mlir::RankedTensorType>(getMask().getType())
                               .getElementType().isInteger(1);
     }
-    /// True if the scores have a modifier of serving models: soft-capping,
-    /// ALiBi or attention sinks.
+    /// True if the scores have a modifier of serving models (soft-capping,
+    /// ALiBi or attention sinks) or a score or mask region: transforms that
+    /// rewrite the scores leave such ops whole.
     bool hasScoreModifiers() {
-      return getSoftcap() || getAlibiSlopes() || getSinks();
+      return getSoftcap() || getAlibiSlopes() || getSinks() ||
+             !getScoreMod().empty() || !getMaskMod().empty();
     }
     /// The result type (the attention's, not the log-sum-exp's).
     ::mlir::RankedTensorType getType() {
@@ -343,6 +345,9 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     /// The restriction kernelized attention keeps in its linear form (none
     /// without a pattern), or std::nullopt if the pattern has none.
     std::optional<::mlir::attn::LinearMaskForm> getLinearForm() {
+      // (A mask region restricts keys the linear form cannot see.)
+      if (!getMaskMod().empty())
+        return std::nullopt;
       if (!getPatternAttr())
         return ::mlir::attn::LinearMaskForm{};
       return getPatternAttr().getLinearForm();
