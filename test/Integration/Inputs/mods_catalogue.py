@@ -190,25 +190,33 @@ MODES = {"cpu": [], "reference": ["--reference"],
 names = [f.split("(")[0].split("@")[1] for f in funcs]
 names = [n for n in names if not n.endswith(("_attr", "_twin"))]
 failed = 0
+
+
+def case(label, run, ref):
+    """Runs attn-run then attn-ref; prints the case's line."""
+    global failed
+    r = subprocess.run(run, capture_output=True, text=True)
+    if r.returncode == 0:
+        r = subprocess.run(ref, capture_output=True, text=True)
+    if r.returncode == 0:
+        print(f"{label}: ok")
+    else:
+        failed += 1
+        print(f"{label}: FAILED\n{r.stdout}{r.stderr}")
+
+
 for name in names:
     for mode, flags in MODES.items():
         d = os.path.join(work, f"{name}_{mode}")
         out = d + ".npy"
-        run = [attn_run, module, "--entry", name, "--random-inputs", "--seed",
-               "5", "--save-inputs", d, "--output", out] + flags + \
-            EXTRA.get(name, [])
         tol = (["--rtol", "2e-2", "--atol", "2e-2"] if "bf16" in name else
                ["--rtol", "1e-4", "--atol", "1e-5"])
-        ref = [attn_ref, module, "--entry", name, "--inputs", d,
-               "--compare", out] + tol
-        r = subprocess.run(run, capture_output=True, text=True)
-        if r.returncode == 0:
-            r = subprocess.run(ref, capture_output=True, text=True)
-        if r.returncode == 0:
-            print(f"{name} {mode}: ok")
-        else:
-            failed += 1
-            print(f"{name} {mode}: FAILED\n{r.stdout}{r.stderr}")
+        case(f"{name} {mode}",
+             [attn_run, module, "--entry", name, "--random-inputs", "--seed",
+              "5", "--save-inputs", d, "--output", out] + flags +
+             EXTRA.get(name, []),
+             [attn_ref, module, "--entry", name, "--inputs", d, "--compare",
+              out] + tol)
 # Gradients (attn-run --grad: the reference gradient through the score
 # region's derivative and the mask region) against attn-ref's reverse mode.
 for name in names:
@@ -216,37 +224,23 @@ for name in names:
     outs = []
     for g in ("d_q", "d_k", "d_v"):
         outs += ["--output", os.path.join(d, g + ".npy")]
-    run = [attn_run, module, "--entry", name, "--grad", "--random-inputs",
-           "--seed", "3", "--save-inputs", d] + outs + EXTRA.get(name, [])
     tol = (["--rtol", "3e-2", "--atol", "3e-2"] if "bf16" in name else
            ["--rtol", "1e-4", "--atol", "1e-5"])
-    ref = [attn_ref, module, "--entry", name, "--inputs", d, "--grad", d] + tol
-    r = subprocess.run(run, capture_output=True, text=True)
-    if r.returncode == 0:
-        r = subprocess.run(ref, capture_output=True, text=True)
-    if r.returncode == 0:
-        print(f"{name} grad: ok")
-    else:
-        failed += 1
-        print(f"{name} grad: FAILED\n{r.stdout}{r.stderr}")
+    case(f"{name} grad",
+         [attn_run, module, "--entry", name, "--grad", "--random-inputs",
+          "--seed", "3", "--save-inputs", d] + outs + EXTRA.get(name, []),
+         [attn_ref, module, "--entry", name, "--inputs", d, "--grad", d] + tol)
 # Each twin on the CPU kernels against the reference of the built-in op
 # it spells (same inputs: the arguments have the same names).
 for t in TWINS:
     d = os.path.join(work, f"{t}_twin")
     out = d + ".npy"
     extra = ["--input", EXTRA["alibi"][1]] if t == "alibi" else []
-    run = [attn_run, module, "--entry", f"{t}_twin", "--random-inputs",
-           "--seed", "9", "--save-inputs", d, "--output", out] + extra
-    ref = [attn_ref, module, "--entry", f"{t}_attr", "--inputs", d,
-           "--compare", out, "--rtol", "1e-4", "--atol", "1e-5"]
-    r = subprocess.run(run, capture_output=True, text=True)
-    if r.returncode == 0:
-        r = subprocess.run(ref, capture_output=True, text=True)
-    if r.returncode == 0:
-        print(f"{t} twin: ok")
-    else:
-        failed += 1
-        print(f"{t} twin: FAILED\n{r.stdout}{r.stderr}")
+    case(f"{t} twin",
+         [attn_run, module, "--entry", f"{t}_twin", "--random-inputs",
+          "--seed", "9", "--save-inputs", d, "--output", out] + extra,
+         [attn_ref, module, "--entry", f"{t}_attr", "--inputs", d,
+          "--compare", out, "--rtol", "1e-4", "--atol", "1e-5"])
 total = len(names) * (len(MODES) + 1) + len(TWINS)
 print(f"cases: {total - failed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
