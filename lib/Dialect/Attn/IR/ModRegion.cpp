@@ -127,9 +127,10 @@ Operation *mlir::attn::scoreModDerivativeIssue(Region &region) {
 //===----------------------------------------------------------------------===//
 
 std::string ModProgram::describe() const {
+  static constexpr StringLiteral kArgNames[] = {"batch", "head", "query",
+                                                "key"};
   std::string reads;
-  for (auto [i, what] :
-       llvm::enumerate(ArrayRef<StringRef>{"batch", "head", "query", "key"})) {
+  for (auto [i, what] : llvm::enumerate(kArgNames)) {
     // The argument's instruction is the i-th; used if an operand.
     int32_t arg = static_cast<int32_t>(i);
     bool used = result == arg || llvm::any_of(instrs, [&](const Instr &in) {
