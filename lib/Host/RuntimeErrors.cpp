@@ -122,6 +122,23 @@ int mlir::attn::formatRuntimeError(char *buffer, size_t size, int32_t code,
                     "the generated code would allocate more than 2^47 bytes "
                     "(%" PRId64 " bytes x %" PRId64 " x %" PRId64 ")",
                     a, b, c);
+  case RuntimeError::SequenceRanks:
+    return snprintf(buffer, size,
+                    "sequence-parallel attention runs on %" PRId64
+                    " ranks, its shard.grid has %" PRId64,
+                    a, b);
+  case RuntimeError::SequenceChunk:
+    if (a < 0)
+      return snprintf(buffer, size,
+                      "sequence-parallel attention: on %" PRId64
+                      " rank(s) the key or value chunk has other rows than "
+                      "the query chunk",
+                      b);
+    return snprintf(buffer, size,
+                    "sequence-parallel attention: rank %" PRId64
+                    " holds %" PRId64 " rows of the sequence, its chunk has "
+                    "%" PRId64,
+                    a, b, c);
   case RuntimeError::NullPointer:
     return snprintf(buffer, size,
                     "the %s pointer of tensor %" PRId64

@@ -109,6 +109,11 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
     // The raised operands' transposes composed (K^T transposed back).
     pm.addPass(createCanonicalizerPass());
   }
+  // Attention sharded along the sequence: the program of one rank (the
+  // reference computes the whole op on every rank).
+  AttnPartitionSequenceOptions partition;
+  partition.replicate = options.reference;
+  pm.addPass(createAttnPartitionSequence(partition));
   // Gradients before anything rewrites their forward ops; then attn
   // rewrites, then the remaining attn ops to linalg on tensors.
   if (!options.reference) {
@@ -187,6 +192,8 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createAttnVectorizeContractions(vectorize));
   }
   addDeallocation(pm);
+  // Communication (sequence-parallel attention) to the mpi dialect.
+  pm.addNestedPass<func::FuncOp>(createAttnLowerCommunication());
 
   // Loops, threads, math.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

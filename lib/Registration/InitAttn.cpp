@@ -15,6 +15,7 @@ using namespace mlir;
 void attn::registerAttnDialects(DialectRegistry &registry) {
   registry.insert<attn::AttnDialect>();
   attn::registerLaunchFuncEffects(registry);
+  attn::registerBufferizableCommunicationModels(registry);
 }
 
 void attn::registerAttnPasses() {

@@ -14,8 +14,10 @@
 #include "attn-opt/Emulation/Passes.h"
 #include "attn-opt/Host/AvailableMemory.h"
 #include "attn-opt/Host/CudaRuntimeLoader.h"
+#include "attn-opt/Host/MpiLoader.h"
 #include "attn-opt/Host/Npy.h"
 #include "attn-opt/Host/RuntimeErrors.h"
+#include "attn-opt/Host/SequenceChunks.h"
 #include "attn-opt/InitAttn.h"
 #include "attn-opt/Pipelines/Pipelines.h"
 #include "attn-opt/Runtime/HostTarget.h"
@@ -24,6 +26,7 @@
 #include "attn-opt/Support/Random.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -50,6 +53,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <limits>
 #include <malloc.h>
 #include <map>
@@ -187,12 +191,22 @@ static unsigned threads = 0;
 
 namespace {
 
+/// MPI, opened for a sharded module (sequence-parallel attention).
+std::unique_ptr<MpiLoader> mpi;
+
 /// A user-facing failure: prints "attn-run: error: ..." and exits with 1.
 /// Output files are written only after everything succeeded, so failing
-/// here never leaves one behind.
+/// here never leaves one behind. Under mpiexec the failure ends every rank
+/// (MPI_Abort), so that none waits forever for this one.
 [[noreturn]] void fail(const llvm::Twine &message) {
   llvm::outs().flush();
-  llvm::errs() << "attn-run: error: " << message << "\n";
+  llvm::errs() << "attn-run: error: ";
+  if (mpi && mpi->size() > 1)
+    llvm::errs() << "rank " << mpi->rank() << ": ";
+  llvm::errs() << message << "\n";
+  llvm::errs().flush();
+  if (mpi && mpi->size() > 1)
+    mpi->abort(1);
   std::exit(1);
 }
 
@@ -691,6 +705,12 @@ void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
   // The work of each attention op, for its gradient's.
   llvm::DenseMap<Operation *, double> forwardFlops;
   entry.walk([&](Operation *op) {
+    // Sharding annotations keep the (global) shape.
+    if (auto shardOp = dyn_cast<shard::ShardOp>(op)) {
+      if (auto shape = shapeOfValue(shardOp.getSrc()))
+        known[shardOp.getResult()] = *shape;
+      return;
+    }
     if (auto grad = dyn_cast<AttentionGradOp>(op)) {
       // Each gradient has its operand's shape; the backward pass does 2.5
       // times the forward's work (five products of the scores' size, the
@@ -722,6 +742,8 @@ void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
     if (!q || !k || !v)
       return;
     known[attention.getResult()] = {(*q)[0], (*q)[1], (*q)[2], (*v)[3]};
+    if (Value lse = attention.getLse())
+      known[lse] = {(*q)[0], (*q)[1], (*q)[2]};
     AttentionDims d = attention.getDims();
     // (Shapes only, with no inputs: a varlen batch's work is not known.)
     if (attention.isVarlen() && inputs.empty())
@@ -791,6 +813,12 @@ struct RunPlan {
   int64_t dOutputArg = -1, dLseArg = -1;
   AttentionOp gradForward;
   std::vector<Run> runs;
+  /// Sequence parallelism (a shard.grid in the module): the arguments and
+  /// results sharded along the sequence, the chunk order and static chunk
+  /// offsets (SequenceChunks.h).
+  std::set<int64_t> shardedArgs, shardedResults;
+  bool zigzag = false;
+  std::vector<int64_t> staticOffsets;
 };
 
 /// The compiled entry: by the chosen pipeline (and how long that took)
@@ -1226,6 +1254,77 @@ void buildMainPipeline(OpPassManager &pm, const std::string &gpuChip) {
   buildLowerToLLVMPipeline(pm, options);
 }
 
+/// Sequence parallelism: which arguments and results of the entry are
+/// sharded along the sequence (through shard.shard), and how; opens MPI.
+void findSequenceSharding(RunPlan &plan) {
+  if (plan.module->getOps<shard::GridOp>().empty())
+    return;
+  func::FuncOp entry = plan.entry;
+  for (BlockArgument arg : entry.getArguments())
+    for (Operation *user : arg.getUsers())
+      if (auto s = dyn_cast<shard::ShardOp>(user)) {
+        plan.shardedArgs.insert(arg.getArgNumber());
+        if (auto sharding = s.getSharding().getDefiningOp<shard::ShardingOp>())
+          plan.staticOffsets.assign(
+              sharding.getStaticShardedDimsOffsets().begin(),
+              sharding.getStaticShardedDimsOffsets().end());
+      }
+  auto returned = cast<func::ReturnOp>(entry.front().getTerminator());
+  for (auto [i, v] : llvm::enumerate(returned.getOperands()))
+    if (v.getDefiningOp<shard::ShardOp>())
+      plan.shardedResults.insert(i);
+  entry.walk([&](AttentionOp op) {
+    if (auto order = op->getAttrOfType<StringAttr>("attn.sequence_order"))
+      plan.zigzag |= order.getValue() == "zigzag";
+  });
+  std::string error;
+  mpi = MpiLoader::open(error);
+  if (!mpi)
+    fail(error);
+  if (mpi->size() > 1 && (!outputs.empty() || !saveInputs.empty()))
+    fail("--output and --save-inputs are not supported under mpiexec yet "
+         "(each rank holds a chunk of the sequence)");
+  if (mpi->rank() != 0) {
+    // One report: rank 0 prints the results; the others only their errors.
+    llvm::outs().flush();
+    int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+      ::dup2(null, STDOUT_FILENO);
+      ::close(null);
+    }
+  }
+}
+
+/// The rows of `array` (dimension 2) this rank holds: its runs, in order.
+npy::Array sequenceRows(const npy::Array &array,
+                        const std::vector<SequenceRun> &runs) {
+  npy::Array out;
+  out.type = array.type;
+  out.shape = array.shape;
+  int64_t rows = 0;
+  for (auto [start, length] : runs)
+    rows += length;
+  out.shape[2] = rows;
+  int64_t outer = array.shape[0] * array.shape[1];
+  int64_t inner = 1;
+  for (size_t d = 3; d < array.shape.size(); ++d)
+    inner *= array.shape[d];
+  size_t element =
+      array.data.size() / std::max<int64_t>(array.numElements(), 1);
+  out.data.resize(static_cast<size_t>(outer * rows * inner) * element);
+  uint8_t *dst = out.data.data();
+  for (int64_t o = 0; o < outer; ++o)
+    for (auto [start, length] : runs) {
+      size_t bytes = static_cast<size_t>(length * inner) * element;
+      const uint8_t *src =
+          array.data.data() +
+          static_cast<size_t>((o * array.shape[2] + start) * inner) * element;
+      std::memcpy(dst, src, bytes);
+      dst += bytes;
+    }
+  return out;
+}
+
 /// Compiles the entry once for every run: with the chosen pipeline and,
 /// with --check, with the reference lowering.
 CompiledCode compileEntry(const RunPlan &plan) {
@@ -1261,12 +1360,16 @@ void benchRun(const CompiledCode &code, size_t k, Run &run,
   scratch = callOnce(*code.jit, run.inputs, run.results, &scratch, dev,
                      /*copyBack=*/false); // warm-up
   for (unsigned r = 0; r < benchRuns; ++r) {
+    // Under mpiexec: all ranks start together; a call takes as long as
+    // its slowest rank.
+    if (mpi)
+      mpi->barrier();
     auto start = std::chrono::steady_clock::now();
     scratch = callOnce(*code.jit, run.inputs, run.results, &scratch, dev,
                        /*copyBack=*/false);
     auto end = std::chrono::steady_clock::now();
-    ms.push_back(
-        std::chrono::duration<double, std::milli>(end - start).count());
+    double t = std::chrono::duration<double, std::milli>(end - start).count();
+    ms.push_back(mpi ? mpi->allMax(t) : t);
   }
   if (dev)
     copyResults(*dev, scratch);
@@ -1302,6 +1405,51 @@ void executeRun(RunPlan &plan, const CompiledCode &code, size_t k) {
   if (target == "cuda")
     device.emplace();
   DeviceBuffers *dev = device ? &*device : nullptr;
+  if (mpi) {
+    // Each rank runs its chunk; the reference computes the whole sequence
+    // on every rank, and each compares its own rows.
+    std::vector<SequenceRun> runs;
+    auto local = [&](npy::Array &a) {
+      if (runs.empty())
+        runs = sequenceRuns(a.shape[2], mpi->size(), mpi->rank(), plan.zigzag,
+                            plan.staticOffsets);
+      a = sequenceRows(a, runs);
+    };
+    std::vector<npy::Array> refArrays;
+    if (code.ref)
+      refArrays = callOnce(*code.ref, run.inputs, run.results);
+    for (int64_t i : plan.shardedArgs)
+      local(run.inputs[i]);
+    if (mpi->rank() == 0)
+      llvm::outs() << "sequence-parallel: " << mpi->size() << " rank(s), "
+                   << (plan.zigzag ? "zigzag" : "contiguous") << " chunks\n";
+    for (int64_t i : plan.shardedResults) {
+      Slot &r = run.results[i];
+      std::vector<int64_t> shape = *r.shape;
+      int64_t rows = 0;
+      for (auto [start, length] : runs)
+        rows += length;
+      shape[2] = rows;
+      r.shape = shape;
+      if (!refArrays.empty())
+        refArrays[i] = sequenceRows(refArrays[i], runs);
+    }
+    run.outputs = callOnce(*code.jit, run.inputs, run.results);
+    bool ok = true;
+    for (size_t i = 0; i < refArrays.size(); ++i)
+      ok &= compare(run.results[i], run.outputs[i], refArrays[i]);
+    bool all = mpi->allMin(ok ? 1 : 0) == 1;
+    if (!refArrays.empty() && mpi->rank() == 0)
+      llvm::outs() << "check: " << (all ? "ok" : "FAILED") << " on all "
+                   << mpi->size() << " rank(s)\n";
+    for (size_t i = 0; i < run.results.size(); ++i)
+      summarize(run.results[i], run.outputs[i]);
+    if (!all)
+      fail("--check failed: results differ from the reference lowering");
+    if (benchRuns > 0)
+      benchRun(code, k, run, dev);
+    return;
+  }
   run.outputs = callOnce(*code.jit, run.inputs, run.results, nullptr, dev);
 
   bool ok = true;
@@ -1394,6 +1542,7 @@ int run(MLIRContext &context) {
   readInputs(plan);
   parseShapes(plan);
   findArgumentRoles(plan);
+  findSequenceSharding(plan);
   planRuns(plan);
 
   // Compile once; run every shape set.

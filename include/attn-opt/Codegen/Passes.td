@@ -573,4 +573,33 @@ def AttnCheckAllocations : Pass<"attn-check-allocations", "ModuleOp"> {
   ];
 }
 
+def AttnLowerCommunication : Pass<"attn-lower-communication", "func::FuncOp"> {
+  let summary = "attn's communication ops (buffer form) to the mpi dialect";
+  let description = [{
+    After bufferization and deallocation, turns the buffer form of
+    attn.exchange, attn.exchange_wait and attn.allreduce into `mpi.isend`,
+    `mpi.irecv`, `mpi.wait` and `mpi.allreduce` (lowered to MPICH calls by
+    convert-to-llvm). The `mpi` lowering sends the elements of a 1-D
+    buffer, so contiguous buffers are collapsed to one dimension; others
+    are staged through a contiguous copy (sent from it, or received into it
+    and copied out after the wait), freed after the wait.
+
+    ```mlir
+    %sr, %rr = attn.exchange %k into %buf to %d from %s tag %t comm %c
+        : memref<1x8x?x64xf32>, memref<1x8x?x64xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %kf = memref.collapse_shape %k [[0, 1, 2, 3]] : ... into memref<?xf32>
+    %bf = memref.collapse_shape %buf [[0, 1, 2, 3]] : ... into memref<?xf32>
+    %rr = mpi.irecv(%bf, %t, %s, %c) : memref<?xf32>, i32, i32 -> !mpi.request
+    %sr = mpi.isend(%kf, %t, %d, %c) : memref<?xf32>, i32, i32 -> !mpi.request
+    ```
+  }];
+  let dependentDialects = ["::mlir::mpi::MPIDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // ATTN_PIPELINES_PASSES_TD

@@ -76,6 +76,13 @@ enum class RuntimeError : int32_t {
   /// A kernel library's buffer of `a` bytes would exceed its limit `b`
   /// (PREFIX_set_max_memory) with `c` bytes held.
   MemoryLimit = 13,
+  /// Sequence-parallel attention (attn-partition-sequence) runs on `a`
+  /// ranks; its grid has `b`.
+  SequenceRanks = 14,
+  /// Sequence-parallel attention: rank `a` holds `b` rows of the sequence,
+  /// its sharding gives it `c`; `a` = -1: on `b` ranks the key or value
+  /// rows differ from the query rows.
+  SequenceChunk = 15,
 };
 
 /// Whether `code` is about sizes (a shape error) rather than the values of

@@ -45,7 +45,8 @@ def Attn_Dialect : Dialect {
   }];
   let dependentDialects = ["::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect",
+                           "::mlir::mpi::MPIDialect"];
 }
 
 /// Every tensor an attn op reads or writes can be allocated: its static

@@ -10,6 +10,7 @@
 #include "attn-opt/Dialect/Attn/IR/ModRegion.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"

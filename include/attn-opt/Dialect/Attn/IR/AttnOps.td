@@ -10,6 +10,7 @@
 include "attn-opt/Dialect/Attn/IR/AttnAttrs.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Dialect/MPI/IR/MPITypes.td"
 
 def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def Attn_IdTensor : RankedTensorOf<[I32, I64]>;
@@ -893,6 +894,87 @@ def Attn_ChunkedLinearOp : Attn_InternalOp<"chunked_linear",
     (`gate` `(` $gate^ `:` type($gate) `)`)? attr-dict `:`
     type($query_features) `,` type($key_features) `,` type($value) `->`
     type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Communication between the ranks of sequence-parallel attention
+//===----------------------------------------------------------------------===//
+
+/// The operations attn-partition-sequence builds its schedules from. Each
+/// has a tensor form (before bufferization: results are tensors, written
+/// into the `into` operand's buffer) and a buffer form (after: memref
+/// operands, no tensor result); attn-lower-communication turns the buffer
+/// form into the `mpi` dialect once deallocation has run (the `mpi` ops
+/// declare no memory effects, which bufferization and deallocation need).
+class Attn_CommOp<string mnemonic, list<Trait> traits = []>
+    : Attn_Op<mnemonic, !listconcat([
+        DeclareOpInterfaceMethods<MemoryEffectsOpInterface>], traits)> {
+  let hasVerifier = 1;
+}
+
+def Attn_ExchangeOp : Attn_CommOp<"exchange"> {
+  let summary = "start one step of a ring: send a block, receive another";
+  let description = [{
+    Starts sending `send` to rank `dest` and receiving a block of the shape
+    of `into` from rank `source` over communicator `comm`, both with tag
+    `tag`, without waiting (`MPI_Isend`, `MPI_Irecv`). `dest` or `source`
+    `-1` (`MPI_PROC_NULL`) sends or receives nothing (`into` is then empty
+    or left as it is). The received block is defined once
+    `attn.exchange_wait` has waited on both requests; until then `send`
+    must stay unchanged (the wait reads it) and `into` unread.
+
+    Element types: f32, f64 and integers (what `mpi` maps to MPI types);
+    `send` and `into` have one element type.
+
+    ```mlir
+    %in, %sr, %rr = attn.exchange %k into %buf to %next from %prev tag %t
+        comm %c : tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32> -> tensor<1x8x?x64xf32>
+    %k2 = attn.exchange_wait %in sent %k requests %sr, %rr
+        : tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32> -> tensor<1x8x?x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyShaped:$send, AnyShaped:$into, I32:$dest,
+                       I32:$source, I32:$tag, MPI_Comm:$comm);
+  let results = (outs Optional<AnyRankedTensor>:$incoming,
+                      MPI_Request:$send_request, MPI_Request:$recv_request);
+  let assemblyFormat = [{
+    $send `into` $into `to` $dest `from` $source `tag` $tag `comm` $comm
+    attr-dict `:` type($send) `,` type($into) (`->` type($incoming)^)?
+  }];
+}
+
+def Attn_ExchangeWaitOp : Attn_CommOp<"exchange_wait"> {
+  let summary = "wait for both requests of an attn.exchange";
+  let description = [{
+    Waits until the block `incoming` (the `into` of an `attn.exchange`) has
+    arrived and `sent` has left; returns the received block.
+  }];
+  let arguments = (ins AnyShaped:$incoming, AnyShaped:$sent,
+                       MPI_Request:$send_request, MPI_Request:$recv_request);
+  let results = (outs Optional<AnyRankedTensor>:$result);
+  let assemblyFormat = [{
+    $incoming `sent` $sent `requests` $send_request `,` $recv_request
+    attr-dict `:` type($incoming) `,` type($sent) (`->` type($result)^)?
+  }];
+}
+
+def Attn_AllReduceOp : Attn_CommOp<"allreduce"> {
+  let summary = "element-wise sum over every rank of a communicator";
+  let description = [{
+    Sums `input` over the ranks of `comm` (`MPI_Allreduce`, `MPI_SUM`) into
+    `into` (same shape and element type); every rank gets the sum.
+
+    ```mlir
+    %sizes = attn.allreduce %mine into %buf comm %c
+        : tensor<?xi64>, tensor<?xi64> -> tensor<?xi64>
+    ```
+  }];
+  let arguments = (ins AnyShaped:$input, AnyShaped:$into, MPI_Comm:$comm);
+  let results = (outs Optional<AnyRankedTensor>:$result);
+  let assemblyFormat = [{
+    $input `into` $into `comm` $comm attr-dict `:` type($input) `,`
+    type($into) (`->` type($result)^)?
   }];
 }
 

@@ -8,6 +8,7 @@
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
+class DialectRegistry;
 class RewritePatternSet;
 
 namespace attn {
@@ -20,6 +21,10 @@ namespace attn {
 
 /// attn.attention to its explicit steps (attn-decompose).
 void populateDecomposePatterns(RewritePatternSet &patterns);
+
+/// Bufferization of attn.exchange, attn.exchange_wait and attn.allreduce
+/// (their tensor form into their buffer form).
+void registerBufferizableCommunicationModels(DialectRegistry &registry);
 
 } // namespace attn
 } // namespace mlir

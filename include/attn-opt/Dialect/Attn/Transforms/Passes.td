@@ -329,4 +329,87 @@ def AttnDifferentiate : Pass<"attn-differentiate", "ModuleOp"> {
                            "::mlir::func::FuncDialect"];
 }
 
+def AttnPartitionSequence : Pass<"attn-partition-sequence", "::mlir::ModuleOp"> {
+  let summary = "Sequence-parallel attention: per-rank kernels and a ring over MPI";
+  let description = [{
+    Partitions `attn.attention` whose query, key and value are sharded along
+    the sequence (dimension 2) over a 1-D `shard.grid` into the program
+    each rank runs (SPMD): its own rows of the queries against every block
+    of keys it needs, the key/value blocks passed around a ring of ranks
+    with `attn.exchange` (non-blocking, overlapped with the kernel of the
+    block in hand), the partial results merged through their log-sum-exp.
+
+    Input: a function whose sharded arguments go through `shard.shard`
+    with `shard.sharding @grid split_axes = [[], [], [0]]` (optionally
+    `sharded_dims_offsets` for uneven static chunks) into the op, whose
+    result goes through `shard.shard` with the same sharding to the return:
+
+    ```mlir
+    shard.grid @ring(shape = ?)
+    func.func @attn(%q: tensor<1x8x?x64xf32>, %k: tensor<1x8x?x64xf32>,
+                    %v: tensor<1x8x?x64xf32>) -> tensor<1x8x?x64xf32> {
+      %s = shard.sharding @ring split_axes = [[], [], [0]] : !shard.sharding
+      %qs = shard.shard %q to %s : tensor<1x8x?x64xf32>
+      %ks = shard.shard %k to %s : tensor<1x8x?x64xf32>
+      %vs = shard.shard %v to %s : tensor<1x8x?x64xf32>
+      %o = attn.attention %qs, %ks, %vs {normalizer = #attn.softmax,
+                                         pattern = #attn.causal}
+          : tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>,
+            tensor<1x8x?x64xf32> -> tensor<1x8x?x64xf32>
+      %os = shard.shard %o to %s : tensor<1x8x?x64xf32>
+      return %os : tensor<1x8x?x64xf32>
+    }
+    ```
+
+    Output: the same function over each rank's chunk (the sequence
+    dimension of the sharded arguments and results becomes `?`): the rank
+    and the number of ranks from `mpi.comm_world`, every rank's row count
+    (`attn.allreduce` of one entry per rank), then `P` steps; at step `t`
+    rank `r` holds the key/value block of rank `(r - t) mod P`, starts
+    passing it on to `r + 1` (and receiving the next from `r - 1`), runs
+    `attn.attention` of its queries against it with a mask region that
+    evaluates the op's mask at global positions (the chunk offsets are
+    captured, so the flash kernel classifies blocks at run time), and
+    merges the result into the running output and log-sum-exp.
+
+    The mask drives the schedule. Whether the queries of rank `d` see any
+    key of rank `s` is the interval analysis of the mask (ModRegion.h) over
+    the box of their positions, evaluated at run time from the chunk
+    sizes: a block no remaining rank on its way needs is not sent (causal:
+    a block goes only to the ranks after its own; a sliding window: to the
+    neighbours whose rows its keys reach), and a pair that sees nothing
+    runs no kernel. A remark says what the schedule sends.
+
+    Chunks: contiguous (rank `r` holds rows `[o_r, o_r + n_r)`, any sizes,
+    `o` their prefix sums; a static sharding gives the sizes, checked at
+    run time), or zigzag with `attn.sequence_order = "zigzag"` on the op
+    (the sequence cut into `2P` near-equal chunks, first ones one row
+    longer; rank `r` holds chunk `r` then chunk `2P - 1 - r`: equal causal
+    work on every rank). A grid of static size `N` run on another number
+    of ranks, or a chunk of the wrong size, is reported through
+    `attn_opt_runtime_error` on every rank (each checks every size, so all
+    ranks agree) and computes nothing, never a hang.
+
+    Supported: the softmax normalizer, no pattern, `#attn.causal`,
+    `#attn.window`, a mask region and a score region (evaluated at global
+    positions; their captures replicated on every rank), GQA, a
+    log-sum-exp result, f32. Everything else the op may carry is a
+    diagnostic naming it.
+
+    With `replicate`, the annotations are dropped instead and every rank
+    computes the whole op from whole inputs: the single-process reference
+    (`attn-run --check` under `mpiexec`).
+  }];
+  let options = [
+    Option<"replicate", "replicate", "bool", /*default=*/"false",
+           "Drop the sharding annotations (every rank computes the whole op)">
+  ];
+  let dependentDialects = ["::mlir::attn::AttnDialect",
+                           "::mlir::DLTIDialect",
+                           "::mlir::mpi::MPIDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,157 @@
+//===- LowerCommunication.cpp - attn's comm ops to the mpi dialect -----===//
+//
+// The buffer form of attn.exchange / attn.exchange_wait / attn.allreduce to
+// `mpi` (Passes.td, AttnLowerCommunication).
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn-opt/Codegen/Passes.h"
+#include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNLOWERCOMMUNICATION
+#include "attn-opt/Codegen/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+/// A buffer as the 1-D contiguous buffer MPI sends from or receives into:
+/// collapsed in place when it has the identity layout, else a fresh
+/// contiguous copy (`staged`, to be freed by the caller).
+struct FlatBuffer {
+  Value flat;
+  Value staged;
+};
+
+FlatBuffer flatten(ImplicitLocOpBuilder &b, Value buffer, bool copyIn) {
+  auto type = cast<MemRefType>(buffer.getType());
+  Value contiguous = buffer;
+  Value staged;
+  if (!type.getLayout().isIdentity()) {
+    SmallVector<Value> dynamic;
+    for (auto [d, size] : llvm::enumerate(type.getShape()))
+      if (ShapedType::isDynamic(size))
+        dynamic.push_back(memref::DimOp::create(b, buffer, d));
+    auto plain = MemRefType::get(type.getShape(), type.getElementType());
+    staged = memref::AllocOp::create(b, plain, dynamic);
+    if (copyIn)
+      memref::CopyOp::create(b, buffer, staged);
+    contiguous = staged;
+  }
+  if (type.getRank() == 1)
+    return {contiguous, staged};
+  ReassociationIndices all;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all.push_back(d);
+  Value flat = memref::CollapseShapeOp::create(
+      b, contiguous, ArrayRef<ReassociationIndices>{all});
+  return {flat, staged};
+}
+
+struct AttnLowerCommunication
+    : public attn::impl::AttnLowerCommunicationBase<AttnLowerCommunication> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<ExchangeOp, ExchangeWaitOp, AllReduceOp>(op))
+        ops.push_back(op);
+    });
+    // What each exchange staged: freed (and copied out) at its wait.
+    DenseMap<Operation *, std::pair<FlatBuffer, FlatBuffer>> staging;
+    for (Operation *op : ops) {
+      if (op->getNumResults() && isa<TensorType>(op->getResult(0).getType())) {
+        op->emitOpError("must be bufferized before attn-lower-communication");
+        return signalPassFailure();
+      }
+      ImplicitLocOpBuilder b(op->getLoc(), op);
+      if (auto exchange = dyn_cast<ExchangeOp>(op)) {
+        FlatBuffer send = flatten(b, exchange.getSend(), /*copyIn=*/true);
+        FlatBuffer into = flatten(b, exchange.getInto(), /*copyIn=*/false);
+        // MLIR 22 lowers only the blocking mpi.send / mpi.recv to MPICH
+        // calls: even ranks send first, odd ranks receive first, which
+        // breaks the cycle of a ring (a rank sending to itself is never
+        // asked: the partitioning exchanges nothing on one rank).
+        Value rank = mpi::CommRankOp::create(b, Type(), b.getI32Type(),
+                                             exchange.getComm())
+                         .getRank();
+        Value two = arith::ConstantIntOp::create(b, 2, 32);
+        Value zero = arith::ConstantIntOp::create(b, 0, 32);
+        Value even = arith::CmpIOp::create(
+            b, arith::CmpIPredicate::eq, arith::RemUIOp::create(b, rank, two),
+            zero);
+        auto sendOp = [&](OpBuilder &nb, Location loc) {
+          mpi::SendOp::create(nb, loc, Type(), send.flat, exchange.getTag(),
+                              exchange.getDest(), exchange.getComm());
+        };
+        auto recvOp = [&](OpBuilder &nb, Location loc) {
+          mpi::RecvOp::create(nb, loc, Type(), into.flat, exchange.getTag(),
+                              exchange.getSource(), exchange.getComm());
+        };
+        scf::IfOp::create(
+            b, even,
+            [&](OpBuilder &nb, Location loc) {
+              sendOp(nb, loc);
+              recvOp(nb, loc);
+              scf::YieldOp::create(nb, loc);
+            },
+            [&](OpBuilder &nb, Location loc) {
+              recvOp(nb, loc);
+              sendOp(nb, loc);
+              scf::YieldOp::create(nb, loc);
+            });
+        staging[op] = {send, into};
+        continue;
+      }
+      if (isa<ExchangeWaitOp>(op))
+        continue;
+      auto reduce = cast<AllReduceOp>(op);
+      FlatBuffer in = flatten(b, reduce.getInput(), /*copyIn=*/true);
+      FlatBuffer out = flatten(b, reduce.getInto(), /*copyIn=*/false);
+      mpi::AllReduceOp::create(
+          b, Type(), in.flat, out.flat,
+          mpi::MPI_ReductionOpEnumAttr::get(b.getContext(),
+                                            mpi::MPI_ReductionOpEnum::MPI_SUM),
+          reduce.getComm());
+      if (out.staged)
+        memref::CopyOp::create(b, out.staged, reduce.getInto());
+      for (Value staged : {in.staged, out.staged})
+        if (staged)
+          memref::DeallocOp::create(b, staged);
+    }
+    // The waits: free what the exchange staged, copy a staged receive out.
+    for (auto &[op, buffers] : staging) {
+      auto exchange = cast<ExchangeOp>(op);
+      // The wait receives into the exchange's buffer (the requests are
+      // mpi requests by now).
+      Operation *waitOp = nullptr;
+      for (Operation *other : ops)
+        if (auto w = dyn_cast<ExchangeWaitOp>(other))
+          if (w.getIncoming() == exchange.getInto())
+            waitOp = w;
+      if (!waitOp) {
+        exchange.emitOpError("has no attn.exchange_wait");
+        return signalPassFailure();
+      }
+      ImplicitLocOpBuilder b(waitOp->getLoc(), waitOp);
+      auto [send, into] = buffers;
+      if (into.staged)
+        memref::CopyOp::create(b, into.staged, exchange.getInto());
+      for (Value staged : {send.staged, into.staged})
+        if (staged)
+          memref::DeallocOp::create(b, staged);
+    }
+    // Waits before the exchanges whose requests they use.
+    for (Operation *op : llvm::reverse(ops))
+      op->erase();
+  }
+};
+} // namespace

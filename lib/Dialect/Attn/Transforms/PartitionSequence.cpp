@@ -1,0 +1,1074 @@
+//===- PartitionSequence.cpp - Sequence-parallel attention over MPI -----===//
+//
+// attn-partition-sequence (Passes.td): attn.attention with query, key and
+// value sharded along the sequence over a 1-D shard.grid becomes the
+// program of one rank: its queries against the key/value blocks passed
+// around a ring, the partial results merged through their log-sum-exp.
+//
+// The pieces:
+// - ShardedAttention: what the sharding annotations say (grid, chunks);
+// - GlobalMask: the op's mask (pattern and mask region) as a mask region
+//   over global positions, compiled for the interval analysis, which
+//   decides at run time which rank's queries see which rank's keys;
+// - Chunks: where each rank's rows lie in the sequence (contiguous runs or
+//   the two runs of the zigzag order), as IR over the gathered row counts;
+// - the ring loop: exchange, kernels of the block in hand, merge, wait.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+#include "attn-opt/Dialect/Attn/Transforms/Passes.h"
+#include "attn-opt/Dialect/Attn/Utils/ModRegionEmitter.h"
+#include "attn-opt/Dialect/Attn/Utils/RuntimeChecks.h"
+#include "attn-opt/Host/RuntimeErrors.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/DLTI/DLTI.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNPARTITIONSEQUENCE
+#include "attn-opt/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+constexpr int64_t kSeqDim = 2;
+constexpr StringLiteral kOrderAttr = "attn.sequence_order";
+
+//===----------------------------------------------------------------------===//
+// The sharding annotations
+//===----------------------------------------------------------------------===//
+
+struct ShardedAttention {
+  AttentionOp op;
+  shard::GridOp grid;
+  /// Static chunk offsets (sharded_dims_offsets of the sequence: P + 1
+  /// entries), or empty.
+  SmallVector<int64_t> staticOffsets;
+  bool zigzag = false;
+  /// The shard.shard ops of the query, key and value (may repeat).
+  SmallVector<shard::ShardOp> operandShards;
+  /// The shard.shard ops the results go through.
+  SmallVector<shard::ShardOp> resultShards;
+};
+
+/// Whether `split` is the sequence split: dimension 2 over grid axis 0 and
+/// no other dimension split.
+bool isSequenceSplit(shard::GridAxesArrayAttr split) {
+  for (auto [d, axes] : llvm::enumerate(split.getAxes())) {
+    ArrayRef<int16_t> list = axes.asArrayRef();
+    if (static_cast<int64_t>(d) == kSeqDim) {
+      if (list.size() != 1 || list[0] != 0)
+        return false;
+    } else if (!list.empty()) {
+      return false;
+    }
+  }
+  return split.size() > kSeqDim;
+}
+
+/// The sharding op of a shard.shard, checked for the sequence split over a
+/// 1-D grid; null (with a diagnostic on `op`) otherwise.
+shard::ShardingOp sequenceSharding(AttentionOp op, shard::ShardOp shardOp,
+                                   StringRef what) {
+  auto sharding = shardOp.getSharding().getDefiningOp<shard::ShardingOp>();
+  if (!sharding) {
+    op.emitOpError("attn-partition-sequence: the sharding of the ")
+        << what << " is not a shard.sharding op";
+    return {};
+  }
+  if (!isSequenceSplit(sharding.getSplitAxes())) {
+    op.emitOpError("attn-partition-sequence: the ")
+        << what
+        << " must be split along the sequence (dimension 2) over grid axis "
+           "0 alone (split_axes = [[], [], [0]])";
+    return {};
+  }
+  if (!sharding.getStaticHaloSizes().empty() ||
+      !sharding.getDynamicHaloSizes().empty() ||
+      !sharding.getDynamicShardedDimsOffsets().empty()) {
+    op.emitOpError("attn-partition-sequence: the sharding of the ")
+        << what << " has halo sizes or dynamic chunk offsets (unsupported)";
+    return {};
+  }
+  return sharding;
+}
+
+/// What the annotations around `op` say, or failure after a diagnostic.
+/// Returns std::nullopt (no diagnostic) for an op that is not sharded.
+FailureOr<std::optional<ShardedAttention>> matchSharded(AttentionOp op) {
+  Value qkv[] = {op.getQuery(), op.getKey(), op.getValue()};
+  const char *names[] = {"query", "key", "value"};
+  if (llvm::none_of(qkv, [](Value v) { return v.getDefiningOp<shard::ShardOp>(); }))
+    return std::optional<ShardedAttention>();
+  ShardedAttention s;
+  s.op = op;
+  shard::ShardingOp first;
+  for (auto [v, name] : llvm::zip(qkv, names)) {
+    auto shardOp = v.getDefiningOp<shard::ShardOp>();
+    if (!shardOp || shardOp.getAnnotateForUsers()) {
+      op.emitOpError("attn-partition-sequence: the ")
+          << name << " is not sharded like the other operands (shard.shard "
+                     "of a function argument)";
+      return failure();
+    }
+    shard::ShardingOp sharding = sequenceSharding(op, shardOp, name);
+    if (!sharding)
+      return failure();
+    if (!first) {
+      first = sharding;
+    } else if (sharding.getGrid() != first.getGrid() ||
+               sharding.getStaticShardedDimsOffsets() !=
+                   first.getStaticShardedDimsOffsets()) {
+      op.emitOpError("attn-partition-sequence: the ")
+          << name << " is sharded over another grid or into other chunks";
+      return failure();
+    }
+    if (!isa<BlockArgument>(shardOp.getSrc()) ||
+        !isa<func::FuncOp>(
+            cast<BlockArgument>(shardOp.getSrc()).getOwner()->getParentOp())) {
+      op.emitOpError("attn-partition-sequence: the sharded ")
+          << name << " must be an argument of the function";
+      return failure();
+    }
+    s.operandShards.push_back(shardOp);
+  }
+  s.grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+      op, first.getGridAttr());
+  if (!s.grid || s.grid.getShape().size() != 1) {
+    op.emitOpError("attn-partition-sequence: the grid @")
+        << first.getGrid() << " must be a 1-D shard.grid";
+    return failure();
+  }
+  ArrayRef<int64_t> offsets = first.getStaticShardedDimsOffsets();
+  if (!offsets.empty()) {
+    // One list per split dimension: the sequence is the only one.
+    int64_t ranks = s.grid.getShape()[0];
+    if (ShapedType::isDynamic(ranks) ||
+        static_cast<int64_t>(offsets.size()) != ranks + 1) {
+      op.emitOpError("attn-partition-sequence: sharded_dims_offsets needs a "
+                     "grid of static size and one offset per rank and the "
+                     "end");
+      return failure();
+    }
+    s.staticOffsets.assign(offsets.begin(), offsets.end());
+  }
+  if (auto order = op->getAttrOfType<StringAttr>(kOrderAttr)) {
+    if (order.getValue() != "zigzag" && order.getValue() != "contiguous") {
+      op.emitOpError("attn-partition-sequence: ")
+          << kOrderAttr << " must be \"contiguous\" or \"zigzag\"";
+      return failure();
+    }
+    s.zigzag = order.getValue() == "zigzag";
+    if (s.zigzag && !s.staticOffsets.empty()) {
+      op.emitOpError("attn-partition-sequence: the zigzag order cuts the "
+                     "sequence itself (no sharded_dims_offsets)");
+      return failure();
+    }
+  }
+  for (Value result : op->getResults()) {
+    for (Operation *user : result.getUsers()) {
+      auto shardOp = dyn_cast<shard::ShardOp>(user);
+      if (!shardOp) {
+        op.emitOpError("attn-partition-sequence: every use of the results "
+                       "must be a shard.shard with the operands' sharding");
+        return failure();
+      }
+      shard::ShardingOp sharding = sequenceSharding(op, shardOp, "result");
+      if (!sharding)
+        return failure();
+      if (sharding.getGrid() != first.getGrid() ||
+          sharding.getStaticShardedDimsOffsets() != offsets) {
+        op.emitOpError("attn-partition-sequence: the result is sharded "
+                       "unlike the operands");
+        return failure();
+      }
+      s.resultShards.push_back(shardOp);
+    }
+  }
+  return std::optional<ShardedAttention>(s);
+}
+
+/// What the partitioning supports of `op`; a diagnostic otherwise.
+LogicalResult checkSupported(AttentionOp op) {
+  auto refuse = [&](const Twine &what) {
+    return op.emitOpError("attn-partition-sequence: ")
+           << what << " is not supported with a sharded sequence";
+  };
+  if (!isa<SoftmaxAttr>(op.getNormalizer()))
+    return refuse("a normalizer other than softmax");
+  if (MaskPatternAttrInterface pattern = op.getPatternAttr())
+    if (!isa<CausalAttr, WindowAttr>(pattern))
+      return op.emitOpError("attn-partition-sequence: pattern ")
+             << pattern << " is not supported with a sharded sequence";
+  Value unsupported[] = {op.getBias(),         op.getGate(),
+                         op.getQuerySegments(), op.getKeySegments(),
+                         op.getProjection(),    op.getQueryLengths(),
+                         op.getKeyLengths(),    op.getQueryOffsets(),
+                         op.getKeyOffsets(),    op.getMask(),
+                         op.getAlibiSlopes(),   op.getSinks(),
+                         op.getPageTable()};
+  const char *names[] = {"bias",          "gate",          "segments",
+                         "key_segments",  "projection",    "query_lengths",
+                         "key_lengths",   "query_offsets", "key_offsets",
+                         "mask",          "alibi_slopes",  "sinks",
+                         "page_table"};
+  for (auto [v, name] : llvm::zip(unsupported, names))
+    if (v)
+      return refuse(Twine("operand '") + name + "'");
+  if (op.getLayoutAttr())
+    return refuse("a block layout");
+  if (op.getQkNormEpsAttr())
+    return refuse("qk-layernorm");
+  for (Value v : {op.getQuery(), op.getKey(), op.getValue()})
+    if (!cast<ShapedType>(v.getType()).getElementType().isF32())
+      return refuse("an element type other than f32");
+  for (Value c : op.getCaptures())
+    if (c.getDefiningOp<shard::ShardOp>())
+      return refuse("a sharded capture (captures are replicated)");
+  auto q = cast<ShapedType>(op.getQuery().getType());
+  auto k = cast<ShapedType>(op.getKey().getType());
+  if (!ShapedType::isDynamic(q.getDimSize(kSeqDim)) &&
+      !ShapedType::isDynamic(k.getDimSize(kSeqDim)) &&
+      q.getDimSize(kSeqDim) != k.getDimSize(kSeqDim))
+    return refuse("Lq != Lk (self-attention over one sequence only)");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The mask at global positions
+//===----------------------------------------------------------------------===//
+
+/// Fills `region` with a mask region (`isMask`) or score region over
+/// positions shifted by captured offsets: arguments (score,) b, h, q, k,
+/// then, when `shifted`, a `tensor<2xi64>` of the query and key offsets,
+/// then `captureTypes`. The body is the op's pattern (mask region only) and
+/// the op's own region `source` (if any), both at positions `q + offset[0]`
+/// and `k + offset[1]`. Returns false when there is nothing to evaluate
+/// (no pattern, no source region): the region stays empty.
+bool buildShiftedRegion(OpBuilder &builder, Location loc, Region &region,
+                        bool isMask, MaskPatternAttrInterface pattern,
+                        Region *source, bool shifted,
+                        TypeRange captureTypes) {
+  if (!source && (!isMask || !pattern))
+    return false;
+  OpBuilder::InsertionGuard guard(builder);
+  MLIRContext *ctx = builder.getContext();
+  Type index = builder.getIndexType();
+  SmallVector<Type> argTypes;
+  if (!isMask)
+    argTypes.push_back(Float32Type::get(ctx));
+  argTypes.append(4, index);
+  if (shifted)
+    argTypes.push_back(RankedTensorType::get({2}, builder.getI64Type()));
+  argTypes.append(captureTypes.begin(), captureTypes.end());
+  Block *block = builder.createBlock(
+      &region, {}, argTypes, SmallVector<Location>(argTypes.size(), loc));
+  ImplicitLocOpBuilder b(loc, builder);
+  b.setInsertionPointToStart(block);
+  unsigned lead = isMask ? 0 : 1;
+  Value q = block->getArgument(lead + 2), k = block->getArgument(lead + 3);
+  unsigned firstCapture = lead + 4;
+  if (shifted) {
+    Value offsets = block->getArgument(lead + 4);
+    auto at = [&](int64_t i) {
+      Value c = arith::ConstantIndexOp::create(b, i);
+      Value v = tensor::ExtractOp::create(b, offsets, ValueRange{c});
+      return arith::IndexCastOp::create(b, index, v).getResult();
+    };
+    q = arith::AddIOp::create(b, q, at(0));
+    k = arith::AddIOp::create(b, k, at(1));
+    ++firstCapture;
+  }
+  Value result;
+  if (isMask && pattern) {
+    auto cst = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, v).getResult();
+    };
+    using P = arith::CmpIPredicate;
+    if (isa<CausalAttr>(pattern)) {
+      result = arith::CmpIOp::create(b, P::sle, k, q);
+    } else {
+      auto window = cast<WindowAttr>(pattern);
+      Value d = arith::SubIOp::create(b, k, q);
+      Value lo = arith::CmpIOp::create(b, P::sge, d, cst(-window.getBefore()));
+      Value hi = arith::CmpIOp::create(b, P::sle, d, cst(window.getAfter()));
+      result = arith::AndIOp::create(b, lo, hi);
+    }
+  }
+  if (source) {
+    Block &src = source->front();
+    IRMapping map;
+    for (unsigned i = 0; i < src.getNumArguments(); ++i) {
+      Value to;
+      if (i < lead)
+        to = block->getArgument(i);
+      else if (i == lead + 2)
+        to = q;
+      else if (i == lead + 3)
+        to = k;
+      else if (i < lead + 4)
+        to = block->getArgument(i);
+      else
+        to = block->getArgument(firstCapture + (i - lead - 4));
+      map.map(src.getArgument(i), to);
+    }
+    for (Operation &op : src.without_terminator())
+      b.clone(op, map);
+    Value yielded = map.lookup(src.getTerminator()->getOperand(0));
+    result = result ? arith::AndIOp::create(b, result, yielded).getResult()
+                    : yielded;
+  }
+  YieldOp::create(b, result);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// The program of one rank
+//===----------------------------------------------------------------------===//
+
+/// Builds the partitioned computation of one sharded attention op.
+class RankProgram {
+public:
+  RankProgram(ShardedAttention &s, const ModProgram *mask)
+      : s(s), op(s.op), mask(mask), b(op.getLoc(), op) {}
+
+  /// Emits everything; returns the local result and log-sum-exp.
+  std::pair<Value, Value> build(Value q, Value k, Value v);
+
+private:
+  Value cst(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value i32(Value index) {
+    return arith::IndexCastOp::create(b, b.getI32Type(), index);
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value mod(Value x, Value m) { return arith::RemUIOp::create(b, x, m); }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, c, x, y);
+  }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, p, x, y);
+  }
+  Value rowsOf(Value rank) {
+    Value e = tensor::ExtractOp::create(b, sizes, ValueRange{rank});
+    return arith::IndexCastOp::create(b, b.getIndexType(), e);
+  }
+
+  /// The two runs of rank `rank`'s rows: (global start, length); the
+  /// second has length 0 in the contiguous order.
+  struct Runs {
+    Value start[2], length[2];
+  };
+  Runs runsOf(Value rank);
+  /// Whether the queries of rank `dst` see some key of rank `src`.
+  Value needs(Value dst, Value src);
+  /// Whether one of the `count` ranks after `from` needs the keys of `src`.
+  Value neededAfter(Value src, Value from, Value count);
+  /// The checks of the gathered sizes; true when all hold.
+  Value checkSizes(Value kvBad);
+  /// Kernel of the local queries against the block of rank `origin`,
+  /// merged into the accumulators.
+  std::pair<Value, Value> computeBlock(Value q, Value kBlock, Value vBlock,
+                                       Value origin, Value accO, Value accL);
+  /// Merges (o, l) over local rows [row, row + rows) into the accumulators.
+  std::pair<Value, Value> merge(Value accO, Value accL, Value o, Value l,
+                                Value row, Value rows);
+
+  ShardedAttention &s;
+  AttentionOp op;
+  const ModProgram *mask;
+  ImplicitLocOpBuilder b;
+  Value comm, rank, numRanks, sizes, total;
+};
+
+RankProgram::Runs RankProgram::runsOf(Value r) {
+  Runs runs;
+  if (!s.zigzag) {
+    // Prefix sum of the sizes before `r`.
+    auto loop = scf::ForOp::create(b, cst(0), r, cst(1), ValueRange{cst(0)});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value acc = add(loop.getRegionIterArgs()[0],
+                      rowsOf(loop.getInductionVar()));
+      scf::YieldOp::create(b, acc);
+    }
+    runs.start[0] = loop.getResult(0);
+    runs.length[0] = rowsOf(r);
+    runs.start[1] = cst(0);
+    runs.length[1] = cst(0);
+    return runs;
+  }
+  // 2P near-equal chunks, the first (L mod 2P) one row longer.
+  Value chunks = arith::MulIOp::create(b, numRanks, cst(2));
+  Value base = arith::DivUIOp::create(b, total, chunks);
+  Value extra = arith::RemUIOp::create(b, total, chunks);
+  auto chunk = [&](Value j, Value &start, Value &length) {
+    start = add(arith::MulIOp::create(b, j, base),
+                arith::MinUIOp::create(b, j, extra));
+    length = add(base, select(cmp(arith::CmpIPredicate::ult, j, extra),
+                              cst(1), cst(0)));
+  };
+  chunk(r, runs.start[0], runs.length[0]);
+  chunk(sub(sub(chunks, cst(1)), r), runs.start[1], runs.length[1]);
+  return runs;
+}
+
+Value RankProgram::needs(Value dst, Value src) {
+  if (!mask)
+    return arith::ConstantIntOp::create(b, 1, 1);
+  Runs qr = runsOf(dst), kr = runsOf(src);
+  Value any = arith::ConstantIntOp::create(b, 0, 1);
+  CaptureAccess access;
+  SmallVector<Value> captures(op.getCaptures());
+  access.dim = [&](ImplicitLocOpBuilder &ib, unsigned c, unsigned d) {
+    return tensor::DimOp::create(ib, captures[c], d).getResult();
+  };
+  access.read = [&](ImplicitLocOpBuilder &ib, unsigned c, ValueRange at) {
+    return tensor::ExtractOp::create(ib, captures[c], at).getResult();
+  };
+  for (int a = 0; a < (s.zigzag ? 2 : 1); ++a) {
+    for (int c = 0; c < (s.zigzag ? 2 : 1); ++c) {
+      Value nonEmpty = arith::AndIOp::create(
+          b, cmp(arith::CmpIPredicate::ugt, qr.length[a], cst(0)),
+          cmp(arith::CmpIPredicate::ugt, kr.length[c], cst(0)));
+      // The box of the pair; lengths of 0 give an empty pair (masked by
+      // nonEmpty), so clamp the last position to the start.
+      Value q1 = add(qr.start[a],
+                     arith::MaxUIOp::create(b, qr.length[a], cst(1)));
+      Value k1 = add(kr.start[c],
+                     arith::MaxUIOp::create(b, kr.length[c], cst(1)));
+      MaskEmitter::TileKind kind = emitMaskTileKind(
+          b, *mask, cst(0), cst(0), qr.start[a], sub(q1, cst(1)), kr.start[c],
+          sub(k1, cst(1)), access);
+      Value may = arith::AndIOp::create(b, nonEmpty, kind.any);
+      any = arith::OrIOp::create(b, any, may);
+    }
+  }
+  return any;
+}
+
+Value RankProgram::neededAfter(Value src, Value from, Value count) {
+  auto loop = scf::ForOp::create(b, cst(1), add(count, cst(1)), cst(1),
+                                 ValueRange{arith::ConstantIntOp::create(b, 0, 1)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value dst = mod(add(from, loop.getInductionVar()), numRanks);
+  Value any = arith::OrIOp::create(b, loop.getRegionIterArgs()[0],
+                                   needs(dst, src));
+  scf::YieldOp::create(b, any);
+  b.setInsertionPointAfter(loop);
+  return loop.getResult(0);
+}
+
+Value RankProgram::checkSizes(Value kvBad) {
+  Value ok = arith::ConstantIntOp::create(b, 1, 1);
+  auto report = [&](Value failed, RuntimeError code, Value x, Value y,
+                    Value z) {
+    auto ifOp = scf::IfOp::create(b, failed, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    emitRuntimeError(b, op, static_cast<int32_t>(code), x, y, z);
+  };
+  int64_t staticRanks = s.grid.getShape()[0];
+  if (!ShapedType::isDynamic(staticRanks)) {
+    Value wrong = cmp(arith::CmpIPredicate::ne, numRanks, cst(staticRanks));
+    report(wrong, RuntimeError::SequenceRanks, numRanks, cst(staticRanks),
+           cst(0));
+    ok = arith::AndIOp::create(b, ok,
+                               arith::XOrIOp::create(
+                                   b, wrong,
+                                   arith::ConstantIntOp::create(b, 1, 1)));
+  }
+  // Key/value rows that differ from the query rows on some rank.
+  Value bad = cmp(arith::CmpIPredicate::ne, kvBad, cst(0));
+  report(bad, RuntimeError::SequenceChunk, cst(-1), kvBad, cst(-1));
+  ok = arith::AndIOp::create(
+      b, ok, arith::XOrIOp::create(b, bad, arith::ConstantIntOp::create(b, 1, 1)));
+  // The rows each rank must hold.
+  auto qType = cast<ShapedType>(op.getQuery().getType());
+  int64_t globalRows = qType.getDimSize(kSeqDim);
+  bool expectRows = s.zigzag || !s.staticOffsets.empty() ||
+                    (!ShapedType::isDynamic(globalRows) &&
+                     !ShapedType::isDynamic(staticRanks));
+  if (!expectRows)
+    return ok;
+  auto guardOk = scf::IfOp::create(b, b.getI1Type(), ok, /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(guardOk.elseBlock());
+    scf::YieldOp::create(b, ok);
+    b.setInsertionPointToStart(guardOk.thenBlock());
+    auto loop = scf::ForOp::create(b, cst(0), numRanks, cst(1), ValueRange{ok});
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value r = loop.getInductionVar();
+      Value expected;
+      if (s.zigzag) {
+        Runs runs = runsOf(r);
+        expected = add(runs.length[0], runs.length[1]);
+      } else if (!s.staticOffsets.empty()) {
+        SmallVector<int64_t> lengths;
+        for (size_t i = 0; i + 1 < s.staticOffsets.size(); ++i)
+          lengths.push_back(s.staticOffsets[i + 1] - s.staticOffsets[i]);
+        Value table = arith::ConstantOp::create(
+            b, DenseIntElementsAttr::get(
+                   RankedTensorType::get({static_cast<int64_t>(lengths.size())},
+                                         b.getI64Type()),
+                   ArrayRef<int64_t>(lengths)));
+        expected = arith::IndexCastOp::create(
+            b, b.getIndexType(), tensor::ExtractOp::create(b, table, ValueRange{r}));
+      } else {
+        // The balanced split: the first L mod P ranks one row longer.
+        Value base = cst(globalRows / staticRanks);
+        expected = add(base, select(cmp(arith::CmpIPredicate::ult, r,
+                                        cst(globalRows % staticRanks)),
+                                    cst(1), cst(0)));
+      }
+      Value got = rowsOf(r);
+      Value wrong = cmp(arith::CmpIPredicate::ne, got, expected);
+      report(wrong, RuntimeError::SequenceChunk, r, got, expected);
+      Value still = arith::AndIOp::create(
+          b, loop.getRegionIterArgs()[0],
+          arith::XOrIOp::create(b, wrong, arith::ConstantIntOp::create(b, 1, 1)));
+      scf::YieldOp::create(b, still);
+    }
+    scf::YieldOp::create(b, loop.getResult(0));
+  }
+  return guardOk.getResult(0);
+}
+
+std::pair<Value, Value> RankProgram::merge(Value accO, Value accL, Value o,
+                                           Value l, Value row, Value rows) {
+  auto oType = cast<RankedTensorType>(accO.getType());
+  auto lType = cast<RankedTensorType>(accL.getType());
+  auto dim = [&](Value t, int64_t d) -> OpFoldResult {
+    auto type = cast<ShapedType>(t.getType());
+    if (!type.isDynamicDim(d))
+      return b.getIndexAttr(type.getDimSize(d));
+    return tensor::DimOp::create(b, t, d).getResult();
+  };
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  SmallVector<OpFoldResult> oOff = {zero, zero, row, zero};
+  SmallVector<OpFoldResult> oSize = {dim(accO, 0), dim(accO, 1), rows,
+                                     dim(accO, 3)};
+  SmallVector<OpFoldResult> lOff = {zero, zero, row};
+  SmallVector<OpFoldResult> lSize = {dim(accO, 0), dim(accO, 1), rows};
+  SmallVector<OpFoldResult> ones4(4, one), ones3(3, one);
+  Value oOld = tensor::ExtractSliceOp::create(b, accO, oOff, oSize, ones4);
+  Value lOld = tensor::ExtractSliceOp::create(b, accL, lOff, lSize, ones3);
+  MLIRContext *ctx = b.getContext();
+  AffineMap id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
+  AffineMap drop3 = AffineMap::get(
+      4, 0, {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
+             getAffineDimExpr(2, ctx)},
+      ctx);
+  AffineMap id3 = AffineMap::getMultiDimIdentityMap(3, ctx);
+  // The weights of the old and new parts: exp(l - m) / (sum), m the max;
+  // rows with no key on either side (m = -inf) keep the old values.
+  auto weights = [](OpBuilder &nb, Location loc, Value lo, Value ln) {
+    Value m = arith::MaximumFOp::create(nb, loc, lo, ln);
+    Value ninf = arith::ConstantOp::create(
+        nb, loc, nb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+    Value empty = arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OEQ, m,
+                                        ninf);
+    Value zeroF = arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(0));
+    Value safeM = arith::SelectOp::create(nb, loc, empty, zeroF, m);
+    Value wo = math::ExpOp::create(
+        nb, loc, arith::SubFOp::create(nb, loc, lo, safeM));
+    Value wn = math::ExpOp::create(
+        nb, loc, arith::SubFOp::create(nb, loc, ln, safeM));
+    Value sum = arith::AddFOp::create(nb, loc, wo, wn);
+    return std::make_tuple(empty, safeM, wo, wn, sum);
+  };
+  SmallVector<utils::IteratorType> par4(4, utils::IteratorType::parallel);
+  SmallVector<utils::IteratorType> par3(3, utils::IteratorType::parallel);
+  auto oNew = linalg::GenericOp::create(
+      b, TypeRange{oOld.getType()}, ValueRange{o, l, lOld}, ValueRange{oOld},
+      ArrayRef<AffineMap>{id4, drop3, drop3, id4}, par4,
+      [&](OpBuilder &nb, Location loc, ValueRange args) {
+        auto [empty, m, wo, wn, sum] = weights(nb, loc, args[2], args[1]);
+        (void)m;
+        Value mixed = arith::AddFOp::create(
+            nb, loc, arith::MulFOp::create(nb, loc, args[3], wo),
+            arith::MulFOp::create(nb, loc, args[0], wn));
+        Value normalized = arith::DivFOp::create(nb, loc, mixed, sum);
+        linalg::YieldOp::create(
+            nb, loc,
+            ValueRange{arith::SelectOp::create(nb, loc, empty, args[3],
+                                               normalized)});
+      });
+  auto lNew = linalg::GenericOp::create(
+      b, TypeRange{lOld.getType()}, ValueRange{l}, ValueRange{lOld},
+      ArrayRef<AffineMap>{id3, id3}, par3,
+      [&](OpBuilder &nb, Location loc, ValueRange args) {
+        auto [empty, m, wo, wn, sum] = weights(nb, loc, args[1], args[0]);
+        (void)wo;
+        (void)wn;
+        Value lse =
+            arith::AddFOp::create(nb, loc, m, math::LogOp::create(nb, loc, sum));
+        linalg::YieldOp::create(
+            nb, loc, ValueRange{arith::SelectOp::create(nb, loc, empty, args[1],
+                                                        lse)});
+      });
+  (void)oType;
+  (void)lType;
+  Value outO = tensor::InsertSliceOp::create(b, oNew.getResult(0), accO, oOff,
+                                             oSize, ones4);
+  Value outL = tensor::InsertSliceOp::create(b, lNew.getResult(0), accL, lOff,
+                                             lSize, ones3);
+  return {outO, outL};
+}
+
+std::pair<Value, Value> RankProgram::computeBlock(Value q, Value kBlock,
+                                                  Value vBlock, Value origin,
+                                                  Value accO, Value accL) {
+  Runs qr = runsOf(rank), kr = runsOf(origin);
+  CaptureAccess access;
+  SmallVector<Value> captures(op.getCaptures());
+  access.dim = [&](ImplicitLocOpBuilder &ib, unsigned c, unsigned d) {
+    return tensor::DimOp::create(ib, captures[c], d).getResult();
+  };
+  access.read = [&](ImplicitLocOpBuilder &ib, unsigned c, ValueRange at) {
+    return tensor::ExtractOp::create(ib, captures[c], at).getResult();
+  };
+  int runs = s.zigzag ? 2 : 1;
+  for (int a = 0; a < runs; ++a) {
+    Value qRow = a == 0 ? cst(0) : qr.length[0];
+    for (int c = 0; c < runs; ++c) {
+      Value kRow = c == 0 ? cst(0) : kr.length[0];
+      Value run = arith::AndIOp::create(
+          b, cmp(arith::CmpIPredicate::ugt, qr.length[a], cst(0)),
+          cmp(arith::CmpIPredicate::ugt, kr.length[c], cst(0)));
+      if (mask) {
+        Value q1 = add(qr.start[a],
+                       arith::MaxUIOp::create(b, qr.length[a], cst(1)));
+        Value k1 = add(kr.start[c],
+                       arith::MaxUIOp::create(b, kr.length[c], cst(1)));
+        MaskEmitter::TileKind kind = emitMaskTileKind(
+            b, *mask, cst(0), cst(0), qr.start[a], sub(q1, cst(1)),
+            kr.start[c], sub(k1, cst(1)), access);
+        run = arith::AndIOp::create(b, run, kind.any);
+      }
+      auto ifOp = scf::IfOp::create(b, TypeRange{accO.getType(), accL.getType()},
+                                    run, /*withElse=*/true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOp.elseBlock());
+        scf::YieldOp::create(b, ValueRange{accO, accL});
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        auto slice = [&](Value t, Value row, Value rows) {
+          auto type = cast<RankedTensorType>(t.getType());
+          SmallVector<OpFoldResult> off = {b.getIndexAttr(0), b.getIndexAttr(0),
+                                           row, b.getIndexAttr(0)};
+          SmallVector<OpFoldResult> size = {
+              type.isDynamicDim(0) ? OpFoldResult(tensor::DimOp::create(b, t, 0).getResult())
+                                   : b.getIndexAttr(type.getDimSize(0)),
+              b.getIndexAttr(type.getDimSize(1)), rows,
+              b.getIndexAttr(type.getDimSize(3))};
+          SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
+          return tensor::ExtractSliceOp::create(b, t, off, size, ones)
+              .getResult();
+        };
+        Value qs = slice(q, qRow, qr.length[a]);
+        Value ks = slice(kBlock, kRow, kr.length[c]);
+        Value vs = slice(vBlock, kRow, kr.length[c]);
+        auto toI64 = [&](Value x) {
+          return arith::IndexCastOp::create(b, b.getI64Type(), x).getResult();
+        };
+        Value offsets = tensor::FromElementsOp::create(
+            b, RankedTensorType::get({2}, b.getI64Type()),
+            ValueRange{toI64(qr.start[a]), toI64(kr.start[c])});
+        bool hasMask = mask != nullptr;
+        bool hasScore = !op.getScoreMod().empty();
+        SmallVector<Value> stepCaptures;
+        if (hasMask || hasScore)
+          stepCaptures.push_back(offsets);
+        if (hasMask || hasScore)
+          stepCaptures.append(captures.begin(), captures.end());
+        auto qsType = cast<RankedTensorType>(qs.getType());
+        auto vsType = cast<RankedTensorType>(vs.getType());
+        auto resultType = RankedTensorType::get(
+            {qsType.getDimSize(0), qsType.getDimSize(1), qsType.getDimSize(2),
+             vsType.getDimSize(3)},
+            b.getF32Type());
+        auto lseType = RankedTensorType::get(
+            {qsType.getDimSize(0), qsType.getDimSize(1), qsType.getDimSize(2)},
+            b.getF32Type());
+        auto step = AttentionOp::create(
+            b, resultType, lseType, qs, ks, vs, Value(), Value(), Value(),
+            Value(), Value(), Value(), Value(), Value(), Value(), Value(),
+            Value(), Value(), Value(), stepCaptures, op.getNormalizer(),
+            MaskPatternAttrInterface(), op.getScaleAttr(), FloatAttr(),
+            op.getSoftcapAttr(), BlockLayoutAttr());
+        TypeRange captureTypes = TypeRange(ValueRange(captures));
+        if (hasMask)
+          buildShiftedRegion(b, op.getLoc(), step.getMaskMod(), true,
+                             op.getPatternAttr(),
+                             op.getMaskMod().empty() ? nullptr
+                                                     : &op.getMaskMod(),
+                             true, captureTypes);
+        if (hasScore)
+          buildShiftedRegion(b, op.getLoc(), step.getScoreMod(), false, {},
+                             &op.getScoreMod(), true, captureTypes);
+        b.setInsertionPointAfter(step);
+        auto [o, l] = merge(accO, accL, step.getResult(), step.getLse(), qRow,
+                            qr.length[a]);
+        scf::YieldOp::create(b, ValueRange{o, l});
+      }
+      accO = ifOp.getResult(0);
+      accL = ifOp.getResult(1);
+    }
+  }
+  return {accO, accL};
+}
+
+std::pair<Value, Value> RankProgram::build(Value q, Value k, Value v) {
+  MLIRContext *ctx = b.getContext();
+  Type index = b.getIndexType();
+  comm = mpi::CommWorldOp::create(b, mpi::CommType::get(ctx));
+  rank = arith::IndexCastOp::create(
+      b, index, mpi::CommRankOp::create(b, Type(), b.getI32Type(), comm)
+                    .getRank());
+  // The number of ranks: the sum of a 1 from each (MLIR 22 lowers no
+  // mpi.comm_size).
+  {
+    auto oneType = RankedTensorType::get({1}, b.getI64Type());
+    Value one = tensor::FromElementsOp::create(
+        b, oneType, ValueRange{arith::ConstantIntOp::create(b, 1, 64)});
+    Value buffer = tensor::EmptyOp::create(b, oneType.getShape(),
+                                           b.getI64Type(), ValueRange{});
+    Value count =
+        AllReduceOp::create(b, oneType, one, buffer, comm).getResult();
+    numRanks = arith::IndexCastOp::create(
+        b, index, tensor::ExtractOp::create(b, count, ValueRange{cst(0)}));
+  }
+  Value rows = tensor::DimOp::create(b, q, kSeqDim);
+  Value kvBadHere = arith::ExtUIOp::create(
+      b, b.getI64Type(),
+      arith::OrIOp::create(
+          b,
+          cmp(arith::CmpIPredicate::ne, tensor::DimOp::create(b, k, kSeqDim),
+              rows),
+          cmp(arith::CmpIPredicate::ne, tensor::DimOp::create(b, v, kSeqDim),
+              rows)));
+  // Every rank's row count (entry r) and the number of ranks whose keys
+  // or values have other rows than their queries (entry P).
+  auto sizesType = RankedTensorType::get({ShapedType::kDynamic}, b.getI64Type());
+  Value slots = add(numRanks, cst(1));
+  Value rowsI64 = arith::IndexCastOp::create(b, b.getI64Type(), rows);
+  Value mine = tensor::GenerateOp::create(
+      b, sizesType, ValueRange{slots},
+      [&](OpBuilder &nb, Location loc, ValueRange at) {
+        Value zero = arith::ConstantIntOp::create(nb, loc, 0, 64);
+        Value isMe = arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::eq,
+                                           at[0], rank);
+        Value isLast = arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::eq,
+                                             at[0], numRanks);
+        Value v1 = arith::SelectOp::create(nb, loc, isMe, rowsI64, zero);
+        Value v2 = arith::SelectOp::create(nb, loc, isLast, kvBadHere, v1);
+        tensor::YieldOp::create(nb, loc, v2);
+      });
+  Value into = tensor::EmptyOp::create(b, sizesType.getShape(),
+                                       b.getI64Type(), ValueRange{slots});
+  sizes = AllReduceOp::create(b, sizesType, mine, into, comm).getResult();
+  Value kvBad = rowsOf(numRanks);
+  // The sequence length (the zigzag chunks).
+  if (s.zigzag) {
+    auto loop = scf::ForOp::create(b, cst(0), numRanks, cst(1), ValueRange{cst(0)});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    scf::YieldOp::create(b, add(loop.getRegionIterArgs()[0],
+                                rowsOf(loop.getInductionVar())));
+    b.setInsertionPointAfter(loop);
+    total = loop.getResult(0);
+  }
+  Value ok = checkSizes(kvBad);
+
+  auto qType = cast<RankedTensorType>(q.getType());
+  auto vType = cast<RankedTensorType>(v.getType());
+  SmallVector<Value> batchDyn;
+  if (qType.isDynamicDim(0))
+    batchDyn.push_back(tensor::DimOp::create(b, q, 0));
+  auto accOType = RankedTensorType::get(
+      {qType.getDimSize(0), qType.getDimSize(1), ShapedType::kDynamic,
+       vType.getDimSize(3)},
+      b.getF32Type());
+  auto accLType = RankedTensorType::get(
+      {qType.getDimSize(0), qType.getDimSize(1), ShapedType::kDynamic},
+      b.getF32Type());
+  auto ifOk = scf::IfOp::create(b, TypeRange{accOType, accLType}, ok, true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    SmallVector<Value> dynO = batchDyn, dynL = batchDyn;
+    dynO.push_back(rows);
+    dynL.push_back(rows);
+    b.setInsertionPointToStart(ifOk.elseBlock());
+    scf::YieldOp::create(
+        b, ValueRange{tensor::EmptyOp::create(b, accOType.getShape(),
+                                              b.getF32Type(), dynO),
+                      tensor::EmptyOp::create(b, accLType.getShape(),
+                                              b.getF32Type(), dynL)});
+    b.setInsertionPointToStart(ifOk.thenBlock());
+    Value zeroF = arith::ConstantOp::create(b, b.getF32FloatAttr(0));
+    Value ninf = arith::ConstantOp::create(
+        b, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+    Value accO = linalg::FillOp::create(
+                     b, zeroF,
+                     ValueRange{tensor::EmptyOp::create(
+                         b, accOType.getShape(), b.getF32Type(), dynO)})
+                     .getResult(0);
+    Value accL = linalg::FillOp::create(
+                     b, ninf,
+                     ValueRange{tensor::EmptyOp::create(
+                         b, accLType.getShape(), b.getF32Type(), dynL)})
+                     .getResult(0);
+    auto ring = scf::ForOp::create(b, cst(0), numRanks, cst(1),
+                                   ValueRange{k, v, accO, accL});
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(ring.getBody());
+      Value t = ring.getInductionVar();
+      ValueRange iter = ring.getRegionIterArgs();
+      Value kCur = iter[0], vCur = iter[1];
+      // The block in hand came from rank (r - t) mod P; the next one
+      // (from r - 1) from (r - t - 1) mod P.
+      Value origin = mod(sub(add(rank, numRanks), t), numRanks);
+      Value prev = mod(sub(add(rank, numRanks), cst(1)), numRanks);
+      Value next = mod(add(rank, cst(1)), numRanks);
+      Value nextOrigin = mod(sub(add(origin, numRanks), cst(1)), numRanks);
+      Value more = cmp(arith::CmpIPredicate::ult, add(t, cst(1)), numRanks);
+      Value remaining = sub(sub(numRanks, cst(1)), t);
+      auto guarded = [&](Value cond, function_ref<Value()> then) {
+        auto ifOp = scf::IfOp::create(b, b.getI1Type(), cond, true);
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        scf::YieldOp::create(b, then());
+        b.setInsertionPointToStart(ifOp.elseBlock());
+        scf::YieldOp::create(b, arith::ConstantIntOp::create(b, 0, 1).getResult());
+        return ifOp.getResult(0);
+      };
+      Value send = guarded(more, [&] {
+        return neededAfter(origin, rank, remaining);
+      });
+      Value receive = guarded(more, [&] {
+        return neededAfter(nextOrigin, prev, remaining);
+      });
+      Value none = cst(-1);
+      Value dest = i32(select(send, next, none));
+      Value source = i32(select(receive, prev, none));
+      Value inRows = select(receive, rowsOf(nextOrigin), cst(0));
+      auto exchange = [&](Value block, int32_t tag) {
+        auto type = cast<RankedTensorType>(block.getType());
+        SmallVector<Value> dyn;
+        if (type.isDynamicDim(0))
+          dyn.push_back(tensor::DimOp::create(b, block, 0));
+        dyn.push_back(inRows);
+        Value buffer = tensor::EmptyOp::create(b, type.getShape(),
+                                               type.getElementType(), dyn);
+        Value tagValue = arith::ConstantIntOp::create(b, tag, 32);
+        return ExchangeOp::create(b, type, mpi::RequestType::get(ctx),
+                                  mpi::RequestType::get(ctx), block, buffer,
+                                  dest, source, tagValue, comm);
+      };
+      ExchangeOp kEx = exchange(kCur, 1);
+      ExchangeOp vEx = exchange(vCur, 2);
+      // The kernels of the block in hand, when this rank needs it.
+      Value use = needs(rank, origin);
+      auto compute = scf::IfOp::create(
+          b, TypeRange{accOType, accLType}, use, true);
+      {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(compute.elseBlock());
+        scf::YieldOp::create(b, ValueRange{iter[2], iter[3]});
+        b.setInsertionPointToStart(compute.thenBlock());
+        auto [o, l] = computeBlock(q, kCur, vCur, origin, iter[2], iter[3]);
+        scf::YieldOp::create(b, ValueRange{o, l});
+      }
+      Value kNext = ExchangeWaitOp::create(b, kCur.getType(), kEx.getIncoming(),
+                                           kCur, kEx.getSendRequest(),
+                                           kEx.getRecvRequest())
+                         .getResult();
+      Value vNext = ExchangeWaitOp::create(b, vCur.getType(), vEx.getIncoming(),
+                                           vCur, vEx.getSendRequest(),
+                                           vEx.getRecvRequest())
+                         .getResult();
+      scf::YieldOp::create(b, ValueRange{kNext, vNext, compute.getResult(0),
+                                         compute.getResult(1)});
+    }
+    scf::YieldOp::create(b, ValueRange{ring.getResult(2), ring.getResult(3)});
+  }
+  return {ifOk.getResult(0), ifOk.getResult(1)};
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+/// The local type of a sharded value: the sequence dimension dynamic.
+Type localType(Type t) {
+  auto type = cast<RankedTensorType>(t);
+  SmallVector<int64_t> shape(type.getShape());
+  shape[kSeqDim] = ShapedType::kDynamic;
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+struct AttnPartitionSequence
+    : public attn::impl::AttnPartitionSequenceBase<AttnPartitionSequence> {
+  using AttnPartitionSequenceBase::AttnPartitionSequenceBase;
+
+  void runOnOperation() override {
+    SmallVector<ShardedAttention> work;
+    bool failedMatch = false;
+    getOperation().walk([&](AttentionOp op) {
+      FailureOr<std::optional<ShardedAttention>> s = matchSharded(op);
+      if (failed(s) || (*s && failed(checkSupported(op)))) {
+        failedMatch = true;
+        return;
+      }
+      if (*s)
+        work.push_back(**s);
+    });
+    if (failedMatch)
+      return signalPassFailure();
+    if (replicate) {
+      // The whole op on every rank: the annotations go.
+      SmallVector<shard::ShardOp> shards;
+      getOperation().walk([&](shard::ShardOp s) { shards.push_back(s); });
+      for (shard::ShardOp s : shards) {
+        s.getResult().replaceAllUsesWith(s.getSrc());
+        s.erase();
+      }
+      getOperation().walk([&](shard::ShardingOp s) {
+        if (s->use_empty())
+          s.erase();
+      });
+      for (auto grid : llvm::make_early_inc_range(
+               getOperation().getOps<shard::GridOp>()))
+        if (SymbolTable::symbolKnownUseEmpty(grid, getOperation()))
+          grid.erase();
+      return;
+    }
+    DenseSet<func::FuncOp> touched;
+    for (ShardedAttention &s : work)
+      if (failed(partition(s)))
+        return signalPassFailure();
+      else
+        touched.insert(s.op->getParentOfType<func::FuncOp>());
+    for (ShardedAttention &s : work)
+      s.op.erase();
+    cleanup(touched);
+  }
+
+  LogicalResult partition(ShardedAttention &s) {
+    AttentionOp op = s.op;
+    bool masked = op.getPatternAttr() || !op.getMaskMod().empty();
+    int64_t ranks = s.grid.getShape()[0];
+    op->emitRemark() << "attn-partition-sequence: " << (s.zigzag ? "zigzag" : "contiguous")
+                     << " chunks over "
+                     << (ShapedType::isDynamic(ranks) ? std::string("any number of")
+                                                      : std::to_string(ranks))
+                     << " ranks of @" << s.grid.getSymName()
+                     << "; key/value blocks passed around the ring "
+                     << (masked ? "only to the ranks whose queries the mask lets see them "
+                                   "(interval analysis of the mask at run time)"
+                                 : "to every rank")
+                     << ", partial results merged by log-sum-exp";
+    // The global mask, compiled for the schedule.
+    std::optional<ModProgram> program;
+    OwningOpRef<Operation *> scratch;
+    if (op.getPatternAttr() || !op.getMaskMod().empty()) {
+      OpBuilder builder(op->getContext());
+      scratch = builder.clone(*op.getOperation());
+      Region &region = cast<AttentionOp>(*scratch).getMaskMod();
+      Region original;
+      original.takeBody(region);
+      buildShiftedRegion(builder, op.getLoc(), region, true,
+                         op.getPatternAttr(),
+                         original.empty() ? nullptr : &original, false,
+                         TypeRange(op.getCaptures()));
+      program = compileMaskProgram(region);
+    }
+    // Local operands: the function arguments, retyped.
+    auto local = [&](shard::ShardOp shardOp) {
+      Value arg = shardOp.getSrc();
+      arg.setType(localType(arg.getType()));
+      return arg;
+    };
+    Value q = local(s.operandShards[0]);
+    Value k = local(s.operandShards[1]);
+    Value v = local(s.operandShards[2]);
+    RankProgram program2(s, program ? &*program : nullptr);
+    auto [o, l] = program2.build(q, k, v);
+    ImplicitLocOpBuilder b(op.getLoc(), op);
+    auto resultType = cast<RankedTensorType>(localType(op.getResult().getType()));
+    Value result = o;
+    if (resultType.getElementType() != b.getF32Type())
+      result = arith::TruncFOp::create(b, resultType, o);
+    SmallVector<Value> results = {result};
+    if (op.getLse())
+      results.push_back(l);
+    for (shard::ShardOp user : s.resultShards) {
+      unsigned n = cast<OpResult>(user.getSrc()).getResultNumber();
+      user.getResult().replaceAllUsesWith(results[n]);
+      user.erase();
+    }
+    return success();
+  }
+
+  /// Erases the shard ops left, updates the types of the touched functions
+  /// and drops grids nothing refers to.
+  void cleanup(DenseSet<func::FuncOp> &touched) {
+    for (func::FuncOp f : touched) {
+      SmallVector<Operation *> dead;
+      f.walk([&](Operation *op) {
+        if (isa<shard::ShardOp>(op)) {
+          auto s = cast<shard::ShardOp>(op);
+          if (s.getResult().getType() != s.getSrc().getType() ||
+              s->use_empty()) {
+            s.getResult().replaceAllUsesWith(s.getSrc());
+            dead.push_back(op);
+          }
+        }
+      });
+      for (Operation *op : dead)
+        op->erase();
+      f.walk([&](shard::ShardingOp s) {
+        if (s->use_empty())
+          s.erase();
+      });
+      auto ret = cast<func::ReturnOp>(f.getBody().back().getTerminator());
+      f.setFunctionType(FunctionType::get(f.getContext(),
+                                          f.getBody().getArgumentTypes(),
+                                          ret.getOperandTypes()));
+    }
+    ModuleOp module = getOperation();
+    // The mpi lowering's MPI ABI: MPICH (Debian's libmpich).
+    if (!touched.empty() && !module->hasAttr("dlti.map")) {
+      MLIRContext *ctx = module.getContext();
+      DataLayoutEntryInterface entry = DataLayoutEntryAttr::get(
+          StringAttr::get(ctx, "MPI:Implementation"),
+          StringAttr::get(ctx, "MPICH"));
+      module->setAttr("dlti.map", MapAttr::get(ctx, {entry}));
+    }
+    for (auto grid : llvm::make_early_inc_range(module.getOps<shard::GridOp>()))
+      if (SymbolTable::symbolKnownUseEmpty(grid, module))
+        grid.erase();
+  }
+};
+} // namespace
