@@ -5,7 +5,8 @@ set -euo pipefail
 
 PACKAGES=(cmake ninja-build python3 llvm-22-dev libmlir-22-dev mlir-22-tools
           llvm-22-tools clang-22 clang-format-22 libclang-rt-22-dev
-          libomp-22-dev libgtest-dev python3-numpy python3-torch)
+          libomp-22-dev libgtest-dev python3-numpy python3-torch
+          mpich libmpich-dev python3-mpi4py)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -98,5 +98,12 @@ try:
     lit_config.note(probe.stdout.strip())
 except (OSError, subprocess.TimeoutExpired) as e:
     lit_config.note("cuda: probe failed: " + str(e))
+# `mpi`: MPICH's launcher (Debian's mpiexec may be Open MPI's; the
+# generated code speaks MPICH's ABI), for sequence-parallel attention.
+import shutil
+mpiexec = shutil.which("mpiexec.hydra") or shutil.which("mpiexec.mpich")
+if mpiexec:
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpiexec", mpiexec))
 # CUDA_HOME for the pipeline's libdevice lookup.
 config.environment["CUDA_HOME"] = config.cuda_dir

@@ -85,9 +85,9 @@ struct AttnLowerCommunication
                          .getRank();
         Value two = arith::ConstantIntOp::create(b, 2, 32);
         Value zero = arith::ConstantIntOp::create(b, 0, 32);
-        Value even = arith::CmpIOp::create(
-            b, arith::CmpIPredicate::eq, arith::RemUIOp::create(b, rank, two),
-            zero);
+        Value even =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                  arith::RemUIOp::create(b, rank, two), zero);
         auto sendOp = [&](OpBuilder &nb, Location loc) {
           mpi::SendOp::create(nb, loc, Type(), send.flat, exchange.getTag(),
                               exchange.getDest(), exchange.getComm());

@@ -24,8 +24,8 @@ std::unique_ptr<MpiLoader> MpiLoader::open(std::string &error) {
   void *handle = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
   if (!handle) {
     const char *why = dlerror();
-    error = std::string("cannot open MPI (") + path + "): " +
-            (why ? why : "unknown error") +
+    error = std::string("cannot open MPI (") + path +
+            "): " + (why ? why : "unknown error") +
             " (install Debian's mpich and libmpich-dev: scripts/deps.sh)";
     return nullptr;
   }

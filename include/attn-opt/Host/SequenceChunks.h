@@ -1,4 +1,5 @@
-//===- SequenceChunks.h - Which rows of a sequence each rank holds -*- C++ -*-===//
+//===- SequenceChunks.h - Which rows of a sequence each rank holds -*- C++
+//-*-===//
 //
 // The chunks of sequence-parallel attention (attn-partition-sequence,
 // docs/SequenceParallel.md) for hosts without MLIR (attn-run, the Python
@@ -7,7 +8,9 @@
 //   else the balanced split (the first L mod P ranks one row longer);
 // - zigzag: of 2P near-equal chunks (the first L mod 2P one row longer),
 //   chunk r then chunk 2P - 1 - r.
-// The pass emits the same arithmetic as IR; unittests check both agree.
+// The pass emits the same arithmetic as IR and checks at run time that each
+// rank holds what it says (a disagreement is a run-time error, which the
+// sequence-parallel integration tests would report).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,8 +38,8 @@ sequenceRuns(int64_t rows, int64_t ranks, int64_t rank, bool zigzag,
     return {chunk(rank), chunk(chunks - 1 - rank)};
   }
   if (!staticOffsets.empty())
-    return {{staticOffsets[rank],
-             staticOffsets[rank + 1] - staticOffsets[rank]}};
+    return {
+        {staticOffsets[rank], staticOffsets[rank + 1] - staticOffsets[rank]}};
   int64_t base = rows / ranks, extra = rows % ranks;
   return {{rank * base + std::min(rank, extra), base + (rank < extra ? 1 : 0)}};
 }

@@ -66,7 +66,8 @@ void addEffects(
 } // namespace
 
 LogicalResult ExchangeOp::verify() {
-  if (failed(verifyForm(*this, {getSend(), getInto()}, getInto(), getIncoming())))
+  if (failed(
+          verifyForm(*this, {getSend(), getInto()}, getInto(), getIncoming())))
     return failure();
   auto send = cast<ShapedType>(getSend().getType());
   auto into = cast<ShapedType>(getInto().getType());
@@ -99,7 +100,8 @@ void ExchangeWaitOp::getEffects(
 }
 
 LogicalResult AllReduceOp::verify() {
-  if (failed(verifyForm(*this, {getInput(), getInto()}, getInto(), getResult())))
+  if (failed(
+          verifyForm(*this, {getInput(), getInto()}, getInto(), getResult())))
     return failure();
   auto in = cast<ShapedType>(getInput().getType());
   auto into = cast<ShapedType>(getInto().getType());

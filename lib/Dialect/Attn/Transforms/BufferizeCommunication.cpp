@@ -66,13 +66,11 @@ struct CommOpModel
     rewriter.setInsertionPoint(op);
     SmallVector<Value> replacements;
     if constexpr (std::is_same_v<OpTy, ExchangeOp>) {
-      auto newOp = ExchangeOp::create(rewriter, op->getLoc(), Type(),
-                                      op->getResult(1).getType(),
-                                      op->getResult(2).getType(), operands[0],
-                                      operands[1], operands[2], operands[3],
-                                      operands[4], operands[5]);
-      replacements = {inPlace, newOp.getSendRequest(),
-                      newOp.getRecvRequest()};
+      auto newOp = ExchangeOp::create(
+          rewriter, op->getLoc(), Type(), op->getResult(1).getType(),
+          op->getResult(2).getType(), operands[0], operands[1], operands[2],
+          operands[3], operands[4], operands[5]);
+      replacements = {inPlace, newOp.getSendRequest(), newOp.getRecvRequest()};
     } else if constexpr (std::is_same_v<OpTy, ExchangeWaitOp>) {
       ExchangeWaitOp::create(rewriter, op->getLoc(), Type(), operands[0],
                              operands[1], operands[2], operands[3]);

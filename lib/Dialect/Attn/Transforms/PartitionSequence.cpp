@@ -112,7 +112,8 @@ shard::ShardingOp sequenceSharding(AttentionOp op, shard::ShardOp shardOp,
 FailureOr<std::optional<ShardedAttention>> matchSharded(AttentionOp op) {
   Value qkv[] = {op.getQuery(), op.getKey(), op.getValue()};
   const char *names[] = {"query", "key", "value"};
-  if (llvm::none_of(qkv, [](Value v) { return v.getDefiningOp<shard::ShardOp>(); }))
+  if (llvm::none_of(qkv,
+                    [](Value v) { return v.getDefiningOp<shard::ShardOp>(); }))
     return std::optional<ShardedAttention>();
   ShardedAttention s;
   s.op = op;
@@ -121,8 +122,9 @@ FailureOr<std::optional<ShardedAttention>> matchSharded(AttentionOp op) {
     auto shardOp = v.getDefiningOp<shard::ShardOp>();
     if (!shardOp || shardOp.getAnnotateForUsers()) {
       op.emitOpError("attn-partition-sequence: the ")
-          << name << " is not sharded like the other operands (shard.shard "
-                     "of a function argument)";
+          << name
+          << " is not sharded like the other operands (shard.shard "
+             "of a function argument)";
       return failure();
     }
     shard::ShardingOp sharding = sequenceSharding(op, shardOp, name);
@@ -214,17 +216,16 @@ LogicalResult checkSupported(AttentionOp op) {
     if (!isa<CausalAttr, WindowAttr>(pattern))
       return op.emitOpError("attn-partition-sequence: pattern ")
              << pattern << " is not supported with a sharded sequence";
-  Value unsupported[] = {op.getBias(),         op.getGate(),
-                         op.getQuerySegments(), op.getKeySegments(),
-                         op.getProjection(),    op.getQueryLengths(),
-                         op.getKeyLengths(),    op.getQueryOffsets(),
-                         op.getKeyOffsets(),    op.getMask(),
-                         op.getAlibiSlopes(),   op.getSinks(),
-                         op.getPageTable()};
-  const char *names[] = {"bias",          "gate",          "segments",
-                         "key_segments",  "projection",    "query_lengths",
-                         "key_lengths",   "query_offsets", "key_offsets",
-                         "mask",          "alibi_slopes",  "sinks",
+  Value unsupported[] = {
+      op.getBias(),        op.getGate(),         op.getQuerySegments(),
+      op.getKeySegments(), op.getProjection(),   op.getQueryLengths(),
+      op.getKeyLengths(),  op.getQueryOffsets(), op.getKeyOffsets(),
+      op.getMask(),        op.getAlibiSlopes(),  op.getSinks(),
+      op.getPageTable()};
+  const char *names[] = {"bias",         "gate",          "segments",
+                         "key_segments", "projection",    "query_lengths",
+                         "key_lengths",  "query_offsets", "key_offsets",
+                         "mask",         "alibi_slopes",  "sinks",
                          "page_table"};
   for (auto [v, name] : llvm::zip(unsupported, names))
     if (v)
@@ -261,8 +262,7 @@ LogicalResult checkSupported(AttentionOp op) {
 /// (no pattern, no source region): the region stays empty.
 bool buildShiftedRegion(OpBuilder &builder, Location loc, Region &region,
                         bool isMask, MaskPatternAttrInterface pattern,
-                        Region *source, bool shifted,
-                        TypeRange captureTypes) {
+                        Region *source, bool shifted, TypeRange captureTypes) {
   if (!source && (!isMask || !pattern))
     return false;
   OpBuilder::InsertionGuard guard(builder);
@@ -403,8 +403,8 @@ RankProgram::Runs RankProgram::runsOf(Value r) {
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
-      Value acc = add(loop.getRegionIterArgs()[0],
-                      rowsOf(loop.getInductionVar()));
+      Value acc =
+          add(loop.getRegionIterArgs()[0], rowsOf(loop.getInductionVar()));
       scf::YieldOp::create(b, acc);
     }
     runs.start[0] = loop.getResult(0);
@@ -420,8 +420,8 @@ RankProgram::Runs RankProgram::runsOf(Value r) {
   auto chunk = [&](Value j, Value &start, Value &length) {
     start = add(arith::MulIOp::create(b, j, base),
                 arith::MinUIOp::create(b, j, extra));
-    length = add(base, select(cmp(arith::CmpIPredicate::ult, j, extra),
-                              cst(1), cst(0)));
+    length = add(
+        base, select(cmp(arith::CmpIPredicate::ult, j, extra), cst(1), cst(0)));
   };
   chunk(r, runs.start[0], runs.length[0]);
   chunk(sub(sub(chunks, cst(1)), r), runs.start[1], runs.length[1]);
@@ -448,10 +448,10 @@ Value RankProgram::needs(Value dst, Value src) {
           cmp(arith::CmpIPredicate::ugt, kr.length[c], cst(0)));
       // The box of the pair; lengths of 0 give an empty pair (masked by
       // nonEmpty), so clamp the last position to the start.
-      Value q1 = add(qr.start[a],
-                     arith::MaxUIOp::create(b, qr.length[a], cst(1)));
-      Value k1 = add(kr.start[c],
-                     arith::MaxUIOp::create(b, kr.length[c], cst(1)));
+      Value q1 =
+          add(qr.start[a], arith::MaxUIOp::create(b, qr.length[a], cst(1)));
+      Value k1 =
+          add(kr.start[c], arith::MaxUIOp::create(b, kr.length[c], cst(1)));
       MaskEmitter::TileKind kind = emitMaskTileKind(
           b, *mask, cst(0), cst(0), qr.start[a], sub(q1, cst(1)), kr.start[c],
           sub(k1, cst(1)), access);
@@ -463,13 +463,14 @@ Value RankProgram::needs(Value dst, Value src) {
 }
 
 Value RankProgram::neededAfter(Value src, Value from, Value count) {
-  auto loop = scf::ForOp::create(b, cst(1), add(count, cst(1)), cst(1),
-                                 ValueRange{arith::ConstantIntOp::create(b, 0, 1)});
+  auto loop =
+      scf::ForOp::create(b, cst(1), add(count, cst(1)), cst(1),
+                         ValueRange{arith::ConstantIntOp::create(b, 0, 1)});
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value dst = mod(add(from, loop.getInductionVar()), numRanks);
-  Value any = arith::OrIOp::create(b, loop.getRegionIterArgs()[0],
-                                   needs(dst, src));
+  Value any =
+      arith::OrIOp::create(b, loop.getRegionIterArgs()[0], needs(dst, src));
   scf::YieldOp::create(b, any);
   b.setInsertionPointAfter(loop);
   return loop.getResult(0);
@@ -489,16 +490,16 @@ Value RankProgram::checkSizes(Value kvBad) {
     Value wrong = cmp(arith::CmpIPredicate::ne, numRanks, cst(staticRanks));
     report(wrong, RuntimeError::SequenceRanks, numRanks, cst(staticRanks),
            cst(0));
-    ok = arith::AndIOp::create(b, ok,
-                               arith::XOrIOp::create(
-                                   b, wrong,
-                                   arith::ConstantIntOp::create(b, 1, 1)));
+    ok = arith::AndIOp::create(
+        b, ok,
+        arith::XOrIOp::create(b, wrong, arith::ConstantIntOp::create(b, 1, 1)));
   }
   // Key/value rows that differ from the query rows on some rank.
   Value bad = cmp(arith::CmpIPredicate::ne, kvBad, cst(0));
   report(bad, RuntimeError::SequenceChunk, cst(-1), kvBad, cst(-1));
   ok = arith::AndIOp::create(
-      b, ok, arith::XOrIOp::create(b, bad, arith::ConstantIntOp::create(b, 1, 1)));
+      b, ok,
+      arith::XOrIOp::create(b, bad, arith::ConstantIntOp::create(b, 1, 1)));
   // The rows each rank must hold.
   auto qType = cast<ShapedType>(op.getQuery().getType());
   int64_t globalRows = qType.getDimSize(kSeqDim);
@@ -532,7 +533,8 @@ Value RankProgram::checkSizes(Value kvBad) {
                                          b.getI64Type()),
                    ArrayRef<int64_t>(lengths)));
         expected = arith::IndexCastOp::create(
-            b, b.getIndexType(), tensor::ExtractOp::create(b, table, ValueRange{r}));
+            b, b.getIndexType(),
+            tensor::ExtractOp::create(b, table, ValueRange{r}));
       } else {
         // The balanced split: the first L mod P ranks one row longer.
         Value base = cst(globalRows / staticRanks);
@@ -545,7 +547,8 @@ Value RankProgram::checkSizes(Value kvBad) {
       report(wrong, RuntimeError::SequenceChunk, r, got, expected);
       Value still = arith::AndIOp::create(
           b, loop.getRegionIterArgs()[0],
-          arith::XOrIOp::create(b, wrong, arith::ConstantIntOp::create(b, 1, 1)));
+          arith::XOrIOp::create(b, wrong,
+                                arith::ConstantIntOp::create(b, 1, 1)));
       scf::YieldOp::create(b, still);
     }
     scf::YieldOp::create(b, loop.getResult(0));
@@ -574,10 +577,11 @@ std::pair<Value, Value> RankProgram::merge(Value accO, Value accL, Value o,
   Value lOld = tensor::ExtractSliceOp::create(b, accL, lOff, lSize, ones3);
   MLIRContext *ctx = b.getContext();
   AffineMap id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
-  AffineMap drop3 = AffineMap::get(
-      4, 0, {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
-             getAffineDimExpr(2, ctx)},
-      ctx);
+  AffineMap drop3 =
+      AffineMap::get(4, 0,
+                     {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
+                      getAffineDimExpr(2, ctx)},
+                     ctx);
   AffineMap id3 = AffineMap::getMultiDimIdentityMap(3, ctx);
   // The weights of the old and new parts: exp(l - m) / (sum), m the max;
   // rows with no key on either side (m = -inf) keep the old values.
@@ -585,14 +589,14 @@ std::pair<Value, Value> RankProgram::merge(Value accO, Value accL, Value o,
     Value m = arith::MaximumFOp::create(nb, loc, lo, ln);
     Value ninf = arith::ConstantOp::create(
         nb, loc, nb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
-    Value empty = arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OEQ, m,
-                                        ninf);
+    Value empty =
+        arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OEQ, m, ninf);
     Value zeroF = arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(0));
     Value safeM = arith::SelectOp::create(nb, loc, empty, zeroF, m);
-    Value wo = math::ExpOp::create(
-        nb, loc, arith::SubFOp::create(nb, loc, lo, safeM));
-    Value wn = math::ExpOp::create(
-        nb, loc, arith::SubFOp::create(nb, loc, ln, safeM));
+    Value wo =
+        math::ExpOp::create(nb, loc, arith::SubFOp::create(nb, loc, lo, safeM));
+    Value wn =
+        math::ExpOp::create(nb, loc, arith::SubFOp::create(nb, loc, ln, safeM));
     Value sum = arith::AddFOp::create(nb, loc, wo, wn);
     return std::make_tuple(empty, safeM, wo, wn, sum);
   };
@@ -608,10 +612,9 @@ std::pair<Value, Value> RankProgram::merge(Value accO, Value accL, Value o,
             nb, loc, arith::MulFOp::create(nb, loc, args[3], wo),
             arith::MulFOp::create(nb, loc, args[0], wn));
         Value normalized = arith::DivFOp::create(nb, loc, mixed, sum);
-        linalg::YieldOp::create(
-            nb, loc,
-            ValueRange{arith::SelectOp::create(nb, loc, empty, args[3],
-                                               normalized)});
+        linalg::YieldOp::create(nb, loc,
+                                ValueRange{arith::SelectOp::create(
+                                    nb, loc, empty, args[3], normalized)});
       });
   auto lNew = linalg::GenericOp::create(
       b, TypeRange{lOld.getType()}, ValueRange{l}, ValueRange{lOld},
@@ -620,11 +623,11 @@ std::pair<Value, Value> RankProgram::merge(Value accO, Value accL, Value o,
         auto [empty, m, wo, wn, sum] = weights(nb, loc, args[1], args[0]);
         (void)wo;
         (void)wn;
-        Value lse =
-            arith::AddFOp::create(nb, loc, m, math::LogOp::create(nb, loc, sum));
+        Value lse = arith::AddFOp::create(nb, loc, m,
+                                          math::LogOp::create(nb, loc, sum));
         linalg::YieldOp::create(
-            nb, loc, ValueRange{arith::SelectOp::create(nb, loc, empty, args[1],
-                                                        lse)});
+            nb, loc,
+            ValueRange{arith::SelectOp::create(nb, loc, empty, args[1], lse)});
       });
   (void)oType;
   (void)lType;
@@ -656,17 +659,17 @@ std::pair<Value, Value> RankProgram::computeBlock(Value q, Value kBlock,
           b, cmp(arith::CmpIPredicate::ugt, qr.length[a], cst(0)),
           cmp(arith::CmpIPredicate::ugt, kr.length[c], cst(0)));
       if (mask) {
-        Value q1 = add(qr.start[a],
-                       arith::MaxUIOp::create(b, qr.length[a], cst(1)));
-        Value k1 = add(kr.start[c],
-                       arith::MaxUIOp::create(b, kr.length[c], cst(1)));
+        Value q1 =
+            add(qr.start[a], arith::MaxUIOp::create(b, qr.length[a], cst(1)));
+        Value k1 =
+            add(kr.start[c], arith::MaxUIOp::create(b, kr.length[c], cst(1)));
         MaskEmitter::TileKind kind = emitMaskTileKind(
-            b, *mask, cst(0), cst(0), qr.start[a], sub(q1, cst(1)),
-            kr.start[c], sub(k1, cst(1)), access);
+            b, *mask, cst(0), cst(0), qr.start[a], sub(q1, cst(1)), kr.start[c],
+            sub(k1, cst(1)), access);
         run = arith::AndIOp::create(b, run, kind.any);
       }
-      auto ifOp = scf::IfOp::create(b, TypeRange{accO.getType(), accL.getType()},
-                                    run, /*withElse=*/true);
+      auto ifOp = scf::IfOp::create(
+          b, TypeRange{accO.getType(), accL.getType()}, run, /*withElse=*/true);
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifOp.elseBlock());
@@ -677,8 +680,9 @@ std::pair<Value, Value> RankProgram::computeBlock(Value q, Value kBlock,
           SmallVector<OpFoldResult> off = {b.getIndexAttr(0), b.getIndexAttr(0),
                                            row, b.getIndexAttr(0)};
           SmallVector<OpFoldResult> size = {
-              type.isDynamicDim(0) ? OpFoldResult(tensor::DimOp::create(b, t, 0).getResult())
-                                   : b.getIndexAttr(type.getDimSize(0)),
+              type.isDynamicDim(0)
+                  ? OpFoldResult(tensor::DimOp::create(b, t, 0).getResult())
+                  : b.getIndexAttr(type.getDimSize(0)),
               b.getIndexAttr(type.getDimSize(1)), rows,
               b.getIndexAttr(type.getDimSize(3))};
           SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
@@ -703,10 +707,10 @@ std::pair<Value, Value> RankProgram::computeBlock(Value q, Value kBlock,
           stepCaptures.append(captures.begin(), captures.end());
         auto qsType = cast<RankedTensorType>(qs.getType());
         auto vsType = cast<RankedTensorType>(vs.getType());
-        auto resultType = RankedTensorType::get(
-            {qsType.getDimSize(0), qsType.getDimSize(1), qsType.getDimSize(2),
-             vsType.getDimSize(3)},
-            b.getF32Type());
+        auto resultType =
+            RankedTensorType::get({qsType.getDimSize(0), qsType.getDimSize(1),
+                                   qsType.getDimSize(2), vsType.getDimSize(3)},
+                                  b.getF32Type());
         auto lseType = RankedTensorType::get(
             {qsType.getDimSize(0), qsType.getDimSize(1), qsType.getDimSize(2)},
             b.getF32Type());
@@ -718,11 +722,10 @@ std::pair<Value, Value> RankProgram::computeBlock(Value q, Value kBlock,
             op.getSoftcapAttr(), BlockLayoutAttr());
         TypeRange captureTypes = TypeRange(ValueRange(captures));
         if (hasMask)
-          buildShiftedRegion(b, op.getLoc(), step.getMaskMod(), true,
-                             op.getPatternAttr(),
-                             op.getMaskMod().empty() ? nullptr
-                                                     : &op.getMaskMod(),
-                             true, captureTypes);
+          buildShiftedRegion(
+              b, op.getLoc(), step.getMaskMod(), true, op.getPatternAttr(),
+              op.getMaskMod().empty() ? nullptr : &op.getMaskMod(), true,
+              captureTypes);
         if (hasScore)
           buildShiftedRegion(b, op.getLoc(), step.getScoreMod(), false, {},
                              &op.getScoreMod(), true, captureTypes);
@@ -743,8 +746,8 @@ std::pair<Value, Value> RankProgram::build(Value q, Value k, Value v) {
   Type index = b.getIndexType();
   comm = mpi::CommWorldOp::create(b, mpi::CommType::get(ctx));
   rank = arith::IndexCastOp::create(
-      b, index, mpi::CommRankOp::create(b, Type(), b.getI32Type(), comm)
-                    .getRank());
+      b, index,
+      mpi::CommRankOp::create(b, Type(), b.getI32Type(), comm).getRank());
   // The number of ranks: the sum of a 1 from each (MLIR 22 lowers no
   // mpi.comm_size).
   {
@@ -761,15 +764,15 @@ std::pair<Value, Value> RankProgram::build(Value q, Value k, Value v) {
   Value rows = tensor::DimOp::create(b, q, kSeqDim);
   Value kvBadHere = arith::ExtUIOp::create(
       b, b.getI64Type(),
-      arith::OrIOp::create(
-          b,
-          cmp(arith::CmpIPredicate::ne, tensor::DimOp::create(b, k, kSeqDim),
-              rows),
-          cmp(arith::CmpIPredicate::ne, tensor::DimOp::create(b, v, kSeqDim),
-              rows)));
+      arith::OrIOp::create(b,
+                           cmp(arith::CmpIPredicate::ne,
+                               tensor::DimOp::create(b, k, kSeqDim), rows),
+                           cmp(arith::CmpIPredicate::ne,
+                               tensor::DimOp::create(b, v, kSeqDim), rows)));
   // Every rank's row count (entry r) and the number of ranks whose keys
   // or values have other rows than their queries (entry P).
-  auto sizesType = RankedTensorType::get({ShapedType::kDynamic}, b.getI64Type());
+  auto sizesType =
+      RankedTensorType::get({ShapedType::kDynamic}, b.getI64Type());
   Value slots = add(numRanks, cst(1));
   Value rowsI64 = arith::IndexCastOp::create(b, b.getI64Type(), rows);
   Value mine = tensor::GenerateOp::create(
@@ -784,17 +787,18 @@ std::pair<Value, Value> RankProgram::build(Value q, Value k, Value v) {
         Value v2 = arith::SelectOp::create(nb, loc, isLast, kvBadHere, v1);
         tensor::YieldOp::create(nb, loc, v2);
       });
-  Value into = tensor::EmptyOp::create(b, sizesType.getShape(),
-                                       b.getI64Type(), ValueRange{slots});
+  Value into = tensor::EmptyOp::create(b, sizesType.getShape(), b.getI64Type(),
+                                       ValueRange{slots});
   sizes = AllReduceOp::create(b, sizesType, mine, into, comm).getResult();
   Value kvBad = rowsOf(numRanks);
   // The sequence length (the zigzag chunks).
   if (s.zigzag) {
-    auto loop = scf::ForOp::create(b, cst(0), numRanks, cst(1), ValueRange{cst(0)});
+    auto loop =
+        scf::ForOp::create(b, cst(0), numRanks, cst(1), ValueRange{cst(0)});
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    scf::YieldOp::create(b, add(loop.getRegionIterArgs()[0],
-                                rowsOf(loop.getInductionVar())));
+    scf::YieldOp::create(
+        b, add(loop.getRegionIterArgs()[0], rowsOf(loop.getInductionVar())));
     b.setInsertionPointAfter(loop);
     total = loop.getResult(0);
   }
@@ -805,10 +809,10 @@ std::pair<Value, Value> RankProgram::build(Value q, Value k, Value v) {
   SmallVector<Value> batchDyn;
   if (qType.isDynamicDim(0))
     batchDyn.push_back(tensor::DimOp::create(b, q, 0));
-  auto accOType = RankedTensorType::get(
-      {qType.getDimSize(0), qType.getDimSize(1), ShapedType::kDynamic,
-       vType.getDimSize(3)},
-      b.getF32Type());
+  auto accOType =
+      RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
+                             ShapedType::kDynamic, vType.getDimSize(3)},
+                            b.getF32Type());
   auto accLType = RankedTensorType::get(
       {qType.getDimSize(0), qType.getDimSize(1), ShapedType::kDynamic},
       b.getF32Type());
@@ -830,13 +834,13 @@ std::pair<Value, Value> RankProgram::build(Value q, Value k, Value v) {
         b, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
     Value accO = linalg::FillOp::create(
                      b, zeroF,
-                     ValueRange{tensor::EmptyOp::create(
-                         b, accOType.getShape(), b.getF32Type(), dynO)})
+                     ValueRange{tensor::EmptyOp::create(b, accOType.getShape(),
+                                                        b.getF32Type(), dynO)})
                      .getResult(0);
     Value accL = linalg::FillOp::create(
                      b, ninf,
-                     ValueRange{tensor::EmptyOp::create(
-                         b, accLType.getShape(), b.getF32Type(), dynL)})
+                     ValueRange{tensor::EmptyOp::create(b, accLType.getShape(),
+                                                        b.getF32Type(), dynL)})
                      .getResult(0);
     auto ring = scf::ForOp::create(b, cst(0), numRanks, cst(1),
                                    ValueRange{k, v, accO, accL});
@@ -860,15 +864,14 @@ std::pair<Value, Value> RankProgram::build(Value q, Value k, Value v) {
         b.setInsertionPointToStart(ifOp.thenBlock());
         scf::YieldOp::create(b, then());
         b.setInsertionPointToStart(ifOp.elseBlock());
-        scf::YieldOp::create(b, arith::ConstantIntOp::create(b, 0, 1).getResult());
+        scf::YieldOp::create(b,
+                             arith::ConstantIntOp::create(b, 0, 1).getResult());
         return ifOp.getResult(0);
       };
-      Value send = guarded(more, [&] {
-        return neededAfter(origin, rank, remaining);
-      });
-      Value receive = guarded(more, [&] {
-        return neededAfter(nextOrigin, prev, remaining);
-      });
+      Value send =
+          guarded(more, [&] { return neededAfter(origin, rank, remaining); });
+      Value receive = guarded(
+          more, [&] { return neededAfter(nextOrigin, prev, remaining); });
       Value none = cst(-1);
       Value dest = i32(select(send, next, none));
       Value source = i32(select(receive, prev, none));
@@ -890,8 +893,8 @@ std::pair<Value, Value> RankProgram::build(Value q, Value k, Value v) {
       ExchangeOp vEx = exchange(vCur, 2);
       // The kernels of the block in hand, when this rank needs it.
       Value use = needs(rank, origin);
-      auto compute = scf::IfOp::create(
-          b, TypeRange{accOType, accLType}, use, true);
+      auto compute =
+          scf::IfOp::create(b, TypeRange{accOType, accLType}, use, true);
       {
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPointToStart(compute.elseBlock());
@@ -900,14 +903,14 @@ std::pair<Value, Value> RankProgram::build(Value q, Value k, Value v) {
         auto [o, l] = computeBlock(q, kCur, vCur, origin, iter[2], iter[3]);
         scf::YieldOp::create(b, ValueRange{o, l});
       }
-      Value kNext = ExchangeWaitOp::create(b, kCur.getType(), kEx.getIncoming(),
-                                           kCur, kEx.getSendRequest(),
-                                           kEx.getRecvRequest())
-                         .getResult();
-      Value vNext = ExchangeWaitOp::create(b, vCur.getType(), vEx.getIncoming(),
-                                           vCur, vEx.getSendRequest(),
-                                           vEx.getRecvRequest())
-                         .getResult();
+      Value kNext =
+          ExchangeWaitOp::create(b, kCur.getType(), kEx.getIncoming(), kCur,
+                                 kEx.getSendRequest(), kEx.getRecvRequest())
+              .getResult();
+      Value vNext =
+          ExchangeWaitOp::create(b, vCur.getType(), vEx.getIncoming(), vCur,
+                                 vEx.getSendRequest(), vEx.getRecvRequest())
+              .getResult();
       scf::YieldOp::create(b, ValueRange{kNext, vNext, compute.getResult(0),
                                          compute.getResult(1)});
     }
@@ -933,6 +936,24 @@ struct AttnPartitionSequence
   using AttnPartitionSequenceBase::AttnPartitionSequenceBase;
 
   void runOnOperation() override {
+    if (replicate) {
+      // The whole op on every rank: the annotations go.
+      SmallVector<shard::ShardOp> shards;
+      getOperation().walk([&](shard::ShardOp s) { shards.push_back(s); });
+      for (shard::ShardOp s : shards) {
+        s.getResult().replaceAllUsesWith(s.getSrc());
+        s.erase();
+      }
+      getOperation().walk([&](shard::ShardingOp s) {
+        if (s->use_empty())
+          s.erase();
+      });
+      for (auto grid :
+           llvm::make_early_inc_range(getOperation().getOps<shard::GridOp>()))
+        if (SymbolTable::symbolKnownUseEmpty(grid, getOperation()))
+          grid.erase();
+      return;
+    }
     SmallVector<ShardedAttention> work;
     bool failedMatch = false;
     getOperation().walk([&](AttentionOp op) {
@@ -946,24 +967,6 @@ struct AttnPartitionSequence
     });
     if (failedMatch)
       return signalPassFailure();
-    if (replicate) {
-      // The whole op on every rank: the annotations go.
-      SmallVector<shard::ShardOp> shards;
-      getOperation().walk([&](shard::ShardOp s) { shards.push_back(s); });
-      for (shard::ShardOp s : shards) {
-        s.getResult().replaceAllUsesWith(s.getSrc());
-        s.erase();
-      }
-      getOperation().walk([&](shard::ShardingOp s) {
-        if (s->use_empty())
-          s.erase();
-      });
-      for (auto grid : llvm::make_early_inc_range(
-               getOperation().getOps<shard::GridOp>()))
-        if (SymbolTable::symbolKnownUseEmpty(grid, getOperation()))
-          grid.erase();
-      return;
-    }
     DenseSet<func::FuncOp> touched;
     for (ShardedAttention &s : work)
       if (failed(partition(s)))
@@ -979,16 +982,17 @@ struct AttnPartitionSequence
     AttentionOp op = s.op;
     bool masked = op.getPatternAttr() || !op.getMaskMod().empty();
     int64_t ranks = s.grid.getShape()[0];
-    op->emitRemark() << "attn-partition-sequence: " << (s.zigzag ? "zigzag" : "contiguous")
-                     << " chunks over "
-                     << (ShapedType::isDynamic(ranks) ? std::string("any number of")
-                                                      : std::to_string(ranks))
-                     << " ranks of @" << s.grid.getSymName()
-                     << "; key/value blocks passed around the ring "
-                     << (masked ? "only to the ranks whose queries the mask lets see them "
-                                   "(interval analysis of the mask at run time)"
-                                 : "to every rank")
-                     << ", partial results merged by log-sum-exp";
+    op->emitRemark()
+        << "attn-partition-sequence: " << (s.zigzag ? "zigzag" : "contiguous")
+        << " chunks over "
+        << (ShapedType::isDynamic(ranks) ? std::string("any number of")
+                                         : std::to_string(ranks))
+        << " ranks of @" << s.grid.getSymName()
+        << "; key/value blocks passed around the ring "
+        << (masked ? "only to the ranks whose queries the mask lets see them "
+                     "(interval analysis of the mask at run time)"
+                   : "to every rank")
+        << ", partial results merged by log-sum-exp";
     // The global mask, compiled for the schedule.
     std::optional<ModProgram> program;
     OwningOpRef<Operation *> scratch;
@@ -1016,7 +1020,8 @@ struct AttnPartitionSequence
     RankProgram program2(s, program ? &*program : nullptr);
     auto [o, l] = program2.build(q, k, v);
     ImplicitLocOpBuilder b(op.getLoc(), op);
-    auto resultType = cast<RankedTensorType>(localType(op.getResult().getType()));
+    auto resultType =
+        cast<RankedTensorType>(localType(op.getResult().getType()));
     Value result = o;
     if (resultType.getElementType() != b.getF32Type())
       result = arith::TruncFOp::create(b, resultType, o);
@@ -1061,9 +1066,9 @@ struct AttnPartitionSequence
     // The mpi lowering's MPI ABI: MPICH (Debian's libmpich).
     if (!touched.empty() && !module->hasAttr("dlti.map")) {
       MLIRContext *ctx = module.getContext();
-      DataLayoutEntryInterface entry = DataLayoutEntryAttr::get(
-          StringAttr::get(ctx, "MPI:Implementation"),
-          StringAttr::get(ctx, "MPICH"));
+      DataLayoutEntryInterface entry =
+          DataLayoutEntryAttr::get(StringAttr::get(ctx, "MPI:Implementation"),
+                                   StringAttr::get(ctx, "MPICH"));
       module->setAttr("dlti.map", MapAttr::get(ctx, {entry}));
     }
     for (auto grid : llvm::make_early_inc_range(module.getOps<shard::GridOp>()))

@@ -1,0 +1,178 @@
+// RUN: attn-opt %s --attn-partition-sequence --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: attn-opt %s --attn-partition-sequence="replicate=1" --split-input-file 2>/dev/null | FileCheck %s --check-prefix=REPL
+
+// Causal attention sharded along the sequence over a ring of any size:
+// the program of one rank. The arguments and the result become the rank's
+// chunk (`?` rows); the number of ranks and every rank's rows come from
+// two all-reduces; the ring loop passes key/value blocks on with
+// attn.exchange (overlapping the kernel of the block in hand) and runs,
+// per block, attn.attention whose mask region is the causal mask at global
+// positions (the chunk offsets captured); the partial results merge
+// through their log-sum-exp. The mask's interval analysis over the chunks
+// (k <= q at the boxes' corners) decides what is sent and computed.
+// CHECK: module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "MPICH">}
+// CHECK-NOT: shard.
+// CHECK-LABEL: func.func @causal(
+// CHECK-SAME: %[[Q:.*]]: tensor<1x2x?x16xf32>, %[[K:.*]]: tensor<1x2x?x16xf32>, %[[V:.*]]: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32>
+// CHECK: %[[COMM:.*]] = mpi.comm_world
+// CHECK: mpi.comm_rank(%[[COMM]])
+// CHECK: attn.allreduce %{{.*}} into %{{.*}} comm %[[COMM]] : tensor<1xi64>, tensor<1xi64>
+// CHECK: attn.allreduce %{{.*}} into %{{.*}} comm %[[COMM]] : tensor<?xi64>, tensor<?xi64>
+// CHECK: scf.if
+// CHECK: func.call @attn_opt_runtime_error
+// CHECK: scf.for %{{.*}} iter_args(%[[KC:.*]] = %[[K]], %[[VC:.*]] = %[[V]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}})
+// CHECK: %[[KIN:.*]], %[[KS:.*]], %[[KR:.*]] = attn.exchange %[[KC]] into %{{.*}} to %{{.*}} from %{{.*}} tag %{{.*}} comm %[[COMM]]
+// CHECK: %[[VIN:.*]], %[[VS:.*]], %[[VR:.*]] = attn.exchange %[[VC]] into
+// CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} captures(%{{.*}} : tensor<2xi64>) {normalizer = #attn.softmax} {{.*}} -> tensor<1x2x?x16xf32>, tensor<1x2x?xf32> mask_mod {
+// CHECK: ^bb0(%{{.*}}: index, %{{.*}}: index, %[[QI:.*]]: index, %[[KI:.*]]: index, %[[OFF:.*]]: tensor<2xi64>):
+// CHECK: tensor.extract %[[OFF]]
+// CHECK: %[[QG:.*]] = arith.addi %[[QI]]
+// CHECK: tensor.extract %[[OFF]]
+// CHECK: %[[KG:.*]] = arith.addi %[[KI]]
+// CHECK: %[[SEE:.*]] = arith.cmpi sle, %[[KG]], %[[QG]] : index
+// CHECK: attn.yield %[[SEE]] : i1
+// CHECK: linalg.generic
+// CHECK: math.exp
+// CHECK: attn.exchange_wait %[[KIN]] sent %[[KC]] requests %[[KS]], %[[KR]]
+// CHECK: attn.exchange_wait %[[VIN]] sent %[[VC]] requests %[[VS]], %[[VR]]
+// CHECK: return %{{.*}} : tensor<1x2x?x16xf32>
+// REPL-LABEL: func.func @causal(
+// REPL-NOT: shard.
+// REPL: attn.attention %arg0, %arg1, %arg2 {normalizer = #attn.softmax, pattern = #attn.causal}
+shard.grid @ring(shape = ?)
+func.func @causal(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
+  %s = shard.sharding @ring split_axes = [[], [], [0]] : !shard.sharding
+  %qs = shard.shard %q to %s : tensor<1x2x?x16xf32>
+  %ks = shard.shard %k to %s : tensor<1x2x?x16xf32>
+  %vs = shard.shard %v to %s : tensor<1x2x?x16xf32>
+  // expected-remark @+1 {{attn-partition-sequence: contiguous chunks over any number of ranks of @ring; key/value blocks passed around the ring only to the ranks whose queries the mask lets see them (interval analysis of the mask at run time), partial results merged by log-sum-exp}}
+  %o = attn.attention %qs, %ks, %vs {normalizer = #attn.softmax, pattern = #attn.causal}
+      : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32>
+  %os = shard.shard %o to %s : tensor<1x2x?x16xf32>
+  return %os : tensor<1x2x?x16xf32>
+}
+
+// -----
+
+// Static sizes: the grid of 4 ranks and the 1000 rows give each rank its
+// rows (250), checked at run time against every rank's count (a wrong
+// count or number of ranks is reported on every rank and nothing is
+// computed). The zigzag order; GQA (only the 2 key/value heads travel);
+// a sliding window, whose mask region is the window at global positions;
+// the log-sum-exp result is the merged one.
+// CHECK-LABEL: func.func @zigzag_window(
+// CHECK-SAME: tensor<1x8x?x16xf32>, %{{.*}}: tensor<1x2x?x16xf32>, %{{.*}}: tensor<1x2x?x16xf32>) -> (tensor<1x8x?x16xf32>, tensor<1x8x?xf32>)
+// CHECK: arith.cmpi ne, %{{.*}}, %c4
+// CHECK: attn.exchange %{{.*}} : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>
+// CHECK: mask_mod {
+// CHECK: %[[D:.*]] = arith.subi
+// CHECK: arith.cmpi sge, %[[D]], %c-33
+// CHECK: arith.cmpi sle, %[[D]], %c7
+// CHECK: return %{{.*}}#0, %{{.*}}#1 : tensor<1x8x?x16xf32>, tensor<1x8x?xf32>
+shard.grid @ring(shape = 4)
+func.func @zigzag_window(%q: tensor<1x8x1000x16xf32>, %k: tensor<1x2x1000x16xf32>, %v: tensor<1x2x1000x16xf32>) -> (tensor<1x8x1000x16xf32>, tensor<1x8x1000xf32>) {
+  %s = shard.sharding @ring split_axes = [[], [], [0]] : !shard.sharding
+  %qs = shard.shard %q to %s : tensor<1x8x1000x16xf32>
+  %ks = shard.shard %k to %s : tensor<1x2x1000x16xf32>
+  %vs = shard.shard %v to %s : tensor<1x2x1000x16xf32>
+  // expected-remark @+1 {{zigzag chunks over 4 ranks of @ring}}
+  %o, %l = attn.attention %qs, %ks, %vs {normalizer = #attn.softmax, pattern = #attn.window<before = 33, after = 7>, attn.sequence_order = "zigzag"}
+      : tensor<1x8x1000x16xf32>, tensor<1x2x1000x16xf32>, tensor<1x2x1000x16xf32> -> tensor<1x8x1000x16xf32>, tensor<1x8x1000xf32>
+  %os = shard.shard %o to %s : tensor<1x8x1000x16xf32>
+  %ls = shard.shard %l to %s : tensor<1x8x1000xf32>
+  return %os, %ls : tensor<1x8x1000x16xf32>, tensor<1x8x1000xf32>
+}
+
+// -----
+
+// No mask: every block goes to every rank, the kernels have no region.
+// CHECK-LABEL: func.func @full(
+// CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} {normalizer = #attn.softmax} :
+// CHECK-NOT: mask_mod
+// CHECK: return
+shard.grid @ring(shape = ?)
+func.func @full(%q: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
+  %s = shard.sharding @ring split_axes = [[], [], [0]] : !shard.sharding
+  %qs = shard.shard %q to %s : tensor<1x2x?x16xf32>
+  // expected-remark @+1 {{key/value blocks passed around the ring to every rank}}
+  %o = attn.attention %qs, %qs, %qs {normalizer = #attn.softmax}
+      : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32>
+  %os = shard.shard %o to %s : tensor<1x2x?x16xf32>
+  return %os : tensor<1x2x?x16xf32>
+}
+
+// -----
+
+shard.grid @ring(shape = ?)
+func.func @pointwise(%q: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
+  %s = shard.sharding @ring split_axes = [[], [], [0]] : !shard.sharding
+  %qs = shard.shard %q to %s : tensor<1x2x?x16xf32>
+  // expected-error @+1 {{attn-partition-sequence: a normalizer other than softmax is not supported with a sharded sequence}}
+  %o = attn.attention %qs, %qs, %qs {normalizer = #attn.pointwise<relu>}
+      : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32>
+  %os = shard.shard %o to %s : tensor<1x2x?x16xf32>
+  return %os : tensor<1x2x?x16xf32>
+}
+
+// -----
+
+shard.grid @ring(shape = ?)
+func.func @heads_split(%q: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
+  %s = shard.sharding @ring split_axes = [[], [0]] : !shard.sharding
+  %qs = shard.shard %q to %s : tensor<1x2x?x16xf32>
+  // expected-error @+1 {{the query must be split along the sequence (dimension 2) over grid axis 0 alone (split_axes = [[], [], [0]])}}
+  %o = attn.attention %qs, %qs, %qs {normalizer = #attn.softmax}
+      : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32>
+  return %o : tensor<1x2x?x16xf32>
+}
+
+// -----
+
+shard.grid @ring(shape = ?)
+func.func @half_sharded(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
+  %s = shard.sharding @ring split_axes = [[], [], [0]] : !shard.sharding
+  %qs = shard.shard %q to %s : tensor<1x2x?x16xf32>
+  // expected-error @+1 {{the key is not sharded like the other operands}}
+  %o = attn.attention %qs, %k, %k {normalizer = #attn.softmax}
+      : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32>
+  return %o : tensor<1x2x?x16xf32>
+}
+
+// -----
+
+shard.grid @ring(shape = ?)
+func.func @bf16(%q: tensor<1x2x?x16xbf16>) -> tensor<1x2x?x16xbf16> {
+  %s = shard.sharding @ring split_axes = [[], [], [0]] : !shard.sharding
+  %qs = shard.shard %q to %s : tensor<1x2x?x16xbf16>
+  // expected-error @+1 {{an element type other than f32 is not supported with a sharded sequence}}
+  %o = attn.attention %qs, %qs, %qs {normalizer = #attn.softmax}
+      : tensor<1x2x?x16xbf16>, tensor<1x2x?x16xbf16>, tensor<1x2x?x16xbf16> -> tensor<1x2x?x16xbf16>
+  %os = shard.shard %o to %s : tensor<1x2x?x16xbf16>
+  return %os : tensor<1x2x?x16xbf16>
+}
+
+// -----
+
+shard.grid @ring(shape = 2)
+func.func @pattern(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %s = shard.sharding @ring split_axes = [[], [], [0]] : !shard.sharding
+  %qs = shard.shard %q to %s : tensor<1x2x8x16xf32>
+  // expected-error @+1 {{pattern #attn.dilated}}
+  %o = attn.attention %qs, %qs, %qs {normalizer = #attn.softmax, pattern = #attn.dilated<before = 4, after = 4, dilation = 2>}
+      : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %os = shard.shard %o to %s : tensor<1x2x8x16xf32>
+  return %os : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+shard.grid @ring(shape = 2)
+func.func @order(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %s = shard.sharding @ring split_axes = [[], [], [0]] : !shard.sharding
+  %qs = shard.shard %q to %s : tensor<1x2x8x16xf32>
+  // expected-error @+1 {{attn.sequence_order must be "contiguous" or "zigzag"}}
+  %o = attn.attention %qs, %qs, %qs {normalizer = #attn.softmax, attn.sequence_order = "striped"}
+      : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %os = shard.shard %o to %s : tensor<1x2x8x16xf32>
+  return %os : tensor<1x2x8x16xf32>
+}
