@@ -103,12 +103,33 @@ func.func @full(%q: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
 
 // -----
 
+// Pointwise attention: the blocks' outputs add up (no merge statistics);
+// each block runs with alpha = 0 and the sum is scaled once by Lk^-alpha
+// of the whole sequence (the sum of every rank's rows).
+// CHECK-LABEL: func.func @pointwise(
+// CHECK: attn.attention {{.*}} {normalizer = #attn.pointwise<gelu, alpha = 0.0e+00>} : {{.*}} -> tensor<1x2x?x16xf32> mask_mod
+// CHECK: arith.addf
+// CHECK: math.powf %{{.*}}, %cst{{.*}} : f32
+// CHECK: arith.mulf
 shard.grid @ring(shape = ?)
 func.func @pointwise(%q: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
   %s = shard.sharding @ring split_axes = [[], [], [0]] : !shard.sharding
   %qs = shard.shard %q to %s : tensor<1x2x?x16xf32>
-  // expected-error @+1 {{attn-partition-sequence: a normalizer other than softmax is not supported with a sharded sequence}}
-  %o = attn.attention %qs, %qs, %qs {normalizer = #attn.pointwise<relu>}
+  // expected-remark @+1 {{attn-partition-sequence}}
+  %o = attn.attention %qs, %qs, %qs {normalizer = #attn.pointwise<gelu, alpha = 0.5>, pattern = #attn.causal}
+      : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32>
+  %os = shard.shard %o to %s : tensor<1x2x?x16xf32>
+  return %os : tensor<1x2x?x16xf32>
+}
+
+// -----
+
+shard.grid @ring(shape = ?)
+func.func @kernelized(%q: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
+  %s = shard.sharding @ring split_axes = [[], [], [0]] : !shard.sharding
+  %qs = shard.shard %q to %s : tensor<1x2x?x16xf32>
+  // expected-error @+1 {{attn-partition-sequence: a normalizer other than softmax and pointwise is not supported with a sharded sequence}}
+  %o = attn.attention %qs, %qs, %qs {normalizer = #attn.kernel<elu_plus_one>}
       : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32>
   %os = shard.shard %o to %s : tensor<1x2x?x16xf32>
   return %os : tensor<1x2x?x16xf32>

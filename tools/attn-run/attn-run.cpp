@@ -1259,6 +1259,12 @@ void buildMainPipeline(OpPassManager &pm, const std::string &gpuChip) {
 void findSequenceSharding(RunPlan &plan) {
   if (plan.module->getOps<shard::GridOp>().empty())
     return;
+  // The reference computes the whole sequence in one process.
+  if (referenceOnly)
+    return;
+  if (target != "cpu")
+    fail("a module sharded along the sequence (shard.grid) runs on "
+         "--target cpu only for now (docs/SequenceParallel.md)");
   func::FuncOp entry = plan.entry;
   for (BlockArgument arg : entry.getArguments())
     for (Operation *user : arg.getUsers())

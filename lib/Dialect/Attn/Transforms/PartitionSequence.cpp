@@ -210,8 +210,8 @@ LogicalResult checkSupported(AttentionOp op) {
     return op.emitOpError("attn-partition-sequence: ")
            << what << " is not supported with a sharded sequence";
   };
-  if (!isa<SoftmaxAttr>(op.getNormalizer()))
-    return refuse("a normalizer other than softmax");
+  if (!isa<SoftmaxAttr, PointwiseAttr>(op.getNormalizer()))
+    return refuse("a normalizer other than softmax and pointwise");
   if (MaskPatternAttrInterface pattern = op.getPatternAttr())
     if (!isa<CausalAttr, WindowAttr>(pattern))
       return op.emitOpError("attn-partition-sequence: pattern ")
@@ -384,6 +384,10 @@ private:
   /// merged into the accumulators.
   std::pair<Value, Value> computeBlock(Value q, Value kBlock, Value vBlock,
                                        Value origin, Value accO, Value accL);
+  /// Adds `o` to the accumulator's local rows [row, row + rows).
+  Value accumulate(Value accO, Value o, Value row, Value rows);
+  /// `acc * factor` (f32 scalar), elementwise.
+  Value scaled(Value acc, Value factor);
   /// Merges (o, l) over local rows [row, row + rows) into the accumulators.
   std::pair<Value, Value> merge(Value accO, Value accL, Value o, Value l,
                                 Value row, Value rows);
@@ -556,6 +560,49 @@ Value RankProgram::checkSizes(Value kvBad) {
   return guardOk.getResult(0);
 }
 
+Value RankProgram::accumulate(Value accO, Value o, Value row, Value rows) {
+  auto type = cast<RankedTensorType>(accO.getType());
+  SmallVector<OpFoldResult> off = {b.getIndexAttr(0), b.getIndexAttr(0), row,
+                                   b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> size = {
+      type.isDynamicDim(0)
+          ? OpFoldResult(tensor::DimOp::create(b, accO, 0).getResult())
+          : b.getIndexAttr(type.getDimSize(0)),
+      b.getIndexAttr(type.getDimSize(1)), rows,
+      b.getIndexAttr(type.getDimSize(3))};
+  SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
+  Value old = tensor::ExtractSliceOp::create(b, accO, off, size, ones);
+  AffineMap id = AffineMap::getMultiDimIdentityMap(4, b.getContext());
+  auto sum = linalg::GenericOp::create(
+      b, TypeRange{old.getType()}, ValueRange{o}, ValueRange{old},
+      ArrayRef<AffineMap>{id, id},
+      SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location loc, ValueRange args) {
+        linalg::YieldOp::create(
+            nb, loc,
+            ValueRange{arith::AddFOp::create(nb, loc, args[1], args[0])});
+      });
+  return tensor::InsertSliceOp::create(b, sum.getResult(0), accO, off, size,
+                                       ones);
+}
+
+Value RankProgram::scaled(Value acc, Value factor) {
+  auto type = cast<RankedTensorType>(acc.getType());
+  AffineMap id =
+      AffineMap::getMultiDimIdentityMap(type.getRank(), b.getContext());
+  auto product = linalg::GenericOp::create(
+      b, TypeRange{type}, ValueRange{}, ValueRange{acc},
+      ArrayRef<AffineMap>{id},
+      SmallVector<utils::IteratorType>(type.getRank(),
+                                       utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location loc, ValueRange args) {
+        linalg::YieldOp::create(
+            nb, loc,
+            ValueRange{arith::MulFOp::create(nb, loc, args[0], factor)});
+      });
+  return product.getResult(0);
+}
+
 std::pair<Value, Value> RankProgram::merge(Value accO, Value accL, Value o,
                                            Value l, Value row, Value rows) {
   auto oType = cast<RankedTensorType>(accO.getType());
@@ -711,13 +758,24 @@ std::pair<Value, Value> RankProgram::computeBlock(Value q, Value kBlock,
             RankedTensorType::get({qsType.getDimSize(0), qsType.getDimSize(1),
                                    qsType.getDimSize(2), vsType.getDimSize(3)},
                                   b.getF32Type());
-        auto lseType = RankedTensorType::get(
-            {qsType.getDimSize(0), qsType.getDimSize(1), qsType.getDimSize(2)},
-            b.getF32Type());
+        // Softmax blocks bring their log-sum-exp for the merge; pointwise
+        // blocks add up (their Lk^-alpha factor, of the whole sequence, is
+        // applied once at the end).
+        auto pointwise = dyn_cast<PointwiseAttr>(op.getNormalizer());
+        Type lseType;
+        NormalizerAttrInterface normalizer = op.getNormalizer();
+        if (pointwise)
+          normalizer = PointwiseAttr::get(b.getContext(), pointwise.getFn(),
+                                          llvm::APFloat(0.0));
+        else
+          lseType =
+              RankedTensorType::get({qsType.getDimSize(0), qsType.getDimSize(1),
+                                     qsType.getDimSize(2)},
+                                    b.getF32Type());
         auto step = AttentionOp::create(
             b, resultType, lseType, qs, ks, vs, Value(), Value(), Value(),
             Value(), Value(), Value(), Value(), Value(), Value(), Value(),
-            Value(), Value(), Value(), stepCaptures, op.getNormalizer(),
+            Value(), Value(), Value(), stepCaptures, normalizer,
             MaskPatternAttrInterface(), op.getScaleAttr(), FloatAttr(),
             op.getSoftcapAttr(), BlockLayoutAttr());
         TypeRange captureTypes = TypeRange(ValueRange(captures));
@@ -730,9 +788,14 @@ std::pair<Value, Value> RankProgram::computeBlock(Value q, Value kBlock,
           buildShiftedRegion(b, op.getLoc(), step.getScoreMod(), false, {},
                              &op.getScoreMod(), true, captureTypes);
         b.setInsertionPointAfter(step);
-        auto [o, l] = merge(accO, accL, step.getResult(), step.getLse(), qRow,
-                            qr.length[a]);
-        scf::YieldOp::create(b, ValueRange{o, l});
+        if (pointwise) {
+          Value o = accumulate(accO, step.getResult(), qRow, qr.length[a]);
+          scf::YieldOp::create(b, ValueRange{o, accL});
+        } else {
+          auto [o, l] = merge(accO, accL, step.getResult(), step.getLse(), qRow,
+                              qr.length[a]);
+          scf::YieldOp::create(b, ValueRange{o, l});
+        }
       }
       accO = ifOp.getResult(0);
       accL = ifOp.getResult(1);
@@ -792,7 +855,8 @@ std::pair<Value, Value> RankProgram::build(Value q, Value k, Value v) {
   sizes = AllReduceOp::create(b, sizesType, mine, into, comm).getResult();
   Value kvBad = rowsOf(numRanks);
   // The sequence length (the zigzag chunks).
-  if (s.zigzag) {
+  auto pointwise = dyn_cast<PointwiseAttr>(op.getNormalizer());
+  if (s.zigzag || pointwise) {
     auto loop =
         scf::ForOp::create(b, cst(0), numRanks, cst(1), ValueRange{cst(0)});
     OpBuilder::InsertionGuard guard(b);
@@ -914,7 +978,20 @@ std::pair<Value, Value> RankProgram::build(Value q, Value k, Value v) {
       scf::YieldOp::create(b, ValueRange{kNext, vNext, compute.getResult(0),
                                          compute.getResult(1)});
     }
-    scf::YieldOp::create(b, ValueRange{ring.getResult(2), ring.getResult(3)});
+    Value out = ring.getResult(2);
+    double alpha = pointwise ? pointwise.getAlpha().convertToDouble() : 0.0;
+    if (alpha != 0.0) {
+      // Lk^-alpha of the whole sequence.
+      Value length = arith::UIToFPOp::create(
+          b, b.getF32Type(),
+          arith::IndexCastOp::create(b, b.getI64Type(), total));
+      Value factor = math::PowFOp::create(
+          b, length,
+          arith::ConstantOp::create(
+              b, b.getF32FloatAttr(static_cast<float>(-alpha))));
+      out = scaled(out, factor);
+    }
+    scf::YieldOp::create(b, ValueRange{out, ring.getResult(3)});
   }
   return {ifOk.getResult(0), ifOk.getResult(1)};
 }

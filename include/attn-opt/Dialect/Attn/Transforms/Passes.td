@@ -390,10 +390,14 @@ def AttnPartitionSequence : Pass<"attn-partition-sequence", "::mlir::ModuleOp"> 
     `attn_opt_runtime_error` on every rank (each checks every size, so all
     ranks agree) and computes nothing, never a hang.
 
-    Supported: the softmax normalizer, no pattern, `#attn.causal`,
+    Pointwise attention needs no merge statistics: the blocks' outputs add
+    up (each block runs with `alpha = 0`) and the sum is scaled once by
+    `Lk^-alpha` of the whole sequence.
+
+    Supported: the softmax and pointwise normalizers, no pattern, `#attn.causal`,
     `#attn.window`, a mask region and a score region (evaluated at global
     positions; their captures replicated on every rank), GQA, a
-    log-sum-exp result, f32. Everything else the op may carry is a
+    log-sum-exp result (softmax), f32. Everything else the op may carry is a
     diagnostic naming it.
 
     With `replicate`, the annotations are dropped instead and every rank
