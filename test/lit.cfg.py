@@ -105,5 +105,11 @@ mpiexec = shutil.which("mpiexec.hydra") or shutil.which("mpiexec.mpich")
 if mpiexec:
     config.available_features.add("mpi")
     config.substitutions.append(("%mpiexec", mpiexec))
+    # MPICH loads UCX, whose libucm patches mmap's machine code when it is
+    # loaded; in a sanitized process (ASan intercepts mmap) that patch
+    # crashes. Its mmap hooks serve RDMA registration caches, which one
+    # machine's shared memory does not use.
+    if "asan" in config.available_features:
+        config.environment["UCX_MEM_MMAP_HOOK_MODE"] = "none"
 # CUDA_HOME for the pipeline's libdevice lookup.
 config.environment["CUDA_HOME"] = config.cuda_dir
