@@ -1446,7 +1446,7 @@ void executeRun(RunPlan &plan, const CompiledCode &code, size_t k) {
       ok &= compare(run.results[i], run.outputs[i], refArrays[i]);
     bool all = mpi->allMin(ok ? 1 : 0) == 1;
     if (!refArrays.empty() && mpi->rank() == 0)
-      llvm::outs() << "check: " << (all ? "ok" : "FAILED") << " on all "
+      llvm::outs() << (all ? "check: ok on all " : "check: FAILED on some of ")
                    << mpi->size() << " rank(s)\n";
     for (size_t i = 0; i < run.results.size(); ++i)
       summarize(run.results[i], run.outputs[i]);

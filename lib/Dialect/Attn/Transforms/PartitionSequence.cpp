@@ -433,7 +433,9 @@ RankProgram::Runs RankProgram::runsOf(Value r) {
 }
 
 Value RankProgram::needs(Value dst, Value src) {
-  if (!mask)
+  // (A mask that reads the batch row or the head is analysed for all of
+  // them by the kernels; the schedule then keeps every block.)
+  if (!mask || mask->readsBatch || mask->readsHead)
     return arith::ConstantIntOp::create(b, 1, 1);
   Runs qr = runsOf(dst), kr = runsOf(src);
   Value any = arith::ConstantIntOp::create(b, 0, 1);
@@ -705,7 +707,7 @@ std::pair<Value, Value> RankProgram::computeBlock(Value q, Value kBlock,
       Value run = arith::AndIOp::create(
           b, cmp(arith::CmpIPredicate::ugt, qr.length[a], cst(0)),
           cmp(arith::CmpIPredicate::ugt, kr.length[c], cst(0)));
-      if (mask) {
+      if (mask && !mask->readsBatch && !mask->readsHead) {
         Value q1 =
             add(qr.start[a], arith::MaxUIOp::create(b, qr.length[a], cst(1)));
         Value k1 =
