@@ -2,8 +2,10 @@
 
 #include "attn-opt/Host/MpiLoader.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <thread>
 
 using namespace mlir::attn;
 
@@ -15,6 +17,7 @@ constexpr int kInt64 = 0x4c00083a;
 constexpr int kDouble = 0x4c00080b;
 constexpr int kMin = 0x58000002;
 constexpr int kMax = 0x58000001;
+void *const kStatusIgnore = reinterpret_cast<void *>(1);
 } // namespace
 
 std::unique_ptr<MpiLoader> MpiLoader::open(std::string &error) {
@@ -47,6 +50,9 @@ std::unique_ptr<MpiLoader> MpiLoader::open(std::string &error) {
   mpi->barrierFn = reinterpret_cast<int (*)(int)>(sym("MPI_Barrier"));
   mpi->abortFn = reinterpret_cast<int (*)(int, int)>(sym("MPI_Abort"));
   mpi->finalizeFn = reinterpret_cast<int (*)()>(sym("MPI_Finalize"));
+  mpi->ibarrierFn = reinterpret_cast<int (*)(int, int *)>(sym("MPI_Ibarrier"));
+  mpi->testFn =
+      reinterpret_cast<int (*)(int *, int *, void *)>(sym("MPI_Test"));
   if (!error.empty())
     return nullptr;
   int initialized = 0;
@@ -82,7 +88,29 @@ double MpiLoader::allMax(double value) const {
 
 void MpiLoader::barrier() const { barrierFn(kCommWorld); }
 
-void MpiLoader::abort(int code) const {
+void MpiLoader::endAfterFailure(int code, double graceSeconds) {
+  using Clock = std::chrono::steady_clock;
+  int request = 0;
+  int done = 0;
+  if (ibarrierFn(kCommWorld, &request) == 0) {
+    auto deadline = Clock::now() + std::chrono::duration<double>(graceSeconds);
+    while (!done && Clock::now() < deadline) {
+      if (testFn(&request, &done, kStatusIgnore) != 0)
+        break;
+      if (!done)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  if (done) {
+    // Every rank failed and got here: an orderly end.
+    if (initializedHere)
+      finalizeFn();
+    initializedHere = false;
+    std::_Exit(code);
+  }
+  // Another rank is elsewhere (in the ring, waiting for this one): end them
+  // all, once this rank's message had time to reach mpiexec.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   abortFn(kCommWorld, code);
   std::_Exit(code);
 }

@@ -197,16 +197,19 @@ std::unique_ptr<MpiLoader> mpi;
 /// A user-facing failure: prints "attn-run: error: ..." and exits with 1.
 /// Output files are written only after everything succeeded, so failing
 /// here never leaves one behind. Under mpiexec the failure ends every rank
-/// (MPI_Abort), so that none waits forever for this one.
+/// (MpiLoader::endAfterFailure: an orderly end when all ranks fail alike,
+/// MPI_Abort otherwise), so that none waits forever for this one.
 [[noreturn]] void fail(const llvm::Twine &message) {
   llvm::outs().flush();
-  llvm::errs() << "attn-run: error: ";
+  // One write, so that the lines of several ranks do not interleave.
+  std::string line = "attn-run: error: ";
   if (mpi && mpi->size() > 1)
-    llvm::errs() << "rank " << mpi->rank() << ": ";
-  llvm::errs() << message << "\n";
+    line += "rank " + std::to_string(mpi->rank()) + ": ";
+  line += message.str() + "\n";
+  llvm::errs() << line;
   llvm::errs().flush();
   if (mpi && mpi->size() > 1)
-    mpi->abort(1);
+    mpi->endAfterFailure(1);
   std::exit(1);
 }
 

@@ -34,8 +34,14 @@ public:
   /// The maximum of `value` over every rank.
   double allMax(double value) const;
   void barrier() const;
-  /// Ends every rank (MPI_Abort) with `code`.
-  [[noreturn]] void abort(int code) const;
+  /// Ends this rank after a failure, and every rank with it. When every
+  /// rank fails alike (a run-time check all ranks make identically) they
+  /// meet in a barrier within `graceSeconds`, finalize and exit with `code`:
+  /// an orderly end, so mpiexec forwards every rank's message. Otherwise
+  /// (the others are busy or waiting for this one) MPI_Abort ends them all,
+  /// after a short pause that lets the message reach mpiexec first. Never
+  /// waits longer than `graceSeconds`.
+  [[noreturn]] void endAfterFailure(int code, double graceSeconds = 2.0);
 
 private:
   MpiLoader() = default;
@@ -45,6 +51,8 @@ private:
   int (*allreduceFn)(const void *, void *, int, int, int, int) = nullptr;
   int (*barrierFn)(int) = nullptr;
   int (*abortFn)(int, int) = nullptr;
+  int (*ibarrierFn)(int, int *) = nullptr;
+  int (*testFn)(int *, int *, void *) = nullptr;
   int (*finalizeFn)() = nullptr;
 };
 
