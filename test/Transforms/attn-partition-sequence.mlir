@@ -197,3 +197,51 @@ func.func @order(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   %os = shard.shard %o to %s : tensor<1x2x8x16xf32>
   return %os : tensor<1x2x8x16xf32>
 }
+
+// -----
+
+// Packed documents: the segment ids (replicated) are read at global
+// positions by each block's mask region, and by the schedule, whose
+// interval analysis reads the ids' range over each rank's rows (what is
+// sent: a key/value block reaches a rank only when some document spans
+// both).
+shard.grid @ring(shape = ?)
+// CHECK-LABEL: func.func @documents(
+// CHECK-SAME: %[[IDS:[^:]*]]: tensor<1x?xi32>)
+// CHECK: scf.for
+// CHECK: tensor.extract %[[IDS]]
+// CHECK: arith.minsi
+// CHECK: arith.maxsi
+// CHECK: attn.exchange
+// CHECK: attn.attention {{.*}} captures(%{{.*}}, %[[IDS]], %[[IDS]] : tensor<2xi64>, tensor<1x?xi32>, tensor<1x?xi32>)
+// CHECK: mask_mod {
+// CHECK: ^bb0(%[[B:.*]]: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: tensor<2xi64>, %[[SQ:.*]]: tensor<1x?xi32>, %[[SK:.*]]: tensor<1x?xi32>):
+// CHECK: %[[C:.*]] = arith.cmpi sle
+// CHECK: %[[A:.*]] = tensor.extract %[[SQ]][%[[B]], %{{.*}}]
+// CHECK: %[[Z:.*]] = tensor.extract %[[SK]][%[[B]], %{{.*}}]
+// CHECK: %[[E:.*]] = arith.cmpi eq, %[[A]], %[[Z]] : i32
+// CHECK: arith.andi %[[C]], %[[E]] : i1
+func.func @documents(%q: tensor<1x2x?x16xf32>, %ids: tensor<1x?xi32>) -> tensor<1x2x?x16xf32> {
+  %s = shard.sharding @ring split_axes = [[], [], [0]] : !shard.sharding
+  %qs = shard.shard %q to %s : tensor<1x2x?x16xf32>
+  // expected-remark @+1 {{only to the ranks whose queries the mask lets see them}}
+  %o = attn.attention %qs, %qs, %qs segments(%ids : tensor<1x?xi32>) {normalizer = #attn.softmax, pattern = #attn.intersect<[#attn.causal, #attn.segments]>}
+      : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32>
+  %os = shard.shard %o to %s : tensor<1x2x?x16xf32>
+  return %os : tensor<1x2x?x16xf32>
+}
+
+// -----
+
+shard.grid @ring(shape = ?)
+func.func @sharded_ids(%q: tensor<1x2x?x16xf32>, %ids: tensor<1x?xi32>) -> tensor<1x2x?x16xf32> {
+  %s = shard.sharding @ring split_axes = [[], [], [0]] : !shard.sharding
+  %qs = shard.shard %q to %s : tensor<1x2x?x16xf32>
+  %is = shard.sharding @ring split_axes = [[], [0]] : !shard.sharding
+  %ids_s = shard.shard %ids to %is : tensor<1x?xi32>
+  // expected-error @+1 {{attn-partition-sequence: sharded segment ids (the ids are replicated: every rank reads the whole [B, L] tensor) is not supported with a sharded sequence}}
+  %o = attn.attention %qs, %qs, %qs segments(%ids_s : tensor<1x?xi32>) {normalizer = #attn.softmax, pattern = #attn.segments}
+      : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32>
+  %os = shard.shard %o to %s : tensor<1x2x?x16xf32>
+  return %os : tensor<1x2x?x16xf32>
+}

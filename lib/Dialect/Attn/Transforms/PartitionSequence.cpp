@@ -204,6 +204,27 @@ FailureOr<std::optional<ShardedAttention>> matchSharded(AttentionOp op) {
   return std::optional<ShardedAttention>(s);
 }
 
+/// The patterns the partitioning evaluates at global positions: causal,
+/// window, segments and their unions and intersections.
+bool isPartitionablePattern(MaskPatternAttrInterface pattern) {
+  if (isa<CausalAttr, WindowAttr, SegmentsAttr>(pattern))
+    return true;
+  if (isa<UnionAttr, IntersectAttr>(pattern))
+    return llvm::all_of(pattern.getSubPatterns(), isPartitionablePattern);
+  return false;
+}
+
+/// The tensors the rank's mask region reads: the op's captures, then (for
+/// a pattern with segments) the query and key segment ids.
+SmallVector<Value> regionCaptures(AttentionOp op) {
+  SmallVector<Value> captures(op.getCaptures());
+  if (Value ids = op.getQuerySegments()) {
+    captures.push_back(ids);
+    captures.push_back(op.getKeySegments() ? op.getKeySegments() : ids);
+  }
+  return captures;
+}
+
 /// What the partitioning supports of `op`; a diagnostic otherwise.
 LogicalResult checkSupported(AttentionOp op) {
   auto refuse = [&](const Twine &what) {
@@ -213,23 +234,25 @@ LogicalResult checkSupported(AttentionOp op) {
   if (!isa<SoftmaxAttr, PointwiseAttr>(op.getNormalizer()))
     return refuse("a normalizer other than softmax and pointwise");
   if (MaskPatternAttrInterface pattern = op.getPatternAttr())
-    if (!isa<CausalAttr, WindowAttr>(pattern))
+    if (!isPartitionablePattern(pattern))
       return op.emitOpError("attn-partition-sequence: pattern ")
              << pattern << " is not supported with a sharded sequence";
   Value unsupported[] = {
-      op.getBias(),        op.getGate(),         op.getQuerySegments(),
-      op.getKeySegments(), op.getProjection(),   op.getQueryLengths(),
-      op.getKeyLengths(),  op.getQueryOffsets(), op.getKeyOffsets(),
-      op.getMask(),        op.getAlibiSlopes(),  op.getSinks(),
-      op.getPageTable()};
-  const char *names[] = {"bias",         "gate",          "segments",
-                         "key_segments", "projection",    "query_lengths",
-                         "key_lengths",  "query_offsets", "key_offsets",
-                         "mask",         "alibi_slopes",  "sinks",
-                         "page_table"};
+      op.getBias(),         op.getGate(),       op.getProjection(),
+      op.getQueryLengths(), op.getKeyLengths(), op.getQueryOffsets(),
+      op.getKeyOffsets(),   op.getMask(),       op.getAlibiSlopes(),
+      op.getSinks(),        op.getPageTable()};
+  const char *names[] = {"bias",          "gate",        "projection",
+                         "query_lengths", "key_lengths", "query_offsets",
+                         "key_offsets",   "mask",        "alibi_slopes",
+                         "sinks",         "page_table"};
   for (auto [v, name] : llvm::zip(unsupported, names))
     if (v)
       return refuse(Twine("operand '") + name + "'");
+  for (Value ids : {op.getQuerySegments(), op.getKeySegments()})
+    if (ids && ids.getDefiningOp<shard::ShardOp>())
+      return refuse("sharded segment ids (the ids are replicated: every "
+                    "rank reads the whole [B, L] tensor)");
   if (op.getLayoutAttr())
     return refuse("a block layout");
   if (op.getQkNormEpsAttr())
@@ -299,15 +322,38 @@ bool buildShiftedRegion(OpBuilder &builder, Location loc, Region &region,
       return arith::ConstantIndexOp::create(b, v).getResult();
     };
     using P = arith::CmpIPredicate;
-    if (isa<CausalAttr>(pattern)) {
-      result = arith::CmpIOp::create(b, P::sle, k, q);
-    } else {
-      auto window = cast<WindowAttr>(pattern);
-      Value d = arith::SubIOp::create(b, k, q);
-      Value lo = arith::CmpIOp::create(b, P::sge, d, cst(-window.getBefore()));
-      Value hi = arith::CmpIOp::create(b, P::sle, d, cst(window.getAfter()));
-      result = arith::AndIOp::create(b, lo, hi);
-    }
+    // The segment ids come after the op's own captures (regionCaptures).
+    unsigned segments = firstCapture + captureTypes.size() - 2;
+    Value batch = block->getArgument(lead);
+    std::function<Value(MaskPatternAttrInterface)> emit =
+        [&](MaskPatternAttrInterface p) -> Value {
+      if (isa<CausalAttr>(p))
+        return arith::CmpIOp::create(b, P::sle, k, q);
+      if (auto window = dyn_cast<WindowAttr>(p)) {
+        Value d = arith::SubIOp::create(b, k, q);
+        Value lo =
+            arith::CmpIOp::create(b, P::sge, d, cst(-window.getBefore()));
+        Value hi = arith::CmpIOp::create(b, P::sle, d, cst(window.getAfter()));
+        return arith::AndIOp::create(b, lo, hi);
+      }
+      if (isa<SegmentsAttr>(p)) {
+        Value sq = tensor::ExtractOp::create(b, block->getArgument(segments),
+                                             ValueRange{batch, q});
+        Value sk = tensor::ExtractOp::create(
+            b, block->getArgument(segments + 1), ValueRange{batch, k});
+        return arith::CmpIOp::create(b, P::eq, sq, sk);
+      }
+      bool any = isa<UnionAttr>(p);
+      Value acc;
+      for (MaskPatternAttrInterface sub : p.getSubPatterns()) {
+        Value v = emit(sub);
+        acc = !acc  ? v
+              : any ? arith::OrIOp::create(b, acc, v).getResult()
+                    : arith::AndIOp::create(b, acc, v).getResult();
+      }
+      return acc;
+    };
+    result = emit(pattern);
   }
   if (source) {
     Block &src = source->front();
@@ -374,6 +420,9 @@ private:
     Value start[2], length[2];
   };
   Runs runsOf(Value rank);
+  /// Whether some query of global rows [qStart, qStart + qLength) may see
+  /// some key of [kStart, kStart + kLength) (false when either is empty).
+  Value mayMeet(Value qStart, Value qLength, Value kStart, Value kLength);
   /// Whether the queries of rank `dst` see some key of rank `src`.
   Value needs(Value dst, Value src);
   /// Whether one of the `count` ranks after `from` needs the keys of `src`.
@@ -397,6 +446,8 @@ private:
   const ModProgram *mask;
   ImplicitLocOpBuilder b;
   Value comm, rank, numRanks, sizes, total;
+  /// This rank's queries (the batch size is read from them).
+  Value localQuery;
 };
 
 RankProgram::Runs RankProgram::runsOf(Value r) {
@@ -432,39 +483,49 @@ RankProgram::Runs RankProgram::runsOf(Value r) {
   return runs;
 }
 
-Value RankProgram::needs(Value dst, Value src) {
-  // (A mask that reads the batch row or the head is analysed for all of
-  // them by the kernels; the schedule then keeps every block.)
-  if (!mask || mask->readsBatch || mask->readsHead)
-    return arith::ConstantIntOp::create(b, 1, 1);
-  Runs qr = runsOf(dst), kr = runsOf(src);
-  Value any = arith::ConstantIntOp::create(b, 0, 1);
+Value RankProgram::mayMeet(Value qStart, Value qLength, Value kStart,
+                           Value kLength) {
+  Value nonEmpty =
+      arith::AndIOp::create(b, cmp(arith::CmpIPredicate::ugt, qLength, cst(0)),
+                            cmp(arith::CmpIPredicate::ugt, kLength, cst(0)));
+  if (!mask)
+    return nonEmpty;
   CaptureAccess access;
-  SmallVector<Value> captures(op.getCaptures());
+  SmallVector<Value> captures = regionCaptures(op);
   access.dim = [&](ImplicitLocOpBuilder &ib, unsigned c, unsigned d) {
     return tensor::DimOp::create(ib, captures[c], d).getResult();
   };
   access.read = [&](ImplicitLocOpBuilder &ib, unsigned c, ValueRange at) {
     return tensor::ExtractOp::create(ib, captures[c], at).getResult();
   };
-  for (int a = 0; a < (s.zigzag ? 2 : 1); ++a) {
-    for (int c = 0; c < (s.zigzag ? 2 : 1); ++c) {
-      Value nonEmpty = arith::AndIOp::create(
-          b, cmp(arith::CmpIPredicate::ugt, qr.length[a], cst(0)),
-          cmp(arith::CmpIPredicate::ugt, kr.length[c], cst(0)));
-      // The box of the pair; lengths of 0 give an empty pair (masked by
-      // nonEmpty), so clamp the last position to the start.
-      Value q1 =
-          add(qr.start[a], arith::MaxUIOp::create(b, qr.length[a], cst(1)));
-      Value k1 =
-          add(kr.start[c], arith::MaxUIOp::create(b, kr.length[c], cst(1)));
-      MaskEmitter::TileKind kind = emitMaskTileKind(
-          b, *mask, cst(0), cst(0), qr.start[a], sub(q1, cst(1)), kr.start[c],
-          sub(k1, cst(1)), access);
-      Value may = arith::AndIOp::create(b, nonEmpty, kind.any);
-      any = arith::OrIOp::create(b, any, may);
-    }
-  }
+  // The box of the pair, over every batch row and head (a mask reading them
+  // is judged for all: an interval over them); lengths of 0 give an empty
+  // pair (masked by nonEmpty), so clamp the last position to the start.
+  auto last = [&](Value start, Value length) {
+    return sub(add(start, arith::MaxUIOp::create(b, length, cst(1))), cst(1));
+  };
+  Value lastBatch =
+      sub(arith::MaxUIOp::create(
+              b, tensor::DimOp::create(b, localQuery, 0).getResult(), cst(1)),
+          cst(1));
+  Value lastHead =
+      cst(std::max<int64_t>(
+              cast<ShapedType>(op.getQuery().getType()).getDimSize(1), 1) -
+          1);
+  MaskEmitter::TileKind kind = emitMaskTileKind(
+      b, *mask, cst(0), lastBatch, cst(0), lastHead, qStart,
+      last(qStart, qLength), kStart, last(kStart, kLength), access);
+  return arith::AndIOp::create(b, nonEmpty, kind.any);
+}
+
+Value RankProgram::needs(Value dst, Value src) {
+  Runs qr = runsOf(dst), kr = runsOf(src);
+  Value any = arith::ConstantIntOp::create(b, 0, 1);
+  for (int a = 0; a < (s.zigzag ? 2 : 1); ++a)
+    for (int c = 0; c < (s.zigzag ? 2 : 1); ++c)
+      any = arith::OrIOp::create(
+          b, any,
+          mayMeet(qr.start[a], qr.length[a], kr.start[c], kr.length[c]));
   return any;
 }
 
@@ -691,32 +752,13 @@ std::pair<Value, Value> RankProgram::computeBlock(Value q, Value kBlock,
                                                   Value vBlock, Value origin,
                                                   Value accO, Value accL) {
   Runs qr = runsOf(rank), kr = runsOf(origin);
-  CaptureAccess access;
-  SmallVector<Value> captures(op.getCaptures());
-  access.dim = [&](ImplicitLocOpBuilder &ib, unsigned c, unsigned d) {
-    return tensor::DimOp::create(ib, captures[c], d).getResult();
-  };
-  access.read = [&](ImplicitLocOpBuilder &ib, unsigned c, ValueRange at) {
-    return tensor::ExtractOp::create(ib, captures[c], at).getResult();
-  };
+  SmallVector<Value> captures = regionCaptures(op);
   int runs = s.zigzag ? 2 : 1;
   for (int a = 0; a < runs; ++a) {
     Value qRow = a == 0 ? cst(0) : qr.length[0];
     for (int c = 0; c < runs; ++c) {
       Value kRow = c == 0 ? cst(0) : kr.length[0];
-      Value run = arith::AndIOp::create(
-          b, cmp(arith::CmpIPredicate::ugt, qr.length[a], cst(0)),
-          cmp(arith::CmpIPredicate::ugt, kr.length[c], cst(0)));
-      if (mask && !mask->readsBatch && !mask->readsHead) {
-        Value q1 =
-            add(qr.start[a], arith::MaxUIOp::create(b, qr.length[a], cst(1)));
-        Value k1 =
-            add(kr.start[c], arith::MaxUIOp::create(b, kr.length[c], cst(1)));
-        MaskEmitter::TileKind kind = emitMaskTileKind(
-            b, *mask, cst(0), cst(0), qr.start[a], sub(q1, cst(1)), kr.start[c],
-            sub(k1, cst(1)), access);
-        run = arith::AndIOp::create(b, run, kind.any);
-      }
+      Value run = mayMeet(qr.start[a], qr.length[a], kr.start[c], kr.length[c]);
       auto ifOp = scf::IfOp::create(
           b, TypeRange{accO.getType(), accL.getType()}, run, /*withElse=*/true);
       {
@@ -809,6 +851,7 @@ std::pair<Value, Value> RankProgram::computeBlock(Value q, Value kBlock,
 std::pair<Value, Value> RankProgram::build(Value q, Value k, Value v) {
   MLIRContext *ctx = b.getContext();
   Type index = b.getIndexType();
+  localQuery = q;
   comm = mpi::CommWorldOp::create(b, mpi::CommType::get(ctx));
   rank = arith::IndexCastOp::create(
       b, index,
@@ -1084,7 +1127,7 @@ struct AttnPartitionSequence
       buildShiftedRegion(builder, op.getLoc(), region, true,
                          op.getPatternAttr(),
                          original.empty() ? nullptr : &original, false,
-                         TypeRange(op.getCaptures()));
+                         TypeRange(ValueRange(regionCaptures(op))));
       program = compileMaskProgram(region);
     }
     // Local operands: the function arguments, retyped.

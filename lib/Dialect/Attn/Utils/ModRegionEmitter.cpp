@@ -349,9 +349,18 @@ MaskEmitter::TileKind
 mlir::attn::emitMaskTileKind(ImplicitLocOpBuilder &b, const ModProgram &p,
                              Value batch, Value head, Value q0, Value q1,
                              Value k0, Value k1, const CaptureAccess &access) {
+  return emitMaskTileKind(b, p, batch, batch, head, head, q0, q1, k0, k1,
+                          access);
+}
+
+MaskEmitter::TileKind
+mlir::attn::emitMaskTileKind(ImplicitLocOpBuilder &b, const ModProgram &p,
+                             Value b0, Value b1, Value h0, Value h1, Value q0,
+                             Value q1, Value k0, Value k1,
+                             const CaptureAccess &access) {
   IntervalEmitter d{b, access};
   using I = Interval<IntervalEmitter>;
-  I args[] = {I{false, batch, batch}, I{false, head, head}, I{false, q0, q1},
+  I args[] = {I{false, b0, b1}, I{false, h0, h1}, I{false, q0, q1},
               I{false, k0, k1}};
   Truth<IntervalEmitter> t = interpretMask<IntervalEmitter>(p, d, args);
   return {t.may, t.must};

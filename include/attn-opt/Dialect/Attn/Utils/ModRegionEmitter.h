@@ -65,6 +65,15 @@ MaskEmitter::TileKind emitMaskTileKind(ImplicitLocOpBuilder &b,
                                        Value head, Value q0, Value q1, Value k0,
                                        Value k1, const CaptureAccess &access);
 
+/// As above over batch rows [b0, b1] and heads [h0, h1] (inclusive) too:
+/// whether some row and head of the box may hold an allowed pair, or all
+/// surely do.
+MaskEmitter::TileKind emitMaskTileKind(ImplicitLocOpBuilder &b,
+                                       const ModProgram &p, Value b0, Value b1,
+                                       Value h0, Value h1, Value q0, Value q1,
+                                       Value k0, Value k1,
+                                       const CaptureAccess &access);
+
 } // namespace mlir::attn
 
 #endif // ATTN_DIALECT_ATTN_UTILS_MODREGIONEMITTER_H
