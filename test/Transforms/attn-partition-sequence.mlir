@@ -124,12 +124,83 @@ func.func @pointwise(%q: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
 
 // -----
 
+// Causal linear attention: what is sent is the key/value state
+// phi(K)^T [V, 1] (16 x 17: the last column is the key sum), one slot per
+// rank, all-reduced; the keys never leave their rank. Each rank adds the
+// states of the ranks before it to its local chunked prefix form.
+// CHECK-LABEL: func.func @linear_causal(
+// CHECK-SAME: %[[Q:.*]]: tensor<1x4x?x16xf32>, %[[K:.*]]: tensor<1x2x?x16xf32>, %[[V:.*]]: tensor<1x2x?x16xf32>)
+// CHECK: %[[COMM:.*]] = mpi.comm_world
+// CHECK-NOT: attn.exchange
+// CHECK: %[[FQ:.*]] = attn.feature_map %[[Q]] {kernel = #attn.kernel<elu_plus_one>}
+// CHECK: %[[FK:.*]] = attn.feature_map %[[K]]
+// CHECK: %[[V1:.*]] = tensor.insert_slice %[[V]] into %{{.*}}[0, 0, 0, 0] [1, 2, %{{.*}}, 16] [1, 1, 1, 1] : tensor<1x2x?x16xf32> into tensor<1x2x?x17xf32>
+// CHECK: %[[S:.*]], %{{.*}} = attn.kv_state %[[FK]], %[[V1]] : {{.*}} -> tensor<1x2x16x17xf32>, tensor<1x2x16xf32>
+// CHECK: %[[SLOTS:.*]] = tensor.insert_slice %[[S]] into %{{.*}}[%{{.*}}, 0, 0, 0, 0] [1, 1, 2, 16, 17]
+// CHECK: %[[ALL:.*]] = attn.allreduce %[[SLOTS]] into %{{.*}} comm %[[COMM]] : tensor<?x1x2x16x17xf32>, tensor<?x1x2x16x17xf32> -> tensor<?x1x2x16x17xf32>
+// CHECK: %[[PRE:.*]] = scf.for
+// CHECK: tensor.extract_slice %[[ALL]]
+// CHECK: linalg.add
+// CHECK: attn.chunked_linear %[[FQ]], %[[FK]], %[[V1]] {causal, chunk_size = {{[0-9]+}} : i64, unnormalized} : {{.*}} -> tensor<1x4x?x17xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[PRE]] : tensor<1x2x2x?x16xf32>, tensor<1x2x16x17xf32>)
+// CHECK: arith.divf
+// CHECK-NOT: attn.exchange
+// CHECK: return
 shard.grid @ring(shape = ?)
-func.func @kernelized(%q: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
+func.func @linear_causal(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>) -> tensor<1x4x?x16xf32> {
+  %s = shard.sharding @ring split_axes = [[], [], [0]] : !shard.sharding
+  %qs = shard.shard %q to %s : tensor<1x4x?x16xf32>
+  %ks = shard.shard %k to %s : tensor<1x2x?x16xf32>
+  %vs = shard.shard %v to %s : tensor<1x2x?x16xf32>
+  // expected-remark @+1 {{no keys sent: the key/value state phi(K)^T [V, 1] (16 x 17 per batch row and key/value head) summed over the ranks before each (an all-reduce of one slot per rank) and added to the local causal prefix form}}
+  %o = attn.attention %qs, %ks, %vs {normalizer = #attn.kernel<elu_plus_one>, pattern = #attn.causal}
+      : tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x4x?x16xf32>
+  %os = shard.shard %o to %s : tensor<1x4x?x16xf32>
+  return %os : tensor<1x4x?x16xf32>
+}
+
+// -----
+
+// Unmasked linear attention: one all-reduce of the state, then
+// phi(Q) S / (phi(Q) z + eps).
+// CHECK-LABEL: func.func @linear_full(
+// CHECK: %[[S:.*]], %{{.*}} = attn.kv_state
+// CHECK: %[[ALL:.*]] = attn.allreduce %[[S]] into %{{.*}} : tensor<1x2x16x17xf32>, tensor<1x2x16x17xf32> -> tensor<1x2x16x17xf32>
+// CHECK: %[[NUM:.*]] = tensor.extract_slice %[[ALL]][0, 0, 0, 0] [1, 2, 16, 16] [1, 1, 1, 1]
+// CHECK: %[[Z:.*]] = tensor.extract_slice %[[ALL]][0, 0, 0, 16] [1, 2, 16, 1] [1, 1, 1, 1] : tensor<1x2x16x17xf32> to tensor<1x2x16xf32>
+// CHECK: attn.state_apply %{{.*}}, %[[NUM]], %[[Z]] {eps = 1.000000e-03 : f32}
+shard.grid @ring(shape = ?)
+func.func @linear_full(%q: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
   %s = shard.sharding @ring split_axes = [[], [], [0]] : !shard.sharding
   %qs = shard.shard %q to %s : tensor<1x2x?x16xf32>
-  // expected-error @+1 {{attn-partition-sequence: a normalizer other than softmax and pointwise is not supported with a sharded sequence}}
-  %o = attn.attention %qs, %qs, %qs {normalizer = #attn.kernel<elu_plus_one>}
+  // expected-remark @+1 {{all-reduced over the ranks}}
+  %o = attn.attention %qs, %qs, %qs {normalizer = #attn.kernel<relu, eps = 1.0e-03>}
+      : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32>
+  %os = shard.shard %o to %s : tensor<1x2x?x16xf32>
+  return %os : tensor<1x2x?x16xf32>
+}
+
+// -----
+
+shard.grid @ring(shape = ?)
+func.func @linear_window(%q: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
+  %s = shard.sharding @ring split_axes = [[], [], [0]] : !shard.sharding
+  %qs = shard.shard %q to %s : tensor<1x2x?x16xf32>
+  // expected-error @+1 {{attn-partition-sequence: kernelized attention with pattern #attn.window<before = 4, after = 0> is not supported with a sharded sequence (unmasked or causal: the state reduces across ranks)}}
+  %o = attn.attention %qs, %qs, %qs {normalizer = #attn.kernel<elu_plus_one>, pattern = #attn.window<before = 4, after = 0>}
+      : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32>
+  %os = shard.shard %o to %s : tensor<1x2x?x16xf32>
+  return %os : tensor<1x2x?x16xf32>
+}
+
+// -----
+
+shard.grid @ring(shape = ?)
+func.func @linear_zigzag(%q: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
+  %s = shard.sharding @ring split_axes = [[], [], [0]] : !shard.sharding
+  %qs = shard.shard %q to %s : tensor<1x2x?x16xf32>
+  // expected-error @+1 {{kernelized attention in the zigzag order (its work is balanced in contiguous chunks: drop attn.sequence_order) is not supported}}
+  %o = attn.attention %qs, %qs, %qs {normalizer = #attn.kernel<elu_plus_one>, pattern = #attn.causal, attn.sequence_order = "zigzag"}
       : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32>
   %os = shard.shard %o to %s : tensor<1x2x?x16xf32>
   return %os : tensor<1x2x?x16xf32>

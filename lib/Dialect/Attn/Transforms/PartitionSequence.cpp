@@ -16,6 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PartitionSequence.h"
+
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 #include "attn-opt/Dialect/Attn/Transforms/Passes.h"
 #include "attn-opt/Dialect/Attn/Utils/ModRegionEmitter.h"
@@ -231,21 +233,47 @@ LogicalResult checkSupported(AttentionOp op) {
     return op.emitOpError("attn-partition-sequence: ")
            << what << " is not supported with a sharded sequence";
   };
-  if (!isa<SoftmaxAttr, PointwiseAttr>(op.getNormalizer()))
-    return refuse("a normalizer other than softmax and pointwise");
+  if (isa<KernelAttr>(op.getNormalizer())) {
+    // The linear form: a reduced key/value state, contiguous chunks.
+    if (MaskPatternAttrInterface pattern = op.getPatternAttr();
+        pattern && !isa<CausalAttr>(pattern))
+      return op.emitOpError("attn-partition-sequence: kernelized attention "
+                            "with pattern ")
+             << pattern
+             << " is not supported with a sharded sequence (unmasked or "
+                "causal: the state reduces across ranks)";
+    if (!op.getMaskMod().empty() || !op.getScoreMod().empty())
+      return refuse("kernelized attention with a mask or score region");
+    auto order = op->getAttrOfType<StringAttr>(kOrderAttr);
+    if (order && order.getValue() == "zigzag")
+      return refuse("kernelized attention in the zigzag order (its work is "
+                    "balanced in contiguous chunks: drop "
+                    "attn.sequence_order)");
+    if (ShapedType::isDynamic(
+            cast<ShapedType>(op.getQuery().getType()).getDimSize(1)) ||
+        ShapedType::isDynamic(
+            cast<ShapedType>(op.getKey().getType()).getDimSize(1)))
+      return refuse("kernelized attention with a dynamic number of heads");
+    if (Value projection = op.getProjection();
+        projection && projection.getDefiningOp<shard::ShardOp>())
+      return refuse("a sharded FAVOR+ projection (it is replicated)");
+  } else if (!isa<SoftmaxAttr, PointwiseAttr>(op.getNormalizer())) {
+    return refuse("a normalizer other than softmax, pointwise and kernel");
+  } else if (op.getProjection()) {
+    return refuse("operand 'projection'");
+  }
   if (MaskPatternAttrInterface pattern = op.getPatternAttr())
     if (!isPartitionablePattern(pattern))
       return op.emitOpError("attn-partition-sequence: pattern ")
              << pattern << " is not supported with a sharded sequence";
-  Value unsupported[] = {
-      op.getBias(),         op.getGate(),       op.getProjection(),
-      op.getQueryLengths(), op.getKeyLengths(), op.getQueryOffsets(),
-      op.getKeyOffsets(),   op.getMask(),       op.getAlibiSlopes(),
-      op.getSinks(),        op.getPageTable()};
-  const char *names[] = {"bias",          "gate",        "projection",
-                         "query_lengths", "key_lengths", "query_offsets",
-                         "key_offsets",   "mask",        "alibi_slopes",
-                         "sinks",         "page_table"};
+  Value unsupported[] = {op.getBias(),         op.getGate(),
+                         op.getQueryLengths(), op.getKeyLengths(),
+                         op.getQueryOffsets(), op.getKeyOffsets(),
+                         op.getMask(),         op.getAlibiSlopes(),
+                         op.getSinks(),        op.getPageTable()};
+  const char *names[] = {
+      "bias",        "gate", "query_lengths", "key_lengths", "query_offsets",
+      "key_offsets", "mask", "alibi_slopes",  "sinks",       "page_table"};
   for (auto [v, name] : llvm::zip(unsupported, names))
     if (v)
       return refuse(Twine("operand '") + name + "'");
@@ -938,6 +966,14 @@ std::pair<Value, Value> RankProgram::build(Value q, Value k, Value v) {
                       tensor::EmptyOp::create(b, accLType.getShape(),
                                               b.getF32Type(), dynL)});
     b.setInsertionPointToStart(ifOk.thenBlock());
+    if (isa<KernelAttr>(op.getNormalizer())) {
+      // Linear attention: no ring, the key/value state reduces.
+      Value out = buildLinearRankProgram(b, op, q, k, v, comm, rank, numRanks);
+      scf::YieldOp::create(
+          b, ValueRange{out, tensor::EmptyOp::create(b, accLType.getShape(),
+                                                     b.getF32Type(), dynL)});
+      return {ifOk.getResult(0), ifOk.getResult(1)};
+    }
     Value zeroF = arith::ConstantOp::create(b, b.getF32FloatAttr(0));
     Value ninf = arith::ConstantOp::create(
         b, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
@@ -1104,17 +1140,33 @@ struct AttnPartitionSequence
     AttentionOp op = s.op;
     bool masked = op.getPatternAttr() || !op.getMaskMod().empty();
     int64_t ranks = s.grid.getShape()[0];
-    op->emitRemark()
-        << "attn-partition-sequence: " << (s.zigzag ? "zigzag" : "contiguous")
-        << " chunks over "
-        << (ShapedType::isDynamic(ranks) ? std::string("any number of")
-                                         : std::to_string(ranks))
-        << " ranks of @" << s.grid.getSymName()
-        << "; key/value blocks passed around the ring "
-        << (masked ? "only to the ranks whose queries the mask lets see them "
-                     "(interval analysis of the mask at run time)"
-                   : "to every rank")
-        << ", partial results merged by log-sum-exp";
+    {
+      InFlightDiagnostic remark = op->emitRemark();
+      remark << "attn-partition-sequence: "
+             << (s.zigzag ? "zigzag" : "contiguous") << " chunks over "
+             << (ShapedType::isDynamic(ranks) ? std::string("any number of")
+                                              : std::to_string(ranks))
+             << " ranks of @" << s.grid.getSymName() << "; ";
+      if (auto kernel = dyn_cast<KernelAttr>(op.getNormalizer())) {
+        AttentionDims d = op.getDims();
+        remark << "no keys sent: the key/value state phi(K)^T [V, 1] ("
+               << kernel.getNumFeatures(d.headDim) << " x " << d.valueDim + 1
+               << " per batch row and key/value head) "
+               << (op.getPatternAttr()
+                       ? "summed over the ranks before each (an all-reduce "
+                         "of one slot per rank) and added to the local "
+                         "causal prefix form"
+                       : "all-reduced over the ranks");
+      } else {
+        remark << "key/value blocks passed around the ring "
+               << (masked ? "only to the ranks whose queries the mask lets see "
+                            "them (interval analysis of the mask at run time)"
+                          : "to every rank")
+               << (isa<PointwiseAttr>(op.getNormalizer())
+                       ? ", partial results summed"
+                       : ", partial results merged by log-sum-exp");
+      }
+    }
     // The global mask, compiled for the schedule.
     std::optional<ModProgram> program;
     OwningOpRef<Operation *> scratch;

@@ -1,0 +1,283 @@
+//===- PartitionSequenceLinear.cpp - Sequence-parallel linear attention ---===//
+//
+// The kernelized form of attn-partition-sequence's rank program
+// (PartitionSequence.h). With features phi and the values extended by a
+// column of ones, V' = [V, 1], the state S = phi(K)^T V' holds both the
+// numerator state and the key sum of linear attention, so one reduction
+// carries both:
+//   unmasked: o_i = phi(q_i) S_all[:, :Dv] / (phi(q_i) S_all[:, Dv] + eps),
+//             S_all the all-reduced sum of every rank's state;
+//   causal:   u_i = chunked(phi(Q), phi(K), V')_i + phi(q_i) S_before,
+//             o_i = u_i[:Dv] / (u_i[Dv] + eps), S_before the sum of the
+//             states of the ranks before this one.
+// What travels is B x Hkv x F x (Dv + 1) floats per rank (P of them for the
+// causal prefix), whatever the sequence length.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PartitionSequence.h"
+
+#include "attn-opt/Dialect/Attn/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Builds the linear program of one rank.
+class LinearRank {
+public:
+  LinearRank(ImplicitLocOpBuilder &b, AttentionOp op, Value comm)
+      : b(b), op(op), comm(comm), f32(b.getF32Type()) {}
+
+  Value build(Value q, Value k, Value v, Value rank, Value numRanks);
+
+private:
+  Value cst(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value f32Const(double v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+  }
+  /// The size of dimension `d` of `t`, as an OpFoldResult.
+  OpFoldResult size(Value t, int64_t d) {
+    auto type = cast<RankedTensorType>(t.getType());
+    if (!type.isDynamicDim(d))
+      return b.getIndexAttr(type.getDimSize(d));
+    return tensor::DimOp::create(b, t, d).getResult();
+  }
+  /// A tensor of `shape` (static sizes, dynamic ones from `sizes`) filled
+  /// with `value`.
+  Value filled(ArrayRef<OpFoldResult> sizes, double value) {
+    Value empty = tensor::EmptyOp::create(b, sizes, f32);
+    return linalg::FillOp::create(b, f32Const(value), empty).getResult(0);
+  }
+  /// `t[..., from : from + count]` along the last dimension; `count` 1
+  /// drops that dimension.
+  Value lastSlice(Value t, int64_t from, int64_t count) {
+    auto type = cast<RankedTensorType>(t.getType());
+    int64_t rank = type.getRank();
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+        strides(rank, b.getIndexAttr(1));
+    for (int64_t d = 0; d < rank; ++d)
+      sizes.push_back(size(t, d));
+    offsets.back() = b.getIndexAttr(from);
+    sizes.back() = b.getIndexAttr(count);
+    SmallVector<int64_t> shape(type.getShape());
+    if (count == 1)
+      shape.pop_back();
+    else
+      shape.back() = count;
+    auto resultType = RankedTensorType::get(shape, f32);
+    return tensor::ExtractSliceOp::create(b, resultType, t, offsets, sizes,
+                                          strides);
+  }
+  Value features(Value x);
+  Value extendValues(Value v);
+  Value exclusivePrefix(Value state, Value rank, Value numRanks);
+  Value addQueryState(Value u, Value fq, Value state);
+  Value divide(Value u);
+
+  ImplicitLocOpBuilder &b;
+  AttentionOp op;
+  Value comm;
+  Type f32;
+};
+
+Value LinearRank::features(Value x) {
+  auto kernel = cast<KernelAttr>(op.getNormalizer());
+  FloatAttr inputScale;
+  if (op.getScale())
+    inputScale = b.getF32FloatAttr(std::sqrt(op.getEffectiveScale()));
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[3] = kernel.getNumFeatures(shape[3]);
+  return FeatureMapOp::create(b, RankedTensorType::get(shape, f32), x,
+                              op.getProjection(), kernel, inputScale);
+}
+
+Value LinearRank::extendValues(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<OpFoldResult> sizes = {size(v, 0), size(v, 1), size(v, 2),
+                                     b.getIndexAttr(type.getDimSize(3) + 1)};
+  Value ones = filled(sizes, 1.0);
+  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)),
+      strides(4, b.getIndexAttr(1));
+  sizes.back() = b.getIndexAttr(type.getDimSize(3));
+  return tensor::InsertSliceOp::create(b, v, ones, offsets, sizes, strides);
+}
+
+Value LinearRank::exclusivePrefix(Value state, Value rank, Value numRanks) {
+  // One slot per rank: this rank's state in slot `rank`, zeros elsewhere;
+  // the all-reduced sum holds every rank's state.
+  auto type = cast<RankedTensorType>(state.getType());
+  SmallVector<OpFoldResult> stateSizes;
+  for (int64_t d = 0; d < 4; ++d)
+    stateSizes.push_back(size(state, d));
+  SmallVector<OpFoldResult> slotSizes = {OpFoldResult(numRanks)};
+  slotSizes.append(stateSizes);
+  Value mine = filled(slotSizes, 0.0);
+  SmallVector<OpFoldResult> offsets(5, b.getIndexAttr(0)),
+      strides(5, b.getIndexAttr(1));
+  offsets[0] = rank;
+  SmallVector<OpFoldResult> one = {b.getIndexAttr(1)};
+  one.append(stateSizes);
+  mine = tensor::InsertSliceOp::create(b, state, mine, offsets, one, strides);
+  Value into = tensor::EmptyOp::create(b, slotSizes, f32);
+  Value all = AllReduceOp::create(b, mine.getType(), mine, into, comm)
+                  .getResult();
+  // The sum of the slots before `rank`.
+  Value zero = filled(stateSizes, 0.0);
+  auto loop = scf::ForOp::create(b, cst(0), rank, cst(1), ValueRange{zero});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<OpFoldResult> at(5, b.getIndexAttr(0));
+    at[0] = loop.getInductionVar();
+    Value slot =
+        tensor::ExtractSliceOp::create(b, type, all, at, one, strides);
+    Value acc = loop.getRegionIterArgs()[0];
+    Value sum =
+        linalg::AddOp::create(b, ValueRange{acc, slot}, ValueRange{acc})
+            .getResult(0);
+    scf::YieldOp::create(b, sum);
+  }
+  return loop.getResult(0);
+}
+
+Value LinearRank::addQueryState(Value u, Value fq, Value state) {
+  // u[b,h,i,e] += sum_f fq[b,h,i,f] state[b,h/G,f,e], the query heads split
+  // into (key/value head, group) so that every map is a permutation.
+  auto fqType = cast<RankedTensorType>(fq.getType());
+  auto uType = cast<RankedTensorType>(u.getType());
+  int64_t hq = fqType.getDimSize(1);
+  int64_t hkv = cast<RankedTensorType>(state.getType()).getDimSize(1);
+  int64_t group = hq / hkv;
+  auto split = [&](Value t) {
+    auto type = cast<RankedTensorType>(t.getType());
+    SmallVector<int64_t> shape = {type.getDimSize(0), hkv, group,
+                                  type.getDimSize(2), type.getDimSize(3)};
+    SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}, {4}};
+    return tensor::ExpandShapeOp::create(
+               b, RankedTensorType::get(shape, f32), t, groups)
+        .getResult();
+  };
+  Value fq5 = split(fq), u5 = split(u);
+  MLIRContext *ctx = b.getContext();
+  // (b, kh, g, i, e, f)
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  auto map = [&](ArrayRef<AffineExpr> r) {
+    return AffineMap::get(6, 0, r, ctx);
+  };
+  SmallVector<AffineMap> maps = {map({d(0), d(1), d(2), d(3), d(5)}),
+                                 map({d(0), d(1), d(5), d(4)}),
+                                 map({d(0), d(1), d(2), d(3), d(4)})};
+  using utils::IteratorType;
+  SmallVector<IteratorType> iterators(5, IteratorType::parallel);
+  iterators.push_back(IteratorType::reduction);
+  auto generic = linalg::GenericOp::create(
+      b, TypeRange{u5.getType()}, ValueRange{fq5, state}, ValueRange{u5}, maps,
+      iterators, [&](OpBuilder &nb, Location loc, ValueRange a) {
+        Value p = arith::MulFOp::create(nb, loc, a[0], a[1]);
+        linalg::YieldOp::create(nb, loc,
+                                ValueRange{arith::AddFOp::create(nb, loc,
+                                                                 a[2], p)});
+      });
+  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}, {4}};
+  return tensor::CollapseShapeOp::create(b, uType, generic.getResult(0), groups)
+      .getResult();
+}
+
+Value LinearRank::divide(Value u) {
+  // o = u[..., :Dv] / (u[..., Dv] + eps), 0 where that is 0 (the
+  // normalizer of attn.state_apply and attn.chunked_linear).
+  auto type = cast<RankedTensorType>(u.getType());
+  int64_t dv = type.getDimSize(3) - 1;
+  Value num = lastSlice(u, 0, dv);
+  Value den = lastSlice(u, dv, 1);
+  double eps = cast<KernelAttr>(op.getNormalizer()).getEps().convertToDouble();
+  MLIRContext *ctx = b.getContext();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(4, ctx);
+  AffineMap row = AffineMap::get(
+      4, 0,
+      {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
+       getAffineDimExpr(2, ctx)},
+      ctx);
+  SmallVector<OpFoldResult> sizes = {size(num, 0), size(num, 1), size(num, 2),
+                                     b.getIndexAttr(dv)};
+  Value out = tensor::EmptyOp::create(b, sizes, f32);
+  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, TypeRange{out.getType()}, ValueRange{num, den}, ValueRange{out},
+      ArrayRef<AffineMap>{id, row, id}, iterators,
+      [&](OpBuilder &nb, Location loc, ValueRange a) {
+        Value e = arith::ConstantOp::create(
+            nb, loc, nb.getF32FloatAttr(static_cast<float>(eps)));
+        Value zero = arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(0));
+        Value d = arith::AddFOp::create(nb, loc, a[1], e);
+        Value nonzero = arith::CmpFOp::create(
+            nb, loc, arith::CmpFPredicate::ONE, d, zero);
+        Value q = arith::DivFOp::create(nb, loc, a[0], d);
+        linalg::YieldOp::create(
+            nb, loc,
+            ValueRange{arith::SelectOp::create(nb, loc, nonzero, q, zero)});
+      });
+  return generic.getResult(0);
+}
+
+Value LinearRank::build(Value q, Value k, Value v, Value rank,
+                        Value numRanks) {
+  bool causal = static_cast<bool>(op.getPatternAttr());
+  Value fq = features(q), fk = features(k);
+  Value v1 = extendValues(v);
+  auto fkType = cast<RankedTensorType>(fk.getType());
+  auto v1Type = cast<RankedTensorType>(v1.getType());
+  int64_t f = fkType.getDimSize(3), dv1 = v1Type.getDimSize(3);
+  auto stateType = RankedTensorType::get(
+      {fkType.getDimSize(0), fkType.getDimSize(1), f, dv1}, f32);
+  auto sumType = RankedTensorType::get(
+      {fkType.getDimSize(0), fkType.getDimSize(1), f}, f32);
+  Value state = KVStateOp::create(b, stateType, sumType, fk, v1).getState();
+  auto qType = cast<RankedTensorType>(q.getType());
+  if (!causal) {
+    Value into = tensor::EmptyOp::create(
+        b, SmallVector<OpFoldResult>{size(state, 0), size(state, 1),
+                                     b.getIndexAttr(f), b.getIndexAttr(dv1)},
+        f32);
+    Value all = AllReduceOp::create(b, stateType, state, into, comm).getResult();
+    auto resultType =
+        RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
+                               qType.getDimSize(2), dv1 - 1},
+                              f32);
+    double eps =
+        cast<KernelAttr>(op.getNormalizer()).getEps().convertToDouble();
+    return StateApplyOp::create(b, resultType, fq, lastSlice(all, 0, dv1 - 1),
+                                lastSlice(all, dv1 - 1, 1), Value(),
+                                b.getF32FloatAttr(static_cast<float>(eps)));
+  }
+  Value before = exclusivePrefix(state, rank, numRanks);
+  auto uType = RankedTensorType::get(
+      {qType.getDimSize(0), qType.getDimSize(1), qType.getDimSize(2), dv1},
+      f32);
+  int64_t chunk = defaultChunkSize(f, dv1, std::numeric_limits<int64_t>::max());
+  Value u = ChunkedLinearOp::create(b, uType, fq, fk, v1, Value(), Value(),
+                                    b.getI64IntegerAttr(chunk), b.getUnitAttr(),
+                                    b.getF32FloatAttr(0.0f), b.getUnitAttr());
+  u = addQueryState(u, fq, before);
+  return divide(u);
+}
+
+} // namespace
+
+Value mlir::attn::buildLinearRankProgram(ImplicitLocOpBuilder &b,
+                                         AttentionOp op, Value q, Value k,
+                                         Value v, Value comm, Value rank,
+                                         Value numRanks) {
+  return LinearRank(b, op, comm).build(q, k, v, rank, numRanks);
+}
