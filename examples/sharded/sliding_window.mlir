@@ -1,5 +1,6 @@
 // A sliding window of 256 keys, sequence-parallel over any number of ranks:
-// a key/value block travels only to the ranks whose queries it reaches.
+// only the halo travels (the rows of a key/value block that the queries of
+// the ranks it reaches see), so the bytes sent do not grow with L.
 //   mpiexec.hydra -n 4 build/bin/attn-run examples/sharded/sliding_window.mlir \
 //       --random-inputs --shape q=1x8x2000x64 --shape k=1x8x2000x64 \
 //       --shape v=1x8x2000x64 --check --threads 1

@@ -57,6 +57,47 @@ FlatBuffer flatten(ImplicitLocOpBuilder &b, Value buffer, bool copyIn) {
   return {flat, staged};
 }
 
+constexpr StringLiteral kCounter = "attn_opt_bytes_sent_counter";
+constexpr StringLiteral kCounterReader = "attn_opt_bytes_sent";
+
+/// The module's byte counter and its reader, created once.
+void createCounter(ModuleOp module) {
+  if (module.lookupSymbol(kCounter))
+    return;
+  ImplicitLocOpBuilder b(module.getLoc(), module.getContext());
+  b.setInsertionPointToStart(module.getBody());
+  auto type = MemRefType::get({}, b.getI64Type());
+  memref::GlobalOp::create(
+      b, kCounter, b.getStringAttr("private"), type,
+      DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
+                             b.getI64IntegerAttr(0).getValue()),
+      /*constant=*/false, /*alignment=*/IntegerAttr());
+  auto reader = func::FuncOp::create(b, kCounterReader,
+                                     b.getFunctionType({}, {b.getI64Type()}));
+  b.setInsertionPointToStart(reader.addEntryBlock());
+  Value global = memref::GetGlobalOp::create(b, type, kCounter);
+  func::ReturnOp::create(
+      b, ValueRange{memref::LoadOp::create(b, global, ValueRange{})});
+}
+
+/// Adds the bytes of `flat` (a 1-D buffer) to the counter when `sends`.
+void countBytes(ImplicitLocOpBuilder &b, Value flat, Value sends) {
+  auto type = cast<MemRefType>(flat.getType());
+  Value elements = memref::DimOp::create(b, flat, 0);
+  Value bytes = arith::MulIOp::create(
+      b, arith::IndexCastOp::create(b, b.getI64Type(), elements),
+      arith::ConstantIntOp::create(
+          b, type.getElementType().getIntOrFloatBitWidth() / 8, 64));
+  if (sends)
+    bytes = arith::SelectOp::create(b, sends, bytes,
+                                    arith::ConstantIntOp::create(b, 0, 64));
+  Value global = memref::GetGlobalOp::create(
+      b, MemRefType::get({}, b.getI64Type()), kCounter);
+  Value old = memref::LoadOp::create(b, global, ValueRange{});
+  memref::StoreOp::create(b, arith::AddIOp::create(b, old, bytes), global,
+                          ValueRange{});
+}
+
 struct AttnLowerCommunication
     : public attn::impl::AttnLowerCommunicationBase<AttnLowerCommunication> {
   void runOnOperation() override {
@@ -65,6 +106,8 @@ struct AttnLowerCommunication
       if (isa<ExchangeOp, ExchangeWaitOp, AllReduceOp>(op))
         ops.push_back(op);
     });
+    if (!ops.empty())
+      createCounter(getOperation());
     // What each exchange staged: freed (and copied out) at its wait.
     DenseMap<Operation *, std::pair<FlatBuffer, FlatBuffer>> staging;
     for (Operation *op : ops) {
@@ -76,6 +119,10 @@ struct AttnLowerCommunication
       if (auto exchange = dyn_cast<ExchangeOp>(op)) {
         FlatBuffer send = flatten(b, exchange.getSend(), /*copyIn=*/true);
         FlatBuffer into = flatten(b, exchange.getInto(), /*copyIn=*/false);
+        countBytes(b, send.flat,
+                   arith::CmpIOp::create(
+                       b, arith::CmpIPredicate::sge, exchange.getDest(),
+                       arith::ConstantIntOp::create(b, 0, 32)));
         // MLIR 22 lowers only the blocking mpi.send / mpi.recv to MPICH
         // calls: even ranks send first, odd ranks receive first, which
         // breaks the cycle of a ring (a rank sending to itself is never
@@ -116,6 +163,7 @@ struct AttnLowerCommunication
       auto reduce = cast<AllReduceOp>(op);
       FlatBuffer in = flatten(b, reduce.getInput(), /*copyIn=*/true);
       FlatBuffer out = flatten(b, reduce.getInto(), /*copyIn=*/false);
+      countBytes(b, in.flat, Value());
       mpi::AllReduceOp::create(
           b, Type(), in.flat, out.flat,
           mpi::MPI_ReductionOpEnumAttr::get(b.getContext(),

@@ -17,6 +17,7 @@ constexpr int kInt64 = 0x4c00083a;
 constexpr int kDouble = 0x4c00080b;
 constexpr int kMin = 0x58000002;
 constexpr int kMax = 0x58000001;
+constexpr int kSum = 0x58000003;
 void *const kStatusIgnore = reinterpret_cast<void *>(1);
 } // namespace
 
@@ -83,6 +84,12 @@ int64_t MpiLoader::allMin(int64_t value) const {
 double MpiLoader::allMax(double value) const {
   double out = value;
   allreduceFn(&value, &out, 1, kDouble, kMax, kCommWorld);
+  return out;
+}
+
+double MpiLoader::allSum(double value) const {
+  double out = value;
+  allreduceFn(&value, &out, 1, kDouble, kSum, kCommWorld);
   return out;
 }
 

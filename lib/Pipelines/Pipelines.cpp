@@ -193,7 +193,7 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   }
   addDeallocation(pm);
   // Communication (sequence-parallel attention) to the mpi dialect.
-  pm.addNestedPass<func::FuncOp>(createAttnLowerCommunication());
+  pm.addPass(createAttnLowerCommunication());
 
   // Loops, threads, math.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

@@ -76,3 +76,12 @@ llvm::Error JitFunction::call(llvm::ArrayRef<MemRefDescriptor *> args) {
   packed(slots.data());
   return llvm::Error::success();
 }
+
+void *JitFunction::lookup(llvm::StringRef name) const {
+  llvm::Expected<void *> address = engine->lookup(name);
+  if (!address) {
+    llvm::consumeError(address.takeError());
+    return nullptr;
+  }
+  return *address;
+}

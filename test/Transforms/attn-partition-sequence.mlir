@@ -21,8 +21,13 @@
 // CHECK: scf.if
 // CHECK: func.call @attn_opt_runtime_error
 // CHECK: scf.for %{{.*}} iter_args(%[[KC:.*]] = %[[K]], %[[VC:.*]] = %[[V]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}})
-// CHECK: %[[KIN:.*]], %[[KS:.*]], %[[KR:.*]] = attn.exchange %[[KC]] into %{{.*}} to %{{.*}} from %{{.*}} tag %{{.*}} comm %[[COMM]]
-// CHECK: %[[VIN:.*]], %[[VS:.*]], %[[VR:.*]] = attn.exchange %[[VC]] into
+// What travels is the slice of the block in hand that the ranks still on
+// its way need (keyBounds of the pattern; for causal, rows up to their last
+// query):
+// CHECK: %[[KOUT:.*]] = tensor.extract_slice %[[KC]][0, 0, %{{.*}}, 0] [1, 2, %{{.*}}, 16] [1, 1, 1, 1]
+// CHECK: %[[VOUT:.*]] = tensor.extract_slice %[[VC]][0, 0, %{{.*}}, 0] [1, 2, %{{.*}}, 16] [1, 1, 1, 1]
+// CHECK: %[[KIN:.*]], %[[KS:.*]], %[[KR:.*]] = attn.exchange %[[KOUT]] into %{{.*}} to %{{.*}} from %{{.*}} tag %{{.*}} comm %[[COMM]]
+// CHECK: %[[VIN:.*]], %[[VS:.*]], %[[VR:.*]] = attn.exchange %[[VOUT]] into
 // CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} captures(%{{.*}} : tensor<2xi64>) {normalizer = #attn.softmax} {{.*}} -> tensor<1x2x?x16xf32>, tensor<1x2x?xf32> mask_mod {
 // CHECK: ^bb0(%{{.*}}: index, %{{.*}}: index, %[[QI:.*]]: index, %[[KI:.*]]: index, %[[OFF:.*]]: tensor<2xi64>):
 // CHECK: tensor.extract %[[OFF]]
@@ -33,8 +38,8 @@
 // CHECK: attn.yield %[[SEE]] : i1
 // CHECK: linalg.generic
 // CHECK: math.exp
-// CHECK: attn.exchange_wait %[[KIN]] sent %[[KC]] requests %[[KS]], %[[KR]]
-// CHECK: attn.exchange_wait %[[VIN]] sent %[[VC]] requests %[[VS]], %[[VR]]
+// CHECK: attn.exchange_wait %[[KIN]] sent %[[KOUT]] requests %[[KS]], %[[KR]]
+// CHECK: attn.exchange_wait %[[VIN]] sent %[[VOUT]] requests %[[VS]], %[[VR]]
 // CHECK: return %{{.*}} : tensor<1x2x?x16xf32>
 // REPL-LABEL: func.func @causal(
 // REPL-NOT: shard.

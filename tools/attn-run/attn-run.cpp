@@ -1368,6 +1368,11 @@ void benchRun(const CompiledCode &code, size_t k, Run &run,
   std::vector<npy::Array> scratch = std::move(run.outputs);
   scratch = callOnce(*code.jit, run.inputs, run.results, &scratch, dev,
                      /*copyBack=*/false); // warm-up
+  // Sequence-parallel code counts the bytes it hands to MPI
+  // (attn-lower-communication).
+  auto bytesSent = reinterpret_cast<int64_t (*)()>(
+      mpi ? code.jit->lookup("attn_opt_bytes_sent") : nullptr);
+  int64_t bytesBefore = bytesSent ? bytesSent() : 0;
   for (unsigned r = 0; r < benchRuns; ++r) {
     // Under mpiexec: all ranks start together; a call takes as long as
     // its slowest rank.
@@ -1397,6 +1402,13 @@ void benchRun(const CompiledCode &code, size_t k, Run &run,
   llvm::outs() << llvm::format(
       "bench: median_ms=%.3f min_ms=%.3f max_ms=%.3f gflops=%.3f\n", median,
       sorted.front(), sorted.back(), gflops);
+  if (bytesSent && benchRuns > 0) {
+    double perCall = static_cast<double>(bytesSent() - bytesBefore) / benchRuns;
+    double most = mpi->allMax(perCall);
+    double total = mpi->allSum(perCall);
+    llvm::outs() << llvm::format(
+        "comm: bytes_per_call max_rank=%.0f all_ranks=%.0f\n", most, total);
+  }
 }
 
 /// Executes run `k`: calls the entry, checks the results against the

@@ -573,16 +573,23 @@ def AttnCheckAllocations : Pass<"attn-check-allocations", "ModuleOp"> {
   ];
 }
 
-def AttnLowerCommunication : Pass<"attn-lower-communication", "func::FuncOp"> {
+def AttnLowerCommunication : Pass<"attn-lower-communication", "ModuleOp"> {
   let summary = "attn's communication ops (buffer form) to the mpi dialect";
   let description = [{
     After bufferization and deallocation, turns the buffer form of
-    attn.exchange, attn.exchange_wait and attn.allreduce into `mpi.isend`,
-    `mpi.irecv`, `mpi.wait` and `mpi.allreduce` (lowered to MPICH calls by
-    convert-to-llvm). The `mpi` lowering sends the elements of a 1-D
-    buffer, so contiguous buffers are collapsed to one dimension; others
-    are staged through a contiguous copy (sent from it, or received into it
-    and copied out after the wait), freed after the wait.
+    attn.exchange, attn.exchange_wait and attn.allreduce into `mpi.send`,
+    `mpi.recv` and `mpi.allreduce` (lowered to MPICH calls by
+    convert-to-llvm). MLIR 22 lowers no `mpi.isend` / `mpi.irecv` /
+    `mpi.wait`, so an exchange is a blocking send and receive ordered by
+    rank parity (even ranks send first), which breaks the cycle of a ring;
+    the wait then only frees what the exchange staged. The `mpi` lowering
+    sends the elements of a 1-D buffer, so contiguous buffers are collapsed
+    to one dimension; others are staged through a contiguous copy (sent from
+    it, or received into it and copied out), freed at the wait.
+
+    Every byte handed to MPI (a send to a rank, an all-reduce's input) is
+    added to a module counter, read by the public function
+    `attn_opt_bytes_sent() -> i64` (attn-run reports it with `--bench`).
 
     ```mlir
     %sr, %rr = attn.exchange %k into %buf to %d from %s tag %t comm %c
@@ -594,8 +601,10 @@ def AttnLowerCommunication : Pass<"attn-lower-communication", "func::FuncOp"> {
     ```mlir
     %kf = memref.collapse_shape %k [[0, 1, 2, 3]] : ... into memref<?xf32>
     %bf = memref.collapse_shape %buf [[0, 1, 2, 3]] : ... into memref<?xf32>
-    %rr = mpi.irecv(%bf, %t, %s, %c) : memref<?xf32>, i32, i32 -> !mpi.request
-    %sr = mpi.isend(%kf, %t, %d, %c) : memref<?xf32>, i32, i32 -> !mpi.request
+    scf.if %even {
+      mpi.send(%kf, %t, %d, %c) : memref<?xf32>, i32, i32
+      mpi.recv(%bf, %t, %s, %c) : memref<?xf32>, i32, i32
+    } else { ... the other order ... }
     ```
   }];
   let dependentDialects = ["::mlir::mpi::MPIDialect",

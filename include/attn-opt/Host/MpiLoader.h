@@ -33,6 +33,8 @@ public:
   int64_t allMin(int64_t value) const;
   /// The maximum of `value` over every rank.
   double allMax(double value) const;
+  /// The sum of `value` over every rank.
+  double allSum(double value) const;
   void barrier() const;
   /// Ends this rank after a failure, and every rank with it. When every
   /// rank fails alike (a run-time check all ranks make identically) they

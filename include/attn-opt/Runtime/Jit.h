@@ -41,6 +41,10 @@ public:
   /// argument (inputs, then out-parameters).
   llvm::Error call(llvm::ArrayRef<MemRefDescriptor *> args);
 
+  /// The address of symbol `name` of the compiled module, or null when it
+  /// has none.
+  void *lookup(llvm::StringRef name) const;
+
 private:
   JitFunction() = default;
   std::unique_ptr<ExecutionEngine> engine;

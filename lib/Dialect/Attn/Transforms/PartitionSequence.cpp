@@ -457,10 +457,23 @@ private:
   Value neededAfter(Value src, Value from, Value count);
   /// The checks of the gathered sizes; true when all hold.
   Value checkSizes(Value kvBad);
-  /// Kernel of the local queries against the block of rank `origin`,
-  /// merged into the accumulators.
+  /// Kernel of the local queries against the block of rank `origin`
+  /// (rows `held` of the sequence), merged into the accumulators.
   std::pair<Value, Value> computeBlock(Value q, Value kBlock, Value vBlock,
-                                       Value origin, Value accO, Value accL);
+                                       const Runs &held, Value accO,
+                                       Value accL);
+  /// The key rows [lo, hi) that queries [qStart, qEnd) may see by the
+  /// op's pattern (a superset of what its mask allows): null bounds are
+  /// unbounded.
+  std::pair<Value, Value> keyBounds(MaskPatternAttrInterface pattern,
+                                    Value qStart, Value qEnd);
+  /// Whether the pattern bounds the keys a query sees (the ring then
+  /// trims blocks to those rows: contiguous order).
+  bool trims();
+  /// The rows (start, length) of rank `src`'s keys that the queries of the
+  /// `count` ranks after `from` need, by keyBounds: the hull of their
+  /// bounds within `src`'s chunk (length 0 when none needs a row).
+  Runs keepRows(Value src, Value from, Value count);
   /// Adds `o` to the accumulator's local rows [row, row + rows).
   Value accumulate(Value accO, Value o, Value row, Value rows);
   /// `acc * factor` (f32 scalar), elementwise.
@@ -776,10 +789,104 @@ std::pair<Value, Value> RankProgram::merge(Value accO, Value accL, Value o,
   return {outO, outL};
 }
 
+std::pair<Value, Value> RankProgram::keyBounds(MaskPatternAttrInterface p,
+                                               Value qStart, Value qEnd) {
+  auto bound = [&](Value x, int64_t d) {
+    return arith::AddIOp::create(b, x, cst(d)).getResult();
+  };
+  if (!p || isa<SegmentsAttr>(p))
+    return {Value(), Value()};
+  if (isa<CausalAttr>(p))
+    return {Value(), qEnd};
+  if (auto w = dyn_cast<WindowAttr>(p))
+    return {bound(qStart, -w.getBefore()), bound(qEnd, w.getAfter())};
+  bool all = isa<IntersectAttr>(p);
+  std::optional<std::pair<Value, Value>> acc;
+  for (MaskPatternAttrInterface sub : p.getSubPatterns()) {
+    auto [lo, hi] = keyBounds(sub, qStart, qEnd);
+    if (!acc) {
+      acc = {lo, hi};
+      continue;
+    }
+    auto combine = [&](Value x, Value y, bool lower) -> Value {
+      // Intersection: the tighter bound (an absent one is no bound);
+      // union: the looser (an absent one is unbounded).
+      if (!x || !y)
+        return all ? (x ? x : y) : Value();
+      bool max = all == lower;
+      return max ? arith::MaxSIOp::create(b, x, y).getResult()
+                 : arith::MinSIOp::create(b, x, y).getResult();
+    };
+    acc = {combine(acc->first, lo, true), combine(acc->second, hi, false)};
+  }
+  return *acc;
+}
+
+bool RankProgram::trims() {
+  if (s.zigzag || !op.getPatternAttr())
+    return false;
+  // Whether keyBounds gives some bound (decided on the attribute: whether
+  // the (lower, upper) bound exists, as keyBounds combines them).
+  std::function<std::pair<bool, bool>(MaskPatternAttrInterface)> bounded =
+      [&](MaskPatternAttrInterface p) -> std::pair<bool, bool> {
+    if (isa<SegmentsAttr>(p))
+      return {false, false};
+    if (isa<CausalAttr>(p))
+      return {false, true};
+    if (isa<WindowAttr>(p))
+      return {true, true};
+    bool all = isa<IntersectAttr>(p);
+    std::pair<bool, bool> acc = {!all, !all};
+    for (MaskPatternAttrInterface sub : p.getSubPatterns()) {
+      auto [lo, hi] = bounded(sub);
+      acc = all ? std::make_pair(acc.first || lo, acc.second || hi)
+                : std::make_pair(acc.first && lo, acc.second && hi);
+    }
+    return acc;
+  };
+  auto [lo, hi] = bounded(op.getPatternAttr());
+  return lo || hi;
+}
+
+RankProgram::Runs RankProgram::keepRows(Value src, Value from, Value count) {
+  Runs kr = runsOf(src);
+  Value ka = kr.start[0], kb = add(kr.start[0], kr.length[0]);
+  auto loop = scf::ForOp::create(b, cst(1), add(count, cst(1)), cst(1),
+                                 ValueRange{kb, ka});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value dst = mod(add(from, loop.getInductionVar()), numRanks);
+    Runs qr = runsOf(dst);
+    auto [lo, hi] = keyBounds(op.getPatternAttr(), qr.start[0],
+                              add(qr.start[0], qr.length[0]));
+    // Within the chunk; an empty query run needs nothing.
+    Value l = lo ? arith::MaxSIOp::create(b, lo, ka).getResult() : ka;
+    Value h = hi ? arith::MinSIOp::create(b, hi, kb).getResult() : kb;
+    Value some = arith::AndIOp::create(
+        b, cmp(arith::CmpIPredicate::slt, l, h),
+        cmp(arith::CmpIPredicate::ugt, qr.length[0], cst(0)));
+    ValueRange acc = loop.getRegionIterArgs();
+    scf::YieldOp::create(
+        b,
+        ValueRange{select(some, arith::MinSIOp::create(b, acc[0], l), acc[0]),
+                   select(some, arith::MaxSIOp::create(b, acc[1], h), acc[1])});
+  }
+  Value lo = loop.getResult(0), hi = loop.getResult(1);
+  Runs keep;
+  Value any = cmp(arith::CmpIPredicate::slt, lo, hi);
+  keep.start[0] = select(any, lo, ka);
+  keep.length[0] = select(any, sub(hi, lo), cst(0));
+  keep.start[1] = kb;
+  keep.length[1] = cst(0);
+  return keep;
+}
+
 std::pair<Value, Value> RankProgram::computeBlock(Value q, Value kBlock,
-                                                  Value vBlock, Value origin,
-                                                  Value accO, Value accL) {
-  Runs qr = runsOf(rank), kr = runsOf(origin);
+                                                  Value vBlock,
+                                                  const Runs &held, Value accO,
+                                                  Value accL) {
+  Runs qr = runsOf(rank), kr = held;
   SmallVector<Value> captures = regionCaptures(op);
   int runs = s.zigzag ? 2 : 1;
   for (int a = 0; a < runs; ++a) {
@@ -1017,10 +1124,49 @@ std::pair<Value, Value> RankProgram::build(Value q, Value k, Value v) {
           guarded(more, [&] { return neededAfter(origin, rank, remaining); });
       Value receive = guarded(
           more, [&] { return neededAfter(nextOrigin, prev, remaining); });
+      // The rows in hand and the rows that travel on. Without trimming:
+      // whole chunks. With a pattern that bounds the keys (causal, window;
+      // contiguous order): the rows the ranks still on the block's way
+      // need (a window's halo), which sender and receiver compute alike.
+      Runs held = runsOf(origin);
+      Value sendOffset = cst(0), sendRows = rowsOf(rank);
+      Value inRows = rowsOf(nextOrigin);
+      if (trims()) {
+        Runs whole = runsOf(rank);
+        Runs kept = keepRows(origin, prev, sub(numRanks, t));
+        Value first = cmp(arith::CmpIPredicate::eq, t, cst(0));
+        held.start[0] = select(first, whole.start[0], kept.start[0]);
+        held.length[0] = select(first, whole.length[0], kept.length[0]);
+        Runs out = keepRows(origin, rank, remaining);
+        Runs in = keepRows(nextOrigin, prev, remaining);
+        send = arith::AndIOp::create(
+            b, send, cmp(arith::CmpIPredicate::ugt, out.length[0], cst(0)));
+        receive = arith::AndIOp::create(
+            b, receive, cmp(arith::CmpIPredicate::ugt, in.length[0], cst(0)));
+        sendOffset = select(send, sub(out.start[0], held.start[0]), cst(0));
+        sendRows = out.length[0];
+        inRows = in.length[0];
+      }
+      sendRows = select(send, sendRows, cst(0));
+      inRows = select(receive, inRows, cst(0));
       Value none = cst(-1);
       Value dest = i32(select(send, next, none));
       Value source = i32(select(receive, prev, none));
-      Value inRows = select(receive, rowsOf(nextOrigin), cst(0));
+      auto rowSlice = [&](Value t, Value row, Value rows) -> Value {
+        auto type = cast<RankedTensorType>(t.getType());
+        SmallVector<OpFoldResult> off = {b.getIndexAttr(0), b.getIndexAttr(0),
+                                         row, b.getIndexAttr(0)};
+        SmallVector<OpFoldResult> size = {
+            type.isDynamicDim(0)
+                ? OpFoldResult(tensor::DimOp::create(b, t, 0).getResult())
+                : b.getIndexAttr(type.getDimSize(0)),
+            b.getIndexAttr(type.getDimSize(1)), rows,
+            b.getIndexAttr(type.getDimSize(3))};
+        SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
+        return tensor::ExtractSliceOp::create(b, type, t, off, size, ones);
+      };
+      Value kOut = trims() ? rowSlice(kCur, sendOffset, sendRows) : kCur;
+      Value vOut = trims() ? rowSlice(vCur, sendOffset, sendRows) : vCur;
       auto exchange = [&](Value block, int32_t tag) {
         auto type = cast<RankedTensorType>(block.getType());
         SmallVector<Value> dyn;
@@ -1034,8 +1180,8 @@ std::pair<Value, Value> RankProgram::build(Value q, Value k, Value v) {
                                   mpi::RequestType::get(ctx), block, buffer,
                                   dest, source, tagValue, comm);
       };
-      ExchangeOp kEx = exchange(kCur, 1);
-      ExchangeOp vEx = exchange(vCur, 2);
+      ExchangeOp kEx = exchange(kOut, 1);
+      ExchangeOp vEx = exchange(vOut, 2);
       // The kernels of the block in hand, when this rank needs it.
       Value use = needs(rank, origin);
       auto compute =
@@ -1045,15 +1191,15 @@ std::pair<Value, Value> RankProgram::build(Value q, Value k, Value v) {
         b.setInsertionPointToStart(compute.elseBlock());
         scf::YieldOp::create(b, ValueRange{iter[2], iter[3]});
         b.setInsertionPointToStart(compute.thenBlock());
-        auto [o, l] = computeBlock(q, kCur, vCur, origin, iter[2], iter[3]);
+        auto [o, l] = computeBlock(q, kCur, vCur, held, iter[2], iter[3]);
         scf::YieldOp::create(b, ValueRange{o, l});
       }
       Value kNext =
-          ExchangeWaitOp::create(b, kCur.getType(), kEx.getIncoming(), kCur,
+          ExchangeWaitOp::create(b, kCur.getType(), kEx.getIncoming(), kOut,
                                  kEx.getSendRequest(), kEx.getRecvRequest())
               .getResult();
       Value vNext =
-          ExchangeWaitOp::create(b, vCur.getType(), vEx.getIncoming(), vCur,
+          ExchangeWaitOp::create(b, vCur.getType(), vEx.getIncoming(), vOut,
                                  vEx.getSendRequest(), vEx.getRecvRequest())
               .getResult();
       scf::YieldOp::create(b, ValueRange{kNext, vNext, compute.getResult(0),

@@ -130,8 +130,8 @@ Value LinearRank::exclusivePrefix(Value state, Value rank, Value numRanks) {
   one.append(stateSizes);
   mine = tensor::InsertSliceOp::create(b, state, mine, offsets, one, strides);
   Value into = tensor::EmptyOp::create(b, slotSizes, f32);
-  Value all = AllReduceOp::create(b, mine.getType(), mine, into, comm)
-                  .getResult();
+  Value all =
+      AllReduceOp::create(b, mine.getType(), mine, into, comm).getResult();
   // The sum of the slots before `rank`.
   Value zero = filled(stateSizes, 0.0);
   auto loop = scf::ForOp::create(b, cst(0), rank, cst(1), ValueRange{zero});
@@ -140,12 +140,10 @@ Value LinearRank::exclusivePrefix(Value state, Value rank, Value numRanks) {
     b.setInsertionPointToStart(loop.getBody());
     SmallVector<OpFoldResult> at(5, b.getIndexAttr(0));
     at[0] = loop.getInductionVar();
-    Value slot =
-        tensor::ExtractSliceOp::create(b, type, all, at, one, strides);
+    Value slot = tensor::ExtractSliceOp::create(b, type, all, at, one, strides);
     Value acc = loop.getRegionIterArgs()[0];
-    Value sum =
-        linalg::AddOp::create(b, ValueRange{acc, slot}, ValueRange{acc})
-            .getResult(0);
+    Value sum = linalg::AddOp::create(b, ValueRange{acc, slot}, ValueRange{acc})
+                    .getResult(0);
     scf::YieldOp::create(b, sum);
   }
   return loop.getResult(0);
@@ -164,8 +162,8 @@ Value LinearRank::addQueryState(Value u, Value fq, Value state) {
     SmallVector<int64_t> shape = {type.getDimSize(0), hkv, group,
                                   type.getDimSize(2), type.getDimSize(3)};
     SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}, {4}};
-    return tensor::ExpandShapeOp::create(
-               b, RankedTensorType::get(shape, f32), t, groups)
+    return tensor::ExpandShapeOp::create(b, RankedTensorType::get(shape, f32),
+                                         t, groups)
         .getResult();
   };
   Value fq5 = split(fq), u5 = split(u);
@@ -185,9 +183,8 @@ Value LinearRank::addQueryState(Value u, Value fq, Value state) {
       b, TypeRange{u5.getType()}, ValueRange{fq5, state}, ValueRange{u5}, maps,
       iterators, [&](OpBuilder &nb, Location loc, ValueRange a) {
         Value p = arith::MulFOp::create(nb, loc, a[0], a[1]);
-        linalg::YieldOp::create(nb, loc,
-                                ValueRange{arith::AddFOp::create(nb, loc,
-                                                                 a[2], p)});
+        linalg::YieldOp::create(
+            nb, loc, ValueRange{arith::AddFOp::create(nb, loc, a[2], p)});
       });
   SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}, {4}};
   return tensor::CollapseShapeOp::create(b, uType, generic.getResult(0), groups)
@@ -204,11 +201,11 @@ Value LinearRank::divide(Value u) {
   double eps = cast<KernelAttr>(op.getNormalizer()).getEps().convertToDouble();
   MLIRContext *ctx = b.getContext();
   AffineMap id = AffineMap::getMultiDimIdentityMap(4, ctx);
-  AffineMap row = AffineMap::get(
-      4, 0,
-      {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
-       getAffineDimExpr(2, ctx)},
-      ctx);
+  AffineMap row =
+      AffineMap::get(4, 0,
+                     {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
+                      getAffineDimExpr(2, ctx)},
+                     ctx);
   SmallVector<OpFoldResult> sizes = {size(num, 0), size(num, 1), size(num, 2),
                                      b.getIndexAttr(dv)};
   Value out = tensor::EmptyOp::create(b, sizes, f32);
@@ -221,8 +218,8 @@ Value LinearRank::divide(Value u) {
             nb, loc, nb.getF32FloatAttr(static_cast<float>(eps)));
         Value zero = arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(0));
         Value d = arith::AddFOp::create(nb, loc, a[1], e);
-        Value nonzero = arith::CmpFOp::create(
-            nb, loc, arith::CmpFPredicate::ONE, d, zero);
+        Value nonzero =
+            arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::ONE, d, zero);
         Value q = arith::DivFOp::create(nb, loc, a[0], d);
         linalg::YieldOp::create(
             nb, loc,
@@ -231,8 +228,7 @@ Value LinearRank::divide(Value u) {
   return generic.getResult(0);
 }
 
-Value LinearRank::build(Value q, Value k, Value v, Value rank,
-                        Value numRanks) {
+Value LinearRank::build(Value q, Value k, Value v, Value rank, Value numRanks) {
   bool causal = static_cast<bool>(op.getPatternAttr());
   Value fq = features(q), fk = features(k);
   Value v1 = extendValues(v);
@@ -247,10 +243,12 @@ Value LinearRank::build(Value q, Value k, Value v, Value rank,
   auto qType = cast<RankedTensorType>(q.getType());
   if (!causal) {
     Value into = tensor::EmptyOp::create(
-        b, SmallVector<OpFoldResult>{size(state, 0), size(state, 1),
-                                     b.getIndexAttr(f), b.getIndexAttr(dv1)},
+        b,
+        SmallVector<OpFoldResult>{size(state, 0), size(state, 1),
+                                  b.getIndexAttr(f), b.getIndexAttr(dv1)},
         f32);
-    Value all = AllReduceOp::create(b, stateType, state, into, comm).getResult();
+    Value all =
+        AllReduceOp::create(b, stateType, state, into, comm).getResult();
     auto resultType =
         RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
                                qType.getDimSize(2), dv1 - 1},
