@@ -130,7 +130,8 @@ func.func @pointwise(%q: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
 // -----
 
 // Causal linear attention: what is sent is the key/value state
-// phi(K)^T [V, 1] (16 x 17: the last column is the key sum), one slot per
+// phi(K)^T [V, 1, 0...] (16 x 17 padded to 32 columns: column 16 is the key
+// sum), one slot per
 // rank, all-reduced; the keys never leave their rank. Each rank adds the
 // states of the ranks before it to its local chunked prefix form.
 // CHECK-LABEL: func.func @linear_causal(
@@ -139,15 +140,17 @@ func.func @pointwise(%q: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
 // CHECK-NOT: attn.exchange
 // CHECK: %[[FQ:.*]] = attn.feature_map %[[Q]] {kernel = #attn.kernel<elu_plus_one>}
 // CHECK: %[[FK:.*]] = attn.feature_map %[[K]]
-// CHECK: %[[V1:.*]] = tensor.insert_slice %[[V]] into %{{.*}}[0, 0, 0, 0] [1, 2, %{{.*}}, 16] [1, 1, 1, 1] : tensor<1x2x?x16xf32> into tensor<1x2x?x17xf32>
-// CHECK: %[[S:.*]], %{{.*}} = attn.kv_state %[[FK]], %[[V1]] : {{.*}} -> tensor<1x2x16x17xf32>, tensor<1x2x16xf32>
-// CHECK: %[[SLOTS:.*]] = tensor.insert_slice %[[S]] into %{{.*}}[%{{.*}}, 0, 0, 0, 0] [1, 1, 2, 16, 17]
-// CHECK: %[[ALL:.*]] = attn.allreduce %[[SLOTS]] into %{{.*}} comm %[[COMM]] : tensor<?x1x2x16x17xf32>, tensor<?x1x2x16x17xf32> -> tensor<?x1x2x16x17xf32>
+// CHECK: %[[VX:.*]] = tensor.insert_slice %[[V]] into %{{.*}}[0, 0, 0, 0] [1, 2, %{{.*}}, 16] [1, 1, 1, 1] : tensor<1x2x?x16xf32> into tensor<1x2x?x32xf32>
+// CHECK: %[[V1:.*]] = tensor.insert_slice %{{.*}} into %[[VX]][0, 0, 0, 16] [1, 2, %{{.*}}, 1] [1, 1, 1, 1] : tensor<1x2x?x1xf32> into tensor<1x2x?x32xf32>
+// CHECK: %[[S:.*]], %{{.*}} = attn.kv_state %[[FK]], %[[V1]] : {{.*}} -> tensor<1x2x16x32xf32>, tensor<1x2x16xf32>
+// CHECK: %[[SLOTS:.*]] = tensor.insert_slice %[[S]] into %{{.*}}[%{{.*}}, 0, 0, 0, 0] [1, 1, 2, 16, 32]
+// CHECK: %[[ALL:.*]] = attn.allreduce %[[SLOTS]] into %{{.*}} comm %[[COMM]] : tensor<?x1x2x16x32xf32>, tensor<?x1x2x16x32xf32> -> tensor<?x1x2x16x32xf32>
 // CHECK: %[[PRE:.*]] = scf.for
 // CHECK: tensor.extract_slice %[[ALL]]
 // CHECK: linalg.add
-// CHECK: attn.chunked_linear %[[FQ]], %[[FK]], %[[V1]] {causal, chunk_size = {{[0-9]+}} : i64, unnormalized} : {{.*}} -> tensor<1x4x?x17xf32>
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[PRE]] : tensor<1x2x2x?x16xf32>, tensor<1x2x16x17xf32>)
+// CHECK: attn.chunked_linear %[[FQ]], %[[FK]], %[[V1]] {causal, chunk_size = {{[0-9]+}} : i64, unnormalized} : {{.*}} -> tensor<1x4x?x32xf32>
+// CHECK: attn.state_apply %[[FQ]], %[[PRE]], %{{.*}} {eps = 1.000000e+00 : f32} : {{.*}} -> tensor<1x4x?x32xf32>
+// CHECK: linalg.add
 // CHECK: arith.divf
 // CHECK-NOT: attn.exchange
 // CHECK: return
@@ -170,9 +173,9 @@ func.func @linear_causal(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v:
 // phi(Q) S / (phi(Q) z + eps).
 // CHECK-LABEL: func.func @linear_full(
 // CHECK: %[[S:.*]], %{{.*}} = attn.kv_state
-// CHECK: %[[ALL:.*]] = attn.allreduce %[[S]] into %{{.*}} : tensor<1x2x16x17xf32>, tensor<1x2x16x17xf32> -> tensor<1x2x16x17xf32>
+// CHECK: %[[ALL:.*]] = attn.allreduce %[[S]] into %{{.*}} : tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32> -> tensor<1x2x16x32xf32>
 // CHECK: %[[NUM:.*]] = tensor.extract_slice %[[ALL]][0, 0, 0, 0] [1, 2, 16, 16] [1, 1, 1, 1]
-// CHECK: %[[Z:.*]] = tensor.extract_slice %[[ALL]][0, 0, 0, 16] [1, 2, 16, 1] [1, 1, 1, 1] : tensor<1x2x16x17xf32> to tensor<1x2x16xf32>
+// CHECK: %[[Z:.*]] = tensor.extract_slice %[[ALL]][0, 0, 0, 16] [1, 2, 16, 1] [1, 1, 1, 1] : tensor<1x2x16x32xf32> to tensor<1x2x16xf32>
 // CHECK: attn.state_apply %{{.*}}, %[[NUM]], %[[Z]] {eps = 1.000000e-03 : f32}
 shard.grid @ring(shape = ?)
 func.func @linear_full(%q: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <limits>
@@ -88,6 +89,8 @@ private:
   AttentionOp op;
   Value comm;
   Type f32;
+  /// Dv: the ones column of the extended values.
+  int64_t valueDim = 0;
 };
 
 Value LinearRank::features(Value x) {
@@ -103,14 +106,23 @@ Value LinearRank::features(Value x) {
 }
 
 Value LinearRank::extendValues(Value v) {
+  // [V, 1, 0, ...]: the ones column at Dv; the width rounded up to 16
+  // columns (a multiple of every target's vector lanes) keeps the linear
+  // ops on their fused vector kernels (LinearKernels.cpp).
   auto type = cast<RankedTensorType>(v.getType());
+  int64_t dv = type.getDimSize(3);
+  int64_t width = llvm::alignTo(dv + 1, 16);
   SmallVector<OpFoldResult> sizes = {size(v, 0), size(v, 1), size(v, 2),
-                                     b.getIndexAttr(type.getDimSize(3) + 1)};
-  Value ones = filled(sizes, 1.0);
+                                     b.getIndexAttr(width)};
+  Value out = filled(sizes, 0.0);
   SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)),
       strides(4, b.getIndexAttr(1));
-  sizes.back() = b.getIndexAttr(type.getDimSize(3));
-  return tensor::InsertSliceOp::create(b, v, ones, offsets, sizes, strides);
+  sizes.back() = b.getIndexAttr(dv);
+  out = tensor::InsertSliceOp::create(b, v, out, offsets, sizes, strides);
+  sizes.back() = b.getIndexAttr(1);
+  offsets.back() = b.getIndexAttr(dv);
+  return tensor::InsertSliceOp::create(b, filled(sizes, 1.0), out, offsets,
+                                       sizes, strides);
 }
 
 Value LinearRank::exclusivePrefix(Value state, Value rank, Value numRanks) {
@@ -150,52 +162,22 @@ Value LinearRank::exclusivePrefix(Value state, Value rank, Value numRanks) {
 }
 
 Value LinearRank::addQueryState(Value u, Value fq, Value state) {
-  // u[b,h,i,e] += sum_f fq[b,h,i,f] state[b,h/G,f,e], the query heads split
-  // into (key/value head, group) so that every map is a permutation.
-  auto fqType = cast<RankedTensorType>(fq.getType());
-  auto uType = cast<RankedTensorType>(u.getType());
-  int64_t hq = fqType.getDimSize(1);
-  int64_t hkv = cast<RankedTensorType>(state.getType()).getDimSize(1);
-  int64_t group = hq / hkv;
-  auto split = [&](Value t) {
-    auto type = cast<RankedTensorType>(t.getType());
-    SmallVector<int64_t> shape = {type.getDimSize(0), hkv, group,
-                                  type.getDimSize(2), type.getDimSize(3)};
-    SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}, {4}};
-    return tensor::ExpandShapeOp::create(b, RankedTensorType::get(shape, f32),
-                                         t, groups)
-        .getResult();
-  };
-  Value fq5 = split(fq), u5 = split(u);
-  MLIRContext *ctx = b.getContext();
-  // (b, kh, g, i, e, f)
-  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  auto map = [&](ArrayRef<AffineExpr> r) {
-    return AffineMap::get(6, 0, r, ctx);
-  };
-  SmallVector<AffineMap> maps = {map({d(0), d(1), d(2), d(3), d(5)}),
-                                 map({d(0), d(1), d(5), d(4)}),
-                                 map({d(0), d(1), d(2), d(3), d(4)})};
-  using utils::IteratorType;
-  SmallVector<IteratorType> iterators(5, IteratorType::parallel);
-  iterators.push_back(IteratorType::reduction);
-  auto generic = linalg::GenericOp::create(
-      b, TypeRange{u5.getType()}, ValueRange{fq5, state}, ValueRange{u5}, maps,
-      iterators, [&](OpBuilder &nb, Location loc, ValueRange a) {
-        Value p = arith::MulFOp::create(nb, loc, a[0], a[1]);
-        linalg::YieldOp::create(
-            nb, loc, ValueRange{arith::AddFOp::create(nb, loc, a[2], p)});
-      });
-  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}, {4}};
-  return tensor::CollapseShapeOp::create(b, uType, generic.getResult(0), groups)
-      .getResult();
+  // phi(q) S_before through attn.state_apply (GQA included): with a zero
+  // key sum and eps 1 its denominator is 1, so it is the plain product.
+  auto stateType = cast<RankedTensorType>(state.getType());
+  SmallVector<OpFoldResult> sumSizes = {
+      size(state, 0), size(state, 1), b.getIndexAttr(stateType.getDimSize(2))};
+  Value zeros = filled(sumSizes, 0.0);
+  Value product = StateApplyOp::create(b, u.getType(), fq, state, zeros,
+                                       Value(), b.getF32FloatAttr(1.0f));
+  return linalg::AddOp::create(b, ValueRange{u, product}, ValueRange{u})
+      .getResult(0);
 }
 
 Value LinearRank::divide(Value u) {
   // o = u[..., :Dv] / (u[..., Dv] + eps), 0 where that is 0 (the
   // normalizer of attn.state_apply and attn.chunked_linear).
-  auto type = cast<RankedTensorType>(u.getType());
-  int64_t dv = type.getDimSize(3) - 1;
+  int64_t dv = valueDim;
   Value num = lastSlice(u, 0, dv);
   Value den = lastSlice(u, dv, 1);
   double eps = cast<KernelAttr>(op.getNormalizer()).getEps().convertToDouble();
@@ -231,6 +213,7 @@ Value LinearRank::divide(Value u) {
 Value LinearRank::build(Value q, Value k, Value v, Value rank, Value numRanks) {
   bool causal = static_cast<bool>(op.getPatternAttr());
   Value fq = features(q), fk = features(k);
+  valueDim = cast<RankedTensorType>(v.getType()).getDimSize(3);
   Value v1 = extendValues(v);
   auto fkType = cast<RankedTensorType>(fk.getType());
   auto v1Type = cast<RankedTensorType>(v1.getType());
@@ -251,12 +234,12 @@ Value LinearRank::build(Value q, Value k, Value v, Value rank, Value numRanks) {
         AllReduceOp::create(b, stateType, state, into, comm).getResult();
     auto resultType =
         RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
-                               qType.getDimSize(2), dv1 - 1},
+                               qType.getDimSize(2), valueDim},
                               f32);
     double eps =
         cast<KernelAttr>(op.getNormalizer()).getEps().convertToDouble();
-    return StateApplyOp::create(b, resultType, fq, lastSlice(all, 0, dv1 - 1),
-                                lastSlice(all, dv1 - 1, 1), Value(),
+    return StateApplyOp::create(b, resultType, fq, lastSlice(all, 0, valueDim),
+                                lastSlice(all, valueDim, 1), Value(),
                                 b.getF32FloatAttr(static_cast<float>(eps)));
   }
   Value before = exclusivePrefix(state, rank, numRanks);
