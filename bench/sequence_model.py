@@ -16,8 +16,8 @@ checked against measured runs on this machine and extrapolated to 1M tokens.
        T(P) = T(1) / min(P, cores) + bytes(P) / bandwidth + steps(P) * latency
    with bytes(P) per rank: causal zigzag (P-1) 2 (L/P) H D 4 (every block
    reaches every rank: each holds an early and a late chunk); window W H D
-   4 x 2 (the halo, when L/P >= W); causal linear P H F (D+1) 4 (one
-   state slot per rank in the all-reduce).
+   4 x 2 (the halo, when L/P >= W); causal linear P H F (D+1 padded to
+   16 columns) 4 (one state slot per rank in the all-reduce).
 4. Prints the model's prediction for 1M tokens on 8-64 ranks of one core of
    this machine each, over 100 Gb/s links, with and without overlap.
 """
@@ -93,7 +93,8 @@ def model_bytes(example, p, length, window=256):
         return (p - 1) * 2 * rows * H * D * 4
     if example == "sliding_window":
         return window * H * D * 4 * 2
-    return p * H * D * (D + 1) * 4  # linear_causal: P state slots
+    # linear_causal: P state slots of F x [V, 1] padded to 16 columns.
+    return p * H * D * ((D + 1 + 15) // 16 * 16) * 4
 
 
 def model_steps(example, p):
