@@ -105,11 +105,41 @@ mpiexec = shutil.which("mpiexec.hydra") or shutil.which("mpiexec.mpich")
 if mpiexec:
     config.available_features.add("mpi")
     config.substitutions.append(("%mpiexec", mpiexec))
+    # Compiling and linking a C program against MPICH (c-abi.test).
+    for name, flag in (("%mpich_cflags", "--cflags"),
+                       ("%mpich_libs", "--libs")):
+        try:
+            flags = subprocess.run(["pkg-config", flag, "mpich"],
+                                   capture_output=True, text=True,
+                                   timeout=30).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            flags = ""
+        config.substitutions.append(
+            (name, flags or ("-I/usr/include/x86_64-linux-gnu/mpich"
+                             if flag == "--cflags" else "-lmpich")))
     # MPICH loads UCX, whose libucm patches mmap's machine code when it is
     # loaded; in a sanitized process (ASan intercepts mmap) that patch
     # crashes. Its mmap hooks serve RDMA registration caches, which one
     # machine's shared memory does not use.
     if "asan" in config.available_features:
         config.environment["UCX_MEM_MMAP_HOOK_MODE"] = "none"
+# `mpi4py-openmpi`: the Python package's sequence_parallel= with Debian's
+# mpi4py, which is built on Open MPI (launched by its mpiexec; as root it
+# must be allowed to run, and 1-4 ranks oversubscribe 2 cores).
+mpiexec_openmpi = shutil.which("mpiexec.openmpi")
+if mpiexec_openmpi:
+    try:
+        vendor = subprocess.run(
+            [config.attn_python, "-c",
+             "import mpi4py.MPI as M; print(M.get_vendor()[0])"],
+            capture_output=True, text=True, timeout=120).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        vendor = ""
+    if vendor == "Open MPI":
+        config.available_features.add("mpi4py-openmpi")
+        config.substitutions.append(
+            ("%openmpiexec",
+             mpiexec_openmpi + " --oversubscribe" +
+             (" --allow-run-as-root" if os.geteuid() == 0 else "")))
 # CUDA_HOME for the pipeline's libdevice lookup.
 config.environment["CUDA_HOME"] = config.cuda_dir

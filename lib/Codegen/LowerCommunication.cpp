@@ -7,6 +7,7 @@
 
 #include "attn-opt/Codegen/Passes.h"
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+#include "attn-opt/Host/RuntimeErrors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -98,6 +99,44 @@ void countBytes(ImplicitLocOpBuilder &b, Value flat, Value sends) {
                           ValueRange{});
 }
 
+/// Points each mpi.comm_world of the module at the host's communicator:
+/// `attn_opt_communicator()` (an MPI handle as an integer; 0 keeps
+/// MPI_COMM_WORLD), so a kernel library's caller picks the communicator
+/// (PREFIX_set_communicator) and the same code runs on any of them. The
+/// integer becomes a !mpi.comm through unrealized casts, which the LLVM
+/// lowering's i64 handle (both MPI ABIs) resolves.
+void useHostCommunicator(ModuleOp module) {
+  SmallVector<mpi::CommWorldOp> worlds;
+  module.walk([&](mpi::CommWorldOp op) { worlds.push_back(op); });
+  if (worlds.empty())
+    return;
+  MLIRContext *ctx = module.getContext();
+  auto i64 = IntegerType::get(ctx, 64);
+  auto callee = module.lookupSymbol<func::FuncOp>(kCommunicatorFunction);
+  if (!callee) {
+    ImplicitLocOpBuilder mb(module.getLoc(), ctx);
+    mb.setInsertionPointToEnd(module.getBody());
+    callee = func::FuncOp::create(mb, kCommunicatorFunction,
+                                  mb.getFunctionType({}, {i64}));
+    callee.setPrivate();
+  }
+  for (mpi::CommWorldOp world : worlds) {
+    ImplicitLocOpBuilder b(world.getLoc(), world);
+    b.setInsertionPointAfter(world);
+    Value worldHandle =
+        UnrealizedConversionCastOp::create(b, i64, world.getResult())
+            .getResult(0);
+    Value given = func::CallOp::create(b, callee, ValueRange{}).getResult(0);
+    Value unset = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, given,
+                                        arith::ConstantIntOp::create(b, 0, 64));
+    Value handle = arith::SelectOp::create(b, unset, worldHandle, given);
+    Value comm = UnrealizedConversionCastOp::create(
+                     b, world.getResult().getType(), handle)
+                     .getResult(0);
+    world.getResult().replaceAllUsesExcept(comm, worldHandle.getDefiningOp());
+  }
+}
+
 struct AttnLowerCommunication
     : public attn::impl::AttnLowerCommunicationBase<AttnLowerCommunication> {
   void runOnOperation() override {
@@ -108,6 +147,7 @@ struct AttnLowerCommunication
     });
     if (!ops.empty())
       createCounter(getOperation());
+    useHostCommunicator(getOperation());
     // What each exchange staged: freed (and copied out) at its wait.
     DenseMap<Operation *, std::pair<FlatBuffer, FlatBuffer>> staging;
     for (Operation *op : ops) {
@@ -119,10 +159,14 @@ struct AttnLowerCommunication
       if (auto exchange = dyn_cast<ExchangeOp>(op)) {
         FlatBuffer send = flatten(b, exchange.getSend(), /*copyIn=*/true);
         FlatBuffer into = flatten(b, exchange.getInto(), /*copyIn=*/false);
-        countBytes(b, send.flat,
-                   arith::CmpIOp::create(
-                       b, arith::CmpIPredicate::sge, exchange.getDest(),
-                       arith::ConstantIntOp::create(b, 0, 32)));
+        // A negative peer means none. MPICH would take -1 as
+        // MPI_PROC_NULL, Open MPI as MPI_ANY_SOURCE: the call is skipped.
+        Value zero = arith::ConstantIntOp::create(b, 0, 32);
+        Value sends = arith::CmpIOp::create(b, arith::CmpIPredicate::sge,
+                                            exchange.getDest(), zero);
+        Value receives = arith::CmpIOp::create(b, arith::CmpIPredicate::sge,
+                                               exchange.getSource(), zero);
+        countBytes(b, send.flat, sends);
         // MLIR 22 lowers only the blocking mpi.send / mpi.recv to MPICH
         // calls: even ranks send first, odd ranks receive first, which
         // breaks the cycle of a ring (a rank sending to itself is never
@@ -131,17 +175,22 @@ struct AttnLowerCommunication
                                              exchange.getComm())
                          .getRank();
         Value two = arith::ConstantIntOp::create(b, 2, 32);
-        Value zero = arith::ConstantIntOp::create(b, 0, 32);
         Value even =
             arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                   arith::RemUIOp::create(b, rank, two), zero);
         auto sendOp = [&](OpBuilder &nb, Location loc) {
-          mpi::SendOp::create(nb, loc, Type(), send.flat, exchange.getTag(),
-                              exchange.getDest(), exchange.getComm());
+          scf::IfOp::create(nb, loc, sends, [&](OpBuilder &ib, Location l) {
+            mpi::SendOp::create(ib, l, Type(), send.flat, exchange.getTag(),
+                                exchange.getDest(), exchange.getComm());
+            scf::YieldOp::create(ib, l);
+          });
         };
         auto recvOp = [&](OpBuilder &nb, Location loc) {
-          mpi::RecvOp::create(nb, loc, Type(), into.flat, exchange.getTag(),
-                              exchange.getSource(), exchange.getComm());
+          scf::IfOp::create(nb, loc, receives, [&](OpBuilder &ib, Location l) {
+            mpi::RecvOp::create(ib, l, Type(), into.flat, exchange.getTag(),
+                                exchange.getSource(), exchange.getComm());
+            scf::YieldOp::create(ib, l);
+          });
         };
         scf::IfOp::create(
             b, even,

@@ -203,6 +203,11 @@ std::string mlir::attn::emitHeader(ArrayRef<Entry> entries, StringRef prefix,
      << "/* The OpenMP threads later calls use (n <= 0: the default,\n"
         "   OMP_NUM_THREADS or every core). */\n"
      << "void " << prefix << "_set_num_threads(int32_t n);\n\n"
+     << "/* The MPI communicator this thread's later calls of\n"
+        "   sequence-parallel entries use (docs/SequenceParallel.md): an\n"
+        "   MPI_Comm as an integer, (int64_t)comm with MPICH,\n"
+        "   (int64_t)(intptr_t)comm with Open MPI; 0: MPI_COMM_WORLD. */\n"
+     << "void " << prefix << "_set_communicator(int64_t comm);\n\n"
      << "/* The threads a call starting now on this thread would use. */\n"
      << "int32_t " << prefix << "_num_threads(void);\n\n"
      << "/* The most bytes the library's generated code may hold at once in\n"
@@ -381,6 +386,21 @@ static void addStringFunction(llvm::Module &m, StringRef name, StringRef text) {
   b.CreateRet(b.CreateGlobalString(text, (name + ".text").str()));
 }
 
+/// MLIR 22's Open MPI lowering names the reduction operators as
+/// `ompi_mpi_sum`, ...; Open MPI's library exports them as `ompi_mpi_op_sum`
+/// (mpi.h: MPI_SUM is &ompi_mpi_op_sum). Renames the declarations.
+static void fixOpenMpiOperators(llvm::Module &m) {
+  static constexpr llvm::StringLiteral kOps[] = {
+      "sum", "max",  "min",  "prod",   "land",   "band",   "lor",
+      "bor", "lxor", "bxor", "minloc", "maxloc", "replace"};
+  for (llvm::StringRef op : kOps) {
+    llvm::GlobalVariable *g = m.getGlobalVariable(("ompi_mpi_" + op).str());
+    if (g && g->isDeclaration() &&
+        !m.getNamedValue(("ompi_mpi_op_" + op).str()))
+      g->setName("ompi_mpi_op_" + op);
+  }
+}
+
 llvm::Expected<std::unique_ptr<llvm::Module>> mlir::attn::buildLibraryModule(
     ModuleOp module, llvm::LLVMContext &context, ArrayRef<Entry> entries,
     StringRef prefix, StringRef runtimeBitcode, llvm::TargetMachine &tm) {
@@ -388,6 +408,7 @@ llvm::Expected<std::unique_ptr<llvm::Module>> mlir::attn::buildLibraryModule(
       translateModuleToLLVMIR(module, context, prefix);
   if (!m)
     return error("translation to LLVM IR failed");
+  fixOpenMpiOperators(*m);
   ExecutionEngine::setupTargetTripleAndDataLayout(m.get(), &tm);
 
   llvm::StringSet<> exported;

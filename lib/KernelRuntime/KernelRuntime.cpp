@@ -45,6 +45,11 @@ thread_local CallState state;
 /// The thread count of the library (0: OpenMP's default).
 int32_t numThreads = 0;
 
+/// The MPI communicator this thread's calls of sequence-parallel entries
+/// use, as the integer the `mpi` dialect's lowering holds a handle in (0:
+/// MPI_COMM_WORLD).
+thread_local int64_t communicator = 0;
+
 /// Status codes of the C ABI (docs/Library.md).
 constexpr int32_t kShapeError = 1;
 constexpr int32_t kValueError = 2;
@@ -98,6 +103,15 @@ const char *__attn_rt_api_last_error(void) { return state.message; }
 void __attn_rt_api_set_num_threads(int32_t n) {
   __atomic_store_n(&numThreads, n > 0 ? n : 0, __ATOMIC_RELAXED);
 }
+
+/// The MPI communicator of this thread's later calls of sequence-parallel
+/// entries: an MPI_Comm as an integer (MPICH: the int handle; Open MPI: the
+/// pointer), 0 for MPI_COMM_WORLD.
+void __attn_rt_api_set_communicator(int64_t comm) { communicator = comm; }
+
+/// Read by the generated code of sequence-parallel entries (the
+/// communicator of attn-lower-communication).
+int64_t attn_opt_communicator(void) { return communicator; }
 
 /// The thread count a call starting now on this thread would use.
 int32_t __attn_rt_api_num_threads(void) {

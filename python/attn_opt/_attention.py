@@ -209,14 +209,51 @@ def _signature(key, static=None):
             region_text)
 
 
-def _build(key):
-    """MLIR source of one signature (dynamic batch and lengths)."""
+def _build(key, order=None):
+    """MLIR source of one signature (dynamic batch and lengths); with an
+    `order` ("contiguous" or "zigzag"), sequence-parallel: query, key, value
+    and result sharded along the sequence over a 1-D grid of the ranks
+    (docs/SequenceParallel.md)."""
     args, operands, attrs, (q, k, v, r), _, regions = _signature(key)
-    return (f"func.func @attention({', '.join(args)}) -> {r} {{\n"
-            f"  %0 = attn.attention %query, %key, %value{operands} "
-            f"{attrs}\n"
+    if order is None:
+        return (f"func.func @attention({', '.join(args)}) -> {r} {{\n"
+                f"  %0 = attn.attention %query, %key, %value{operands} "
+                f"{attrs}\n"
+                f"      : {q}, {k}, {v} -> {r}{regions}\n"
+                f"  return %0 : {r}\n}}\n")
+    attrs = attrs[:-1] + f', attn.sequence_order = "{order}"}}'
+    return ("shard.grid @ranks(shape = ?)\n"
+            f"func.func @attention({', '.join(args)}) -> {r} {{\n"
+            "  %s = shard.sharding @ranks split_axes = [[], [], [0]] "
+            ": !shard.sharding\n"
+            f"  %qs = shard.shard %query to %s : {q}\n"
+            f"  %ks = shard.shard %key to %s : {k}\n"
+            f"  %vs = shard.shard %value to %s : {v}\n"
+            f"  %0 = attn.attention %qs, %ks, %vs{operands} {attrs}\n"
             f"      : {q}, {k}, {v} -> {r}{regions}\n"
-            f"  return %0 : {r}\n}}\n")
+            f"  %1 = shard.shard %0 to %s : {r}\n"
+            f"  return %1 : {r}\n}}\n")
+
+
+def _mpi_handle(comm):
+    """The C handle (an integer) and attn-compile's --mpi of an mpi4py
+    communicator."""
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise TypeError("sequence_parallel takes an mpi4py communicator, "
+                        "and mpi4py cannot be imported") from e
+    if not isinstance(comm, MPI.Comm):
+        raise TypeError(f"sequence_parallel takes an mpi4py communicator, "
+                        f"not {type(comm).__name__}")
+    if comm == MPI.COMM_NULL:
+        raise ValueError("sequence_parallel got MPI.COMM_NULL")
+    vendor = MPI.get_vendor()[0]
+    if vendor not in ("Open MPI", "MPICH"):
+        raise ValueError(f"sequence_parallel: mpi4py is built on {vendor}; "
+                         f"attn-opt calls MPICH or Open MPI")
+    return MPI._handleof(comm), ("openmpi" if vendor == "Open MPI"
+                                 else "mpich")
 
 
 def _build_grad(key, static):
@@ -368,7 +405,8 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
               alpha=None, features=None, seed=None, orthogonal=False,
               eps=None, qk_norm_eps=None, bias=None, gate=None, segments=None,
               key_segments=None, projection=None, score_mod=None,
-              mask_mod=None, threads=None, out=None, _grad=None):
+              mask_mod=None, threads=None, out=None, sequence_parallel=None,
+              sequence_order="contiguous", _grad=None):
     """Attention of q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv]
     (NumPy arrays or CPU torch tensors of f32, f16, or bf16 (torch)):
     returns [B, Hq, Lq, Dv] of the same kind (docs/Semantics.md).
@@ -387,11 +425,33 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
         arithmetic, comparisons, &, |, ~, %, //, abs, torch.where,
         torch.tanh, torch.exp, ... and indexing of captured torch tensors
         (or attn_opt.capture(array)); compiled once per traced IR.
+    sequence_parallel: an mpi4py communicator: every rank calls with its
+        own chunk of the sequence (q, k, v rows of the same positions;
+        chunks may differ in length) and gets its rows of the result
+        (docs/SequenceParallel.md). sequence_order: "contiguous" (rank r
+        holds the r-th chunk) or "zigzag" (rank r holds chunks r and
+        2P-1-r of 2P, concatenated: balances causal work). Forward only,
+        with q, k, v (no bias, gate, segments, projection or mods).
     Each signature (dtypes, head counts and dims, attributes, operands) is
     compiled once; batch and lengths are dynamic (except with the block
     tables #attn.block and #attn.random, compiled per length).
     """
-    if _grad is None and _needs_grad(q, k, v, bias, gate):
+    if sequence_parallel is not None:
+        extras = [name for name, x in (
+            ("bias", bias), ("gate", gate), ("segments", segments),
+            ("key_segments", key_segments), ("projection", projection),
+            ("score_mod", score_mod), ("mask_mod", mask_mod)) if x is not None]
+        if extras:
+            raise ValueError(f"sequence_parallel takes q, k and v only, not "
+                             f"{', '.join(extras)}")
+        if sequence_order not in ("contiguous", "zigzag"):
+            raise ValueError(f"sequence_order is 'contiguous' or 'zigzag', "
+                             f"not {sequence_order!r}")
+        if _needs_grad(q, k, v):
+            raise ValueError("sequence_parallel has no gradients yet: call "
+                             "it under torch.no_grad() or with detached "
+                             "tensors")
+    elif _grad is None and _needs_grad(q, k, v, bias, gate):
         return _differentiable(q, k, v, bias, gate, dict(
             normalizer=normalizer, pattern=pattern, scale=scale, alpha=alpha,
             features=features, seed=seed, orthogonal=orthogonal, eps=eps,
@@ -421,6 +481,10 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
                          f"in heads or length")
     if dk != d:
         raise ValueError(f"q and k head dims differ: {d} and {dk}")
+    if sequence_parallel is not None and lq != lk:
+        raise ValueError(f"sequence_parallel: q and k hold the same "
+                         f"positions, but their chunks have {lq} and {lk} "
+                         f"rows")
     if hkv == 0 or hq % hkv:
         raise ValueError(f"the query heads ({hq}) are not a multiple of the "
                          f"key/value heads ({hkv})")
@@ -495,15 +559,22 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
                                projection) if x is not None] + captured
         call = (key, (b, lq, lk), passive, threads)
         return _autograd_function().apply(q, k, v, bias, gate, call)
-    fn = _functions.get(key)
+    handle = mpi = order = None
+    if sequence_parallel is not None:
+        handle, mpi = _mpi_handle(sequence_parallel)
+        order = sequence_order
+    fn = _functions.get((key, order, mpi))
     if fn is None:
         with _functions_lock:
-            fn = _functions.get(key)
+            fn = _functions.get((key, order, mpi))
             if fn is None:
-                fn = compile(_build(key)).attention
-                _functions[key] = fn
+                fn = compile(_build(key, order), **(
+                    {"mpi": mpi} if mpi else {})).attention
+                _functions[(key, order, mpi)] = fn
     if threads is not None:
         fn.library.set_num_threads(threads)
+    if sequence_parallel is not None:
+        fn.library.set_communicator(handle)
     if out is None:
         out = empty_like_kind(q, (b, hq, lq, dv), t)
         tensors.append((_data_pointer(out), (b, hq, lq, dv)))

@@ -148,7 +148,7 @@ _libraries_lock = threading.Lock()
 compilations = 0
 
 
-def compile(source, entry=None, threads=None, target="host"):
+def compile(source, entry=None, threads=None, target="host", mpi="mpich"):
     """Compiles an attn module (MLIR text, or a path to a .mlir file) into a
     Library, reusing the disk cache (keyed by the source, the entries, the
     target and attn-compile itself).
@@ -157,6 +157,8 @@ def compile(source, entry=None, threads=None, target="host"):
              public function).
     threads: OpenMP threads of the library's calls (default: all cores).
     target:  attn-compile's --target (host, x86-64-v3, x86-64-v4, ...).
+    mpi:     the MPI ABI of sequence-parallel modules, attn-compile's --mpi
+             (mpich, or openmpi: mpi4py's MPI in Debian).
 
     With ATTN_OPT_OFFLINE=1 nothing is compiled: a library missing from the
     cache raises AttnOptError (deployments that ship a warm cache).
@@ -173,7 +175,7 @@ def compile(source, entry=None, threads=None, target="host"):
         [entry] if isinstance(entry, str) else list(entry))
     compiler = _find_compiler()
     key = hashlib.sha256("\0".join(
-        [source, ",".join(entries), target,
+        [source, ",".join(entries), target, mpi,
          _compiler_identity(compiler)]).encode()).hexdigest()[:32]
     with _libraries_lock:
         lib = _libraries.get(key)
@@ -185,7 +187,8 @@ def compile(source, entry=None, threads=None, target="host"):
                     raise AttnOptError(
                         f"ATTN_OPT_OFFLINE is set and {directory} is not in "
                         f"the cache: compile it once without it")
-                _compile_into(compiler, source, entries, target, directory)
+                _compile_into(compiler, source, entries, target, mpi,
+                              directory)
                 compilations += 1
             lib = Library(path)
             _libraries[key] = lib
@@ -194,7 +197,7 @@ def compile(source, entry=None, threads=None, target="host"):
     return lib
 
 
-def _compile_into(compiler, source, entries, target, directory):
+def _compile_into(compiler, source, entries, target, mpi, directory):
     os.makedirs(os.path.dirname(directory), exist_ok=True)
     # Build in a private directory, then rename: concurrent processes never
     # see a partial library.
@@ -204,6 +207,7 @@ def _compile_into(compiler, source, entries, target, directory):
         with open(src, "w") as f:
             f.write(source)
         cmd = [compiler, src, "--prefix", "kernels", f"--target={target}",
+               f"--mpi={mpi}",
                "-o", os.path.join(work, "libkernels.so"),
                "--header", os.path.join(work, "kernels.h")]
         for e in entries:
@@ -241,6 +245,9 @@ class Library:
         self._num_threads.restype = ctypes.c_int32
         self._set_max_memory = getattr(self._dll, prefix + "_set_max_memory")
         self._set_max_memory.argtypes = [ctypes.c_int64]
+        self._set_communicator = getattr(self._dll,
+                                         prefix + "_set_communicator")
+        self._set_communicator.argtypes = [ctypes.c_int64]
         self.functions = {}
         for e in self.signatures["entries"]:
             self.functions[e["function"]] = Function(self, e)
@@ -263,6 +270,12 @@ class Library:
 
     def num_threads(self):
         return self._num_threads()
+
+    def set_communicator(self, handle):
+        """The MPI communicator this thread's later calls of
+        sequence-parallel entries use, as an integer handle (0:
+        MPI_COMM_WORLD; an mpi4py communicator: MPI._handleof(comm))."""
+        self._set_communicator(int(handle))
 
     def set_max_memory(self, n):
         """The most bytes the library's generated code may hold at once

@@ -2,16 +2,25 @@
 
 // An exchange becomes a blocking send and receive ordered by rank parity
 // (MLIR 22 lowers no mpi.isend / irecv / wait); the bytes handed to MPI are
-// counted in a module global read by attn_opt_bytes_sent (a send to
-// MPI_PROC_NULL, dest < 0, counts nothing); an all-reduce counts its input.
+// counted in a module global read by attn_opt_bytes_sent (no peer, dest or
+// source < 0, skips the call and counts nothing); an all-reduce counts its
+// input. The communicator is the host's (attn_opt_communicator(), 0: the
+// world).
 // CHECK: memref.global "private" @attn_opt_bytes_sent_counter : memref<i64> = dense<0>
 // CHECK-LABEL: func.func @attn_opt_bytes_sent() -> i64
 // CHECK: memref.get_global @attn_opt_bytes_sent_counter
 // CHECK-LABEL: func.func @ring(
 // CHECK-SAME: %[[K:[^:]*]]: memref<1x2x?x8xf32>, %[[BUF:[^:]*]]: memref<1x2x?x8xf32>, %[[D:[^:]*]]: i32, %[[S:[^:]*]]: i32
+// CHECK: %[[WORLD:.*]] = mpi.comm_world : !mpi.comm
+// CHECK: %[[WORLDH:.*]] = builtin.unrealized_conversion_cast %[[WORLD]] : !mpi.comm to i64
+// CHECK: %[[GIVEN:.*]] = call @attn_opt_communicator() : () -> i64
+// CHECK: %[[UNSET:.*]] = arith.cmpi eq, %[[GIVEN]], %{{.*}} : i64
+// CHECK: %[[H:.*]] = arith.select %[[UNSET]], %[[WORLDH]], %[[GIVEN]] : i64
+// CHECK: %[[COMM:.*]] = builtin.unrealized_conversion_cast %[[H]] : i64 to !mpi.comm
 // CHECK: %[[KF:.*]] = memref.collapse_shape %[[K]] {{\[\[}}0, 1, 2, 3]] : memref<1x2x?x8xf32> into memref<?xf32>
 // CHECK: %[[BF:.*]] = memref.collapse_shape %[[BUF]]
 // CHECK: %[[SENDS:.*]] = arith.cmpi sge, %[[D]], %{{.*}} : i32
+// CHECK: %[[RECEIVES:.*]] = arith.cmpi sge, %[[S]], %{{.*}} : i32
 // CHECK: %[[N:.*]] = memref.dim %[[KF]]
 // CHECK: %[[BYTES:.*]] = arith.muli %{{.*}}, %c4_i64
 // CHECK: %[[COUNT:.*]] = arith.select %[[SENDS]], %[[BYTES]]
@@ -21,14 +30,20 @@
 // CHECK: %[[RANK:.*]] = mpi.comm_rank
 // CHECK: arith.remui %[[RANK]]
 // CHECK: scf.if
-// CHECK-NEXT: mpi.send(%[[KF]], %{{.*}}, %[[D]], %{{.*}})
+// CHECK-NEXT: scf.if %[[SENDS]] {
+// CHECK-NEXT: mpi.send(%[[KF]], %{{.*}}, %[[D]], %[[COMM]])
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.if %[[RECEIVES]] {
 // CHECK-NEXT: mpi.recv(%[[BF]], %{{.*}}, %[[S]], %{{.*}})
 // CHECK: } else {
+// CHECK-NEXT: scf.if %[[RECEIVES]] {
 // CHECK-NEXT: mpi.recv(%[[BF]]
+// CHECK: scf.if %[[SENDS]] {
 // CHECK-NEXT: mpi.send(%[[KF]]
 // CHECK-NOT: attn.exchange_wait
 // CHECK: arith.muli %{{.*}}, %c8_i64
-// CHECK: mpi.allreduce(%{{.*}}, %{{.*}}, MPI_SUM, %{{.*}}) : memref<3xi64>, memref<3xi64>
+// CHECK: mpi.allreduce(%{{.*}}, %{{.*}}, MPI_SUM, %[[COMM]]) : memref<3xi64>, memref<3xi64>
+// CHECK: func.func private @attn_opt_communicator() -> i64
 func.func @ring(%k: memref<1x2x?x8xf32>, %buf: memref<1x2x?x8xf32>, %d: i32, %s: i32, %sizes: memref<3xi64>, %into: memref<3xi64>) {
   %c = mpi.comm_world : !mpi.comm
   %t = arith.constant 1 : i32

@@ -20,6 +20,7 @@
 #include "attn-opt/Runtime/HostTarget.h"
 #include "attn-opt/Runtime/ModuleLoader.h"
 
+#include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
@@ -114,6 +115,16 @@ cl::opt<bool> gradOpt(
              "then d_output (and d_lse), returning the gradients of query, "
              "key, value (and bias, gate, sinks)"),
     cl::init(false), cl::cat(category));
+cl::opt<std::string> mpiOpt(
+    "mpi",
+    cl::desc("MPI ABI of sequence-parallel modules: mpich (default; "
+             "Debian's libmpich) or openmpi (Open MPI, e.g. under mpi4py)"),
+    cl::init("mpich"), cl::cat(category));
+cl::opt<std::string> mpiLibraryOpt(
+    "mpi-library",
+    cl::desc("MPI library a sequence-parallel shared library links "
+             "(default: libmpich.so.12, or libmpi.so.40 with --mpi=openmpi)"),
+    cl::init(""), cl::cat(category));
 cl::opt<bool> remarksOpt("print-remarks",
                          cl::desc("Print the compiler's remarks"),
                          cl::init(false), cl::cat(category));
@@ -217,6 +228,10 @@ void writeFile(StringRef path, StringRef bytes) {
   out->keep();
 }
 
+/// Whether the generated code calls MPI (a sequence-parallel module): the
+/// shared library then links the MPI library.
+bool callsMpi = false;
+
 /// Links `object` into the shared library `path` (named `soname`) with the
 /// compiler driver.
 void linkShared(StringRef object, StringRef path, StringRef soname) {
@@ -243,6 +258,14 @@ void linkShared(StringRef object, StringRef path, StringRef soname) {
                                    "-lm"};
   if (rpathOpt != "none" && !rpathOpt.empty())
     args.push_back("-Wl,-rpath," + rpathOpt);
+  if (callsMpi) {
+    // The MPI the generated code calls (sequence-parallel modules).
+    std::string library = mpiLibraryOpt;
+    if (library.empty())
+      library = mpiOpt == "openmpi" ? "libmpi.so.40" : "libmpich.so.12";
+    args.push_back(llvm::sys::path::has_parent_path(library) ? library
+                                                             : "-l:" + library);
+  }
   std::vector<StringRef> refs(args.begin(), args.end());
   std::string message;
   int rc = llvm::sys::ExecuteAndWait(*program, refs, std::nullopt, {}, 0, 0,
@@ -343,7 +366,22 @@ bool printDescription(const CompilePlan &plan) {
 /// CPU pipeline for the vectors of `tm`'s target. Fails when a pass fails.
 void lowerModule(MLIRContext &context, CompilePlan &plan,
                  llvm::TargetMachine &tm) {
+  if (mpiOpt != "mpich" && mpiOpt != "openmpi")
+    fail("--mpi takes mpich or openmpi, not '" + mpiOpt + "'");
+  // The `mpi` lowering's ABI (attn-partition-sequence keeps a given one).
+  if (mpiOpt == "openmpi" &&
+      !plan.module->getOperation()->hasAttr("dlti.map")) {
+    MLIRContext *ctx = &context;
+    DataLayoutEntryInterface entry =
+        DataLayoutEntryAttr::get(StringAttr::get(ctx, "MPI:Implementation"),
+                                 StringAttr::get(ctx, "OpenMPI"));
+    plan.module->getOperation()->setAttr("dlti.map",
+                                         MapAttr::get(ctx, {entry}));
+  }
   PassManager pm(&context);
+  // Sequence-parallel functions become each rank's program first: the
+  // entries then take the rank's chunks.
+  pm.addPass(createAttnPartitionSequence());
   pm.addPass(createAttnExportEntries());
   pm.addPass(createSymbolDCEPass());
   if (emitOpt != "mlir") {
@@ -466,6 +504,8 @@ int compile(MLIRContext &context, const char *argv0) {
   if (!emitOpt.empty())
     fail("--emit takes mlir, lowered, llvm, header or signatures");
 
+  for (const llvm::Function &f : **llvmModule)
+    callsMpi |= f.isDeclaration() && f.getName().starts_with("MPI_");
   // One object file; the outputs are made from it.
   llvm::SmallVector<char> object = emitObject(*tm, **llvmModule);
   writeOutputs(*plan, StringRef(object.data(), object.size()));

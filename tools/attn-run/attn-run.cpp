@@ -240,6 +240,9 @@ extern "C" void attnRunRuntimeError(int32_t code, int64_t a, int64_t b,
 /// (kRuntimeFailedFunction).
 extern "C" int32_t attnRunRuntimeFailed() { return runtimeError.failed(); }
 
+/// The communicator of sequence-parallel modules: MPI_COMM_WORLD (0).
+extern "C" int64_t attnRunCommunicator() { return 0; }
+
 /// Fails with the generated code's run-time error, if it reported one.
 void failOnRuntimeError(StringRef what) {
   if (std::optional<std::string> message = runtimeError.message())
@@ -437,8 +440,8 @@ compileVariant(ModuleOp module, StringRef entry,
     libs.push_back(ATTN_CUDA_RUNTIME);
   std::vector<std::pair<std::string, void *>> symbols = {
       {kRuntimeErrorFunction, reinterpret_cast<void *>(&attnRunRuntimeError)},
-      {kRuntimeFailedFunction,
-       reinterpret_cast<void *>(&attnRunRuntimeFailed)}};
+      {kRuntimeFailedFunction, reinterpret_cast<void *>(&attnRunRuntimeFailed)},
+      {kCommunicatorFunction, reinterpret_cast<void *>(&attnRunCommunicator)}};
   auto jit = JitFunction::compile(*clone, entry, libs, symbols);
   lastLlvmMs = msSince(start);
   if (!jit)

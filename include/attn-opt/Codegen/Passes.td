@@ -591,6 +591,20 @@ def AttnLowerCommunication : Pass<"attn-lower-communication", "ModuleOp"> {
     added to a module counter, read by the public function
     `attn_opt_bytes_sent() -> i64` (attn-run reports it with `--bench`).
 
+    The communicator is the host's: each `mpi.comm_world` becomes the
+    handle `attn_opt_communicator() -> i64` returns (a kernel library's
+    PREFIX_set_communicator, per thread), or MPI_COMM_WORLD where it
+    returns 0:
+
+    ```mlir
+    %w = mpi.comm_world : !mpi.comm
+    %wi = builtin.unrealized_conversion_cast %w : !mpi.comm to i64
+    %h = func.call @attn_opt_communicator() : () -> i64
+    %unset = arith.cmpi eq, %h, %c0_i64 : i64
+    %s = arith.select %unset, %wi, %h : i64
+    %comm = builtin.unrealized_conversion_cast %s : i64 to !mpi.comm
+    ```
+
     ```mlir
     %sr, %rr = attn.exchange %k into %buf to %d from %s tag %t comm %c
         : memref<1x8x?x64xf32>, memref<1x8x?x64xf32>
@@ -608,7 +622,9 @@ def AttnLowerCommunication : Pass<"attn-lower-communication", "ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::mpi::MPIDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 #endif // ATTN_PIPELINES_PASSES_TD

@@ -90,7 +90,9 @@ enum class RuntimeError : int32_t {
 constexpr bool isShapeError(int32_t code) {
   return code == static_cast<int32_t>(RuntimeError::SizeMismatch) ||
          code == static_cast<int32_t>(RuntimeError::ArgumentSize) ||
-         code == static_cast<int32_t>(RuntimeError::ResultSize);
+         code == static_cast<int32_t>(RuntimeError::ResultSize) ||
+         code == static_cast<int32_t>(RuntimeError::SequenceRanks) ||
+         code == static_cast<int32_t>(RuntimeError::SequenceChunk);
 }
 
 /// Whether `code` is about memory (status ATTN_OPT_ERROR_MEMORY of a kernel
@@ -106,6 +108,12 @@ constexpr bool isMemoryError(int32_t code) {
 /// running call has reported an error: `int32_t attn_opt_runtime_failed()`.
 /// Hosts that define kRuntimeErrorFunction define it too.
 constexpr const char *kRuntimeFailedFunction = "attn_opt_runtime_failed";
+
+/// The function the generated code of a sequence-parallel module calls for
+/// its MPI communicator: `int64_t attn_opt_communicator()`, the handle as an
+/// integer (0: MPI_COMM_WORLD). Kernel libraries return what
+/// PREFIX_set_communicator set on the calling thread; attn-run returns 0.
+constexpr const char *kCommunicatorFunction = "attn_opt_communicator";
 
 /// With attn-check-allocations' release-on-error (kernel libraries), the
 /// generated code takes a mark of the calling thread's heap buffers on

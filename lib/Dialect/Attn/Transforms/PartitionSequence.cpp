@@ -441,6 +441,23 @@ private:
     Value e = tensor::ExtractOp::create(b, sizes, ValueRange{rank});
     return arith::IndexCastOp::create(b, b.getIndexType(), e);
   }
+  /// Rows [row, row + rows) of a [B, H, L, D] tensor; of `t`'s own type
+  /// when `keepType` (a block the ring passes on), else the inferred one.
+  Value rowSlice(Value t, Value row, Value rows, bool keepType = false) {
+    auto type = cast<RankedTensorType>(t.getType());
+    SmallVector<OpFoldResult> off = {b.getIndexAttr(0), b.getIndexAttr(0), row,
+                                     b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> size = {
+        type.isDynamicDim(0)
+            ? OpFoldResult(tensor::DimOp::create(b, t, 0).getResult())
+            : b.getIndexAttr(type.getDimSize(0)),
+        b.getIndexAttr(type.getDimSize(1)), rows,
+        b.getIndexAttr(type.getDimSize(3))};
+    SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
+    if (keepType)
+      return tensor::ExtractSliceOp::create(b, type, t, off, size, ones);
+    return tensor::ExtractSliceOp::create(b, t, off, size, ones).getResult();
+  }
 
   /// The two runs of rank `rank`'s rows: (global start, length); the
   /// second has length 0 in the contiguous order.
@@ -901,23 +918,9 @@ std::pair<Value, Value> RankProgram::computeBlock(Value q, Value kBlock,
         b.setInsertionPointToStart(ifOp.elseBlock());
         scf::YieldOp::create(b, ValueRange{accO, accL});
         b.setInsertionPointToStart(ifOp.thenBlock());
-        auto slice = [&](Value t, Value row, Value rows) {
-          auto type = cast<RankedTensorType>(t.getType());
-          SmallVector<OpFoldResult> off = {b.getIndexAttr(0), b.getIndexAttr(0),
-                                           row, b.getIndexAttr(0)};
-          SmallVector<OpFoldResult> size = {
-              type.isDynamicDim(0)
-                  ? OpFoldResult(tensor::DimOp::create(b, t, 0).getResult())
-                  : b.getIndexAttr(type.getDimSize(0)),
-              b.getIndexAttr(type.getDimSize(1)), rows,
-              b.getIndexAttr(type.getDimSize(3))};
-          SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
-          return tensor::ExtractSliceOp::create(b, t, off, size, ones)
-              .getResult();
-        };
-        Value qs = slice(q, qRow, qr.length[a]);
-        Value ks = slice(kBlock, kRow, kr.length[c]);
-        Value vs = slice(vBlock, kRow, kr.length[c]);
+        Value qs = rowSlice(q, qRow, qr.length[a]);
+        Value ks = rowSlice(kBlock, kRow, kr.length[c]);
+        Value vs = rowSlice(vBlock, kRow, kr.length[c]);
         auto toI64 = [&](Value x) {
           return arith::IndexCastOp::create(b, b.getI64Type(), x).getResult();
         };
@@ -1152,21 +1155,8 @@ std::pair<Value, Value> RankProgram::build(Value q, Value k, Value v) {
       Value none = cst(-1);
       Value dest = i32(select(send, next, none));
       Value source = i32(select(receive, prev, none));
-      auto rowSlice = [&](Value t, Value row, Value rows) -> Value {
-        auto type = cast<RankedTensorType>(t.getType());
-        SmallVector<OpFoldResult> off = {b.getIndexAttr(0), b.getIndexAttr(0),
-                                         row, b.getIndexAttr(0)};
-        SmallVector<OpFoldResult> size = {
-            type.isDynamicDim(0)
-                ? OpFoldResult(tensor::DimOp::create(b, t, 0).getResult())
-                : b.getIndexAttr(type.getDimSize(0)),
-            b.getIndexAttr(type.getDimSize(1)), rows,
-            b.getIndexAttr(type.getDimSize(3))};
-        SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
-        return tensor::ExtractSliceOp::create(b, type, t, off, size, ones);
-      };
-      Value kOut = trims() ? rowSlice(kCur, sendOffset, sendRows) : kCur;
-      Value vOut = trims() ? rowSlice(vCur, sendOffset, sendRows) : vCur;
+      Value kOut = trims() ? rowSlice(kCur, sendOffset, sendRows, true) : kCur;
+      Value vOut = trims() ? rowSlice(vCur, sendOffset, sendRows, true) : vCur;
       auto exchange = [&](Value block, int32_t tag) {
         auto type = cast<RankedTensorType>(block.getType());
         SmallVector<Value> dyn;
