@@ -10,7 +10,9 @@
 #include "attn-opt/Host/RuntimeErrors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MPI/IR/MPI.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -99,6 +101,140 @@ void countBytes(ImplicitLocOpBuilder &b, Value flat, Value sends) {
                           ValueRange{});
 }
 
+/// Whether the module's `mpi` lowering targets Open MPI (its dlti.map's
+/// "MPI:Implementation"; MPICH otherwise, as the upstream lowering).
+bool targetsOpenMpi(ModuleOp module) {
+  auto map = module->getAttrOfType<MapAttr>("dlti.map");
+  if (!map)
+    return false;
+  for (DataLayoutEntryInterface entry : map.getEntries()) {
+    auto key = llvm::dyn_cast_if_present<StringAttr>(entry.getKey());
+    if (key && key.getValue() == "MPI:Implementation")
+      if (auto value = dyn_cast<StringAttr>(entry.getValue()))
+        return value.getValue() == "OpenMPI";
+  }
+  return false;
+}
+
+/// MPI_Isend, MPI_Irecv and MPI_Wait as calls of the module's MPI ABI
+/// (MLIR 22's `mpi` lowering has no nonblocking operations): MPICH's
+/// handles are ints (MPI_FLOAT = 0x4c00040a, MPI_BYTE = 0x4c00010d,
+/// MPI_STATUS_IGNORE = (MPI_Status *)1), Open MPI's are pointers
+/// (&ompi_mpi_float, &ompi_mpi_byte, NULL). A communicator arrives as the
+/// i64 handle of attn_opt_communicator().
+class NonblockingCalls {
+public:
+  explicit NonblockingCalls(ModuleOp module)
+      : module(module), openMpi(targetsOpenMpi(module)),
+        ptr(LLVM::LLVMPointerType::get(module.getContext())),
+        i32(IntegerType::get(module.getContext(), 32)),
+        i64(IntegerType::get(module.getContext(), 64)) {}
+
+  /// The request slots of one exchange (send, receive).
+  Value requests(ImplicitLocOpBuilder &b) {
+    return memref::AllocOp::create(b,
+                                   MemRefType::get({2}, openMpi ? i64 : i32));
+  }
+  /// MPI_Isend / MPI_Irecv of the 1-D buffer `flat` into request slot
+  /// `slot` of `reqs`.
+  void start(ImplicitLocOpBuilder &b, bool isSend, Value flat, Value peer,
+             Value tag, Value comm, Value reqs, int64_t slot) {
+    auto type = cast<MemRefType>(flat.getType());
+    Value count = memref::DimOp::create(b, flat, 0);
+    Value datatype;
+    if (type.getElementType().isF32()) {
+      datatype = handle(b, "ompi_mpi_float", 0x4c00040a);
+    } else {
+      datatype = handle(b, "ompi_mpi_byte", 0x4c00010d);
+      count = arith::MulIOp::create(
+          b, count,
+          arith::ConstantIndexOp::create(
+              b, type.getElementType().getIntOrFloatBitWidth() / 8));
+    }
+    func::FuncOp fn =
+        declare(isSend ? "MPI_Isend" : "MPI_Irecv",
+                {ptr, i32, handleType(), i32, i32, handleType(), ptr});
+    func::CallOp::create(b, fn,
+                         ValueRange{address(b, flat),
+                                    arith::IndexCastOp::create(b, i32, count),
+                                    datatype, peer, tag, commHandle(b, comm),
+                                    slotAddress(b, reqs, slot)});
+  }
+  /// MPI_Wait on request slot `slot` of `reqs`.
+  void wait(ImplicitLocOpBuilder &b, Value reqs, int64_t slot) {
+    func::FuncOp fn = declare("MPI_Wait", {ptr, ptr});
+    Value status = arith::ConstantIntOp::create(b, openMpi ? 0 : 1, 64);
+    Value ignore = LLVM::IntToPtrOp::create(b, ptr, status);
+    func::CallOp::create(b, fn, ValueRange{slotAddress(b, reqs, slot), ignore});
+  }
+
+private:
+  Type handleType() const { return openMpi ? Type(ptr) : Type(i32); }
+
+  func::FuncOp declare(StringRef name, ArrayRef<Type> args) {
+    if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+      return fn;
+    ImplicitLocOpBuilder mb(module.getLoc(), module.getContext());
+    mb.setInsertionPointToEnd(module.getBody());
+    auto fn = func::FuncOp::create(mb, name, mb.getFunctionType(args, {i32}));
+    fn.setPrivate();
+    return fn;
+  }
+
+  /// A predefined handle: MPICH's int, or the address of Open MPI's global.
+  Value handle(ImplicitLocOpBuilder &b, StringRef openMpiGlobal,
+               int32_t mpich) {
+    if (!openMpi)
+      return arith::ConstantIntOp::create(b, mpich, 32);
+    if (!module.lookupSymbol(openMpiGlobal)) {
+      ImplicitLocOpBuilder mb(module.getLoc(), module.getContext());
+      mb.setInsertionPointToStart(module.getBody());
+      LLVM::GlobalOp::create(mb, mb.getI8Type(), /*isConstant=*/false,
+                             LLVM::Linkage::External, openMpiGlobal,
+                             Attribute());
+    }
+    return LLVM::AddressOfOp::create(b, ptr, openMpiGlobal);
+  }
+
+  Value commHandle(ImplicitLocOpBuilder &b, Value comm) {
+    Value h = UnrealizedConversionCastOp::create(b, i64, comm).getResult(0);
+    if (openMpi)
+      return LLVM::IntToPtrOp::create(b, ptr, h);
+    return arith::TruncIOp::create(b, i32, h);
+  }
+
+  /// The address of element `offset` of the 1-D identity-layout `flat`.
+  Value address(ImplicitLocOpBuilder &b, Value flat, int64_t offset = 0) {
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, flat);
+    Value at = arith::IndexCastOp::create(b, i64, base);
+    if (offset) {
+      int64_t bytes = cast<MemRefType>(flat.getType())
+                          .getElementType()
+                          .getIntOrFloatBitWidth() /
+                      8;
+      at = arith::AddIOp::create(
+          b, at, arith::ConstantIntOp::create(b, offset * bytes, 64));
+    }
+    return LLVM::IntToPtrOp::create(b, ptr, at);
+  }
+  Value slotAddress(ImplicitLocOpBuilder &b, Value reqs, int64_t slot) {
+    return address(b, reqs, slot);
+  }
+
+  ModuleOp module;
+  bool openMpi;
+  Type ptr, i32, i64;
+};
+
+/// Emits `body` with `b` inside `scf.if %condition`, then goes on after it.
+void inThen(ImplicitLocOpBuilder &b, Value condition,
+            llvm::function_ref<void()> body) {
+  auto ifOp = scf::IfOp::create(b, condition, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  body();
+}
+
 /// Points each mpi.comm_world of the module at the host's communicator:
 /// `attn_opt_communicator()` (an MPI handle as an integer; 0 keeps
 /// MPI_COMM_WORLD), so a kernel library's caller picks the communicator
@@ -149,7 +285,12 @@ struct AttnLowerCommunication
       createCounter(getOperation());
     useHostCommunicator(getOperation());
     // What each exchange staged: freed (and copied out) at its wait.
-    DenseMap<Operation *, std::pair<FlatBuffer, FlatBuffer>> staging;
+    struct Started {
+      FlatBuffer send, into;
+      Value requests, sends, receives;
+    };
+    DenseMap<Operation *, Started> staging;
+    NonblockingCalls calls(getOperation());
     for (Operation *op : ops) {
       if (op->getNumResults() && isa<TensorType>(op->getResult(0).getType())) {
         op->emitOpError("must be bufferized before attn-lower-communication");
@@ -167,44 +308,18 @@ struct AttnLowerCommunication
         Value receives = arith::CmpIOp::create(b, arith::CmpIPredicate::sge,
                                                exchange.getSource(), zero);
         countBytes(b, send.flat, sends);
-        // MLIR 22 lowers only the blocking mpi.send / mpi.recv to MPICH
-        // calls: even ranks send first, odd ranks receive first, which
-        // breaks the cycle of a ring (a rank sending to itself is never
-        // asked: the partitioning exchanges nothing on one rank).
-        Value rank = mpi::CommRankOp::create(b, Type(), b.getI32Type(),
-                                             exchange.getComm())
-                         .getRank();
-        Value two = arith::ConstantIntOp::create(b, 2, 32);
-        Value even =
-            arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                  arith::RemUIOp::create(b, rank, two), zero);
-        auto sendOp = [&](OpBuilder &nb, Location loc) {
-          scf::IfOp::create(nb, loc, sends, [&](OpBuilder &ib, Location l) {
-            mpi::SendOp::create(ib, l, Type(), send.flat, exchange.getTag(),
-                                exchange.getDest(), exchange.getComm());
-            scf::YieldOp::create(ib, l);
-          });
-        };
-        auto recvOp = [&](OpBuilder &nb, Location loc) {
-          scf::IfOp::create(nb, loc, receives, [&](OpBuilder &ib, Location l) {
-            mpi::RecvOp::create(ib, l, Type(), into.flat, exchange.getTag(),
-                                exchange.getSource(), exchange.getComm());
-            scf::YieldOp::create(ib, l);
-          });
-        };
-        scf::IfOp::create(
-            b, even,
-            [&](OpBuilder &nb, Location loc) {
-              sendOp(nb, loc);
-              recvOp(nb, loc);
-              scf::YieldOp::create(nb, loc);
-            },
-            [&](OpBuilder &nb, Location loc) {
-              recvOp(nb, loc);
-              sendOp(nb, loc);
-              scf::YieldOp::create(nb, loc);
-            });
-        staging[op] = {send, into};
+        // Started here, waited for at attn.exchange_wait: the transfer
+        // runs under the kernel between them.
+        Value reqs = calls.requests(b);
+        inThen(b, receives, [&] {
+          calls.start(b, /*isSend=*/false, into.flat, exchange.getSource(),
+                      exchange.getTag(), exchange.getComm(), reqs, 1);
+        });
+        inThen(b, sends, [&] {
+          calls.start(b, /*isSend=*/true, send.flat, exchange.getDest(),
+                      exchange.getTag(), exchange.getComm(), reqs, 0);
+        });
+        staging[op] = {send, into, reqs, sends, receives};
         continue;
       }
       if (isa<ExchangeWaitOp>(op))
@@ -239,7 +354,10 @@ struct AttnLowerCommunication
         return signalPassFailure();
       }
       ImplicitLocOpBuilder b(waitOp->getLoc(), waitOp);
-      auto [send, into] = buffers;
+      auto &[send, into, reqs, sends, receives] = buffers;
+      inThen(b, receives, [&] { calls.wait(b, reqs, 1); });
+      inThen(b, sends, [&] { calls.wait(b, reqs, 0); });
+      memref::DeallocOp::create(b, reqs);
       if (into.staged)
         memref::CopyOp::create(b, into.staged, exchange.getInto());
       for (Value staged : {send.staged, into.staged})

@@ -1,7 +1,8 @@
 // RUN: attn-opt %s --attn-lower-communication --split-input-file --allow-unregistered-dialect | FileCheck %s
 
-// An exchange becomes a blocking send and receive ordered by rank parity
-// (MLIR 22 lowers no mpi.isend / irecv / wait); the bytes handed to MPI are
+// An exchange becomes MPI_Irecv and MPI_Isend calls of MPICH's ABI
+// (MPI_FLOAT = 1275069450 = 0x4c00040a; MLIR 22 lowers no mpi.isend / irecv
+// / wait), waited for at attn.exchange_wait; the bytes handed to MPI are
 // counted in a module global read by attn_opt_bytes_sent (no peer, dest or
 // source < 0, skips the call and counts nothing); an all-reduce counts its
 // input. The communicator is the host's (attn_opt_communicator(), 0: the
@@ -27,19 +28,18 @@
 // CHECK: %[[OLD:.*]] = memref.load
 // CHECK: %[[NEW:.*]] = arith.addi %[[OLD]], %[[COUNT]]
 // CHECK: memref.store %[[NEW]]
-// CHECK: %[[RANK:.*]] = mpi.comm_rank
-// CHECK: arith.remui %[[RANK]]
-// CHECK: scf.if
-// CHECK-NEXT: scf.if %[[SENDS]] {
-// CHECK-NEXT: mpi.send(%[[KF]], %{{.*}}, %[[D]], %[[COMM]])
-// CHECK-NEXT: }
-// CHECK-NEXT: scf.if %[[RECEIVES]] {
-// CHECK-NEXT: mpi.recv(%[[BF]], %{{.*}}, %[[S]], %{{.*}})
-// CHECK: } else {
-// CHECK-NEXT: scf.if %[[RECEIVES]] {
-// CHECK-NEXT: mpi.recv(%[[BF]]
+// CHECK: %[[REQS:.*]] = memref.alloc() : memref<2xi32>
+// CHECK: scf.if %[[RECEIVES]] {
+// CHECK: %[[RH:.*]] = builtin.unrealized_conversion_cast %[[COMM]] : !mpi.comm to i64
+// CHECK: %[[RC:.*]] = arith.trunci %[[RH]] : i64 to i32
+// CHECK: func.call @MPI_Irecv(%{{.*}}, %{{.*}}, %c1275069450_i32, %[[S]], %{{.*}}, %[[RC]], %{{.*}}) : (!llvm.ptr, i32, i32, i32, i32, i32, !llvm.ptr) -> i32
 // CHECK: scf.if %[[SENDS]] {
-// CHECK-NEXT: mpi.send(%[[KF]]
+// CHECK: func.call @MPI_Isend(%{{.*}}, %{{.*}}, %c1275069450_i32, %[[D]],
+// CHECK: scf.if %[[RECEIVES]] {
+// CHECK: func.call @MPI_Wait
+// CHECK: scf.if %[[SENDS]] {
+// CHECK: func.call @MPI_Wait
+// CHECK: memref.dealloc %[[REQS]]
 // CHECK-NOT: attn.exchange_wait
 // CHECK: arith.muli %{{.*}}, %c8_i64
 // CHECK: mpi.allreduce(%{{.*}}, %{{.*}}, MPI_SUM, %[[COMM]]) : memref<3xi64>, memref<3xi64>
@@ -62,7 +62,7 @@ func.func @ring(%k: memref<1x2x?x8xf32>, %buf: memref<1x2x?x8xf32>, %d: i32, %s:
 // CHECK: %[[STAGE:.*]] = memref.alloc(%{{.*}}) : memref<1x2x?x8xf32>
 // CHECK: memref.copy %{{.*}}, %[[STAGE]]
 // CHECK: %[[IN:.*]] = memref.alloc(%{{.*}}) : memref<1x2x?x8xf32>
-// CHECK: mpi.send
+// CHECK: func.call @MPI_Isend
 // CHECK: "test.use"
 // CHECK: memref.copy %[[IN]], %{{.*}}
 // CHECK-DAG: memref.dealloc %[[STAGE]]
@@ -74,4 +74,28 @@ func.func @strided(%k: memref<1x2x?x8xf32, strided<[?, ?, 8, 1], offset: ?>>, %b
   "test.use"() : () -> ()
   attn.exchange_wait %buf sent %k requests %sr, %rr : memref<1x2x?x8xf32, strided<[?, ?, 8, 1], offset: ?>>, memref<1x2x?x8xf32, strided<[?, ?, 8, 1], offset: ?>>
   return
+}
+
+// -----
+
+// Open MPI's ABI (the module's dlti.map): handles are pointers, the
+// predefined ones Open MPI's globals, requests 8 bytes.
+// CHECK: llvm.mlir.global external @ompi_mpi_float() {addr_space = 0 : i32} : i8
+// CHECK-LABEL: func.func @open_mpi(
+// CHECK: memref.alloc() : memref<2xi64>
+// CHECK: %[[F:.*]] = llvm.mlir.addressof @ompi_mpi_float : !llvm.ptr
+// CHECK: %[[H:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !mpi.comm to i64
+// CHECK: %[[C:.*]] = llvm.inttoptr %[[H]] : i64 to !llvm.ptr
+// CHECK: func.call @MPI_Irecv(%{{.*}}, %{{.*}}, %[[F]], %{{.*}}, %{{.*}}, %[[C]], %{{.*}}) : (!llvm.ptr, i32, !llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr) -> i32
+// CHECK: func.call @MPI_Isend
+// CHECK: %[[NULL:.*]] = llvm.inttoptr %c0_i64{{.*}} : i64 to !llvm.ptr
+// CHECK: func.call @MPI_Wait(%{{.*}}, %[[NULL]])
+module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "OpenMPI">} {
+  func.func @open_mpi(%k: memref<1x2x?x8xf32>, %buf: memref<1x2x?x8xf32>, %d: i32, %s: i32) {
+    %c = mpi.comm_world : !mpi.comm
+    %t = arith.constant 1 : i32
+    %sr, %rr = attn.exchange %k into %buf to %d from %s tag %t comm %c : memref<1x2x?x8xf32>, memref<1x2x?x8xf32>
+    attn.exchange_wait %buf sent %k requests %sr, %rr : memref<1x2x?x8xf32>, memref<1x2x?x8xf32>
+    return
+  }
 }

@@ -624,7 +624,9 @@ def AttnLowerCommunication : Pass<"attn-lower-communication", "ModuleOp"> {
   let dependentDialects = ["::mlir::mpi::MPIDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::func::FuncDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 #endif // ATTN_PIPELINES_PASSES_TD
