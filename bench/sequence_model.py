@@ -12,7 +12,8 @@ checked against measured runs on this machine and extrapolated to 1M tokens.
 3. Predicts each run from the 1-rank time and the link: the work of a
    schedule splits evenly over the ranks (zigzag balances causal work) but
    runs on min(P, cores) cores; the transfers of the schedule's bytes are
-   blocking (no overlap yet), each step paying the latency:
+   added (an upper bound: they overlap the kernels), each step paying the
+   latency:
        T(P) = T(1) / min(P, cores) + bytes(P) / bandwidth + steps(P) * latency
    with bytes(P) per rank: causal zigzag (P-1) 2 (L/P) H D 4 (every block
    reaches every rank: each holds an early and a late chunk); window W H D

@@ -574,17 +574,22 @@ def AttnCheckAllocations : Pass<"attn-check-allocations", "ModuleOp"> {
 }
 
 def AttnLowerCommunication : Pass<"attn-lower-communication", "ModuleOp"> {
-  let summary = "attn's communication ops (buffer form) to the mpi dialect";
+  let summary = "attn's communication ops (buffer form) to MPI calls";
   let description = [{
     After bufferization and deallocation, turns the buffer form of
-    attn.exchange, attn.exchange_wait and attn.allreduce into `mpi.send`,
-    `mpi.recv` and `mpi.allreduce` (lowered to MPICH calls by
-    convert-to-llvm). MLIR 22 lowers no `mpi.isend` / `mpi.irecv` /
-    `mpi.wait`, so an exchange is a blocking send and receive ordered by
-    rank parity (even ranks send first), which breaks the cycle of a ring;
-    the wait then only frees what the exchange staged. The `mpi` lowering
-    sends the elements of a 1-D buffer, so contiguous buffers are collapsed
-    to one dimension; others are staged through a contiguous copy (sent from
+    attn.exchange, attn.exchange_wait and attn.allreduce into MPI calls:
+    an exchange starts `MPI_Irecv` and `MPI_Isend` (skipped for a negative
+    peer), its wait calls `MPI_Wait` on both, so the kernel the partitioning
+    put between them runs while the block travels; `attn.allreduce` becomes
+    `mpi.allreduce`. MLIR 22's `mpi` lowering has no `mpi.isend` /
+    `mpi.irecv` / `mpi.wait`, so the nonblocking calls are emitted here as
+    `func.call`s for the module's MPI ABI (its `dlti.map`
+    "MPI:Implementation", as the upstream lowering reads it): MPICH's
+    handles are ints (MPI_FLOAT = 0x4c00040a, requests 4 bytes,
+    MPI_STATUS_IGNORE = 1), Open MPI's pointers (`&ompi_mpi_float`,
+    requests 8 bytes, NULL). f32 travels as MPI_FLOAT, other types as
+    bytes. MPI sends 1-D buffers, so contiguous buffers are collapsed to
+    one dimension; others are staged through a contiguous copy (sent from
     it, or received into it and copied out), freed at the wait.
 
     Every byte handed to MPI (a send to a rank, an all-reduce's input) is
@@ -608,17 +613,26 @@ def AttnLowerCommunication : Pass<"attn-lower-communication", "ModuleOp"> {
     ```mlir
     %sr, %rr = attn.exchange %k into %buf to %d from %s tag %t comm %c
         : memref<1x8x?x64xf32>, memref<1x8x?x64xf32>
+    ... the kernel of the block in hand ...
+    attn.exchange_wait %buf sent %k requests %sr, %rr : ...
     ```
 
-    becomes
+    becomes (MPICH)
 
     ```mlir
     %kf = memref.collapse_shape %k [[0, 1, 2, 3]] : ... into memref<?xf32>
     %bf = memref.collapse_shape %buf [[0, 1, 2, 3]] : ... into memref<?xf32>
-    scf.if %even {
-      mpi.send(%kf, %t, %d, %c) : memref<?xf32>, i32, i32
-      mpi.recv(%bf, %t, %s, %c) : memref<?xf32>, i32, i32
-    } else { ... the other order ... }
+    %reqs = memref.alloc() : memref<2xi32>
+    scf.if %has_source {
+      func.call @MPI_Irecv(%bf_ptr, %n, %MPI_FLOAT, %s, %t, %comm, %req1) : ...
+    }
+    scf.if %has_dest {
+      func.call @MPI_Isend(%kf_ptr, %n, %MPI_FLOAT, %d, %t, %comm, %req0) : ...
+    }
+    ... the kernel ...
+    scf.if %has_source { func.call @MPI_Wait(%req1, %status_ignore) : ... }
+    scf.if %has_dest { func.call @MPI_Wait(%req0, %status_ignore) : ... }
+    memref.dealloc %reqs : memref<2xi32>
     ```
   }];
   let dependentDialects = ["::mlir::mpi::MPIDialect",

@@ -918,8 +918,8 @@ def Attn_ExchangeOp : Attn_CommOp<"exchange"> {
   let description = [{
     Starts sending `send` to rank `dest` and receiving a block of the shape
     of `into` from rank `source` over communicator `comm`, both with tag
-    `tag`, without waiting (`MPI_Isend`, `MPI_Irecv`). `dest` or `source`
-    `-1` (`MPI_PROC_NULL`) sends or receives nothing (`into` is then empty
+    `tag`, without waiting (`MPI_Isend`, `MPI_Irecv`). A negative `dest` or
+    `source` (`-1`) sends or receives nothing (`into` is then empty
     or left as it is). The received block is defined once
     `attn.exchange_wait` has waited on both requests; until then `send`
     must stay unchanged (the wait reads it) and `into` unread.
