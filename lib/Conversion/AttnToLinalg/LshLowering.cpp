@@ -17,6 +17,7 @@
 #include "attn-opt/Support/Random.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <cmath>
@@ -68,14 +69,16 @@ struct LshLowering {
         });
   }
 
-  /// Buckets (i64, B x H x L) of round `round`.
-  Value hash(Value qk, uint64_t seed, int64_t round, int64_t numBuckets) {
+  /// Buckets (i64, B x H x rounds x L) of every round, round r's rotation
+  /// being `rotations[r]` (lshRotationsConstant): one contraction with the
+  /// whole constant (a GPU kernel reads it whole, as a device copy).
+  Value hashAll(Value qk, Value rotations, int64_t rounds, int64_t numBuckets) {
     int64_t half = numBuckets / 2;
-    Value rot = lshRotationConstant(b, seed, round, dim, numBuckets);
-    // proj[b,h,i,c] = sum_d qk[b,h,i,d] R[d,c]; loops (b,h,i,d,c).
-    Value proj = tb.contract(qk, tb.map(5, {0, 1, 2, 3}), rot,
-                             tb.map(5, {3, 4}), {batch, heads, len, half},
-                             tb.map(5, {0, 1, 2, 4}), "ppprp");
+    // proj[b,h,r,i,c] = sum_d qk[b,h,i,d] R[r,d,c]; loops (b,h,r,i,d,c).
+    Value proj =
+        tb.contract(qk, tb.map(6, {0, 1, 3, 4}), rotations,
+                    tb.map(6, {2, 4, 5}), {batch, heads, rounds, len, half},
+                    tb.map(6, {0, 1, 2, 3, 5}), "pppprp");
     Value maxAbs =
         tb.reduceLast(proj, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
           return arith::MaximumFOp::create(bb, math::AbsFOp::create(bb, a[0]),
@@ -84,11 +87,12 @@ struct LshLowering {
         });
     // The lowest index among [proj, -proj] reaching the maximum.
     return tb.generic(
-        {proj, maxAbs}, {tb.map(4, {0, 1, 2, 3}), tb.map(4, {0, 1, 2})},
-        tb.filled({batch, heads, len}, numBuckets, i64), tb.map(4, {0, 1, 2}),
-        "pppr", [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+        {proj, maxAbs}, {tb.map(5, {0, 1, 2, 3, 4}), tb.map(5, {0, 1, 2, 3})},
+        tb.filled({batch, heads, rounds, len}, numBuckets, i64),
+        tb.map(5, {0, 1, 2, 3}), "ppppr",
+        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
           Value c = arith::IndexCastOp::create(bb, i64,
-                                               linalg::IndexOp::create(bb, 3));
+                                               linalg::IndexOp::create(bb, 4));
           Value none = i64Const(numBuckets);
           Value isPos =
               arith::CmpFOp::create(bb, arith::CmpFPredicate::OEQ, a[0], a[1]);
@@ -101,6 +105,23 @@ struct LshLowering {
           Value best = arith::MinSIOp::create(bb, pos, neg);
           return arith::MinSIOp::create(bb, best, a[2]);
         });
+  }
+
+  /// Round `round`'s buckets (B x H x L) of hashAll's.
+  Value bucketsOf(Value all, Value round) {
+    // (Unit dimensions are dropped by a reshape: a rank-reducing slice
+    // with unit batch is ambiguous to the canonicalizer.)
+    Value slice = tensor::ExtractSliceOp::create(
+        b, RankedTensorType::get({batch, heads, 1, len}, i64), all,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0), round,
+                               b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(batch), b.getIndexAttr(heads),
+                               b.getIndexAttr(1), b.getIndexAttr(len)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
+                               b.getIndexAttr(1), b.getIndexAttr(1)});
+    return tensor::CollapseShapeOp::create(
+        b, RankedTensorType::get({batch, heads, len}, i64), slice,
+        ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
   }
 
   /// rank(i): position of i in the stable sort by bucket.
@@ -314,52 +335,74 @@ struct LshLowering {
     Value keys = normalizeKeys(qk);
     double scale = op.getEffectiveScale();
     Type elementType = cast<RankedTensorType>(op.getType()).getElementType();
-    SmallVector<Value> outs, lses;
-    for (int64_t r = 0; r < static_cast<int64_t>(op.getNumHashes()); ++r) {
-      Value buckets = hash(qk, op.getSeed(), r, op.getNumBuckets());
-      auto [o, lse] = round(qk, keys, value, buckets, scale, op.getCausal());
-      outs.push_back(o);
-      lses.push_back(lse);
-    }
-    Value result = outs.front();
-    if (outs.size() > 1) {
-      // o = sum_r exp(lse_r - M) o_r / sum_r exp(lse_r - M).
-      SmallVector<Value> inputs(outs);
-      inputs.append(lses);
-      SmallVector<AffineMap> maps(outs.size(), tb.map(4, {0, 1, 2, 3}));
-      maps.append(lses.size(), tb.map(4, {0, 1, 2}));
-      int64_t n = outs.size();
-      result = tb.generic(inputs, maps, tb.empty({batch, heads, len, valueDim}),
-                          tb.map(4, {0, 1, 2, 3}), "pppp",
-                          [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-                            Value m = a[n];
-                            for (int64_t r = 1; r < n; ++r)
-                              m = arith::MaximumFOp::create(bb, m, a[n + r]);
-                            Value num = tb.f32Const(0), den = tb.f32Const(0);
-                            for (int64_t r = 0; r < n; ++r) {
-                              Value w = math::ExpOp::create(
-                                  bb, arith::SubFOp::create(bb, a[n + r], m));
-                              num = arith::AddFOp::create(
-                                  bb, num, arith::MulFOp::create(bb, w, a[r]));
-                              den = arith::AddFOp::create(bb, den, w);
-                            }
-                            return arith::DivFOp::create(bb, num, den);
-                          });
+    int64_t rounds = op.getNumHashes(), numBuckets = op.getNumBuckets();
+    Value buckets = hashAll(
+        qk, lshRotationsConstant(b, op.getSeed(), rounds, dim, numBuckets),
+        rounds, numBuckets);
+    auto roundAt = [&](Value r) {
+      return round(qk, keys, value, bucketsOf(buckets, r), scale,
+                   op.getCausal());
+    };
+    auto [result, lse] = roundAt(arith::ConstantIndexOp::create(b, 0));
+    if (rounds > 1) {
+      // The other rounds in a loop (code size and compile time independent
+      // of the round count), each merged by its log-sum-exp:
+      // lse' = log(e^lse + e^lse_r), o' = e^(lse - lse') o + e^(lse_r -
+      // lse') o_r.
+      auto loop = scf::ForOp::create(b, arith::ConstantIndexOp::create(b, 1),
+                                     arith::ConstantIndexOp::create(b, rounds),
+                                     arith::ConstantIndexOp::create(b, 1),
+                                     ValueRange{result, lse});
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value o = loop.getRegionIterArgs()[0], l = loop.getRegionIterArgs()[1];
+      auto [oR, lR] = roundAt(loop.getInductionVar());
+      Value merged = tb.generic(
+          {l, lR}, {tb.map(3, {0, 1, 2}), tb.map(3, {0, 1, 2})},
+          tb.empty({batch, heads, len}), tb.map(3, {0, 1, 2}), "ppp",
+          [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+            Value m = arith::MaximumFOp::create(bb, a[0], a[1]);
+            Value sum = arith::AddFOp::create(
+                bb, math::ExpOp::create(bb, arith::SubFOp::create(bb, a[0], m)),
+                math::ExpOp::create(bb, arith::SubFOp::create(bb, a[1], m)));
+            return arith::AddFOp::create(bb, m, math::LogOp::create(bb, sum));
+          });
+      auto lse3 = tb.map(4, {0, 1, 2});
+      Value out = tb.generic(
+          {o, l, oR, lR, merged},
+          {tb.map(4, {0, 1, 2, 3}), lse3, tb.map(4, {0, 1, 2, 3}), lse3, lse3},
+          tb.empty({batch, heads, len, valueDim}), tb.map(4, {0, 1, 2, 3}),
+          "pppp", [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+            Value w0 =
+                math::ExpOp::create(bb, arith::SubFOp::create(bb, a[1], a[4]));
+            Value w1 =
+                math::ExpOp::create(bb, arith::SubFOp::create(bb, a[3], a[4]));
+            return arith::AddFOp::create(bb,
+                                         arith::MulFOp::create(bb, w0, a[0]),
+                                         arith::MulFOp::create(bb, w1, a[2]));
+          });
+      scf::YieldOp::create(b, ValueRange{out, merged});
+      result = loop.getResult(0);
     }
     return fromF32Tensor(tb, result, elementType);
   }
 };
 } // namespace
 
-Value mlir::attn::lshRotationConstant(ImplicitLocOpBuilder &b, uint64_t seed,
-                                      int64_t round, int64_t dim,
-                                      int64_t numBuckets) {
-  std::vector<double> r = lshRotation(seed, round, dim, numBuckets);
-  SmallVector<float> rf(r.begin(), r.end());
+Value mlir::attn::lshRotationsConstant(ImplicitLocOpBuilder &b, uint64_t seed,
+                                       int64_t rounds, int64_t dim,
+                                       int64_t numBuckets) {
+  SmallVector<float> rf;
+  rf.reserve(rounds * dim * (numBuckets / 2));
+  for (int64_t r = 0; r < rounds; ++r) {
+    std::vector<double> rot = lshRotation(seed, r, dim, numBuckets);
+    rf.append(rot.begin(), rot.end());
+  }
   return arith::ConstantOp::create(
-      b, DenseElementsAttr::get(
-             RankedTensorType::get({dim, numBuckets / 2}, b.getF32Type()),
-             ArrayRef<float>(rf)));
+      b,
+      DenseElementsAttr::get(
+          RankedTensorType::get({rounds, dim, numBuckets / 2}, b.getF32Type()),
+          ArrayRef<float>(rf)));
 }
 
 FailureOr<Value> mlir::attn::lowerLshAttention(ImplicitLocOpBuilder &b,

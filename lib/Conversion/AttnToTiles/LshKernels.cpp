@@ -83,9 +83,17 @@ public:
     out = memref::AllocOp::create(
         b, MemRefType::get({batch, heads, len, valueDim}, f32));
     lse = memref::AllocOp::create(b, MemRefType::get({batch, heads, len}, f32));
-    for (int64_t r = 0; r < rounds; ++r) {
-      Value pos = sortByBucket(hash(r));
-      attend(pos, /*fold=*/r > 0);
+    // The rounds' rotations as one constant; round 0 writes the output,
+    // the others (a loop: code size and compile time independent of the
+    // round count) fold into it.
+    rotations =
+        readOnlyBuffer(b, lshRotationsConstant(b, seed, rounds, dim, buckets));
+    attend(sortByBucket(hash(idx(0))), /*fold=*/false);
+    if (rounds > 1) {
+      auto loop = scf::ForOp::create(b, idx(1), idx(rounds), idx(1));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      attend(sortByBucket(hash(loop.getInductionVar())), /*fold=*/true);
     }
     return fromF32Tensor(tb, toTensor(out),
                          cast<RankedTensorType>(op.getType()).getElementType());
@@ -96,6 +104,8 @@ public:
 
 private:
   VectorType vi;
+  /// The rotations of every round (rounds x dim x buckets/2).
+  Value rotations;
   int64_t batch, heads, len, dim, valueDim, chunk, numChunks, window, buckets,
       rounds;
   /// qk and the values as f32 buffers, the inverse norms of the keys
@@ -149,11 +159,22 @@ private:
   /// the first c with the greatest x R_c, else the first with the greatest
   /// -x R_c (index c + buckets / 2); a NaN projection gives `buckets` (one
   /// more bucket, sorted last, as the reference's).
-  Value hash(int64_t r) {
+  Value hash(Value r) {
     Type f32 = b.getF32Type();
     int64_t half = buckets / 2;
-    Value rotBuf =
-        readOnlyBuffer(b, lshRotationConstant(b, seed, r, dim, buckets));
+    // Round r's rotation: rotations[r] (dim x half).
+    auto rotType =
+        cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
+            {dim, half}, cast<MemRefType>(rotations.getType()),
+            ArrayRef<int64_t>{ShapedType::kDynamic, 0, 0},
+            ArrayRef<int64_t>{1, dim, half}, ArrayRef<int64_t>{1, 1, 1}));
+    Value rotBuf = memref::SubViewOp::create(
+        b, rotType, rotations,
+        ArrayRef<OpFoldResult>{r, b.getIndexAttr(0), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(dim),
+                               b.getIndexAttr(half)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
+                               b.getIndexAttr(1)});
     Value ids = memref::AllocOp::create(
         b, MemRefType::get({batch, heads, len}, b.getIndexType()));
     // Columns per group (the largest divisor of half up to 8):

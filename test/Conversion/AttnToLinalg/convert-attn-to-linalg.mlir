@@ -139,24 +139,30 @@ func.func @relative(%q: tensor<1x2x8x8xf32>, %r: tensor<2x12x8xf32>, %u: tensor<
 
 // -----
 
-/// Reformer: bucket by argmax of the rotated projections, the stable-sort
-/// rank as a count over positions, chunks with look-back by concatenation,
-/// two rounds combined.
+/// Reformer: bucket by argmax of the rotated projections (every round's
+/// rotation in one constant, every round hashed by one contraction), the
+/// stable-sort rank as a count over positions, chunks with look-back by
+/// concatenation; round 0, then a loop over the other two merging each
+/// by its log-sum-exp (code size independent of num_hashes).
 // CHECK-LABEL: func @lsh
-// CHECK-DAG: %[[ROT0:.+]] = arith.constant dense<{{.*}}> : tensor<8x2xf32>
-// CHECK-DAG: %[[ROT1:.+]] = arith.constant dense<{{.*}}> : tensor<8x2xf32>
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[ROT0]] :
-// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x16xi64>)
+// CHECK: %[[ROT:.+]] = arith.constant dense<{{.*}}> : tensor<3x8x2xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[ROT]] : tensor<1x1x16x8xf32>, tensor<3x8x2xf32>) outs(%{{.*}} : tensor<1x1x3x16x2xf32>)
+// CHECK: %[[BUCKETS:.+]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x3x16xi64>)
 // CHECK:   arith.minsi
+// CHECK: tensor.extract_slice %[[BUCKETS]][0, 0, 0, 0] [1, 1, 1, 16]
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x16xi64>)
 // CHECK:   arith.cmpi slt
 // CHECK:   arith.cmpi ult
 // CHECK: tensor.concat dim(3)
 // CHECK: math.log
+// CHECK: scf.for %[[R:.+]] = %c1 to %c3 step %c1 iter_args
+// CHECK: tensor.extract_slice %[[BUCKETS]][0, 0, %[[R]], 0] [1, 1, 1, 16]
+// CHECK: tensor.concat dim(3)
+// CHECK: math.log
 // CHECK: math.exp
-// CHECK: arith.divf
+// CHECK: scf.yield
 func.func @lsh(%qk: tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32> {
-  %0 = attn.lsh_attention %qk, %qk {num_hashes = 2, num_buckets = 4, chunk_size = 4, seed = 1}
+  %0 = attn.lsh_attention %qk, %qk {num_hashes = 3, num_buckets = 4, chunk_size = 4, seed = 1}
       : tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32> -> tensor<1x1x16x8xf32>
   return %0 : tensor<1x1x16x8xf32>
 }

@@ -497,6 +497,25 @@ func.func @f54(%q: tensor<1x4x64x16xf32>) {
 
 // -----
 
+/// More random rotation entries (hash rounds x head dim x buckets / 2) than
+/// the compile-time constant takes.
+func.func @lsh_rotations(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{num_hashes (1048577) x head dim (16) x num_buckets / 2 (16) random rotation entries exceed the limit of 16777216 (they are a compile-time constant)}}
+  %0 = attn.lsh_attention %q, %q {num_hashes = 1048577, num_buckets = 32, chunk_size = 16} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
+/// A hash count whose product with the rotation size overflows 64 bits.
+func.func @lsh_rotations_overflow(%q: tensor<1x4x64x16xf32>) {
+  // expected-error @+1 {{num_hashes (4611686018427387904) x head dim (16) x num_buckets / 2 (4) random rotation entries exceed the limit}}
+  %0 = attn.lsh_attention %q, %q {num_hashes = 4611686018427387904, num_buckets = 8, chunk_size = 16} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return
+}
+
+// -----
+
 /// Relative attention with grouped heads.
 func.func @f55(%q: tensor<1x4x64x16xf32>, %k: tensor<1x2x64x16xf32>, %r: tensor<4x64x16xf32>, %u: tensor<4x16xf32>) {
   // expected-error @+1 {{expects as many key/value heads as query heads}}

@@ -197,10 +197,11 @@ Value attend(TensorBuilder &tb, Value s, const WeightSpec &spec, Value value,
 /// attn.lsh_attention's key normalization: x * rsqrt(|x|^2 + this).
 constexpr double kLshNormEpsilon = 1e-6;
 
-/// The rotation of LSH hash round `round` (lshRotation) as an f32
-/// `dim x numBuckets/2` constant tensor.
-Value lshRotationConstant(ImplicitLocOpBuilder &b, uint64_t seed, int64_t round,
-                          int64_t dim, int64_t numBuckets);
+/// The rotations of LSH hash rounds 0 .. rounds-1 (lshRotation) stacked as
+/// an f32 `rounds x dim x numBuckets/2` constant tensor: the lowerings loop
+/// over the rounds at run time.
+Value lshRotationsConstant(ImplicitLocOpBuilder &b, uint64_t seed,
+                           int64_t rounds, int64_t dim, int64_t numBuckets);
 
 /// Lowers attn.lsh_attention (LshLowering.cpp): keys normalized, per round
 /// the hash, an O(L^2) stable sort and linalg chunks, the rounds combined

@@ -948,6 +948,19 @@ LogicalResult LshAttentionOp::verify() {
     return emitOpError() << "expects chunk_size (" << getChunkSize()
                          << ") to divide the sequence length (" << dims->keyLen
                          << ")";
+  // The rotations of every round are one compile-time constant
+  // (num_hashes x head dim x num_buckets/2 f32, lshRotationsConstant).
+  constexpr uint64_t kMaxRotationEntries = uint64_t(1) << 24;
+  uint64_t rounds = getNumHashes(), half = getNumBuckets() / 2;
+  uint64_t headDim = dims->headDim;
+  if (half && headDim &&
+      (rounds > kMaxRotationEntries / half / headDim ||
+       rounds * half * headDim > kMaxRotationEntries))
+    return emitOpError() << "num_hashes (" << rounds << ") x head dim ("
+                         << headDim << ") x num_buckets / 2 (" << half
+                         << ") random rotation entries exceed the limit of "
+                         << kMaxRotationEntries
+                         << " (they are a compile-time constant)";
   return check.requireFinite(getScale(), "scale", /*positive=*/false);
 }
 
