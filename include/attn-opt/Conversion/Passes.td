@@ -270,7 +270,8 @@ def AttnLshKernels : Attn_CpuKernelPass<"attn-lsh-kernels"> {
     norms         scf.parallel (b, h): inv[i] = rsqrt(|x_i|^2 + 1e-6), the
                   key normalization without a normalized copy (a key's
                   scores are scaled by its inv)
-    per round r:
+    per round r (round 0, then an scf.for over the others reading their
+    slice of one rotation constant, rounds x D x b/2):
       hash        scf.parallel (b, h, row block): buckets = the reference's
                   argmax([x R_r, -x R_r]) (lowest index on ties, NaN: one
                   more bucket) fused: rows in the lanes, a running argmax

@@ -543,7 +543,10 @@ def Attn_LshAttentionOp : Attn_AttentionLikeOp<"lsh_attention"> {
     `w_r = softmax_r(lse_r(i))`.
 
     `num_hashes >= 1`, `num_buckets` even and at least 2, `chunk_size` at
-    least 1 and dividing L.
+    least 1 and dividing L. The rotations of all rounds are one compile-time
+    constant, so `num_hashes x D x num_buckets / 2 <= 2^24`; the lowerings
+    loop over the rounds at run time (compile time and code size do not
+    grow with `num_hashes`).
 
     FLOP count per batch, head and round: `2 * L * D * num_buckets / 2` for
     hashing plus `2 * L * W * (D + Dv)`, W the keys per query (`2 *
