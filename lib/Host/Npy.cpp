@@ -2,10 +2,13 @@
 
 #include "attn-opt/Host/Npy.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace mlir::attn;
@@ -122,51 +125,75 @@ static std::optional<std::string> headerValue(const std::string &header,
   return trim(header.substr(colon + 1, end - colon - 1));
 }
 
-/// The whole file, or std::nullopt with the reason in `error`.
-static std::optional<std::string> readFile(const std::string &path,
-                                           std::string &error) {
-  std::FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    error = "cannot open: " + std::string(std::strerror(errno));
-    return std::nullopt;
+/// An open file descriptor, closed on every path out of npy::read.
+namespace {
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0)
+      ::close(fd);
   }
-  std::string bytes;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0)
-    bytes.append(buf, n);
-  bool bad = std::ferror(f);
-  std::fclose(f);
-  if (bad) {
-    error = "cannot read: " + std::string(std::strerror(errno));
-    return std::nullopt;
+};
+} // namespace
+
+/// Reads `n` bytes at `offset` of `fd` into `out`; false (with errno) on a
+/// read error or an early end (a file that shrank under the reader).
+static bool readAt(int fd, uint64_t offset, size_t n, char *out) {
+  while (n > 0) {
+    ssize_t got = ::pread(fd, out, n, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0) {
+      if (got == 0)
+        errno = EIO;
+      return false;
+    }
+    out += got;
+    offset += got;
+    n -= got;
   }
-  return bytes;
+  return true;
 }
 
-/// Parses the bytes of an .npy file; returns the error or an empty string.
-static std::string parse(const std::string &bytes, Array &a) {
-  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
+/// The most header bytes an .npy file may have (NumPy writes a few hundred;
+/// format 2 allows 4 GiB, which a hostile file would use to make the reader
+/// allocate them).
+static constexpr size_t kMaxHeaderBytes = 1 << 20;
+
+/// Parses the header of an .npy file from `prefix` (its first bytes) into
+/// the type and shape of `a`, and the offset of its data into `dataStart`;
+/// `needed` is set when `prefix` is too short to hold the whole header.
+/// Returns the error or an empty string.
+static std::string parseHeader(const std::string &prefix, Array &a,
+                               size_t &dataStart, size_t &needed) {
+  needed = 0;
+  if (prefix.size() < 10 || prefix.compare(0, 6, "\x93NUMPY") != 0)
     return "not a NumPy .npy file (bad magic)";
-  uint8_t major = bytes[6];
+  uint8_t major = prefix[6];
   size_t headerLen = 0, headerStart;
   if (major == 1) {
-    headerLen =
-        static_cast<uint8_t>(bytes[8]) | (static_cast<uint8_t>(bytes[9]) << 8);
+    headerLen = static_cast<uint8_t>(prefix[8]) |
+                (static_cast<uint8_t>(prefix[9]) << 8);
     headerStart = 10;
   } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12)
+    if (prefix.size() < 12)
       return "truncated header";
     for (int i = 0; i < 4; ++i)
-      headerLen |= static_cast<size_t>(static_cast<uint8_t>(bytes[8 + i]))
+      headerLen |= static_cast<size_t>(static_cast<uint8_t>(prefix[8 + i]))
                    << (8 * i);
     headerStart = 12;
   } else {
     return "unsupported .npy format version " + std::to_string(major);
   }
-  if (bytes.size() < headerStart + headerLen)
+  if (headerLen > kMaxHeaderBytes)
+    return "header of " + std::to_string(headerLen) + " bytes (at most " +
+           std::to_string(kMaxHeaderBytes) + " are read)";
+  if (prefix.size() < headerStart + headerLen) {
+    needed = headerStart + headerLen;
     return "truncated header";
-  std::string header = bytes.substr(headerStart, headerLen);
+  }
+  std::string header = prefix.substr(headerStart, headerLen);
+  dataStart = headerStart + headerLen;
 
   std::optional<std::string> d = headerValue(header, "descr");
   std::optional<std::string> fortran = headerValue(header, "fortran_order");
@@ -194,6 +221,8 @@ static std::string parse(const std::string &bytes, Array &a) {
            "(numpy.ascontiguousarray)";
   std::string dims = trim(*shapeText, "() ");
   size_t pos = 0;
+  // The byte count of the data, which must fit in memory's address range.
+  uint64_t bytes = byteWidth(a.type);
   while (pos <= dims.size()) {
     size_t comma = dims.find(',', pos);
     if (comma == std::string::npos)
@@ -207,18 +236,64 @@ static std::string parse(const std::string &bytes, Array &a) {
     long long v = std::strtoll(p.c_str(), &end, 10);
     if (*end != '\0' || errno != 0 || v < 0)
       return "malformed shape " + *shapeText;
+    if (v != 0 && bytes > (uint64_t(1) << 62) / static_cast<uint64_t>(v))
+      return "shape " + *shapeText + " holds more bytes than can be addressed";
+    bytes *= static_cast<uint64_t>(v);
     a.shape.push_back(v);
   }
-  size_t want = a.numElements() * byteWidth(a.type);
-  size_t have = bytes.size() - headerStart - headerLen;
+  return "";
+}
+
+/// Reads the .npy file at `path` into `a`: only a regular file, and only
+/// the bytes its header declares (a device such as /dev/zero, a FIFO, or a
+/// file longer than its tensor is refused before its data is read).
+/// Returns the error or an empty string.
+static std::string readNpy(const std::string &path, Array &a) {
+  Fd file;
+  // O_NONBLOCK: opening a FIFO with no writer must not wait for one.
+  file.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (file.fd < 0)
+    return "cannot open: " + std::string(std::strerror(errno));
+  struct stat st;
+  if (::fstat(file.fd, &st) != 0)
+    return "cannot read: " + std::string(std::strerror(errno));
+  if (S_ISDIR(st.st_mode))
+    return "is a directory, not an .npy file";
+  if (!S_ISREG(st.st_mode))
+    return std::string("is not a regular file (") +
+           (S_ISFIFO(st.st_mode)   ? "a FIFO"
+            : S_ISCHR(st.st_mode)  ? "a character device"
+            : S_ISBLK(st.st_mode)  ? "a block device"
+            : S_ISSOCK(st.st_mode) ? "a socket"
+                                   : "not a file") +
+           "); .npy inputs are read from regular files only";
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  std::string prefix(std::min<uint64_t>(size, 4096), '\0');
+  if (!readAt(file.fd, 0, prefix.size(), prefix.data()))
+    return "cannot read: " + std::string(std::strerror(errno));
+  size_t dataStart = 0, needed = 0;
+  std::string error = parseHeader(prefix, a, dataStart, needed);
+  if (needed && needed <= size) {
+    prefix.resize(needed);
+    if (!readAt(file.fd, 0, needed, prefix.data()))
+      return "cannot read: " + std::string(std::strerror(errno));
+    a.shape.clear();
+    error = parseHeader(prefix, a, dataStart, needed);
+  }
+  if (!error.empty())
+    return error;
+  uint64_t want = static_cast<uint64_t>(a.numElements()) * byteWidth(a.type);
+  uint64_t have = size - dataStart;
   if (have < want)
     return "truncated data: expected " + std::to_string(want) + " bytes for " +
            a.describe() + ", found " + std::to_string(have);
   if (have > want)
     return "unexpected trailing data: expected " + std::to_string(want) +
            " bytes for " + a.describe() + ", found " + std::to_string(have);
-  const char *begin = bytes.data() + headerStart + headerLen;
-  a.data.assign(begin, begin + want);
+  a.data.resize(want);
+  if (want && !readAt(file.fd, dataStart, want,
+                      reinterpret_cast<char *>(a.data.data())))
+    return "cannot read: " + std::string(std::strerror(errno));
   if (a.type == DType::Bool)
     for (size_t i = 0; i < want; ++i)
       if (a.data[i] > 1)
@@ -228,10 +303,8 @@ static std::string parse(const std::string &bytes, Array &a) {
 }
 
 std::optional<Array> npy::read(const std::string &path, std::string &error) {
-  std::optional<std::string> bytes = readFile(path, error);
   Array a;
-  if (bytes)
-    error = parse(*bytes, a);
+  error = readNpy(path, a);
   if (!error.empty()) {
     error = path + ": " + error;
     return std::nullopt;
@@ -285,6 +358,35 @@ static bool writeTemp(const std::string &path, const std::string &tmp,
   return ok;
 }
 
+std::optional<std::string> npy::outputTarget(const std::string &path,
+                                             std::string &error) {
+  struct stat st;
+  std::string target = path;
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    char *resolved = ::realpath(path.c_str(), nullptr);
+    if (!resolved) {
+      error = path + ": a symbolic link to a file that cannot be resolved (" +
+              std::strerror(errno) + "); outputs are written through links " +
+              "to existing files only";
+      return std::nullopt;
+    }
+    target = resolved;
+    std::free(resolved);
+  }
+  if (::stat(target.c_str(), &st) != 0)
+    return target; // a new file
+  if (S_ISDIR(st.st_mode)) {
+    error = path + ": is a directory; give a file name for the output";
+    return std::nullopt;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    error = path + ": is not a regular file (a device, FIFO or socket); " +
+            "outputs replace regular files only";
+    return std::nullopt;
+  }
+  return target;
+}
+
 bool npy::write(const std::string &path, const Array &array,
                 std::string &error) {
   return writeAll({{path, &array}}, error);
@@ -298,8 +400,17 @@ bool npy::writeAll(const std::vector<FileToWrite> &files, std::string &error) {
     for (size_t i = from; i < temps.size(); ++i)
       std::remove(temps[i].c_str());
   };
+  // Each file's target: a symbolic link is written through.
+  std::vector<std::string> targets;
   for (const FileToWrite &file : files) {
-    temps.push_back(file.path + ".tmp" + std::to_string(::getpid()));
+    std::optional<std::string> target = outputTarget(file.path, error);
+    if (!target)
+      return false;
+    targets.push_back(*target);
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    const FileToWrite &file = files[i];
+    temps.push_back(targets[i] + ".tmp" + std::to_string(::getpid()));
     if (!writeTemp(file.path, temps.back(), *file.array, error)) {
       temps.pop_back();
       removeTemps(0);
@@ -307,7 +418,7 @@ bool npy::writeAll(const std::vector<FileToWrite> &files, std::string &error) {
     }
   }
   for (size_t i = 0; i < files.size(); ++i) {
-    if (std::rename(temps[i].c_str(), files[i].path.c_str()) != 0) {
+    if (std::rename(temps[i].c_str(), targets[i].c_str()) != 0) {
       error = files[i].path + ": cannot write: " + std::strerror(errno);
       removeTemps(i);
       return false;

@@ -9,6 +9,7 @@
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <cstdlib>
 #include <cstring>
 
 using namespace mlir;
@@ -42,6 +43,11 @@ JitFunction::compile(ModuleOp module, llvm::StringRef name,
   options.transformer = transformer;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   options.sharedLibPaths = libs;
+  // perf's JIT listener writes a jit-PID.dump under ~/.debug/jit (or the
+  // temporary directory) on every run and never removes it: only when asked
+  // for, to profile generated code with `perf inject --jit`.
+  const char *perf = std::getenv("ATTN_OPT_PERF_JITDUMP");
+  options.enablePerfNotificationListener = perf && *perf && *perf != '0';
   auto engine = ExecutionEngine::create(module, options, std::move(*tm));
   if (!engine)
     return engine.takeError();

@@ -22,11 +22,11 @@
 // RUN: not test -e %t/new.npy
 // RUN: not test -e %t/fresh
 //
-// The second output is a directory: the rename fails after both temporary
-// files were written; both are removed.
+// The second output is a directory: refused before anything runs (files.mlir
+// has the other paths refused); no temporary file is left.
 // RUN: mkdir -p %t/isdir.npy
 // RUN: not attn-run %s --random-inputs --seed 9 --output %t/a.npy --output %t/isdir.npy 2>&1 | FileCheck %s --check-prefix=ISDIR
-// ISDIR: attn-run: error: {{.*}}/isdir.npy: cannot write: Is a directory
+// ISDIR: attn-run: error: {{.*}}/isdir.npy: is a directory; give a file name for the output
 // RUN: ls %t | FileCheck %s --check-prefix=NOTMP
 // NOTMP-NOT: .tmp
 //

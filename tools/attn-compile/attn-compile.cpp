@@ -129,8 +129,19 @@ cl::opt<bool> remarksOpt("print-remarks",
                          cl::desc("Print the compiler's remarks"),
                          cl::init(false), cl::cat(category));
 
+/// Temporary files of the compile, removed by fail() (std::exit unwinds
+/// no stack) and once they have served.
+std::vector<std::string> temporaries;
+
+void removeTemporaries() {
+  for (const std::string &t : temporaries)
+    llvm::sys::fs::remove(t);
+  temporaries.clear();
+}
+
 [[noreturn]] void fail(const llvm::Twine &msg) {
   llvm::errs() << "attn-compile: error: " << msg << "\n";
+  removeTemporaries();
   std::exit(1);
 }
 
@@ -435,6 +446,7 @@ void writeSharedLibrary(StringRef objectBytes) {
   if (std::error_code ec =
           llvm::sys::fs::createTemporaryFile("attn-compile", "o", fd, temp))
     fail("cannot create a temporary file: " + ec.message());
+  temporaries.push_back(temp.str().str());
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     os << objectBytes;
@@ -442,10 +454,11 @@ void writeSharedLibrary(StringRef objectBytes) {
   // Link to a temporary name, then rename: a failed link leaves no
   // partial library.
   std::string partial = sharedOutput + ".partial";
+  temporaries.push_back(partial);
   linkShared(temp, partial, llvm::sys::path::filename(sharedOutput));
-  llvm::sys::fs::remove(temp);
   if (std::error_code ec = llvm::sys::fs::rename(partial, sharedOutput))
     fail("cannot write " + sharedOutput + ": " + ec.message());
+  removeTemporaries();
 }
 
 /// Writes the outputs asked for, made from the object file: the header,

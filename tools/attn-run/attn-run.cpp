@@ -112,6 +112,8 @@ static cl::list<std::string>
                     "query for %query, or argN), or FILE.npy in argument "
                     "order"),
            cl::cat(category));
+/// The files --input read (checkOutputs refuses to overwrite one).
+static std::vector<std::string> inputPaths;
 static cl::list<std::string> shapes(
     "shape",
     cl::desc("NAME=DIMS[,DIMS...]: the shape of a dynamically shaped "
@@ -1020,6 +1022,7 @@ void readInputs(RunPlan &plan) {
            " is given twice");
     std::string error;
     std::optional<npy::Array> array = npy::read(path.str(), error);
+    inputPaths.push_back(path.str());
     if (!array)
       fail(error);
     Slot &slot = args[index];
@@ -1492,6 +1495,40 @@ void executeRun(RunPlan &plan, const CompiledCode &code, size_t k) {
     benchRun(code, k, run, dev);
 }
 
+/// Result `i`'s file of run `k` (of `numRuns`): --output's name, or with
+/// several runs FILE.K.npy.
+std::string outputPath(size_t i, size_t k, size_t numRuns) {
+  llvm::SmallString<256> path(outputs[i]);
+  if (numRuns > 1)
+    llvm::sys::path::replace_extension(path, std::to_string(k) + ".npy");
+  return path.str().str();
+}
+
+/// Before anything runs: every output can be written (npy::outputTarget:
+/// not a directory, device or FIFO; a link written through) and is neither
+/// an input (writing it would replace the data being read) nor another
+/// output.
+void checkOutputs(const RunPlan &plan) {
+  std::vector<std::string> paths;
+  for (size_t k = 0; k < plan.numRuns; ++k)
+    for (size_t i = 0; i < outputs.size(); ++i)
+      paths.push_back(outputPath(i, k, plan.numRuns));
+  for (auto [n, path] : llvm::enumerate(paths)) {
+    std::string error;
+    if (!npy::outputTarget(path, error))
+      fail(error);
+    bool same = false;
+    for (const std::string &input : inputPaths)
+      if (!llvm::sys::fs::equivalent(path, input, same) && same)
+        fail(path + ": is the same file as the input " + input +
+             "; write the output to another file");
+    for (size_t m = 0; m < n; ++m)
+      if (paths[m] == path ||
+          (!llvm::sys::fs::equivalent(path, paths[m], same) && same))
+        fail(path + ": given for two outputs");
+  }
+}
+
 /// Everything succeeded: now writes the files, as one set (with several
 /// runs, run K's inputs go to DIR/K/ and its outputs to FILE.K.npy). Either
 /// every file is written, or none is, no directory is left that was not
@@ -1529,12 +1566,8 @@ void writeFiles(const RunPlan &plan) {
         files.push_back({path.str().str(), &run.inputs[i]});
       }
     }
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      llvm::SmallString<256> path(outputs[i]);
-      if (plan.numRuns > 1)
-        llvm::sys::path::replace_extension(path, std::to_string(k) + ".npy");
-      files.push_back({path.str().str(), &run.outputs[i]});
-    }
+    for (size_t i = 0; i < outputs.size(); ++i)
+      files.push_back({outputPath(i, k, plan.numRuns), &run.outputs[i]});
   }
   std::string error;
   if (!npy::writeAll(files, error)) {
@@ -1568,6 +1601,7 @@ int run(MLIRContext &context) {
   findArgumentRoles(plan);
   findSequenceSharding(plan);
   planRuns(plan);
+  checkOutputs(plan);
 
   // Compile once; run every shape set.
   CompiledCode code = compileEntry(plan);

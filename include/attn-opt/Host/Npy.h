@@ -43,8 +43,18 @@ struct Array {
 
 /// Reads `path`. On failure returns std::nullopt and sets `error` to a
 /// message that names the file and says what is wrong (not an .npy,
-/// unsupported dtype, Fortran order, truncated data, ...).
+/// unsupported dtype, Fortran order, truncated data, data beyond the
+/// declared tensor, not a regular file: a device such as /dev/zero or a
+/// FIFO is refused without reading it).
 std::optional<Array> read(const std::string &path, std::string &error);
+
+/// The file an output named `path` goes to: `path` itself, or, when `path`
+/// is a symbolic link, the file it resolves to (outputs are written through
+/// links, replacing the target). A directory, a device, a FIFO or a socket
+/// (at `path` or as the link's target) and a link that does not resolve are
+/// refused: std::nullopt, with the reason in `error`.
+std::optional<std::string> outputTarget(const std::string &path,
+                                        std::string &error);
 
 /// Writes `array` to `path` atomically: a temporary file renamed into place,
 /// so a failure never leaves a partial file behind. On failure returns false
@@ -58,10 +68,11 @@ struct FileToWrite {
 };
 
 /// Writes the files of `files` as a set: each to a temporary file next to
-/// its path, renamed into place only once every one was written. On a
-/// failure no temporary file is left, no new file appears and every
-/// existing file is untouched (unless a rename itself fails midway, which
-/// leaves the files renamed before it). Returns false and sets `error`.
+/// its target (outputTarget: a link is written through), renamed into place
+/// only once every one was written. On a failure no temporary file is left, no
+/// new file appears and every existing file is untouched (unless a rename
+/// itself fails midway, which leaves the files renamed before it). Returns
+/// false and sets `error`.
 bool writeAll(const std::vector<FileToWrite> &files, std::string &error);
 
 /// Element conversions.
