@@ -1,9 +1,10 @@
 //===- attn-opt-fuzz.cpp - libFuzzer target of attn-opt -------------------===//
 //
 // Each input is MLIR text (a file of lit tests split at `// -----`, as
-// attn-opt -split-input-file reads it). Each part is parsed (with the func,
-// arith, tensor and attn dialects only: upstream dialects' parsers are
-// upstream's to fuzz) and verified; a module that verifies then goes
+// attn-opt -split-input-file reads it). Each part is parsed (with the
+// dialects the pipelines take as input: attn, func, arith, math, tensor,
+// linalg, tosa and shard, and the ops of attn's score/mask regions) and
+// verified; a module that verifies then goes
 // through the CPU pipeline to the LLVM dialect and the
 // NVVM pipeline to PTX text (chip sm_90a, format isa; no ptxas). Diagnostics
 // are expected and swallowed: the target looks for crashes, hangs,
@@ -31,7 +32,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -69,7 +74,9 @@ struct Globals {
 
   Globals() {
     inputRegistry.insert<arith::ArithDialect, func::FuncDialect,
-                         tensor::TensorDialect>();
+                         linalg::LinalgDialect, math::MathDialect,
+                         shard::ShardDialect, tensor::TensorDialect,
+                         tosa::TosaDialect>();
     attn::registerAttnDialects(inputRegistry);
     registerAllDialects(registry);
     registerAllExtensions(registry);
@@ -91,13 +98,15 @@ Globals &globals() {
   return g;
 }
 
-/// True if every op of `module` is one the attn pipelines are meant for: an
-/// upstream op elsewhere in the module is upstream's to fuzz.
+/// True if every op of `module` is one the attn pipelines are meant for
+/// (the input dialects above).
 bool onlyAttention(ModuleOp module) {
   WalkResult r = module.walk([](Operation *op) {
     StringRef ns = op->getDialect() ? op->getDialect()->getNamespace() : "";
-    if (isa<ModuleOp>(op) || ns == "func" || ns == "attn" || ns == "arith" ||
-        ns == "tensor")
+    if (isa<ModuleOp>(op) ||
+        llvm::is_contained({"func", "attn", "arith", "math", "tensor",
+                            "linalg", "tosa", "shard"},
+                           ns))
       return WalkResult::advance();
     return WalkResult::interrupt();
   });
@@ -112,8 +121,7 @@ bool onlyAttention(ModuleOp module) {
 /// attributes and types do not pile up.
 struct Contexts {
   static constexpr unsigned kRenewEvery = 256;
-  /// Parses and verifies inputs: it knows func, arith, tensor and attn only
-  /// (upstream dialects' own parsers are upstream's to fuzz).
+  /// Parses and verifies inputs: it knows the input dialects only.
   std::unique_ptr<MLIRContext> input;
   /// Runs the pipelines on a module that verified in `input`, parsed again
   /// from the same text (so it holds the same ops and attributes).
