@@ -73,10 +73,10 @@ struct Globals {
   Pipelines pipelines = Pipelines::All;
 
   Globals() {
-    inputRegistry.insert<arith::ArithDialect, func::FuncDialect,
-                         linalg::LinalgDialect, math::MathDialect,
-                         shard::ShardDialect, tensor::TensorDialect,
-                         tosa::TosaDialect>();
+    inputRegistry
+        .insert<arith::ArithDialect, func::FuncDialect, linalg::LinalgDialect,
+                math::MathDialect, shard::ShardDialect, tensor::TensorDialect,
+                tosa::TosaDialect>();
     attn::registerAttnDialects(inputRegistry);
     registerAllDialects(registry);
     registerAllExtensions(registry);
@@ -104,8 +104,8 @@ bool onlyAttention(ModuleOp module) {
   WalkResult r = module.walk([](Operation *op) {
     StringRef ns = op->getDialect() ? op->getDialect()->getNamespace() : "";
     if (isa<ModuleOp>(op) ||
-        llvm::is_contained({"func", "attn", "arith", "math", "tensor",
-                            "linalg", "tosa", "shard"},
+        llvm::is_contained({"func", "attn", "arith", "math", "tensor", "linalg",
+                            "tosa", "shard"},
                            ns))
       return WalkResult::advance();
     return WalkResult::interrupt();

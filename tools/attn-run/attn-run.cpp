@@ -25,6 +25,8 @@
 #include "attn-opt/Runtime/ModuleLoader.h"
 #include "attn-opt/Support/Random.h"
 
+#include "ResultShapes.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -695,17 +697,13 @@ void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
                   const std::vector<npy::Array> &inputs,
                   std::vector<Slot> &results, double &flops,
                   double &scoreBytes) {
-  llvm::DenseMap<Value, std::vector<int64_t>> known;
+  attn_run::KnownSizes sizes;
+  auto &known = sizes.shapes;
   for (auto [i, a] : llvm::enumerate(args))
     known[entry.getArgument(i)] = *a.shape;
   auto shapeOfValue = [&](Value v) -> std::optional<std::vector<int64_t>> {
-    auto it = known.find(v);
-    if (it != known.end())
-      return it->second;
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    if (type && type.hasStaticShape())
-      return std::vector<int64_t>(type.getShape().begin(),
-                                  type.getShape().end());
+    if (const std::vector<int64_t> *shape = sizes.shapeOf(v))
+      return *shape;
     return std::nullopt;
   };
   flops = 0;
@@ -742,6 +740,7 @@ void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
     if (!attention) {
       if (auto f = dyn_cast<FlopCountOpInterface>(op))
         flops += f.getFlopCount();
+      attn_run::propagateSizes(op, sizes);
       return;
     }
     auto q = shapeOfValue(attention.getQuery());
@@ -780,10 +779,20 @@ void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
   });
   auto returned = cast<func::ReturnOp>(entry.front().getTerminator());
   for (auto [i, r] : llvm::enumerate(results)) {
-    r.shape = shapeOfValue(returned.getOperand(i));
-    if (!r.shape)
-      fail(r.name + " of @" + entry.getName() + " has the dynamic type " +
-           describe(r.type) + " that attn-run cannot size from the inputs");
+    Value value = returned.getOperand(i);
+    r.shape = shapeOfValue(value);
+    if (r.shape)
+      continue;
+    // Name the op whose sizes attn-run does not follow.
+    Operation *def = value.getDefiningOp();
+    std::string source =
+        def ? def->getName().getStringRef().str() : "an argument";
+    fail(r.name + " of @" + entry.getName() + " has the dynamic type " +
+         describe(r.type) +
+         " that attn-run cannot size from the inputs: its sizes come from " +
+         source +
+         ", which attn-run does not follow (it follows attention ops, "
+         "casts, elementwise and linalg ops, tensor.empty and tensor.dim)");
   }
 }
 
