@@ -3,13 +3,13 @@
 import threading
 
 from . import _mods
-from ._library import (check_array, compile, dtype_name, empty_like_kind,
-                       is_torch_tensor)
+from ._library import (_check_no_overlap, check_array, compile, dtype_name,
+                       empty_like_kind, is_torch_tensor)
 
 
-def _operand(x, name, dtype):
+def _operand(x, name, dtype, written=False):
     """check_array, and the element type of q."""
-    checked = check_array(x, name)
+    checked = check_array(x, name, written)
     if dtype_name(x) != dtype:
         raise TypeError(f"{name} has dtype {x.dtype}; q's is {dtype}")
     return checked
@@ -579,9 +579,10 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
         out = empty_like_kind(q, (b, hq, lq, dv), t)
         tensors.append((_data_pointer(out), (b, hq, lq, dv)))
     else:
-        tensors.append(_operand(out, "out", t))
+        tensors.append(_operand(out, "out", t, written=True))
         if tuple(out.shape) != (b, hq, lq, dv):
             raise ValueError(f"out must be [B, Hq, Lq, Dv] = "
                              f"{(b, hq, lq, dv)}; got {tuple(out.shape)}")
+        _check_no_overlap([out], [q, k, v], ["q", "k", "v"])
     fn._call_checked(tensors)
     return out

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import warnings
 
 import numpy as np
 
@@ -64,14 +65,22 @@ def dtype_name(x):
     return None
 
 
-def check_array(x, what):
-    """Checks that `x` is a contiguous NumPy array or CPU torch tensor;
-    returns (data pointer, shape tuple)."""
+def check_array(x, what, written=False):
+    """Checks that `x` is a contiguous, aligned NumPy array or CPU torch
+    tensor (and, when the call writes it, a writable one); returns (data
+    pointer, shape tuple)."""
     if isinstance(x, np.ndarray):
         if not x.flags.c_contiguous:
             raise ValueError(
                 f"{what} is not C-contiguous (strides {x.strides}); attn_opt "
                 f"does not copy inputs: pass np.ascontiguousarray({what})")
+        if not x.flags.aligned:
+            raise ValueError(
+                f"{what} is not aligned to its {x.dtype.itemsize}-byte "
+                f"elements (data at {x.ctypes.data:#x}); pass a copy "
+                f"(np.array({what}))")
+        if written and not x.flags.writeable:
+            raise ValueError(f"{what} is read-only; the call writes it")
         return x.ctypes.data, x.shape
     if is_torch_tensor(x):
         if x.device.type != "cpu":
@@ -81,6 +90,10 @@ def check_array(x, what):
             raise ValueError(
                 f"{what} is not contiguous (strides {tuple(x.stride())}); "
                 f"attn_opt does not copy inputs: pass {what}.contiguous()")
+        if x.numel() and x.data_ptr() % x.element_size():
+            raise ValueError(
+                f"{what} is not aligned to its {x.element_size()}-byte "
+                f"elements (data at {x.data_ptr():#x}); pass {what}.clone()")
         return x.data_ptr(), tuple(x.shape)
     raise TypeError(f"{what} must be a NumPy array or a torch tensor, not "
                     f"{type(x).__name__}")
@@ -96,6 +109,32 @@ def empty_like_kind(like, shape, dtype):
     if dtype not in _NUMPY_DTYPES:
         raise TypeError(f"NumPy has no {dtype}: use torch tensors for {dtype}")
     return np.empty(shape, _NUMPY_DTYPES[dtype])
+
+
+def _byte_range(x):
+    if isinstance(x, np.ndarray):
+        return x.ctypes.data, x.ctypes.data + x.nbytes
+    return x.data_ptr(), x.data_ptr() + x.numel() * x.element_size()
+
+
+def _check_no_overlap(outs, args, names):
+    """The generated code reads its arguments while it writes its results:
+    a result buffer that shares memory with an argument (or another result)
+    would give a wrong answer, so it is refused."""
+    ranges = [_byte_range(a) for a in args]
+    for i, o in enumerate(outs):
+        lo, hi = _byte_range(o)
+        if lo == hi:
+            continue
+        for name, (a_lo, a_hi) in zip(names, ranges):
+            if lo < a_hi and a_lo < hi:
+                raise ValueError(f"out shares memory with the argument {name}; "
+                                 f"results need buffers of their own")
+        for j in range(i):
+            p_lo, p_hi = _byte_range(outs[j])
+            if lo < p_hi and p_lo < hi:
+                raise ValueError(f"out[{i}] shares memory with out[{j}]")
+        ranges.append((lo, hi))
 
 
 # -- attn-compile and the cache ---------------------------------------------
@@ -162,8 +201,13 @@ def compile(source, entry=None, threads=None, target="host", mpi="mpich"):
 
     With ATTN_OPT_OFFLINE=1 nothing is compiled: a library missing from the
     cache raises AttnOptError (deployments that ship a warm cache).
+
+    Each cache entry holds a manifest with its key and the SHA-256 of its
+    library: a damaged entry (truncated, replaced) is never loaded but
+    compiled again (with ATTN_OPT_OFFLINE, an AttnOptError). A cache
+    directory that cannot be written gives a RuntimeWarning and a library
+    compiled into a private temporary directory.
     """
-    global compilations
     if isinstance(source, os.PathLike) or (
             isinstance(source, str) and "\n" not in source
             and "{" not in source and os.path.isfile(source)):
@@ -180,28 +224,110 @@ def compile(source, entry=None, threads=None, target="host", mpi="mpich"):
     with _libraries_lock:
         lib = _libraries.get(key)
         if lib is None:
-            directory = os.path.join(cache_dir(), key)
-            path = os.path.join(directory, "libkernels.so")
-            if not os.path.exists(path):
-                if os.environ.get("ATTN_OPT_OFFLINE", "") not in ("", "0"):
-                    raise AttnOptError(
-                        f"ATTN_OPT_OFFLINE is set and {directory} is not in "
-                        f"the cache: compile it once without it")
-                _compile_into(compiler, source, entries, target, mpi,
-                              directory)
-                compilations += 1
-            lib = Library(path)
+            lib = _load_or_compile(compiler, source, entries, target, mpi, key)
             _libraries[key] = lib
     if threads is not None:
         lib.set_num_threads(threads)
     return lib
 
 
-def _compile_into(compiler, source, entries, target, mpi, directory):
-    os.makedirs(os.path.dirname(directory), exist_ok=True)
-    # Build in a private directory, then rename: concurrent processes never
-    # see a partial library.
-    work = tempfile.mkdtemp(prefix=".tmp-", dir=os.path.dirname(directory))
+_MANIFEST = "manifest.json"
+
+
+def _file_digest(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _entry_problem(directory, key):
+    """Why the cache entry `directory` cannot be loaded for `key` (None when
+    it can): its manifest names the key and the SHA-256 of its library, so
+    a truncated or replaced library is never loaded."""
+    try:
+        with open(os.path.join(directory, _MANIFEST)) as f:
+            manifest = json.load(f)
+        if manifest.get("key") != key:
+            return "it was made for another module"
+        if _file_digest(os.path.join(directory, "libkernels.so")) != \
+                manifest.get("sha256"):
+            return "its library does not match its manifest (truncated?)"
+    except (OSError, ValueError, AttributeError) as e:
+        return f"it cannot be read ({e})"
+    return None
+
+
+def _load_or_compile(compiler, source, entries, target, mpi, key):
+    """The library of `key`: from the cache when its entry is sound; else
+    compiled into the cache (a damaged entry is replaced); else, when the
+    cache cannot be written, compiled into a private temporary directory
+    (with a warning)."""
+    global compilations
+    directory = os.path.join(cache_dir(), key)
+    path = os.path.join(directory, "libkernels.so")
+    offline = os.environ.get("ATTN_OPT_OFFLINE", "") not in ("", "0")
+    if os.path.exists(directory):
+        problem = _entry_problem(directory, key)
+        if problem is None:
+            return Library(path)
+        if offline:
+            raise AttnOptError(f"ATTN_OPT_OFFLINE is set and the cache entry "
+                               f"{directory} is damaged: {problem}")
+        _remove_entry(directory)
+    elif offline:
+        raise AttnOptError(
+            f"ATTN_OPT_OFFLINE is set and {directory} is not in "
+            f"the cache: compile it once without it")
+    try:
+        _compile_into(compiler, source, entries, target, mpi, directory, key)
+    except _CacheUnwritable as e:
+        warnings.warn(f"attn_opt: the cache {cache_dir()} cannot be written "
+                      f"({e.__cause__}); compiling into a temporary "
+                      f"directory (set ATTN_OPT_CACHE_DIR)", RuntimeWarning,
+                      stacklevel=3)
+        private = tempfile.mkdtemp(prefix="attn-opt-")
+        try:
+            work = os.path.join(private, key)
+            _compile_into(compiler, source, entries, target, mpi, work, key)
+            compilations += 1
+            # Loaded, the library needs its file no more.
+            return Library(os.path.join(work, "libkernels.so"))
+        finally:
+            shutil.rmtree(private, ignore_errors=True)
+    compilations += 1
+    problem = _entry_problem(directory, key)
+    if problem is not None:
+        raise AttnOptError(f"the cache entry {directory} is damaged after "
+                           f"compiling it: {problem}")
+    return Library(path)
+
+
+def _remove_entry(directory):
+    """Moves a damaged entry out of the way (atomically: another process
+    sees either it or nothing), then deletes it."""
+    aside = f"{directory}.bad-{os.getpid()}-{threading.get_ident()}"
+    try:
+        os.rename(directory, aside)
+    except OSError:
+        return  # another process moved it, or the cache is read-only
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+class _CacheUnwritable(Exception):
+    """The cache directory cannot take a new entry."""
+
+
+def _compile_into(compiler, source, entries, target, mpi, directory, key):
+    try:
+        os.makedirs(os.path.dirname(directory), exist_ok=True)
+        # Build in a private directory, then rename: concurrent processes
+        # never see a partial library.
+        work = tempfile.mkdtemp(prefix=".tmp-",
+                                dir=os.path.dirname(directory))
+    except OSError as e:
+        raise _CacheUnwritable() from e
     try:
         src = os.path.join(work, "kernels.mlir")
         with open(src, "w") as f:
@@ -215,6 +341,9 @@ def _compile_into(compiler, source, entries, target, mpi, directory):
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise AttnOptError("attn-compile failed:\n" + proc.stderr.strip())
+        with open(os.path.join(work, _MANIFEST), "w") as f:
+            json.dump({"key": key, "sha256": _file_digest(
+                os.path.join(work, "libkernels.so"))}, f)
         try:
             os.rename(work, directory)
         except OSError:
@@ -332,9 +461,11 @@ class Function:
                                 f"results, out= gives {len(outs)}")
         for o, r, st in zip(outs, self._results,
                             self._shape_types[len(self._args):]):
-            ptr, shape = check_array(o, "out")
+            ptr, shape = check_array(o, "out", written=True)
             self._check_tensor(o, shape, r, "out")
             params += [ptr, st(*shape)]
+        if out is not None:
+            _check_no_overlap(outs, args, [t["name"] for t in self._args])
         _raise_for_status(self._fn(*params), self.library)
         return outs[0] if len(outs) == 1 else tuple(outs)
 

@@ -22,8 +22,8 @@ const std::vector<int64_t> *KnownSizes::shapeOf(Value v) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type || !type.hasStaticShape())
     return nullptr;
-  shapes[v] = std::vector<int64_t>(type.getShape().begin(),
-                                   type.getShape().end());
+  shapes[v] =
+      std::vector<int64_t>(type.getShape().begin(), type.getShape().end());
   return &shapes[v];
 }
 
