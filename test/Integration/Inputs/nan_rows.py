@@ -4,7 +4,8 @@
   nan_rows.py OUT.npy --first-nan R
 
 Every row (along the second-to-last dimension, in every batch and head)
-before R must be finite, every row from R on all NaN.
+before R must be finite, every row from R on all NaN (with --confined:
+anything).
 """
 import argparse
 import ast
@@ -17,6 +18,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("path")
     parser.add_argument("--first-nan", type=int, required=True)
+    parser.add_argument("--confined", action="store_true")
     args = parser.parse_args()
     data = open(args.path, "rb").read()
     header_len = struct.unpack("<H", data[8:10])[0]
@@ -34,6 +36,8 @@ def main():
         row = (start // width) % rows
         v = values[start:start + width]
         want_nan = row >= args.first_nan
+        if want_nan and args.confined:
+            continue
         ok = all(math.isnan(x) for x in v) if want_nan else all(
             math.isfinite(x) for x in v)
         if not ok:

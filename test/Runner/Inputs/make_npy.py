@@ -25,6 +25,8 @@ p.add_argument("--cycle", type=int, default=0,
                help="integer values i mod N (unsorted ids) instead of --fill")
 p.add_argument("--random", type=int, default=None)
 p.add_argument("--nan-rows", type=int, default=None)
+p.add_argument("--bad-value", default="nan",
+               help="what --nan-rows puts in its rows: nan, inf or -inf")
 p.add_argument("--values", default="",
                help="the elements, comma-separated (instead of --fill)")
 a = p.parse_args()
@@ -46,7 +48,7 @@ if a.random is not None:
     for i in range(n):
         r = (i // row) % rows
         nan = a.nan_rows is not None and r >= a.nan_rows
-        vals.append(float("nan") if nan else rng.uniform(-1.0, 1.0))
+        vals.append(float(a.bad_value) if nan else rng.uniform(-1.0, 1.0))
     data = b"".join(struct.pack(fmt, v) for v in vals)
 elif a.values:
     vals = [float(v) for v in a.values.split(",")]
