@@ -355,8 +355,9 @@ struct AttnLowerCommunication
       }
       ImplicitLocOpBuilder b(waitOp->getLoc(), waitOp);
       auto &[send, into, reqs, sends, receives] = buffers;
-      inThen(b, receives, [&] { calls.wait(b, reqs, 1); });
-      inThen(b, sends, [&] { calls.wait(b, reqs, 0); });
+      Value requests = reqs;
+      inThen(b, receives, [&] { calls.wait(b, requests, 1); });
+      inThen(b, sends, [&] { calls.wait(b, requests, 0); });
       memref::DeallocOp::create(b, reqs);
       if (into.staged)
         memref::CopyOp::create(b, into.staged, exchange.getInto());
