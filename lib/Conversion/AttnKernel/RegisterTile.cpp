@@ -11,12 +11,14 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-SmallVector<Value>
-mlir::attn::registerTile(ImplicitLocOpBuilder &b, int64_t rows, int64_t ev,
-                         Value depth, ValueRange init,
-                         function_ref<Value(int64_t, Value)> row,
-                         function_ref<Value(int64_t, Value)> vec) {
+SmallVector<Value> mlir::attn::registerTile(
+    ImplicitLocOpBuilder &b, int64_t rows, int64_t ev, Value depth,
+    ValueRange init, function_ref<Value(int64_t, Value)> row,
+    function_ref<Value(int64_t, Value)> vec, bool zeroAddsNothing) {
   auto vf = cast<VectorType>(init.front().getType());
+  Value zero = zeroAddsNothing
+                   ? arith::ConstantOp::create(b, b.getZeroAttr(vf)).getResult()
+                   : Value();
   auto loop = scf::ForOp::create(
       b, arith::ConstantIndexOp::create(b, 0), depth,
       arith::ConstantIndexOp::create(b, 1), init,
@@ -25,9 +27,19 @@ mlir::attn::registerTile(ImplicitLocOpBuilder &b, int64_t rows, int64_t ev,
         for (int64_t g = 0; g < ev; ++g)
           vv.push_back(vec(g, k));
         for (int64_t i = 0; i < rows; ++i) {
-          Value p = vector::BroadcastOp::create(b, vf, row(i, k));
-          for (int64_t g = 0; g < ev; ++g)
-            next.push_back(vector::FMAOp::create(b, p, vv[g], a[i * ev + g]));
+          Value w = row(i, k);
+          Value none;
+          if (zeroAddsNothing)
+            none = arith::CmpFOp::create(
+                b, arith::CmpFPredicate::OEQ, w,
+                arith::ConstantOp::create(b, b.getZeroAttr(w.getType())));
+          Value p = vector::BroadcastOp::create(b, vf, w);
+          for (int64_t g = 0; g < ev; ++g) {
+            Value v =
+                none ? arith::SelectOp::create(b, none, zero, vv[g]).getResult()
+                     : vv[g];
+            next.push_back(vector::FMAOp::create(b, p, v, a[i * ev + g]));
+          }
         }
         scf::YieldOp::create(b, next);
       });

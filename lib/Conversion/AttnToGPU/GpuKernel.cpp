@@ -338,6 +338,15 @@ private:
             Value vv =
                 f.toF32(f.vectorLoad(VectorType::get({dvPart}, vElem), vShared,
                                      ValueRange{f.add(j0, j), e0}, f.valueDim));
+            // A masked key's weight (0) must not multiply its value: an
+            // inf or NaN there reaches no row that does not see the key.
+            if (masked)
+              vv = arith::SelectOp::create(
+                  b,
+                  arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, p[j],
+                                        f.f32Const(0.0)),
+                  arith::ConstantOp::create(b, b.getZeroAttr(vv.getType())),
+                  vv);
             acc = vector::FMAOp::create(b, broadcast(p[j], dvPart), vv, acc);
           }
           next.push_back(acc);

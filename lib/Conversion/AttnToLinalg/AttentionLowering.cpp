@@ -351,7 +351,7 @@ Value mlir::attn::applyValues5(TensorBuilder &tb, Value p, Value value,
   bool varlen =
       spec && (spec->queryLengths || spec->keyLengths || spec->querySequence);
   if (!varlen)
-    return tb.contract(p, pMap, value, vMap, outSizes, outMap, "pppprp");
+    return tb.weightedSum(p, pMap, value, vMap, outSizes, outMap, "pppprp");
   Value queryLen = tb.indexOf(ps[3]), keyLen = tb.indexOf(ps[4]);
   return tb.generic(
       {p, value}, {pMap, vMap}, tb.filled(outSizes, 0.0), outMap, "pppprp",
@@ -360,8 +360,13 @@ Value mlir::attn::applyValues5(TensorBuilder &tb, Value p, Value value,
             positionOf(bb, *spec, linalg::IndexOp::create(bb, 0),
                        linalg::IndexOp::create(bb, 3),
                        linalg::IndexOp::create(bb, 4), queryLen, keyLen);
-        Value sum = tb.fma(bb, tb.toF32(bb, a[0]), tb.toF32(bb, a[1]), a[2]);
-        return arith::SelectOp::create(bb, pos.valid, sum, a[2]);
+        // (A zero weight adds nothing, even against an inf or NaN value.)
+        Value w = tb.toF32(bb, a[0]);
+        Value sum = tb.fma(bb, w, tb.toF32(bb, a[1]), a[2]);
+        Value some = arith::CmpFOp::create(bb, arith::CmpFPredicate::UNE, w,
+                                           tb.f32Const(0.0));
+        return arith::SelectOp::create(
+            bb, arith::AndIOp::create(bb, pos.valid, some), sum, a[2]);
       });
 }
 

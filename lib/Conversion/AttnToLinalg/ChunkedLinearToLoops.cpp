@@ -172,8 +172,8 @@ struct ChunkedLowering {
                 .getResult();
           });
       // num = A V (loops g, i, j, e), den = A 1.
-      numC = tb.contract(a, tb.map(4, {0, 1, 2}), vc, tb.map(4, {2, 3}),
-                         {g, n, dv}, tb.map(4, {0, 1, 3}), "pprp");
+      numC = tb.weightedSum(a, tb.map(4, {0, 1, 2}), vc, tb.map(4, {2, 3}),
+                            {g, n, dv}, tb.map(4, {0, 1, 3}), "pprp");
       denC = tb.reduceLast(a, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange x) {
         return tb.add(bb, x[1], x[0]);
       });
@@ -237,8 +237,9 @@ struct ChunkedLowering {
       next.id = edgeId;
     }
     // S += Kc^T Vc (loops j, f, e), z += Kc^T 1 (loops j, f).
-    Value dState = tb.contract(kSel, tb.map(3, {0, 1}), vc, tb.map(3, {0, 2}),
-                               {features, valueDim}, tb.map(3, {1, 2}), "rpp");
+    Value dState =
+        tb.weightedSum(kSel, tb.map(3, {0, 1}), vc, tb.map(3, {0, 2}),
+                       {features, valueDim}, tb.map(3, {1, 2}), "rpp");
     Value dSum = tb.generic({kSel}, {tb.map(2, {0, 1})},
                             tb.filled({features}, 0.0), tb.map(2, {1}), "rp",
                             [&](ImplicitLocOpBuilder &bb, ValueRange a) {

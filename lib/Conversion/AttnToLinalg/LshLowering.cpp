@@ -273,10 +273,10 @@ struct LshLowering {
         });
     Value rowSum = tb.rowSum(ex);
     // o[b,h,c,t,e] = sum_w ex * vc / rowSum; loops (b, h, c, t, w, e).
-    Value weighted = tb.contract(ex, tb.map(6, {0, 1, 2, 3, 4}), vc,
-                                 tb.map(6, {0, 1, 2, 4, 5}),
-                                 {batch, heads, numChunks, chunk, valueDim},
-                                 tb.map(6, {0, 1, 2, 3, 5}), "pppprp");
+    Value weighted = tb.weightedSum(ex, tb.map(6, {0, 1, 2, 3, 4}), vc,
+                                    tb.map(6, {0, 1, 2, 4, 5}),
+                                    {batch, heads, numChunks, chunk, valueDim},
+                                    tb.map(6, {0, 1, 2, 3, 5}), "pppprp");
     Value out = tb.generic(
         {weighted, rowSum}, {id5, qMap},
         tb.empty({batch, heads, numChunks, chunk, valueDim}), id5, "ppppp",

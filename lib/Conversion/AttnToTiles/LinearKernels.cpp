@@ -603,20 +603,30 @@ public:
   void causalOutput(const CausalHead &s, Value rb, Value top, Value o,
                     Value n) {
     // O = (phi(Q_c) S + A V_c) / den: depth F, then the keys of the
-    // triangle (within the chunk's n).
+    // triangle (within the chunk's n): those below rb, which every row of
+    // the block sees, then the diagonal's, where the masked weights (0)
+    // must not multiply their values (an inf or NaN there reaches no
+    // earlier row).
+    Value below = arith::MinSIOp::create(b, rb, n);
     Value depth = arith::MinSIOp::create(b, top, n);
     forEach(0, s.dv, s.ev * lanes, [&](Value e0) {
       SmallVector<Value> acc = phiQTimes(s, rb, s.ev, s.state, e0);
-      acc = rowTile(
-          s.ev, depth, acc,
-          [&](int64_t i, Value j) -> Value {
-            return memref::LoadOp::create(b, s.scores,
-                                          ValueRange{add(rb, idx(i)), j});
-          },
-          [&](int64_t g, Value j) -> Value {
-            return load(s.vBuf,
-                        {s.bi, s.hk, add(o, j), add(e0, idx(g * lanes))});
-          });
+      auto keys = [&](Value from, Value count, SmallVector<Value> init,
+                      bool diagonal) {
+        return rowTile(
+            s.ev, count, init,
+            [&](int64_t i, Value j) -> Value {
+              return memref::LoadOp::create(
+                  b, s.scores, ValueRange{add(rb, idx(i)), add(from, j)});
+            },
+            [&](int64_t g, Value j) -> Value {
+              return load(s.vBuf, {s.bi, s.hk, add(o, add(from, j)),
+                                   add(e0, idx(g * lanes))});
+            },
+            diagonal);
+      };
+      acc = keys(idx(0), below, acc, /*diagonal=*/false);
+      acc = keys(below, sub(depth, below), acc, /*diagonal=*/true);
       storeRows(acc, s.ev, rb, o, n, e0, s.unnormalized ? Value() : s.den,
                 s.gBuf, s.out, s.bi, s.h, s.outElem);
     });
@@ -658,8 +668,9 @@ public:
   /// in [0, depth), kRows scalars broadcast and ev vectors loaded per step.
   SmallVector<Value> rowTile(int64_t ev, Value depth, SmallVector<Value> init,
                              function_ref<Value(int64_t, Value)> row,
-                             function_ref<Value(int64_t, Value)> vec) {
-    return registerTile(b, kRows, ev, depth, init, row, vec);
+                             function_ref<Value(int64_t, Value)> vec,
+                             bool zeroAddsNothing = false) {
+    return registerTile(b, kRows, ev, depth, init, row, vec, zeroAddsNothing);
   }
 
   /// Queries per task of state_apply with the feature map `fm`: 128 with

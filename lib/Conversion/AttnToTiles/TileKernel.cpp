@@ -628,21 +628,26 @@ private:
                 acc.push_back(vector::LoadOp::create(
                     b, vf, oRowsBuf, ValueRange{f.idx(r), col(g)}));
             for (int64_t j = 0; j < chunk; ++j) {
-              SmallVector<Value> p, vv;
-              for (int64_t r = 0; r < dRows; ++r)
+              SmallVector<Value> p, none, vv;
+              for (int64_t r = 0; r < dRows; ++r) {
                 p.push_back(vector::BroadcastOp::create(
                     b, vf,
                     memref::LoadOp::create(
                         b, st, ValueRange{f.add(jc, j), f.idx(r)})));
+                if (masked)
+                  none.push_back(zeroWeight(p[r]));
+              }
               for (int64_t g = 0; g < eg; ++g)
                 vv.push_back(f.toF32(f.vectorLoad(
                     kvVector(f.valueBuf), f.valueBuf,
                     ValueRange{keyAt[j][0], keyAt[j][1], keyAt[j][2], col(g)},
                     f.valueDim)));
               for (int64_t r = 0; r < dRows; ++r)
-                for (int64_t g = 0; g < eg; ++g)
+                for (int64_t g = 0; g < eg; ++g) {
+                  Value v = masked ? dropValue(none[r], vv[g]) : vv[g];
                   acc[r * eg + g] =
-                      vector::FMAOp::create(b, p[r], vv[g], acc[r * eg + g]);
+                      vector::FMAOp::create(b, p[r], v, acc[r * eg + g]);
+                }
             }
             for (int64_t r = 0; r < dRows; ++r)
               for (int64_t g = 0; g < eg; ++g)
@@ -970,6 +975,19 @@ private:
                                 ValueRange{f.add(e0, e), laneOffset(v)});
   }
 
+  /// Where the weights `w` (a vector) are exactly 0: in a partially masked
+  /// block, a masked key's weight. Its value must add nothing to the row
+  /// (0 x inf or NaN would): dropValue puts 0 in its place.
+  Value zeroWeight(Value w) {
+    return arith::CmpFOp::create(
+        b, arith::CmpFPredicate::OEQ, w,
+        arith::ConstantOp::create(b, b.getZeroAttr(w.getType())));
+  }
+  Value dropValue(Value none, Value v) {
+    return arith::SelectOp::create(
+        b, none, arith::ConstantOp::create(b, b.getZeroAttr(v.getType())), v);
+  }
+
   /// O^T += V_blk^T P (after rescaling by alpha when given).
   void accumulateValues(Value k0, bool masked, Value st, Value ot,
                         ArrayRef<Value> alpha) {
@@ -980,18 +998,23 @@ private:
               f.idx(0), f.idx(keyBlock), 1, acc, [&](Value j, ValueRange a) {
                 SmallVector<Value, 3> at =
                     kvIndex(f.keyRow(f.add(k0, j), masked));
-                SmallVector<Value> pv, next;
-                for (int64_t v = 0; v < queryVectors; ++v)
+                SmallVector<Value> pv, none, next;
+                for (int64_t v = 0; v < queryVectors; ++v) {
                   pv.push_back(vector::LoadOp::create(
                       b, vf, st, ValueRange{j, laneOffset(v)}));
+                  if (masked)
+                    none.push_back(zeroWeight(pv[v]));
+                }
                 for (int64_t e = 0; e < valueGroup; ++e) {
                   Value ve = memref::LoadOp::create(
                       b, f.valueBuf,
                       ValueRange{at[0], at[1], at[2], f.add(e0, e)});
                   Value vb = vector::BroadcastOp::create(b, vf, ve);
-                  for (int64_t v = 0; v < queryVectors; ++v)
+                  for (int64_t v = 0; v < queryVectors; ++v) {
+                    Value vs = masked ? dropValue(none[v], vb) : vb;
                     next.push_back(vector::FMAOp::create(
-                        b, vb, pv[v], a[e * queryVectors + v]));
+                        b, vs, pv[v], a[e * queryVectors + v]));
+                  }
                 }
                 return next;
               });
@@ -1132,19 +1155,24 @@ private:
                 Value pairIdx = f.div(f.add(k0, j), 2);
                 if (masked)
                   pairIdx = f.minIdx(pairIdx, lastPair);
-                SmallVector<Value> pv, next;
-                for (int64_t v = 0; v < queryVectors; ++v)
+                SmallVector<Value> pv, none, next;
+                for (int64_t v = 0; v < queryVectors; ++v) {
                   pv.push_back(vector::LoadOp::create(
                       b, vbf, pPairs,
                       ValueRange{f.div(j, 2), f.idx(2 * v * lanes)}));
+                  if (masked)
+                    none.push_back(zeroWeight(pv[v]));
+                }
                 for (int64_t e = 0; e < valueGroup; ++e) {
                   Value word = memref::LoadOp::create(
                       b, vPairs,
                       ValueRange{f.batch, f.kvHead, pairIdx, f.add(e0, e)});
                   Value vb = broadcastPair(word);
-                  for (int64_t v = 0; v < queryVectors; ++v)
+                  for (int64_t v = 0; v < queryVectors; ++v) {
+                    Value ve = masked ? dropValue(none[v], vb) : vb;
                     next.push_back(
-                        dotPairs(a[e * queryVectors + v], pv[v], vb));
+                        dotPairs(a[e * queryVectors + v], pv[v], ve));
+                  }
                 }
                 return next;
               });

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Checks which rows of an f32 .npy result are NaN (without numpy).
+"""Checks which rows of an f32 (or bf16, '<u2') .npy result are NaN
+(without numpy).
 
   nan_rows.py OUT.npy --first-nan R
 
@@ -23,14 +24,17 @@ def main():
     data = open(args.path, "rb").read()
     header_len = struct.unpack("<H", data[8:10])[0]
     header = ast.literal_eval(data[10:10 + header_len].decode("latin1"))
-    if header["descr"] != "<f4" or header["fortran_order"]:
-        sys.exit(f"nan_rows.py: {args.path}: not a C-order f32 array")
+    if header["descr"] not in ("<f4", "<u2") or header["fortran_order"]:
+        sys.exit(f"nan_rows.py: {args.path}: not a C-order f32 or bf16 array")
     shape = header["shape"]
     rows, width = shape[-2], shape[-1]
     count = 1
     for d in shape:
         count *= d
-    values = struct.unpack(f"<{count}f", data[10 + header_len:])
+    body = data[10 + header_len:]
+    if header["descr"] == "<u2":  # bf16: the upper half of an f32
+        body = b"".join(b"\0\0" + body[i:i + 2] for i in range(0, len(body), 2))
+    values = struct.unpack(f"<{count}f", body)
     bad = 0
     for start in range(0, count, width):
         row = (start // width) % rows

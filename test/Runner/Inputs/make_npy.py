@@ -35,6 +35,11 @@ shape = tuple(int(s) for s in a.shape.split(",") if s)
 n = 1
 for d in shape:
     n *= d
+# bf16: stored as '<u2' (what attn-run reads as bf16), the upper half of
+# each f32 (rounded toward zero).
+bf16 = a.dtype == "bf16"
+if bf16:
+    a.dtype = "<u2"
 width = {"<f4": 4, "<f2": 2, "<u2": 2, "<i4": 4, "<i8": 8, "<f8": 8}[a.dtype]
 fmt = {"<f4": "<f", "<f2": "<e", "<u2": "<H", "<i4": "<i", "<i8": "<q",
        "<f8": "<d"}[a.dtype]
@@ -49,7 +54,10 @@ if a.random is not None:
         r = (i // row) % rows
         nan = a.nan_rows is not None and r >= a.nan_rows
         vals.append(float(a.bad_value) if nan else rng.uniform(-1.0, 1.0))
-    data = b"".join(struct.pack(fmt, v) for v in vals)
+    if bf16:
+        data = b"".join(struct.pack("<f", v)[2:] for v in vals)
+    else:
+        data = b"".join(struct.pack(fmt, v) for v in vals)
 elif a.values:
     vals = [float(v) for v in a.values.split(",")]
     if len(vals) != n:

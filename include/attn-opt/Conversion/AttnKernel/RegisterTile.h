@@ -20,11 +20,14 @@ namespace mlir::attn {
 /// acc[i * ev + g] += row(i, k) * vec(g, k) for k in [0, depth), i <
 /// rows, g < ev, from `init` (rows x ev vectors of f32): one scf.for
 /// carrying the accumulators. `row` returns an f32 scalar, `vec` a vector
-/// of the accumulators' type.
+/// of the accumulators' type. With `zeroAddsNothing` (attention weights
+/// times values where some weights are masked), a row(i, k) of exactly 0
+/// adds nothing, even where vec(g, k) holds an inf or a NaN.
 SmallVector<Value> registerTile(ImplicitLocOpBuilder &b, int64_t rows,
                                 int64_t ev, Value depth, ValueRange init,
                                 function_ref<Value(int64_t, Value)> row,
-                                function_ref<Value(int64_t, Value)> vec);
+                                function_ref<Value(int64_t, Value)> vec,
+                                bool zeroAddsNothing = false);
 
 /// The vectors per row of a register tile: the largest divisor of
 /// `vectors` whose `rows x EV` accumulators are at most `accumulators`

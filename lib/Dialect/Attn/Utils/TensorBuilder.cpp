@@ -130,6 +130,30 @@ Value TensorBuilder::contract(Value lhs, AffineMap lhsMap, Value rhs,
   return contract(lhs, lhsMap, rhs, rhsMap, sizes(outShape), outMap, iterators);
 }
 
+Value TensorBuilder::weightedSum(Value weights, AffineMap weightsMap,
+                                 Value values, AffineMap valuesMap,
+                                 ArrayRef<OpFoldResult> outSizes,
+                                 AffineMap outMap, StringRef iterators) {
+  return generic(
+      {weights, values}, {weightsMap, valuesMap}, filled(outSizes, 0.0), outMap,
+      iterators, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+        Value w = toF32(bb, a[0]);
+        Value term = arith::MulFOp::create(bb, w, toF32(bb, a[1]));
+        Value zero = f32Const(0.0);
+        Value none =
+            arith::CmpFOp::create(bb, arith::CmpFPredicate::OEQ, w, zero);
+        return add(bb, a[2], arith::SelectOp::create(bb, none, zero, term));
+      });
+}
+
+Value TensorBuilder::weightedSum(Value weights, AffineMap weightsMap,
+                                 Value values, AffineMap valuesMap,
+                                 ArrayRef<int64_t> outShape, AffineMap outMap,
+                                 StringRef iterators) {
+  return weightedSum(weights, weightsMap, values, valuesMap, sizes(outShape),
+                     outMap, iterators);
+}
+
 Value TensorBuilder::reduceLast(Value input, double init, Body combine) {
   Sizes shape = sizes(input);
   int64_t rank = shape.size();

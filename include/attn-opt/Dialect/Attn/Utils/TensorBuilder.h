@@ -81,6 +81,16 @@ public:
                  ArrayRef<int64_t> outShape, AffineMap outMap,
                  StringRef iterators);
 
+  /// contract for attention weights times values: a weight of exactly 0
+  /// adds nothing, even against an inf or NaN value (a masked key's value
+  /// reaches no row that does not see it).
+  Value weightedSum(Value weights, AffineMap weightsMap, Value values,
+                    AffineMap valuesMap, ArrayRef<OpFoldResult> outSizes,
+                    AffineMap outMap, StringRef iterators);
+  Value weightedSum(Value weights, AffineMap weightsMap, Value values,
+                    AffineMap valuesMap, ArrayRef<int64_t> outShape,
+                    AffineMap outMap, StringRef iterators);
+
   /// Reduces the last dimension of `input` (f32) with `combine` from `init`.
   Value reduceLast(Value input, double init, Body combine);
 
