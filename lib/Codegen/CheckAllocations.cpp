@@ -158,6 +158,9 @@ static Value allocationSize(LLVM::CallOp call) {
     return call.getOperand(0);
   if (*callee == "aligned_alloc" && call.getNumOperands() == 2)
     return call.getOperand(1);
+  // The NVVM pipeline's host code: gpu.alloc (size, stream, host-shared).
+  if (*callee == "mgpuMemAlloc" && call.getNumOperands() == 3)
+    return call.getOperand(0);
   return {};
 }
 

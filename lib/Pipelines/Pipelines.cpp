@@ -288,6 +288,9 @@ void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  // Device allocations checked like the CPU's heap allocations: an error
+  // instead of a kernel launched on a NULL buffer.
+  pm.addPass(createAttnCheckAllocations());
 }
 
 std::string mlir::attn::checkNVVMChip(StringRef chip) {

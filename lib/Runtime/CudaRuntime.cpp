@@ -238,21 +238,22 @@ private:
   State &s;
 };
 
+/// cuMemAlloc's and cuMemAllocManaged's result when the device has no room.
+constexpr CUresult kErrorOutOfMemory = 2;
+
 /// Managed memory beyond what the device has free can hang the GPU (pages
-/// thrash between host and device): refuse allocations above half of it.
+/// thrash between host and device): allocations above half of it are
+/// refused (0, as when the device is out of memory).
 CUdeviceptr allocManaged(const ScopedContext &ctx, size_t size) {
   size_t free = 0, total = 0;
   check(ctx.d().memGetInfo(&free, &total), "cuMemGetInfo");
-  if (size > free / 2) {
-    std::fprintf(stderr,
-                 "attn-opt CUDA runtime: a managed allocation of %zu MiB "
-                 "exceeds half of the device's free memory (%zu MiB)\n",
-                 size >> 20, free >> 20);
-    std::exit(1);
-  }
+  if (size > free / 2)
+    return 0;
   CUdeviceptr ptr = 0;
-  check(ctx.d().memAllocManaged(&ptr, size ? size : 1, kMemAttachGlobal),
-        "cuMemAllocManaged");
+  CUresult r = ctx.d().memAllocManaged(&ptr, size, kMemAttachGlobal);
+  if (r == kErrorOutOfMemory)
+    return 0;
+  check(r, "cuMemAllocManaged");
   return ptr;
 }
 
@@ -292,10 +293,22 @@ extern "C" bool attnCudaCapability(int *major, int *minor) {
   return true;
 }
 
+/// The hosts' (attn-run's, attn-launch's) buffers: a failure ends the
+/// process with a message (the generated code's own allocations report
+/// through attn_opt_runtime_error instead: mgpuMemAlloc).
 extern "C" void *attnCudaAllocManaged(int64_t sizeBytes) {
   ScopedContext ctx;
-  return reinterpret_cast<void *>(
-      allocManaged(ctx, sizeBytes > 0 ? sizeBytes : 1));
+  size_t size = sizeBytes > 0 ? sizeBytes : 1;
+  CUdeviceptr ptr = allocManaged(ctx, size);
+  if (!ptr) {
+    std::fprintf(stderr,
+                 "attn-opt CUDA runtime: no room for a managed buffer of "
+                 "%zu MiB (allocations above half of the device's free "
+                 "memory are refused)\n",
+                 size >> 20);
+    std::exit(1);
+  }
+  return reinterpret_cast<void *>(ptr);
 }
 
 extern "C" void attnCudaFree(void *ptr) {
@@ -467,10 +480,17 @@ extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/,
   ScopedContext ctx;
   CUdeviceptr ptr = 0;
   size_t size = sizeBytes ? sizeBytes : 1;
-  if (isHostShared)
+  // NULL when the device has no room: the generated code checks it
+  // (attn-check-allocations) and reports OutOfMemory through
+  // attn_opt_runtime_error instead of launching kernels.
+  if (isHostShared) {
     ptr = allocManaged(ctx, size);
-  else
-    check(ctx.d().memAlloc(&ptr, size), "cuMemAlloc");
+  } else {
+    CUresult r = ctx.d().memAlloc(&ptr, size);
+    if (r == kErrorOutOfMemory)
+      return nullptr;
+    check(r, "cuMemAlloc");
+  }
   return reinterpret_cast<void *>(ptr);
 }
 

@@ -167,3 +167,30 @@ llvm.func @in_parallel_region(%size: i64) {
   }
   llvm.return
 }
+
+// -----
+
+// The NVVM pipeline's host code: gpu.alloc's mgpuMemAlloc(size, stream,
+// host_shared) returns NULL when the device has no room; the kernel is not
+// launched on it.
+
+// CHECK-LABEL: llvm.func @device
+// CHECK:         %[[P:.*]] = llvm.call @mgpuMemAlloc(%[[SIZE:.*]], %{{.*}}, %{{.*}}) : (i64, !llvm.ptr, i8) -> !llvm.ptr
+// CHECK:         %[[ISNULL:.*]] = llvm.icmp "eq" %[[P]], %{{.*}} : !llvm.ptr
+// CHECK:         %[[SIZED:.*]] = llvm.icmp "ne" %[[SIZE]], %{{.*}} : i64
+// CHECK:         %[[FAILED:.*]] = llvm.and %[[ISNULL]], %[[SIZED]] : i1
+// CHECK:         llvm.cond_br %[[FAILED]] weights([1, 1048575]), ^[[OOM:.*]], ^[[OK:.*]]
+// CHECK:       ^[[OOM]]:
+// CHECK:         llvm.call @attn_opt_runtime_error(%{{.*}}, %[[SIZE]], %{{.*}}, %{{.*}})
+// CHECK:       ^[[OK]]:
+// CHECK:         llvm.call @launch(%[[P]])
+llvm.func @mgpuMemAlloc(i64, !llvm.ptr, i8) -> !llvm.ptr
+llvm.func @mgpuMemFree(!llvm.ptr, !llvm.ptr)
+llvm.func @launch(!llvm.ptr)
+llvm.func @device(%size: i64, %stream: !llvm.ptr) {
+  %shared = llvm.mlir.constant(1 : i8) : i8
+  %p = llvm.call @mgpuMemAlloc(%size, %stream, %shared) : (i64, !llvm.ptr, i8) -> !llvm.ptr
+  llvm.call @launch(%p) : (!llvm.ptr) -> ()
+  llvm.call @mgpuMemFree(%p, %stream) : (!llvm.ptr, !llvm.ptr) -> ()
+  llvm.return
+}

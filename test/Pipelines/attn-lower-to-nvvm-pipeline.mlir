@@ -21,7 +21,12 @@
 // CHECK-LABEL: llvm.func @bf16(
 // CHECK:         gpu.launch_func @bf16_kernel::@bf16_kernel
 // CHECK-LABEL: llvm.func @linear(
-// CHECK:         llvm.call @mgpuMemAlloc(%{{.*}}, %{{.*}}, %{{.*}}) : (i64, !llvm.ptr, i8) -> !llvm.ptr
+// CHECK:         %[[BUF:.*]] = llvm.call @mgpuMemAlloc(%{{.*}}, %{{.*}}, %{{.*}}) : (i64, !llvm.ptr, i8) -> !llvm.ptr
+// The device allocation checked (attn-check-allocations): out of memory is
+// reported, no kernel runs on NULL.
+// CHECK:         llvm.icmp "eq" %[[BUF]]
+// CHECK:         llvm.cond_br
+// CHECK:         llvm.call @attn_opt_runtime_error
 // CHECK:         gpu.launch_func
 // CHECK:         llvm.call @mgpuMemFree
 // BIN:         gpu.binary @f16_kernel {{ *}}[#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90a{{.*}}mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32{{.*}}shfl.sync.bfly.b32{{.*}}bar.sync{{.*}}"

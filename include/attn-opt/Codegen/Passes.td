@@ -511,9 +511,10 @@ def AttnCheckAllocations : Pass<"attn-check-allocations", "ModuleOp"> {
   let summary = "Check every heap allocation of the lowered code and skip "
                 "what would use a failed one";
   let description = [{
-    Runs on the LLVM dialect, after the CPU pipeline's conversion. Every
-    call of `malloc`, `aligned_alloc` or `_mlir_memref_to_llvm_alloc` (what
-    `finalize-memref-to-llvm` emits for `memref.alloc`) is followed by a
+    Runs on the LLVM dialect, after the CPU or the NVVM pipeline's
+    conversion. Every call of `malloc`, `aligned_alloc`,
+    `_mlir_memref_to_llvm_alloc` (what `finalize-memref-to-llvm` emits for
+    `memref.alloc`) or `mgpuMemAlloc` (`gpu.alloc`) is followed by a
     check: a NULL result for a non-zero size is a failed allocation. Then,
     instead of writing through NULL:
 
@@ -559,8 +560,12 @@ def AttnCheckAllocations : Pass<"attn-check-allocations", "ModuleOp"> {
     calls `__attn_rt_release(mark)` on the error path, which frees the
     buffers allocated since. Allocations or calls of such functions in other regions
     (inside `omp.parallel` but outside a loop, in `omp.single`, ...) are
-    errors of the pass: the pipelines do not emit them. Code of the NVVM
-    pipeline's host (`gpu.alloc`) is not covered.
+    errors of the pass: the pipelines do not emit them. The NVVM
+    pipeline's host code is checked the same way: its `gpu.alloc`s become
+    `mgpuMemAlloc(size, stream, host_shared)`, which returns NULL when the
+    device has no memory for them (attn-opt's CUDA runtime), so the
+    function reports `OutOfMemory` and launches no kernel on a NULL
+    buffer.
   }];
   let options = [
     Option<"releaseOnError", "release-on-error", "bool", /*default=*/"false",
