@@ -83,6 +83,11 @@
 // PAGELEN: attn-run: error: the generated code reported a run-time error: attn.attention: key_lengths[1] = 13 is outside [0, 12], the rows of key
 // RUN: not attn-run %s --entry paged --random-inputs --shape key=0x2x4x16 --shape value=0x2x4x8 --input pt=%t/pt.npy --input lk=%t/pages_ok.npy 2>&1 | FileCheck %s --check-prefix=NOPAGES
 // NOPAGES: attn-run: error: the generated code reported a run-time error: attn.attention: page_table[0] = 0 is outside [0, 0), the pages of key and value
+// Key and value pools of different page counts.
+// RUN: not attn-run %s --entry paged --random-inputs --shape key=5x2x4x16 --shape value=4x2x4x8 --input pt=%t/pt.npy --input lk=%t/pages_ok.npy --output %t/pools.npy 2>&1 | FileCheck %s --check-prefix=POOLS
+// RUN: not test -e %t/pools.npy
+// RUN: not attn-run %s --entry paged --target=gpu-emulator --random-inputs --shape key=5x2x4x16 --shape value=4x2x4x8 --input pt=%t/pt.npy --input lk=%t/pages_ok.npy 2>&1 | FileCheck %s --check-prefix=POOLS
+// POOLS: attn-run: error: the generated code reported a run-time error: attn.attention: dimension 0 of value (4) differs from dimension 0 of key (5)
 
 func.func @dyn(%query: tensor<?x4x?x16xf32>, %key: tensor<?x2x?x16xf32>, %value: tensor<?x2x?x8xf32>) -> tensor<?x4x?x8xf32> {
   %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax, pattern = #attn.causal}

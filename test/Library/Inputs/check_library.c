@@ -2,6 +2,7 @@
  * (header kernels.h, prefix kl) and checks them against plain loops, the
  * error statuses and messages, and calls from 4 threads at once. Prints
  * one line per check; exits 1 on the first failure. */
+#define _DEFAULT_SOURCE /* mmap, sysconf */
 #include "kernels.h"
 
 #include <math.h>
@@ -9,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static int failures = 0;
 #define CHECK(cond, ...)                                                       \
@@ -28,6 +31,21 @@ static float uniform(void) {
 }
 static float *randomTensor(int64_t n) {
   float *p = malloc(sizeof(float) * (n ? n : 1));
+  for (int64_t i = 0; i < n; ++i)
+    p[i] = uniform();
+  return p;
+}
+
+/* n random floats ending where an unmapped page begins (never freed). */
+static float *guardedTensor(int64_t n) {
+  long page = sysconf(_SC_PAGESIZE);
+  size_t bytes = sizeof(float) * (size_t)n;
+  size_t mapped = (bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
+  char *base = mmap(NULL, mapped + (size_t)page, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  CHECK(base != MAP_FAILED, "mmap");
+  CHECK(mprotect(base + mapped, (size_t)page, PROT_NONE) == 0, "mprotect");
+  float *p = (float *)(base + mapped - bytes);
   for (int64_t i = 0; i < n; ++i)
     p[i] = uniform();
   return p;
@@ -206,6 +224,63 @@ int main(void) {
     status = kl_padded(q, s, q, s, q, s, lengths, ls, o, s);
     CHECK(status == ATTN_OPT_OK, "lengths in range: %s", kl_last_error());
     free(q), free(o);
+  }
+
+  /* The run-time contract of a paged cache: a page table entry outside
+   * the pools, key and value pools of different page counts, a length
+   * beyond the table's pages. The pools end at an unmapped page, so a
+   * read past them would crash instead of passing. */
+  {
+    float *q = randomTensor(2 * 4 * 16);
+    float o[2 * 4 * 8];
+    int64_t qs[4] = {2, 4, 1, 16}, ks[4] = {5, 2, 4, 16}, vs[4] = {5, 2, 4, 8},
+            os[4] = {2, 4, 1, 8}, ps[2] = {2, 3}, ls[1] = {2};
+    float *k = guardedTensor(5 * 2 * 4 * 16), *v = guardedTensor(5 * 2 * 4 * 8);
+    int32_t pt[6] = {0, 3, -9, 1, 2, 4}, lengths[2] = {5, 12};
+    int status = kl_paged(q, qs, k, ks, v, vs, pt, ps, lengths, ls, o, os);
+    CHECK(status == ATTN_OPT_OK, "paged: %s", kl_last_error());
+    pt[5] = 5;
+    status = kl_paged(q, qs, k, ks, v, vs, pt, ps, lengths, ls, o, os);
+    CHECK(status == ATTN_OPT_ERROR_VALUE &&
+              strstr(kl_last_error(), "page_table[5] = 5 is outside [0, 5)"),
+          "page out of range: %d %s", status, kl_last_error());
+    printf("ok page out of range: %s\n", kl_last_error());
+    pt[5] = 4;
+    int64_t fewer[4] = {4, 2, 4, 8};
+    status = kl_paged(q, qs, k, ks, v, fewer, pt, ps, lengths, ls, o, os);
+    CHECK(status == ATTN_OPT_ERROR_SHAPE &&
+              strstr(kl_last_error(), "dimension 0 of value (4) differs"),
+          "pools: %d %s", status, kl_last_error());
+    printf("ok pools: %s\n", kl_last_error());
+    lengths[1] = 13;
+    status = kl_paged(q, qs, k, ks, v, vs, pt, ps, lengths, ls, o, os);
+    CHECK(status == ATTN_OPT_ERROR_VALUE &&
+              strstr(kl_last_error(), "key_lengths[1] = 13 is outside [0, 12]"),
+          "paged length: %d %s", status, kl_last_error());
+    printf("ok paged length: %s\n", kl_last_error());
+    free(q);
+  }
+
+  /* Offsets of packed sequences: decreasing, beyond the rows. */
+  {
+    float *q = randomTensor(4 * 8 * 16), *k = randomTensor(2 * 8 * 16),
+          *v = randomTensor(2 * 8 * 8), *o = randomTensor(4 * 8 * 8);
+    int64_t qs[4] = {1, 4, 8, 16}, ks[4] = {1, 2, 8, 16}, vs[4] = {1, 2, 8, 8},
+            os[4] = {1, 4, 8, 8}, cs[1] = {3};
+    int32_t good[3] = {0, 5, 8}, down[3] = {0, 5, 3}, beyond[3] = {0, 5, 20};
+    int status = kl_packed(q, qs, k, ks, v, vs, good, cs, good, cs, o, os);
+    CHECK(status == ATTN_OPT_OK, "packed: %s", kl_last_error());
+    status = kl_packed(q, qs, k, ks, v, vs, down, cs, good, cs, o, os);
+    CHECK(status == ATTN_OPT_ERROR_VALUE &&
+              strstr(kl_last_error(), "query_offsets[2] = 3"),
+          "decreasing: %d %s", status, kl_last_error());
+    printf("ok decreasing offsets: %s\n", kl_last_error());
+    status = kl_packed(q, qs, k, ks, v, vs, good, cs, beyond, cs, o, os);
+    CHECK(status == ATTN_OPT_ERROR_VALUE &&
+              strstr(kl_last_error(), "key_offsets[2] = 20"),
+          "beyond: %d %s", status, kl_last_error());
+    printf("ok offsets beyond: %s\n", kl_last_error());
+    free(q), free(k), free(v), free(o);
   }
 
   /* A strided copy (memrefCopy in the run-time support). */
