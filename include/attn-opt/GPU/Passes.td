@@ -47,7 +47,11 @@ def AttnGpuSinkConstants : Pass<"attn-gpu-sink-constants"> {
     body uses into the body, so kernels keep their constants as immediates.
     `memref.get_global` of a constant global (the kernels' block-layout and
     mask tables) is sunk too: outlining then copies the global into the
-    kernel module, where it lives in device memory with the code.
+    kernel module, where it lives in device memory with the code. Globals
+    above 64 KiB (a FAVOR+ projection of many features) are not sunk: they
+    reach kernels as arguments, copied once into managed memory by
+    `attn-gpu-host-memory`, since ptxas would take seconds per megabyte of
+    PTX data.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
