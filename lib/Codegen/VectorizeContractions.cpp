@@ -171,7 +171,11 @@ void foldTransposeIntoContraction(RewriterBase &rewriter,
 /// come in groups of consecutive loops, contiguous in every operand (a
 /// projection whose output fusion expanded into heads, `[L, H, D]`, has N =
 /// (H, D)), into one dim each, so that contractionLoops takes it. Leaves
-/// `op` as it is when there is nothing to collapse or it cannot be.
+/// `op` as it is when there is nothing to collapse or it cannot be. A group
+/// of two or more dynamic loops stays as it is: its expand_shape back would
+/// have two dynamic sizes in one group, which MLIR 22's
+/// expand-strided-metadata crashes on (a FAVOR+ projection of rows
+/// [B, H, L] with B and L dynamic).
 void collapseDimGroups(RewriterBase &rewriter, linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !isa<linalg::GenericOp>(op) || !linalg::isaContractionOpInterface(op))
@@ -180,6 +184,7 @@ void collapseDimGroups(RewriterBase &rewriter, linalg::LinalgOp op) {
       linalg::inferContractionDims(op);
   if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
     return;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<ReassociationIndices> groups;
   for (const SmallVector<unsigned, 2> &set : {dims->m, dims->n, dims->k}) {
     if (set.size() < 2)
@@ -189,6 +194,10 @@ void collapseDimGroups(RewriterBase &rewriter, linalg::LinalgOp op) {
     for (size_t i = 1; i < group.size(); ++i)
       if (group[i] != group[i - 1] + 1)
         return;
+    if (llvm::count_if(group, [&](int64_t d) {
+          return ShapedType::isDynamic(ranges[d]);
+        }) > 1)
+      continue;
     groups.push_back(group);
   }
   if (groups.empty() ||

@@ -86,10 +86,21 @@
 // REDEFINE: %{fn} = favor_fused
 // REDEFINE: %{path} = FUSED
 // RUN: %{check16}
+// FAVOR+ with Dv = 8 (not fused: the feature map's projection a
+// contraction over rows [B, H, L], two dynamic sizes that
+// attn-tile-contractions must not merge: MLIR 22's expand-strided-metadata
+// crashed on the reshape back; issue 40), on the CPU and the GPU emulator.
+// REDEFINE: %{fn} = favor
+// REDEFINE: %{path} = DYNLINEAR
+// RUN: %{check}
+// REDEFINE: %{extra} = --target=gpu-emulator
+// RUN: %{check}
+// REDEFINE: %{extra} =
 
 // FUSED: remark: attn-linear-kernels: phi(K)^T V and the key sum fused with the feature map
 // FUSED: remark: attn-linear-kernels: phi(Q) S / (phi(Q) z) fused with the feature map
 // FUSEDCAUSAL: remark: attn-linear-kernels: causal chunked form in one kernel per query head
+// DYNLINEAR: remark: attn-reassociate: lengths are dynamic: the linear form (phi(Q) (phi(K)^T V)) when the cost model prefers it
 
 // FLASH: remark: attn-flash: {{.*}}key blocks classified at run time
 // POINTWISE: remark: attn-lower-pointwise: {{.*}}key blocks classified at run time
@@ -180,4 +191,9 @@ func.func @favor_fused(%query: tensor<?x4x?x16xf32>, %key: tensor<?x2x?x16xf32>,
   %0 = attn.attention %query, %key, %value {normalizer = #attn.kernel<favor, features = 32, seed = 5>, scale = 0.25 : f32}
     : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32> -> tensor<?x4x?x16xf32>
   return %0 : tensor<?x4x?x16xf32>
+}
+func.func @favor(%query: tensor<?x4x?x16xf32>, %key: tensor<?x2x?x16xf32>, %value: tensor<?x2x?x8xf32>) -> tensor<?x4x?x8xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.kernel<favor, features = 32, seed = 5>}
+    : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x8xf32> -> tensor<?x4x?x8xf32>
+  return %0 : tensor<?x4x?x8xf32>
 }
