@@ -171,8 +171,10 @@ bool hitsUpstreamParserCrash(StringRef text) {
       if (!rest.consume_front("="))
         continue;
       rest = rest.ltrim();
-      if (!rest.consume_front("["))
+      if (rest.starts_with("array<")) // the generic form's attribute
         continue;
+      if (!rest.consume_front("["))
+        return true;
       size_t end = rest.find(']');
       if (end == StringRef::npos)
         return true;

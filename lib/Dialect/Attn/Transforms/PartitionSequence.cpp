@@ -441,22 +441,36 @@ private:
     Value e = tensor::ExtractOp::create(b, sizes, ValueRange{rank});
     return arith::IndexCastOp::create(b, b.getIndexType(), e);
   }
+  /// The offsets, sizes and strides of rows [row, row + rows) (dim 2) of
+  /// a [B, H, L, D] or [B, H, L] tensor.
+  struct RowWindow {
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+  };
+  RowWindow rowWindow(Value t, Value row, Value rows) {
+    auto type = cast<RankedTensorType>(t.getType());
+    RowWindow w;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      w.offsets.push_back(d == 2 ? OpFoldResult(row) : b.getIndexAttr(0));
+      if (d == 2)
+        w.sizes.push_back(rows);
+      else if (type.isDynamicDim(d))
+        w.sizes.push_back(tensor::DimOp::create(b, t, d).getResult());
+      else
+        w.sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+      w.strides.push_back(b.getIndexAttr(1));
+    }
+    return w;
+  }
   /// Rows [row, row + rows) of a [B, H, L, D] tensor; of `t`'s own type
   /// when `keepType` (a block the ring passes on), else the inferred one.
   Value rowSlice(Value t, Value row, Value rows, bool keepType = false) {
-    auto type = cast<RankedTensorType>(t.getType());
-    SmallVector<OpFoldResult> off = {b.getIndexAttr(0), b.getIndexAttr(0), row,
-                                     b.getIndexAttr(0)};
-    SmallVector<OpFoldResult> size = {
-        type.isDynamicDim(0)
-            ? OpFoldResult(tensor::DimOp::create(b, t, 0).getResult())
-            : b.getIndexAttr(type.getDimSize(0)),
-        b.getIndexAttr(type.getDimSize(1)), rows,
-        b.getIndexAttr(type.getDimSize(3))};
-    SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
+    RowWindow w = rowWindow(t, row, rows);
     if (keepType)
-      return tensor::ExtractSliceOp::create(b, type, t, off, size, ones);
-    return tensor::ExtractSliceOp::create(b, t, off, size, ones).getResult();
+      return tensor::ExtractSliceOp::create(b,
+                                            cast<RankedTensorType>(t.getType()),
+                                            t, w.offsets, w.sizes, w.strides);
+    return tensor::ExtractSliceOp::create(b, t, w.offsets, w.sizes, w.strides)
+        .getResult();
   }
 
   /// The two runs of rank `rank`'s rows: (global start, length); the
@@ -682,17 +696,9 @@ Value RankProgram::checkSizes(Value kvBad) {
 }
 
 Value RankProgram::accumulate(Value accO, Value o, Value row, Value rows) {
-  auto type = cast<RankedTensorType>(accO.getType());
-  SmallVector<OpFoldResult> off = {b.getIndexAttr(0), b.getIndexAttr(0), row,
-                                   b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> size = {
-      type.isDynamicDim(0)
-          ? OpFoldResult(tensor::DimOp::create(b, accO, 0).getResult())
-          : b.getIndexAttr(type.getDimSize(0)),
-      b.getIndexAttr(type.getDimSize(1)), rows,
-      b.getIndexAttr(type.getDimSize(3))};
-  SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
-  Value old = tensor::ExtractSliceOp::create(b, accO, off, size, ones);
+  RowWindow w = rowWindow(accO, row, rows);
+  Value old =
+      tensor::ExtractSliceOp::create(b, accO, w.offsets, w.sizes, w.strides);
   AffineMap id = AffineMap::getMultiDimIdentityMap(4, b.getContext());
   auto sum = linalg::GenericOp::create(
       b, TypeRange{old.getType()}, ValueRange{o}, ValueRange{old},
@@ -703,8 +709,8 @@ Value RankProgram::accumulate(Value accO, Value o, Value row, Value rows) {
             nb, loc,
             ValueRange{arith::AddFOp::create(nb, loc, args[1], args[0])});
       });
-  return tensor::InsertSliceOp::create(b, sum.getResult(0), accO, off, size,
-                                       ones);
+  return tensor::InsertSliceOp::create(b, sum.getResult(0), accO, w.offsets,
+                                       w.sizes, w.strides);
 }
 
 Value RankProgram::scaled(Value acc, Value factor) {
@@ -726,23 +732,11 @@ Value RankProgram::scaled(Value acc, Value factor) {
 
 std::pair<Value, Value> RankProgram::merge(Value accO, Value accL, Value o,
                                            Value l, Value row, Value rows) {
-  auto oType = cast<RankedTensorType>(accO.getType());
-  auto lType = cast<RankedTensorType>(accL.getType());
-  auto dim = [&](Value t, int64_t d) -> OpFoldResult {
-    auto type = cast<ShapedType>(t.getType());
-    if (!type.isDynamicDim(d))
-      return b.getIndexAttr(type.getDimSize(d));
-    return tensor::DimOp::create(b, t, d).getResult();
-  };
-  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
-  SmallVector<OpFoldResult> oOff = {zero, zero, row, zero};
-  SmallVector<OpFoldResult> oSize = {dim(accO, 0), dim(accO, 1), rows,
-                                     dim(accO, 3)};
-  SmallVector<OpFoldResult> lOff = {zero, zero, row};
-  SmallVector<OpFoldResult> lSize = {dim(accO, 0), dim(accO, 1), rows};
-  SmallVector<OpFoldResult> ones4(4, one), ones3(3, one);
-  Value oOld = tensor::ExtractSliceOp::create(b, accO, oOff, oSize, ones4);
-  Value lOld = tensor::ExtractSliceOp::create(b, accL, lOff, lSize, ones3);
+  RowWindow ow = rowWindow(accO, row, rows), lw = rowWindow(accL, row, rows);
+  Value oOld =
+      tensor::ExtractSliceOp::create(b, accO, ow.offsets, ow.sizes, ow.strides);
+  Value lOld =
+      tensor::ExtractSliceOp::create(b, accL, lw.offsets, lw.sizes, lw.strides);
   MLIRContext *ctx = b.getContext();
   AffineMap id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
   AffineMap drop3 =
@@ -797,12 +791,10 @@ std::pair<Value, Value> RankProgram::merge(Value accO, Value accL, Value o,
             nb, loc,
             ValueRange{arith::SelectOp::create(nb, loc, empty, args[1], lse)});
       });
-  (void)oType;
-  (void)lType;
-  Value outO = tensor::InsertSliceOp::create(b, oNew.getResult(0), accO, oOff,
-                                             oSize, ones4);
-  Value outL = tensor::InsertSliceOp::create(b, lNew.getResult(0), accL, lOff,
-                                             lSize, ones3);
+  Value outO = tensor::InsertSliceOp::create(b, oNew.getResult(0), accO,
+                                             ow.offsets, ow.sizes, ow.strides);
+  Value outL = tensor::InsertSliceOp::create(b, lNew.getResult(0), accL,
+                                             lw.offsets, lw.sizes, lw.strides);
   return {outO, outL};
 }
 
