@@ -1,4 +1,8 @@
 // The GPU kernels of attn-lower-to-nvvm-pipeline, run on the CPU by attn-emulate-gpu (one OpenMP thread per GPU thread), against the independent scalar reference. The same kernels run on a GPU in cuda.mlir.
+// Not in the sanitizer stage (CI time): the emulator and the GPU kernels'
+// compiler paths run under ASan and UBSan in lse.mlir, nan-confinement.mlir,
+// Runner/runtime-errors.mlir and the Conversion/AttnToGPU tests.
+// UNSUPPORTED: asan
 // DEFINE: %{fn} =
 // DEFINE: %{tol} =
 // DEFINE: %{check} = attn-run %S/Inputs/kernels.mlir --entry %{fn} --target=gpu-emulator --random-inputs --seed 7 --save-inputs %t/%{fn} --output %t/%{fn}.npy && attn-ref %S/Inputs/kernels.mlir --entry %{fn} --inputs %t/%{fn} --compare %t/%{fn}.npy %{tol}
