@@ -4,7 +4,10 @@
 //   NaN (make_npy.py --nan-rows) under a window of 3 keys before each
 //   query, so dQ rows from 30 on and dK, dV rows from 27 on (the keys
 //   those queries see) are NaN, every other row finite; through the fused
-//   kernel (attn-flash-backward) and the reference gradient;
+//   kernel (attn-flash-backward) and the reference gradient; a NaN value
+//   likewise (values from 30 on NaN): dQ rows from 30 on (their O, hence
+//   D = rowsum(dO * O), is NaN) and dK rows from 27 on are NaN, dV (which
+//   no value enters) is finite everywhere (issue 40);
 // - the fused kernels' gradients are the same bits on 1 and 2 threads (no
 //   atomics, one summation order), in one pass (batch x kv heads >= 4)
 //   and in two.
@@ -19,6 +22,12 @@
 // FUSED: remark: attn-flash-backward: fused backward
 // REDEFINE: %{mode} = --reference
 // RUN: %{nan}
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/k_ok.npy --dtype '<f4' --shape 1,2,40,16 --random 2
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/v_nan.npy --dtype '<f4' --shape 1,2,40,16 --random 3 --nan-rows 30
+// DEFINE: %{vnan} = attn-run %s --entry window --grad %{mode} --input q=%t/q.npy --input k=%t/k_ok.npy --input v=%t/v_nan.npy --input d_output=%t/do.npy --output %t/dq.npy --output %t/dk.npy --output %t/dv.npy > /dev/null && %python %S/Inputs/nan_rows.py %t/dq.npy --first-nan 30 && %python %S/Inputs/nan_rows.py %t/dk.npy --first-nan 27 && %python %S/Inputs/nan_rows.py %t/dv.npy --first-nan 40
+// RUN: %{vnan}
+// REDEFINE: %{mode} =
+// RUN: %{vnan}
 // DEFINE: %{fn} =
 // DEFINE: %{threads} = attn-run %s --entry %{fn} --grad --random-inputs --seed 11 --output %t/%{fn}.1.dq.npy --output %t/%{fn}.1.dk.npy --output %t/%{fn}.1.dv.npy --threads 1 --remarks 2> %t/%{fn}.remarks > /dev/null && attn-run %s --entry %{fn} --grad --random-inputs --seed 11 --output %t/%{fn}.2.dq.npy --output %t/%{fn}.2.dk.npy --output %t/%{fn}.2.dv.npy --threads 2 > /dev/null && cmp %t/%{fn}.1.dq.npy %t/%{fn}.2.dq.npy && cmp %t/%{fn}.1.dk.npy %t/%{fn}.2.dk.npy && cmp %t/%{fn}.1.dv.npy %t/%{fn}.2.dv.npy && FileCheck %s --check-prefix=%{fn} < %t/%{fn}.remarks
 // REDEFINE: %{fn} = one_pass
