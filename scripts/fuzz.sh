@@ -3,7 +3,7 @@
 # ASan, UBSan and libFuzzer into ${FUZZ_BUILD_DIR:-build-fuzz}, seeds a
 # corpus from the lit tests and examples, and fuzzes for SECONDS (default
 # 600) with the dictionary utils/fuzz/attn.dict, in JOBS processes
-# (libFuzzer's -fork; default 2). Crashes, hangs (> 20 s) and out-of-memory inputs go to
+# (libFuzzer's -fork; default 2). Crashes, hangs (> 10 s) and out-of-memory inputs go to
 # ${FUZZ_BUILD_DIR}/artifacts/ (each becomes a lit regression test); the
 # grown corpus stays in ${FUZZ_BUILD_DIR}/corpus. Exit status 0 means no
 # crash was found. RUNS=N stops after N executions (whichever comes
@@ -37,6 +37,6 @@ export UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 cd "$build"
 exec "$build/bin/attn-opt-fuzz" "$build/corpus" "$seeds" \
   -dict="$root/utils/fuzz/attn.dict" \
-  -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 \
+  -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
   -max_len=8192 -fork="$jobs" -runs="${RUNS:--1}" \
   -artifact_prefix="$build/artifacts/" -print_final_stats=1
