@@ -16,9 +16,6 @@ SmallVector<Value> mlir::attn::registerTile(
     ValueRange init, function_ref<Value(int64_t, Value)> row,
     function_ref<Value(int64_t, Value)> vec, bool zeroAddsNothing) {
   auto vf = cast<VectorType>(init.front().getType());
-  Value zero = zeroAddsNothing
-                   ? arith::ConstantOp::create(b, b.getZeroAttr(vf)).getResult()
-                   : Value();
   auto loop = scf::ForOp::create(
       b, arith::ConstantIndexOp::create(b, 0), depth,
       arith::ConstantIndexOp::create(b, 1), init,
@@ -28,22 +25,27 @@ SmallVector<Value> mlir::attn::registerTile(
           vv.push_back(vec(g, k));
         for (int64_t i = 0; i < rows; ++i) {
           Value w = row(i, k);
-          Value none;
-          if (zeroAddsNothing)
-            none = arith::CmpFOp::create(
-                b, arith::CmpFPredicate::OEQ, w,
-                arith::ConstantOp::create(b, b.getZeroAttr(w.getType())));
+          Value zero = zeroAddsNothing ? isZeroWeight(b, w) : Value();
           Value p = vector::BroadcastOp::create(b, vf, w);
           for (int64_t g = 0; g < ev; ++g) {
-            Value v =
-                none ? arith::SelectOp::create(b, none, zero, vv[g]).getResult()
-                     : vv[g];
+            Value v = zero ? dropValue(b, zero, vv[g]) : vv[g];
             next.push_back(vector::FMAOp::create(b, p, v, a[i * ev + g]));
           }
         }
         scf::YieldOp::create(b, next);
       });
   return SmallVector<Value>(loop.getResults());
+}
+
+Value mlir::attn::isZeroWeight(ImplicitLocOpBuilder &b, Value w) {
+  return arith::CmpFOp::create(
+      b, arith::CmpFPredicate::OEQ, w,
+      arith::ConstantOp::create(b, b.getZeroAttr(w.getType())));
+}
+
+Value mlir::attn::dropValue(ImplicitLocOpBuilder &b, Value zero, Value v) {
+  return arith::SelectOp::create(
+      b, zero, arith::ConstantOp::create(b, b.getZeroAttr(v.getType())), v);
 }
 
 Value mlir::attn::sumLanes(ImplicitLocOpBuilder &b, Value vector) {

@@ -11,6 +11,7 @@
 #include "attn-opt/Conversion/AttnToGPU/GpuKernel.h"
 
 #include "attn-opt/Conversion/AttnKernel/KernelFrame.h"
+#include "attn-opt/Conversion/AttnKernel/RegisterTile.h"
 #include "attn-opt/Dialect/Attn/Utils/MmaFragment.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -341,12 +342,7 @@ private:
             // A masked key's weight (0) must not multiply its value: an
             // inf or NaN there reaches no row that does not see the key.
             if (masked)
-              vv = arith::SelectOp::create(
-                  b,
-                  arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, p[j],
-                                        f.f32Const(0.0)),
-                  arith::ConstantOp::create(b, b.getZeroAttr(vv.getType())),
-                  vv);
+              vv = dropValue(b, isZeroWeight(b, p[j]), vv);
             acc = vector::FMAOp::create(b, broadcast(p[j], dvPart), vv, acc);
           }
           next.push_back(acc);

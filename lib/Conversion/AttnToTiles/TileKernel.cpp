@@ -635,7 +635,7 @@ private:
                     memref::LoadOp::create(
                         b, st, ValueRange{f.add(jc, j), f.idx(r)})));
                 if (masked)
-                  none.push_back(zeroWeight(p[r]));
+                  none.push_back(isZeroWeight(b, p[r]));
               }
               for (int64_t g = 0; g < eg; ++g)
                 vv.push_back(f.toF32(f.vectorLoad(
@@ -644,7 +644,7 @@ private:
                     f.valueDim)));
               for (int64_t r = 0; r < dRows; ++r)
                 for (int64_t g = 0; g < eg; ++g) {
-                  Value v = masked ? dropValue(none[r], vv[g]) : vv[g];
+                  Value v = masked ? dropValue(b, none[r], vv[g]) : vv[g];
                   acc[r * eg + g] =
                       vector::FMAOp::create(b, p[r], v, acc[r * eg + g]);
                 }
@@ -975,19 +975,6 @@ private:
                                 ValueRange{f.add(e0, e), laneOffset(v)});
   }
 
-  /// Where the weights `w` (a vector) are exactly 0: in a partially masked
-  /// block, a masked key's weight. Its value must add nothing to the row
-  /// (0 x inf or NaN would): dropValue puts 0 in its place.
-  Value zeroWeight(Value w) {
-    return arith::CmpFOp::create(
-        b, arith::CmpFPredicate::OEQ, w,
-        arith::ConstantOp::create(b, b.getZeroAttr(w.getType())));
-  }
-  Value dropValue(Value none, Value v) {
-    return arith::SelectOp::create(
-        b, none, arith::ConstantOp::create(b, b.getZeroAttr(v.getType())), v);
-  }
-
   /// O^T += V_blk^T P (after rescaling by alpha when given).
   void accumulateValues(Value k0, bool masked, Value st, Value ot,
                         ArrayRef<Value> alpha) {
@@ -1003,7 +990,7 @@ private:
                   pv.push_back(vector::LoadOp::create(
                       b, vf, st, ValueRange{j, laneOffset(v)}));
                   if (masked)
-                    none.push_back(zeroWeight(pv[v]));
+                    none.push_back(isZeroWeight(b, pv[v]));
                 }
                 for (int64_t e = 0; e < valueGroup; ++e) {
                   Value ve = memref::LoadOp::create(
@@ -1011,7 +998,7 @@ private:
                       ValueRange{at[0], at[1], at[2], f.add(e0, e)});
                   Value vb = vector::BroadcastOp::create(b, vf, ve);
                   for (int64_t v = 0; v < queryVectors; ++v) {
-                    Value vs = masked ? dropValue(none[v], vb) : vb;
+                    Value vs = masked ? dropValue(b, none[v], vb) : vb;
                     next.push_back(vector::FMAOp::create(
                         b, vs, pv[v], a[e * queryVectors + v]));
                   }
@@ -1161,7 +1148,7 @@ private:
                       b, vbf, pPairs,
                       ValueRange{f.div(j, 2), f.idx(2 * v * lanes)}));
                   if (masked)
-                    none.push_back(zeroWeight(pv[v]));
+                    none.push_back(isZeroWeight(b, pv[v]));
                 }
                 for (int64_t e = 0; e < valueGroup; ++e) {
                   Value word = memref::LoadOp::create(
@@ -1169,7 +1156,7 @@ private:
                       ValueRange{f.batch, f.kvHead, pairIdx, f.add(e0, e)});
                   Value vb = broadcastPair(word);
                   for (int64_t v = 0; v < queryVectors; ++v) {
-                    Value ve = masked ? dropValue(none[v], vb) : vb;
+                    Value ve = masked ? dropValue(b, none[v], vb) : vb;
                     next.push_back(
                         dotPairs(a[e * queryVectors + v], pv[v], ve));
                   }

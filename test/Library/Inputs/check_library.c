@@ -36,6 +36,15 @@ static float *randomTensor(int64_t n) {
   return p;
 }
 
+/* A call that must fail with status `want` and a message holding
+ * `needle`; prints "ok <label>: <message>". */
+static void expectError(int status, int want, const char *needle,
+                        const char *label) {
+  CHECK(status == want && strstr(kl_last_error(), needle), "%s: %d %s", label,
+        status, kl_last_error());
+  printf("ok %s: %s\n", label, kl_last_error());
+}
+
 /* n random floats ending where an unmapped page begins (never freed). */
 static float *guardedTensor(int64_t n) {
   long page = sysconf(_SC_PAGESIZE);
@@ -189,23 +198,15 @@ int main(void) {
           *v = randomTensor(2 * 9 * 16), *o = randomTensor(4 * 9 * 16);
     int64_t qs[4] = {1, 4, 9, 16}, ks[4] = {1, 2, 9, 16},
             vs[4] = {1, 2, 8, 16}, os[4] = {1, 4, 9, 16};
-    int status = kl_causal(q, qs, k, ks, v, vs, o, os);
-    CHECK(status == ATTN_OPT_ERROR_SHAPE &&
-              strstr(kl_last_error(), "dimension 2 of value (8) differs"),
-          "key/value lengths: %d %s", status, kl_last_error());
-    printf("ok mismatch: %s\n", kl_last_error());
+    expectError(kl_causal(q, qs, k, ks, v, vs, o, os), ATTN_OPT_ERROR_SHAPE,
+                "dimension 2 of value (8) differs", "mismatch");
     int64_t small[4] = {1, 4, 8, 16};
-    status = kl_causal(q, qs, k, ks, v, ks, o, small);
-    CHECK(status == ATTN_OPT_ERROR_SHAPE &&
-              strstr(kl_last_error(), "dimension 2 of the buffer of result 0 "
-                                      "is 8, the result has 9"),
-          "result buffer: %d %s", status, kl_last_error());
-    printf("ok result buffer: %s\n", kl_last_error());
+    expectError(kl_causal(q, qs, k, ks, v, ks, o, small), ATTN_OPT_ERROR_SHAPE,
+                "dimension 2 of the buffer of result 0 is 8, the result has 9",
+                "result buffer");
     int64_t negative[4] = {1, 4, -3, 16};
-    status = kl_causal(q, negative, k, ks, v, ks, o, os);
-    CHECK(status == ATTN_OPT_ERROR_SHAPE && strstr(kl_last_error(), "negative"),
-          "negative: %d %s", status, kl_last_error());
-    printf("ok negative: %s\n", kl_last_error());
+    expectError(kl_causal(q, negative, k, ks, v, ks, o, os),
+                ATTN_OPT_ERROR_SHAPE, "negative", "negative");
     free(q), free(k), free(v), free(o);
   }
 
@@ -214,14 +215,11 @@ int main(void) {
     float *q = randomTensor(2 * 2 * 6 * 8), *o = randomTensor(2 * 2 * 6 * 8);
     int64_t s[4] = {2, 2, 6, 8}, ls[1] = {2};
     int32_t lengths[2] = {3, 7};
-    int status = kl_padded(q, s, q, s, q, s, lengths, ls, o, s);
-    CHECK(status == ATTN_OPT_ERROR_VALUE &&
-              strstr(kl_last_error(),
-                     "query_lengths[1] = 7 is outside [0, 6]"),
-          "lengths: %d %s", status, kl_last_error());
-    printf("ok lengths: %s\n", kl_last_error());
+    expectError(kl_padded(q, s, q, s, q, s, lengths, ls, o, s),
+                ATTN_OPT_ERROR_VALUE, "query_lengths[1] = 7 is outside [0, 6]",
+                "lengths");
     lengths[1] = 6;
-    status = kl_padded(q, s, q, s, q, s, lengths, ls, o, s);
+    int status = kl_padded(q, s, q, s, q, s, lengths, ls, o, s);
     CHECK(status == ATTN_OPT_OK, "lengths in range: %s", kl_last_error());
     free(q), free(o);
   }
@@ -240,24 +238,18 @@ int main(void) {
     int status = kl_paged(q, qs, k, ks, v, vs, pt, ps, lengths, ls, o, os);
     CHECK(status == ATTN_OPT_OK, "paged: %s", kl_last_error());
     pt[5] = 5;
-    status = kl_paged(q, qs, k, ks, v, vs, pt, ps, lengths, ls, o, os);
-    CHECK(status == ATTN_OPT_ERROR_VALUE &&
-              strstr(kl_last_error(), "page_table[5] = 5 is outside [0, 5)"),
-          "page out of range: %d %s", status, kl_last_error());
-    printf("ok page out of range: %s\n", kl_last_error());
+    expectError(kl_paged(q, qs, k, ks, v, vs, pt, ps, lengths, ls, o, os),
+                ATTN_OPT_ERROR_VALUE, "page_table[5] = 5 is outside [0, 5)",
+                "page out of range");
     pt[5] = 4;
     int64_t fewer[4] = {4, 2, 4, 8};
-    status = kl_paged(q, qs, k, ks, v, fewer, pt, ps, lengths, ls, o, os);
-    CHECK(status == ATTN_OPT_ERROR_SHAPE &&
-              strstr(kl_last_error(), "dimension 0 of value (4) differs"),
-          "pools: %d %s", status, kl_last_error());
-    printf("ok pools: %s\n", kl_last_error());
+    expectError(kl_paged(q, qs, k, ks, v, fewer, pt, ps, lengths, ls, o, os),
+                ATTN_OPT_ERROR_SHAPE, "dimension 0 of value (4) differs",
+                "pools");
     lengths[1] = 13;
-    status = kl_paged(q, qs, k, ks, v, vs, pt, ps, lengths, ls, o, os);
-    CHECK(status == ATTN_OPT_ERROR_VALUE &&
-              strstr(kl_last_error(), "key_lengths[1] = 13 is outside [0, 12]"),
-          "paged length: %d %s", status, kl_last_error());
-    printf("ok paged length: %s\n", kl_last_error());
+    expectError(kl_paged(q, qs, k, ks, v, vs, pt, ps, lengths, ls, o, os),
+                ATTN_OPT_ERROR_VALUE, "key_lengths[1] = 13 is outside [0, 12]",
+                "paged length");
     free(q);
   }
 
@@ -270,16 +262,11 @@ int main(void) {
     int32_t good[3] = {0, 5, 8}, down[3] = {0, 5, 3}, beyond[3] = {0, 5, 20};
     int status = kl_packed(q, qs, k, ks, v, vs, good, cs, good, cs, o, os);
     CHECK(status == ATTN_OPT_OK, "packed: %s", kl_last_error());
-    status = kl_packed(q, qs, k, ks, v, vs, down, cs, good, cs, o, os);
-    CHECK(status == ATTN_OPT_ERROR_VALUE &&
-              strstr(kl_last_error(), "query_offsets[2] = 3"),
-          "decreasing: %d %s", status, kl_last_error());
-    printf("ok decreasing offsets: %s\n", kl_last_error());
-    status = kl_packed(q, qs, k, ks, v, vs, good, cs, beyond, cs, o, os);
-    CHECK(status == ATTN_OPT_ERROR_VALUE &&
-              strstr(kl_last_error(), "key_offsets[2] = 20"),
-          "beyond: %d %s", status, kl_last_error());
-    printf("ok offsets beyond: %s\n", kl_last_error());
+    expectError(kl_packed(q, qs, k, ks, v, vs, down, cs, good, cs, o, os),
+                ATTN_OPT_ERROR_VALUE, "query_offsets[2] = 3",
+                "decreasing offsets");
+    expectError(kl_packed(q, qs, k, ks, v, vs, good, cs, beyond, cs, o, os),
+                ATTN_OPT_ERROR_VALUE, "key_offsets[2] = 20", "offsets beyond");
     free(q), free(k), free(v), free(o);
   }
 

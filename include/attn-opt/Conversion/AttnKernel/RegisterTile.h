@@ -29,6 +29,14 @@ SmallVector<Value> registerTile(ImplicitLocOpBuilder &b, int64_t rows,
                                 function_ref<Value(int64_t, Value)> vec,
                                 bool zeroAddsNothing = false);
 
+/// Where attention weights `w` (a scalar or a vector) are exactly 0.
+Value isZeroWeight(ImplicitLocOpBuilder &b, Value w);
+
+/// `v` with 0 where `zero` (isZeroWeight of the weights multiplying it)
+/// holds: in a partially masked block a masked key's weight is 0, and its
+/// value must add nothing to the row, even an inf or NaN (0 x NaN is NaN).
+Value dropValue(ImplicitLocOpBuilder &b, Value zero, Value v);
+
 /// The vectors per row of a register tile: the largest divisor of
 /// `vectors` whose `rows x EV` accumulators are at most `accumulators`
 /// registers, at least 1.
