@@ -19,7 +19,7 @@ def _data_pointer(x):
     return x.data_ptr() if is_torch_tensor(x) else x.ctypes.data
 
 _POINTWISE = ("relu", "relu2", "gelu", "softplus", "identity", "relu6",
-              "sigmoid")
+              "sigmoid", "gelu_tanh")
 # Short names of kernel (linear attention) feature maps.
 _KERNELS = {"elu_plus_one": "elu_plus_one", "linear": "elu_plus_one",
             "linear_elu": "elu_plus_one", "linear_relu": "relu",

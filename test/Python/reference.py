@@ -81,6 +81,8 @@ _POINTWISE = {
     "relu": lambda s: np.maximum(s, 0),
     "relu2": lambda s: np.maximum(s, 0) ** 2,
     "gelu": lambda s: 0.5 * s * (1 + np.vectorize(math.erf)(s / math.sqrt(2))),
+    "gelu_tanh": lambda s: 0.5 * s * (1 + np.tanh(
+        math.sqrt(2 / math.pi) * (s + 0.044715 * s ** 3))),
     "softplus": lambda s: np.log1p(np.exp(s)),
     "identity": lambda s: s,
     "relu6": lambda s: np.minimum(np.maximum(s, 0), 6),

@@ -139,7 +139,7 @@ func.func @relu(%q: tensor<4x64x32xf32>, %k: tensor<4x64x32xf32>, %v: tensor<4x6
   } -> tensor<4x64x64xf32>
   %o0 = tensor.empty() : tensor<4x64x32xf32>
   %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
-  // expected-remark @below {{raised attention: relu times a constant, scale 0.125, K transposed, [B*H, L, D] operands}}
+  // expected-remark @below {{raised attention: relu times Lk^-alpha (3 elementwise ops), scale 0.125, K transposed, [B*H, L, D] operands}}
   %o = linalg.batch_matmul ins(%p, %v : tensor<4x64x64xf32>, tensor<4x64x32xf32>) outs(%oz : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
   return %o : tensor<4x64x32xf32>
 }

@@ -431,6 +431,11 @@ static T pointwise(const std::string &fn, const T &s) {
     return max(s, T(0.0)) * max(s, T(0.0));
   if (fn == "gelu")
     return 0.5 * s * (1.0 + erf(s / std::sqrt(2.0)));
+  if (fn == "gelu_tanh") {
+    using std::tanh;
+    const double c = std::sqrt(2.0 / 3.14159265358979323846);
+    return 0.5 * s * (1.0 + tanh(c * (s + 0.044715 * s * s * s)));
+  }
   if (fn == "softplus")
     return log1p(exp(s));
   if (fn == "identity")

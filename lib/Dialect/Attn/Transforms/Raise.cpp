@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RaiseExpr.h"
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 #include "attn-opt/Dialect/Attn/Transforms/Passes.h"
 
@@ -21,6 +22,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <cmath>
@@ -217,6 +219,30 @@ bool isRowReduction(linalg::LinalgOp op, double init) {
                                   isa<arith::MaxNumFOp>(combine));
 }
 
+/// A mask applied to the (maybe scaled) scores before the normalizer, as
+/// exporters and elementwise fusion leave it: one elementwise op over the
+/// scores `s` (E = s, s * c or s / c) yielding
+///   - `select(cond, E, -inf)` or `E + select(cond, 0, -inf)`, `cond` a
+///     predicate of the loop indices (e.g. `j <= i`): an index mask;
+///   - `E + m` with `m` read from a tensor: an additive mask tensor (or an
+///     index mask when that tensor is an op without inputs yielding
+///     `select(cond, 0, -inf)`);
+///   - `select(m, E, -inf)` or `E + select(m, 0, -inf)` with `m` read from
+///     an i1 tensor: a boolean mask tensor.
+struct ScoreMask {
+  Value scores;
+  double scale = 1.0;
+  SmallVector<Operation *> ops;
+  /// An index mask: the predicate (true = allowed) and the op whose loop
+  /// indices it reads.
+  Value indexCond;
+  unsigned indexRank = 0;
+  /// A mask tensor and the map the masking op reads it with.
+  Value tensor;
+  AffineMap tensorMap;
+  bool additive = false;
+};
+
 /// What the weights P are: the normalizer, and the scores S' they are
 /// computed from.
 struct Weights {
@@ -227,6 +253,10 @@ struct Weights {
   /// Kernel attention: the feature map Q and K went through (their
   /// elementwise ops are unwrapped when the scores are matched).
   std::optional<FeatureMap> featureMap;
+  /// Pointwise attention: the scale found inside the elementwise chain
+  /// (`h(a * s)`), and a mask applied after h (a `0` fill).
+  double scale = 1.0;
+  std::optional<ScoreMask> postMask;
 };
 
 /// The feature map an elementwise op on one tensor applies: elu(x) + 1
@@ -269,11 +299,10 @@ Matched<Weights> matchSoftmax(Value p, int64_t rank) {
       return Miss{"linalg.softmax normalizes dim " +
                   std::to_string(softmax.getDimension()) +
                   ", not the key dim " + std::to_string(rank - 1)};
-    return Weights{SoftmaxAttr::get(ctx),
-                   softmax.getInput(),
-                   {softmax.getOperation()},
-                   "linalg.softmax",
-                   std::nullopt};
+    return Weights{
+        SoftmaxAttr::get(ctx), softmax.getInput(), {softmax.getOperation()},
+        "linalg.softmax",      std::nullopt,       1.0,
+        std::nullopt};
   }
   // p = e / sum(e), e = exp(s - max(s)).
   auto div = p.getDefiningOp<linalg::LinalgOp>();
@@ -323,7 +352,9 @@ Matched<Weights> matchSoftmax(Value p, int64_t rank) {
               std::string("linear attention (") +
                   (*phiQ == FeatureMap::relu ? "relu" : "elu + 1") +
                   " features) in quadratic form",
-              *phiQ};
+              *phiQ,
+              1.0,
+              std::nullopt};
     return w;
   }
   auto exp = e.getDefiningOp<linalg::LinalgOp>();
@@ -350,74 +381,9 @@ Matched<Weights> matchSoftmax(Value p, int64_t rank) {
                  {div.getOperation(), sum.getOperation(), exp.getOperation(),
                   max.getOperation()},
                  "softmax decomposed into max, exp, sum, div",
+                 std::nullopt,
+                 1.0,
                  std::nullopt};
-}
-
-/// relu(s), optionally times a constant c: #attn.pointwise<relu, alpha>
-/// with c = Lk^-alpha.
-Matched<Weights> matchRelu(Value p, int64_t keyLen) {
-  MLIRContext *ctx = p.getContext();
-  SmallVector<Operation *> ops;
-  double factor = 1.0;
-  auto op = p.getDefiningOp<linalg::LinalgOp>();
-  if (isElementwise(op, 1)) {
-    if (auto mul = yielded(op).getDefiningOp<arith::MulFOp>()) {
-      Value other =
-          mul.getLhs() == inputArg(op, 0) ? mul.getRhs() : mul.getLhs();
-      std::optional<double> c = constantOf(other);
-      if ((mul.getLhs() == inputArg(op, 0) ||
-           mul.getRhs() == inputArg(op, 0)) &&
-          c) {
-        factor = *c;
-        ops.push_back(op.getOperation());
-        if (!op.getDpsInputs()[0].hasOneUse())
-          return Miss{"the relu has another use"};
-        op = op.getDpsInputs()[0].getDefiningOp<linalg::LinalgOp>();
-      }
-    }
-  }
-  if (!isElementwise(op, 1))
-    return Miss{"the weights are neither a softmax nor a relu"};
-  PointwiseFn fn = PointwiseFn::relu;
-  Operation *max = yielded(op).getDefiningOp();
-  // relu6 = min(max(x, 0), 6).
-  if (max && isa<arith::MinimumFOp, arith::MinNumFOp>(max)) {
-    Value inner = max->getOperand(0), six = max->getOperand(1);
-    if (constantOf(inner))
-      std::swap(inner, six);
-    std::optional<double> c = constantOf(six);
-    if (!c || *c != 6.0)
-      return Miss{"the weights are neither a softmax nor a relu"};
-    fn = PointwiseFn::relu6;
-    max = inner.getDefiningOp();
-  }
-  if (!max || !isa<arith::MaximumFOp, arith::MaxNumFOp>(max))
-    return Miss{"the weights are neither a softmax nor a relu"};
-  Value x = inputArg(op, 0);
-  Value other =
-      max->getOperand(0) == x ? max->getOperand(1) : max->getOperand(0);
-  std::optional<double> zero = constantOf(other);
-  if ((max->getOperand(0) != x && max->getOperand(1) != x) || !zero ||
-      *zero != 0.0)
-    return Miss{"the weights are neither a softmax nor a relu"};
-  if (ShapedType::isDynamic(keyLen) && factor != 1.0)
-    return Miss{"the key length is dynamic (alpha of a scaled relu)"};
-  if (factor <= 0 || factor > 1)
-    return Miss{"the relu is scaled by " + std::to_string(factor) +
-                ", not Lk^-alpha with alpha in [0, 1]"};
-  double alpha =
-      keyLen > 1 ? -std::log(factor) / std::log(double(keyLen)) : 0.0;
-  if (alpha > 1.0 + 1e-9)
-    return Miss{"the relu factor is below Lk^-1"};
-  if (alpha == 0.0)
-    alpha = 0.0; // not -0.0 (no factor)
-  ops.push_back(op.getOperation());
-  return Weights{
-      PointwiseAttr::get(ctx, fn, llvm::APFloat(std::clamp(alpha, 0.0, 1.0))),
-      op.getDpsInputs()[0], ops,
-      std::string(fn == PointwiseFn::relu6 ? "relu6" : "relu") +
-          (factor != 1.0 ? " times a constant" : ""),
-      std::nullopt};
 }
 
 /// An elementwise multiplication or division of the scores by a constant.
@@ -642,30 +608,6 @@ std::optional<int64_t> evalIndexExpr(Value v, unsigned rank, int64_t i,
   return std::nullopt;
 }
 
-/// A mask applied to the (maybe scaled) scores before the normalizer, as
-/// exporters and elementwise fusion leave it: one elementwise op over the
-/// scores `s` (E = s, s * c or s / c) yielding
-///   - `select(cond, E, -inf)` or `E + select(cond, 0, -inf)`, `cond` a
-///     predicate of the loop indices (e.g. `j <= i`): an index mask;
-///   - `E + m` with `m` read from a tensor: an additive mask tensor (or an
-///     index mask when that tensor is an op without inputs yielding
-///     `select(cond, 0, -inf)`);
-///   - `select(m, E, -inf)` or `E + select(m, 0, -inf)` with `m` read from
-///     an i1 tensor: a boolean mask tensor.
-struct ScoreMask {
-  Value scores;
-  double scale = 1.0;
-  SmallVector<Operation *> ops;
-  /// An index mask: the predicate (true = allowed) and the op whose loop
-  /// indices it reads.
-  Value indexCond;
-  unsigned indexRank = 0;
-  /// A mask tensor and the map the masking op reads it with.
-  Value tensor;
-  AffineMap tensorMap;
-  bool additive = false;
-};
-
 /// Whether `v` is `select(cond, 0, -inf)`; returns `cond`.
 Value additiveCondition(Value v) {
   auto select = v.getDefiningOp<arith::SelectOp>();
@@ -695,8 +637,17 @@ bool isMaskMap(AffineMap map, unsigned rank) {
   return true;
 }
 
-Matched<ScoreMask> matchMask(Value s) {
+/// With `afterNormalizer` (a mask on pointwise weights or on the feature
+/// products of linear attention), the masked value is 0 instead of -inf
+/// and there is no additive form.
+Matched<ScoreMask> matchMask(Value s, bool afterNormalizer = false) {
   Miss none{"no mask", /*silent=*/true};
+  auto isFill = [&](Value v) {
+    if (!afterNormalizer)
+      return isMinusInfinity(v);
+    std::optional<double> c = constantOf(v);
+    return c && *c == 0.0;
+  };
   auto op = s.getDefiningOp<linalg::LinalgOp>();
   if (!op || op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics() ||
       op.getNumReductionLoops() != 0 || op.getNumDpsInputs() < 1 ||
@@ -711,7 +662,8 @@ Matched<ScoreMask> matchMask(Value s) {
     llvm::raw_string_ostream os(text);
     os << "the masked scores are filled with "
        << llvm::format("%g", c ? *c : 0.0)
-       << ", not -inf (rows with no allowed key would differ)";
+       << (afterNormalizer ? ", not 0" : ", not -inf")
+       << " (rows with no allowed key would differ)";
     return Miss{text};
   };
   for (unsigned x = 0; x < op.getNumDpsInputs(); ++x) {
@@ -727,7 +679,7 @@ Matched<ScoreMask> matchMask(Value s) {
     // select(cond, E, fill)
     if (auto select = y.getDefiningOp<arith::SelectOp>()) {
       if (auto e = multipleOf(select.getTrueValue(), scores)) {
-        if (!isMinusInfinity(select.getFalseValue())) {
+        if (!isFill(select.getFalseValue())) {
           if (constantOf(select.getFalseValue()))
             return fill(select.getFalseValue());
           continue;
@@ -737,7 +689,7 @@ Matched<ScoreMask> matchMask(Value s) {
       }
     }
     // E + t
-    if (auto add = y.getDefiningOp<arith::AddFOp>()) {
+    if (auto add = y.getDefiningOp<arith::AddFOp>(); add && !afterNormalizer) {
       for (auto [e, t] : {std::pair{add.getLhs(), add.getRhs()},
                           std::pair{add.getRhs(), add.getLhs()}}) {
         std::optional<double> f = multipleOf(e, scores);
@@ -789,6 +741,9 @@ Matched<ScoreMask> matchMask(Value s) {
       m.tensorMap = map;
       return m;
     }
+    // After the normalizer, `select(x > 0, x, 0)` is a relu, not a mask.
+    if (cond && afterNormalizer && !evalIndexExpr(cond, rank, 0, 0))
+      continue;
     if (cond) {
       m.indexCond = cond;
       m.indexRank = rank;
@@ -796,6 +751,97 @@ Matched<ScoreMask> matchMask(Value s) {
     }
   }
   return none;
+}
+
+/// The spelled name of a pointwise function, for the remark.
+std::string pointwiseName(PointwiseFn fn) {
+  return stringifyPointwiseFn(fn).str();
+}
+
+/// Pointwise attention: P = c * h(a * s) computed by a chain of elementwise
+/// ops of one tensor (fused or not), optionally masked after h by a `0`
+/// fill. `h` is found by evaluating the chain (raise::fitPointwise), `a` is
+/// the constant the chain starts with (`x * a`, `x / a`), `c` must be
+/// Lk^-alpha with alpha in [0, 1] (or is folded into `a` for a homogeneous
+/// h: relu, relu2, identity).
+Matched<Weights> matchPointwise(Value p, int64_t keyLen) {
+  MLIRContext *ctx = p.getContext();
+  Weights w;
+  double factor = 1.0;
+  auto post = matchMask(p, /*afterNormalizer=*/true);
+  if (auto *miss = std::get_if<Miss>(&post); miss && !miss->silent)
+    return *miss;
+  if (auto *masked = std::get_if<ScoreMask>(&post)) {
+    if (!masked->scores.hasOneUse())
+      return Miss{"the weights before their mask have another use"};
+    factor = masked->scale;
+    w.postMask = *masked;
+    w.ops.append(masked->ops.begin(), masked->ops.end());
+    p = masked->scores;
+  }
+  raise::UnaryChain chain = raise::unaryChainTo(p);
+  // The chain must start from scores: a product, or a mask of one (an
+  // activation of a function argument times a matrix is not attention).
+  auto isProduct = [](Value v) {
+    auto op = v.getDefiningOp<linalg::LinalgOp>();
+    return op && op.getNumDpsInputs() == 2 &&
+           linalg::isaContractionOpInterface(op);
+  };
+  auto preMask = matchMask(chain.source);
+  bool fromScores =
+      isProduct(chain.source) ||
+      (std::holds_alternative<ScoreMask>(preMask) &&
+       isProduct(std::get<ScoreMask>(preMask).scores)) ||
+      (matchScale(chain.source) &&
+       isProduct(cast<linalg::LinalgOp>(matchScale(chain.source)->second)
+                     .getDpsInputs()[0]));
+  if (chain.ops.empty() || !fromScores)
+    return Miss{"the weights are neither a softmax nor an elementwise "
+                "function of the scores",
+                /*silent=*/true};
+  double a = raise::leadingScale(chain);
+  std::optional<raise::PointwiseFit> fit =
+      raise::fitPointwise([&](double y) { return chain(y / a); });
+  if (!fit)
+    return Miss{"the weights are an elementwise function of the scores that "
+                "is not c * h(a * s) with a constant c > 0 and h one of relu, "
+                "relu2, gelu, gelu_tanh, softplus, identity, relu6, sigmoid"};
+  double c = fit->factor * factor;
+  PointwiseFn fn = fit->fn;
+  double alpha = 0.0;
+  if (std::fabs(c - 1.0) > 1e-6) {
+    if (ShapedType::isDynamic(keyLen))
+      return Miss{"the key length is dynamic (alpha of a scaled " +
+                  pointwiseName(fn) + ")"};
+    alpha = keyLen > 1 ? -std::log(c) / std::log(double(keyLen)) : -1.0;
+  }
+  if (alpha < -1e-6 || alpha > 1.0 + 1e-6) {
+    double degree = raise::homogeneity(fn);
+    if (degree == 0.0) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "the " << pointwiseName(fn) << " is scaled by "
+         << llvm::format("%g", c) << ", not Lk^-alpha with alpha in [0, 1]";
+      return Miss{text};
+    }
+    // c h(a s) = h(c^(1/degree) a s).
+    a *= std::pow(c, 1.0 / degree);
+    alpha = 0.0;
+  }
+  alpha = std::clamp(alpha, 0.0, 1.0);
+  if (alpha == 0.0)
+    alpha = 0.0; // not -0.0
+  w.normalizer = PointwiseAttr::get(ctx, fn, llvm::APFloat(alpha));
+  w.scores = chain.source;
+  w.scale = a;
+  for (const raise::UnaryOp &u : chain.ops)
+    w.ops.push_back(u.op);
+  w.form = pointwiseName(fn) + (alpha != 0.0 ? " times Lk^-alpha" : "") +
+           (chain.ops.size() > 1
+                ? " (" + std::to_string(chain.ops.size()) + " elementwise ops)"
+                : "") +
+           (w.postMask ? ", masked after h" : "");
+  return w;
 }
 
 /// A matched attention graph, found without creating IR: what the build
@@ -863,26 +909,34 @@ Matched<Contraction> matchOutputAndNormalizer(AttentionMatch &m) {
   m.rank = pType.getRank();
 
   // The normalizer: a subgraph without one is not attention (silent).
+  // A softmax that fails past its division says why; otherwise the
+  // pointwise match does (silent when the weights are not an elementwise
+  // function of the scores).
   auto softmax = matchSoftmax(p, m.rank);
   if (auto *w = std::get_if<Weights>(&softmax)) {
     m.weights = *w;
   } else {
-    auto relu = matchRelu(p, pType.getShape().back());
-    if (auto *w = std::get_if<Weights>(&relu))
+    auto pointwise = matchPointwise(p, pType.getShape().back());
+    const std::string &softmaxWhy = std::get<Miss>(softmax).why;
+    bool softmaxStarted =
+        softmaxWhy != "the weights are not a softmax" &&
+        softmaxWhy != "the weights are not exp(...) divided by a row sum";
+    if (auto *w = std::get_if<Weights>(&pointwise))
       m.weights = *w;
-    else if (std::get<Miss>(softmax).why == "the weights are not a softmax")
-      return Miss{std::get<Miss>(relu).why,
-                  std::get<Miss>(relu).why.find("neither") !=
-                      std::string::npos};
-    else
+    else if (softmaxStarted)
       return std::get<Miss>(softmax);
+    else
+      return std::get<Miss>(pointwise);
   }
 
   // P [batch..., Lq, Lk] times V [batch..., Lk, Dv], static shapes.
+  // An elementwise function of a product, times another tensor in another
+  // layout, is rarely attention (silent); a softmax is.
   if (pv.lhs != concat(pv.batch, {pv.m, pv.k}) ||
       pv.rhs != concat(pv.batch, {pv.k, pv.n}))
     return Miss{"the output product is not P [..., Lq, Lk] x V [..., Lk, "
-                "Dv]"};
+                "Dv]",
+                /*silent=*/isa<PointwiseAttr>(m.weights.normalizer)};
   if (!pType.hasStaticShape() ||
       !cast<RankedTensorType>(m.v.getType()).hasStaticShape())
     return Miss{"the shapes are not static"};
@@ -899,27 +953,43 @@ Matched<Contraction> matchOutputAndNormalizer(AttentionMatch &m) {
 /// attn's bottom-right alignment when Lq == Lk) becomes #attn.causal; other
 /// index masks a constant mask operand (attn-infer-mask reads its pattern);
 /// mask tensors the operand.
+/// Records the mask `masked` of the [..., Lq, Lk] value `s` in `m`: a
+/// causal index mask (square scores) as #attn.causal, another as the mask.
+void applyMask(AttentionMatch &m, const ScoreMask &masked, Value s) {
+  auto sType = cast<RankedTensorType>(s.getType());
+  int64_t r = sType.getRank();
+  bool square = sType.getDimSize(r - 1) == sType.getDimSize(r - 2);
+  if (masked.indexCond && square &&
+      isCausalCondition(masked.indexCond, masked.indexRank))
+    m.pattern = CausalAttr::get(s.getContext());
+  else
+    m.mask = masked;
+  m.maskOps.append(masked.ops.begin(), masked.ops.end());
+}
+
 std::optional<Miss> matchMaskedScores(AttentionMatch &m, Value &s) {
-  auto maskMatch = matchMask(s);
+  if (m.weights.postMask)
+    applyMask(m, *m.weights.postMask, s);
+  // Linear attention's feature products are masked with 0, the scores of
+  // other normalizers with -inf.
+  auto maskMatch = matchMask(s, m.weights.featureMap.has_value());
   if (auto *miss = std::get_if<Miss>(&maskMatch); miss && !miss->silent)
     return *miss;
   auto *masked = std::get_if<ScoreMask>(&maskMatch);
   if (!masked)
     return std::nullopt;
-  if (m.weights.featureMap)
-    return Miss{"linear attention with a mask on the feature products"};
-  auto sType = cast<RankedTensorType>(s.getType());
-  int64_t r = sType.getRank();
+  if (m.weights.postMask)
+    return Miss{"the scores are masked both before and after the "
+                "pointwise function"};
+  if (auto pw = dyn_cast<PointwiseAttr>(m.weights.normalizer);
+      pw && !raise::vanishesAtMinusInfinity(pw.getFn()))
+    return Miss{"the scores are masked with -inf before " +
+                pointwiseName(pw.getFn()) +
+                ", which is not 0 at -inf (the graph computes NaN or -inf)"};
   if (!s.hasNUses(readsScoresTwice(m.weights) ? 2 : 1))
     return Miss{"the masked scores have another use"};
-  bool square = sType.getDimSize(r - 1) == sType.getDimSize(r - 2);
-  if (masked->indexCond && square &&
-      isCausalCondition(masked->indexCond, masked->indexRank))
-    m.pattern = CausalAttr::get(s.getContext());
-  else
-    m.mask = *masked;
+  applyMask(m, *masked, s);
   s = masked->scores;
-  m.maskOps = masked->ops;
   m.scale = masked->scale;
   return std::nullopt;
 }
@@ -998,9 +1068,12 @@ std::optional<Miss> matchFeatureMapInputs(AttentionMatch &m) {
 /// The mask, checked (and an index mask evaluated into `m.indexBits`)
 /// before any IR is built.
 std::optional<Miss> checkMask(AttentionMatch &m) {
-  auto sType = cast<RankedTensorType>(m.weights.scores.getType());
-  m.lq = sType.getDimSize(m.rank - 2);
-  m.lk = sType.getDimSize(m.rank - 1);
+  // Linear attention in linear order has no scores (its lq and lk are set).
+  if (m.weights.scores) {
+    auto sType = cast<RankedTensorType>(m.weights.scores.getType());
+    m.lq = sType.getDimSize(m.rank - 2);
+    m.lk = sType.getDimSize(m.rank - 1);
+  }
   if (m.mask && m.mask->indexCond) {
     if (m.lq * m.lk > (int64_t(1) << 26))
       return Miss{"an index mask of more than 2^26 entries (it is "
@@ -1059,8 +1132,9 @@ void matchOperands(AttentionMatch &m) {
                       " query heads per key/value head)";
     }
   }
-  // A scale applied to Q.
-  if (auto qs = matchQueryScale(m.q)) {
+  // A scale applied to Q (not for kernel attention: the op's scale
+  // multiplies both Q and K before the feature map).
+  if (auto qs = m.weights.featureMap ? std::nullopt : matchQueryScale(m.q)) {
     m.q = qs->first;
     m.scale *= qs->second;
     m.operandNote += ", Q scaled";
@@ -1078,12 +1152,265 @@ Matched<AttentionMatch> matchAttention(linalg::LinalgOp pvOp) {
   Value s = m.weights.scores;
   if (std::optional<Miss> miss = matchMaskedScores(m, s))
     return *miss;
+  m.scale *= m.weights.scale;
   if (std::optional<Miss> miss = matchScoreScale(m, s))
     return *miss;
   if (std::optional<Miss> miss = matchScores(m, s, std::get<Contraction>(pv)))
     return *miss;
   if (std::optional<Miss> miss = matchFeatureMapInputs(m))
     return *miss;
+  if (std::optional<Miss> miss = checkMask(m))
+    return *miss;
+  matchOperands(m);
+  return m;
+}
+
+/// Whether `op` may normalize a product after it: an elementwise op of two
+/// inputs, the first a contraction's result, the second read as a row
+/// value (`(A V) / rowsum(A)`, `phi(Q) (phi(K)^T V) / (phi(Q) . z)`).
+bool isNormalizedProduct(linalg::LinalgOp op) {
+  if (!isElementwise(op, 2) || readsRow(op, 0) || !readsRow(op, 1))
+    return false;
+  auto num = op.getDpsInputs()[0].getDefiningOp<linalg::LinalgOp>();
+  return num && num.getNumDpsInputs() == 2 &&
+         linalg::isaContractionOpInterface(num);
+}
+
+/// The feature map shared by Q (`phiQ`) and K (`phiK`, maybe through a
+/// transpose), if any.
+std::optional<FeatureMap> sharedFeatureMap(Value phiQ, Value phiK) {
+  if (auto t = phiK.getDefiningOp<linalg::TransposeOp>())
+    phiK = t.getInput();
+  auto q = featureMapOf(phiQ.getDefiningOp<linalg::LinalgOp>());
+  auto k = featureMapOf(phiK.getDefiningOp<linalg::LinalgOp>());
+  if (!q || !k || *q != *k)
+    return std::nullopt;
+  return q;
+}
+
+/// The eps of `n / (d + eps)` (eps >= 0 a constant) that the division op
+/// computes from its numerator n and its row value, `d` through the unary
+/// chain `den` (`+ eps`, a reciprocal, ...); std::nullopt if it computes
+/// something else.
+std::optional<double> divisionEps(linalg::LinalgOp div,
+                                  const raise::UnaryChain &den) {
+  Value n = inputArg(div, 0), d = inputArg(div, 1), y = yielded(div);
+  auto g = [&](double nv, double dv) -> std::optional<double> {
+    std::optional<double> dd = den(dv);
+    if (!dd)
+      return std::nullopt;
+    raise::Bindings env;
+    env[n] = nv;
+    env[d] = *dd;
+    return raise::evaluate(y, env);
+  };
+  std::optional<double> one = g(1.0, 1.0);
+  if (!one || !(*one > 0))
+    return std::nullopt;
+  double eps = 1.0 / *one - 1.0;
+  if (eps < -1e-7)
+    return std::nullopt;
+  eps = std::max(eps, 0.0);
+  for (double nv : {-2.5, 0.75, 3.0})
+    for (double dv : {0.3, 1.0, 2.0, 17.0}) {
+      std::optional<double> v = g(nv, dv);
+      double expected = nv / (dv + eps);
+      if (!v || std::fabs(*v - expected) > 1e-5 * std::fabs(expected))
+        return std::nullopt;
+    }
+  // The constant as the graph's element type has it.
+  return double(float(eps));
+}
+
+/// A sum over the key dim (loop `rank - 2`) of a `[..., Lk, D]` tensor into
+/// `[..., D]`: `sum_k phi(K)` of linear attention in linear order.
+bool isKeySum(linalg::LinalgOp op) {
+  if (!op || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      !op.hasPureTensorSemantics() || op.getNumReductionLoops() != 1)
+    return false;
+  unsigned rank = op.getNumLoops();
+  if (rank < 3 ||
+      op.getIteratorTypesArray()[rank - 2] != utils::IteratorType::reduction)
+    return false;
+  auto in = dimsOf(op.getIndexingMapsArray()[0]);
+  auto out = dimsOf(op.getIndexingMapsArray()[1]);
+  SmallVector<unsigned> full = llvm::to_vector(llvm::seq<unsigned>(0, rank));
+  SmallVector<unsigned> kept = full;
+  kept.erase(kept.begin() + rank - 2);
+  if (!in || !out || *in != full || *out != kept)
+    return false;
+  auto add = yielded(op).getDefiningOp<arith::AddFOp>();
+  Value a = inputArg(op, 0), acc = op.getBlock()->getArgument(1);
+  return add &&
+         ((add.getLhs() == a && add.getRhs() == acc) ||
+          (add.getLhs() == acc && add.getRhs() == a)) &&
+         isFilledWith(op.getDpsInits()[0], 0.0);
+}
+
+/// The feature map name, for the remark.
+const char *featureMapName(FeatureMap phi) {
+  return phi == FeatureMap::relu ? "relu" : "elu + 1";
+}
+
+/// Linear attention normalized after the V product, `div` the division:
+///   - quadratic order: `(A V) / (rowsum(A) + eps)`, A = phi(Q) phi(K)^T
+///     (maybe masked with a 0 fill);
+///   - linear order: `phi(Q) KV / (phi(Q) . z + eps)`, KV = phi(K)^T V and
+///     z = sum_k phi(K).
+/// Silent when it does not look like linear attention.
+Matched<AttentionMatch> matchNormalizedProduct(linalg::LinalgOp div) {
+  MLIRContext *ctx = div.getContext();
+  Value num = div.getDpsInputs()[0], den = div.getDpsInputs()[1];
+  auto pvMatch = matchContraction(num.getDefiningOp(), "the numerator");
+  if (auto *miss = std::get_if<Miss>(&pvMatch))
+    return Miss{miss->why, /*silent=*/true};
+  Contraction pv = std::get<Contraction>(pvMatch);
+  raise::UnaryChain dchain = raise::unaryChainTo(den);
+  auto denOp = dchain.source.getDefiningOp<linalg::LinalgOp>();
+  Value lhs = pv.op.getDpsInputs()[0], rhs = pv.op.getDpsInputs()[1];
+  bool quadratic =
+      isRowReduction<arith::AddFOp>(denOp, 0.0) && reducedValue(denOp) == lhs;
+  bool linear = denOp && denOp.getNumDpsInputs() == 2 &&
+                linalg::isaContractionOpInterface(denOp) &&
+                denOp.getDpsInputs()[0] == lhs;
+  if (!quadratic && !linear)
+    return Miss{"not a normalized product", /*silent=*/true};
+  AttentionMatch m;
+  m.pvOp = div;
+  m.rank = cast<RankedTensorType>(num.getType()).getRank();
+  std::optional<FeatureMap> phi;
+  Value phiK, ksum;
+  linalg::LinalgOp kvOp, ksumOp;
+  if (quadratic) {
+    auto maskMatch = matchMask(lhs, /*afterNormalizer=*/true);
+    Value products = lhs;
+    if (auto *masked = std::get_if<ScoreMask>(&maskMatch))
+      products = masked->scores;
+    auto qk = products.getDefiningOp<linalg::LinalgOp>();
+    if (!qk || qk.getNumDpsInputs() != 2 ||
+        !linalg::isaContractionOpInterface(qk))
+      return Miss{"not a normalized product", /*silent=*/true};
+    phi = sharedFeatureMap(qk.getDpsInputs()[0], qk.getDpsInputs()[1]);
+  } else {
+    kvOp = rhs.getDefiningOp<linalg::LinalgOp>();
+    if (!kvOp || kvOp.getNumDpsInputs() != 2 ||
+        !linalg::isaContractionOpInterface(kvOp))
+      return Miss{"not a normalized product", /*silent=*/true};
+    phiK = kvOp.getDpsInputs()[0];
+    ksum = denOp.getDpsInputs()[1];
+    ksumOp = ksum.getDefiningOp<linalg::LinalgOp>();
+    Value keys = phiK;
+    if (auto t = keys.getDefiningOp<linalg::TransposeOp>())
+      keys = t.getInput();
+    if (!isKeySum(ksumOp) || ksumOp.getDpsInputs()[0] != keys)
+      return Miss{"not a normalized product", /*silent=*/true};
+    phi = sharedFeatureMap(lhs, phiK);
+  }
+  // From here on, the graph divides a product by its own row sums: say
+  // why it is not raised.
+  if (!phi)
+    return Miss{"the product is normalized by its row sums, but Q and K do "
+                "not go through the same feature map (elu + 1 or relu)"};
+  std::optional<double> eps = divisionEps(div, dchain);
+  if (!eps)
+    return Miss{"the product is divided by a row value, but not as num / "
+                "(den + eps) with a constant eps >= 0"};
+  if (!num.hasOneUse() || !den.hasOneUse() ||
+      llvm::any_of(dchain.ops, [](const raise::UnaryOp &u) {
+        return !u.op->getResult(0).hasOneUse();
+      }))
+    return Miss{"a normalization intermediate has another use"};
+  if (!pv.zeroInit)
+    return Miss{"the numerator does not accumulate into zeros"};
+  if (pv.lhs != concat(pv.batch, {pv.m, pv.k}) ||
+      pv.rhs != concat(pv.batch, {pv.k, pv.n}))
+    return Miss{"the numerator is not [..., Lq, X] x [..., X, Dv]"};
+  if (!cast<RankedTensorType>(num.getType()).hasStaticShape() ||
+      !cast<RankedTensorType>(lhs.getType()).hasStaticShape() ||
+      !cast<RankedTensorType>(rhs.getType()).hasStaticShape())
+    return Miss{"the shapes are not static"};
+  m.weights.normalizer = KernelAttr::get(ctx, *phi, 0, false, 0, APFloat(*eps));
+  m.weights.featureMap = *phi;
+  m.weights.ops = {pv.op, denOp};
+  for (const raise::UnaryOp &u : dchain.ops)
+    m.weights.ops.push_back(u.op);
+  std::string epsNote;
+  if (*eps != 0)
+    epsNote = llvm::formatv(", eps {0}", *eps).str();
+  if (quadratic) {
+    m.weights.form = std::string("linear attention (") + featureMapName(*phi) +
+                     " features) in quadratic form, normalized after the V "
+                     "product" +
+                     epsNote;
+    m.weights.scores = lhs;
+    m.v = rhs;
+    Value s = lhs;
+    if (std::optional<Miss> miss = matchMaskedScores(m, s))
+      return *miss;
+    if (std::optional<Miss> miss = matchScoreScale(m, s))
+      return *miss;
+    if (std::optional<Miss> miss = matchScores(m, s, pv))
+      return *miss;
+  } else {
+    m.weights.form = std::string("linear attention (") + featureMapName(*phi) +
+                     " features) in linear order" + epsNote;
+    // KV = phi(K)^T V over the keys: phi(K) read as [..., Lk, D] (or its
+    // transpose as [..., D, Lk]), V as [..., Lk, Dv]; z = sum_k phi(K) read
+    // by the denominator as [..., D].
+    auto kvMatch = matchContraction(kvOp, "phi(K)^T V");
+    if (auto *miss = std::get_if<Miss>(&kvMatch))
+      return *miss;
+    Contraction kvc = std::get<Contraction>(kvMatch);
+    bool keyTransposed = phiK.getDefiningOp<linalg::TransposeOp>() != nullptr;
+    SmallVector<unsigned> keyDims = keyTransposed
+                                        ? concat(kvc.batch, {kvc.m, kvc.k})
+                                        : concat(kvc.batch, {kvc.k, kvc.m});
+    if (kvc.lhs != keyDims || kvc.rhs != concat(kvc.batch, {kvc.k, kvc.n}) ||
+        !kvc.zeroInit || kvc.batch.size() != pv.batch.size())
+      return Miss{"phi(K)^T V is not a product over the keys of [..., Lk, "
+                  "D] and [..., Lk, Dv]"};
+    if (keyTransposed) {
+      auto t = phiK.getDefiningOp<linalg::TransposeOp>();
+      if (t.getPermutation() != ArrayRef<int64_t>(swapLastTwo(m.rank)) ||
+          !phiK.hasOneUse())
+        return Miss{"phi(K) is transposed in another way"};
+      m.weights.ops.push_back(t);
+      phiK = t.getInput();
+    }
+    FailureOr<linalg::ContractionDimensions> dd =
+        linalg::inferContractionDims(denOp);
+    auto zDims = dimsOf(denOp.getIndexingMapsArray()[1]);
+    auto outDims = dimsOf(denOp.getIndexingMapsArray()[2]);
+    auto qDims = dimsOf(denOp.getIndexingMapsArray()[0]);
+    if (failed(dd) || dd->m.size() != 1 || dd->k.size() != 1 ||
+        !dd->n.empty() || dd->batch.size() != pv.batch.size() || !zDims ||
+        !outDims || !qDims ||
+        *qDims != concat(llvm::to_vector(dd->batch), {dd->m[0], dd->k[0]}) ||
+        *zDims != concat(llvm::to_vector(dd->batch), {dd->k[0]}) ||
+        *outDims != concat(llvm::to_vector(dd->batch), {dd->m[0]}) ||
+        !isFilledWith(denOp.getDpsInits()[0], 0.0))
+      return Miss{"the denominator is not phi(Q) [..., Lq, D] times sum_k "
+                  "phi(K) [..., D]"};
+    if (!lhs.hasNUses(2) || !phiK.hasNUses(2) || !rhs.hasOneUse() ||
+        !ksum.hasOneUse())
+      return Miss{"phi(Q), phi(K), phi(K)^T V or sum_k phi(K) has another "
+                  "use"};
+    m.weights.ops.push_back(ksumOp);
+    m.qkOp = kvOp;
+    m.v = kvOp.getDpsInputs()[1];
+    auto phiQOp = lhs.getDefiningOp<linalg::LinalgOp>();
+    auto phiKOp = phiK.getDefiningOp<linalg::LinalgOp>();
+    m.q = phiQOp.getDpsInputs()[0];
+    m.k = phiKOp.getDpsInputs()[0];
+    m.featureOps = {phiQOp, phiKOp};
+    m.lq = cast<RankedTensorType>(m.q.getType()).getDimSize(m.rank - 2);
+    m.lk = cast<RankedTensorType>(m.k.getType()).getDimSize(m.rank - 2);
+    if (!cast<RankedTensorType>(m.v.getType()).hasStaticShape())
+      return Miss{"the shapes are not static"};
+  }
+  if (quadratic)
+    if (std::optional<Miss> miss = matchFeatureMapInputs(m))
+      return *miss;
   if (std::optional<Miss> miss = checkMask(m))
     return *miss;
   matchOperands(m);
@@ -1217,6 +1544,8 @@ void replaceMatched(const AttentionMatch &m, Value result,
 /// of two inputs whose left operand comes from a softmax or an elementwise
 /// op (a possible normalizer).
 bool isCandidate(linalg::LinalgOp op) {
+  if (isNormalizedProduct(op))
+    return true;
   if (op.getNumDpsInputs() != 2 || !linalg::isaContractionOpInterface(op))
     return false;
   Operation *def = op.getDpsInputs()[0].getDefiningOp();
@@ -1245,7 +1574,9 @@ struct RaiseAttention : public OpInterfaceRewritePattern<linalg::LinalgOp> {
     if (!isCandidate(op))
       return rewriter.notifyMatchFailure(
           op, "not a contraction of what a normalizer computes");
-    Matched<AttentionMatch> match = matchAttention(op);
+    Matched<AttentionMatch> match = isNormalizedProduct(op)
+                                        ? matchNormalizedProduct(op)
+                                        : matchAttention(op);
     if (auto *miss = std::get_if<Miss>(&match))
       return reportMiss(op, *miss, rewriter);
     const auto &m = std::get<AttentionMatch>(match);
@@ -1274,18 +1605,22 @@ struct AttnRaise : public attn::impl::AttnRaiseBase<AttnRaise> {
     // applied to each once, by hand: the greedy driver would also fold and
     // hoist constants, erase unrelated dead ops and visit the ops in
     // another order, which would change the output and the remarks.
-    SmallVector<linalg::LinalgOp> candidates;
-    getOperation().walk([&](linalg::LinalgOp op) {
-      if (isCandidate(op))
-        candidates.push_back(op);
-    });
+    // Products normalized after them (linear attention) go first: their
+    // numerators are output products of their own.
     RaiseAttention pattern(&getContext(), [&](Operation *op, const Miss &why) {
       if (!why.silent && missRemarks)
         op->emitRemark() << "not raised to attn.attention: " << why.why;
     });
     PatternRewriter rewriter(&getContext());
-    for (linalg::LinalgOp op : candidates)
-      (void)pattern.matchAndRewrite(op, rewriter);
+    for (bool normalized : {true, false}) {
+      SmallVector<linalg::LinalgOp> candidates;
+      getOperation().walk([&](linalg::LinalgOp op) {
+        if (isCandidate(op) && isNormalizedProduct(op) == normalized)
+          candidates.push_back(op);
+      });
+      for (linalg::LinalgOp op : candidates)
+        (void)pattern.matchAndRewrite(op, rewriter);
+    }
   }
 };
 

@@ -121,6 +121,17 @@ Value mlir::attn::applyPointwiseFn(ImplicitLocOpBuilder &b, PointwiseFn fn,
     Value half = arith::MulFOp::create(b, x, cst(0.5));
     return arith::MulFOp::create(b, half, arith::AddFOp::create(b, t, one));
   }
+  case PointwiseFn::gelu_tanh: {
+    // 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).
+    Value x3 = arith::MulFOp::create(b, arith::MulFOp::create(b, x, x), x);
+    Value u = arith::MulFOp::create(
+        b, cst(kGeluTanhC),
+        arith::AddFOp::create(b, x,
+                              arith::MulFOp::create(b, x3, cst(0.044715))));
+    Value half = arith::MulFOp::create(b, x, cst(0.5));
+    return arith::MulFOp::create(
+        b, half, arith::AddFOp::create(b, math::TanhOp::create(b, u), one));
+  }
   case PointwiseFn::softplus: {
     // max(x, 0) + log1p(exp(-|x|)), stable for large |x|.
     Value negAbs = arith::NegFOp::create(b, math::AbsFOp::create(b, x));
@@ -172,6 +183,29 @@ Value mlir::attn::applyPointwiseDerivative(ImplicitLocOpBuilder &b,
             b, arith::MulFOp::create(b, cst(-0.5),
                                      arith::MulFOp::create(b, x, x))));
     return arith::AddFOp::create(b, cdf, arith::MulFOp::create(b, x, pdf));
+  }
+  case PointwiseFn::gelu_tanh: {
+    // 0.5 (1 + t) + 0.5 x (1 - t^2) u', t = tanh(u), u' = c (1 + 3 0.044715
+    // x^2).
+    Value x2 = arith::MulFOp::create(b, x, x);
+    Value u = arith::MulFOp::create(
+        b, cst(kGeluTanhC),
+        arith::AddFOp::create(
+            b, x,
+            arith::MulFOp::create(b, arith::MulFOp::create(b, x2, x),
+                                  cst(0.044715))));
+    Value t = math::TanhOp::create(b, u);
+    Value du = arith::MulFOp::create(
+        b, cst(kGeluTanhC),
+        arith::AddFOp::create(b, one,
+                              arith::MulFOp::create(b, x2, cst(3 * 0.044715))));
+    Value sech2 = arith::SubFOp::create(b, one, arith::MulFOp::create(b, t, t));
+    Value left =
+        arith::MulFOp::create(b, cst(0.5), arith::AddFOp::create(b, one, t));
+    Value right =
+        arith::MulFOp::create(b, arith::MulFOp::create(b, cst(0.5), x),
+                              arith::MulFOp::create(b, sech2, du));
+    return arith::AddFOp::create(b, left, right);
   }
   case PointwiseFn::softplus:
     return sigmoid(x);

@@ -73,7 +73,7 @@ def Attn_PointwiseAttr : Attn_Normalizer<"Pointwise", "pointwise"> {
     `P[i,j] = Lk^-alpha * h(S[i,j])` for `j` in `A(i)`, else 0. No row
     reduction is needed, so every query is independent. `alpha` lies in
     [0, 1] and defaults to 1; `h` is one of `relu`, `relu2`, `gelu`,
-    `softplus`, `identity`, `relu6`, `sigmoid`.
+    `softplus`, `identity`, `relu6`, `sigmoid`, `gelu_tanh`.
 
     ```mlir
     {normalizer = #attn.pointwise<relu>}

@@ -17,7 +17,8 @@ def Attn_PointwiseFn : I32EnumAttr<"PointwiseFn",
       I32EnumAttrCase<"softplus", 3>,
       I32EnumAttrCase<"identity", 4>,
       I32EnumAttrCase<"relu6", 5>,
-      I32EnumAttrCase<"sigmoid", 6>
+      I32EnumAttrCase<"sigmoid", 6>,
+      I32EnumAttrCase<"gelu_tanh", 7>
     ]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
@@ -29,6 +30,8 @@ def Attn_PointwiseFn : I32EnumAttr<"PointwiseFn",
     - `identity`: `s`
     - `relu6`: `min(max(s, 0), 6)`
     - `sigmoid`: `1 / (1 + exp(-s))`
+    - `gelu_tanh`: GELU's tanh approximation (PyTorch's `approximate="tanh"`),
+      `0.5 s (1 + tanh(sqrt(2/pi) (s + 0.044715 s^3)))`
   }];
 }
 

@@ -194,10 +194,25 @@ def AttnRaise : Pass<"attn-raise", "func::FuncOp"> {
       scores by a scalar constant;
     - the normalizer over the key dim: `linalg.softmax`, or softmax
       decomposed into a max reduction, `exp(s - max)`, a sum reduction and
-      a division; or ReLU attention, `relu(s)` optionally times a constant
-      `c`, raised as `#attn.pointwise<relu, alpha = -ln(c) / ln(Lk)>`;
+      a division; or pointwise attention: a chain of elementwise ops of one
+      tensor computing `c * h(a * s)` (whatever its spelling: one fused
+      `linalg.generic` or several ops, `x * c` or `x / c`, erf or tanh
+      GELU, `log1p(exp)` or `log(1 + exp)`, TOSA's clamp or sigmoid), found
+      by evaluating the payloads at sample points and fitting `h` from the
+      table of `#attn.pointwise` functions: raised as
+      `#attn.pointwise<h, alpha = -ln(c) / ln(Lk)>` with scale `a` (`c`
+      and `a` constants, or computed from static shapes: `tensor.dim`,
+      casts, `math.powf` / `sqrt` / `rsqrt`); a mask before `h` (`-inf`
+      fill, for `h(-inf) = 0`) or after it (a `0` fill);
     - the output: a contraction of the weights with V `[batch..., Lk, Dv]`
-      accumulating into zeros.
+      accumulating into zeros;
+    - kernelized (linear) attention with elu + 1 or relu feature maps on Q
+      and K, normalized before the V product (`A / rowsum(A)`, then `x V`)
+      or after it (`(A V) / (rowsum(A) + eps)`, A maybe masked by a `0`
+      fill), or in linear order
+      (`phi(Q) (phi(K)^T V) / (phi(Q) . sum_k phi(K) + eps)`):
+      `#attn.kernel<phi, eps = eps>`, which attn-reassociate then computes
+      in linear form.
 
     With 2 batch dims the operands are `[B, H, L, D]`; with 1 they are
     `[B*H, L, D]` and the op gets a head dim of 1 (`tensor.expand_shape`
@@ -223,7 +238,8 @@ def AttnRaise : Pass<"attn-raise", "func::FuncOp"> {
     ```
 
     A remark on the raised op says what was recognized; a subgraph that
-    starts like attention (a contraction feeding a softmax or relu) but is
+    starts like attention (a contraction feeding a softmax or an elementwise
+    op, or an elementwise division of a contraction by a row value) but is
     not raised gets a remark saying why (another use of the scores, a
     scale that is not a constant, a reduction over the wrong dim, ...).
   }];

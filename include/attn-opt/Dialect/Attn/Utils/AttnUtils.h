@@ -50,6 +50,9 @@ inline constexpr llvm::StringLiteral kExpFlushBelowAttr = "attn.flush_below";
 /// compute through slow microcode assists (large logits made the Linformer
 /// example's kernel 2x slower).
 inline constexpr double kSoftmaxWeightFloor = -64.0;
+
+/// sqrt(2 / pi), the factor of GELU's tanh approximation.
+inline constexpr double kGeluTanhC = 0.7978845608028654;
 /// exp(x) of an f32 scalar or vector, marked to flush results below
 /// e^kSoftmaxWeightFloor to 0 (kExpFlushBelowAttr).
 Value softmaxExp(ImplicitLocOpBuilder &b, Value x);
