@@ -22,7 +22,6 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/Format.h"
-#include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <cmath>
@@ -625,8 +624,10 @@ bool isMaskMap(AffineMap map, unsigned rank) {
   if (n < 2 || n > rank)
     return false;
   for (auto [r, e] : llvm::enumerate(map.getResults())) {
+    // Broadcast dims (read at 0) before the key dim: the batch and head
+    // dims, or the query dim (a key padding mask, [B, 1, 1, Lk]).
     if (auto c = dyn_cast<AffineConstantExpr>(e)) {
-      if (c.getValue() != 0 || r + 2 >= n)
+      if (c.getValue() != 0 || r + 1 >= n)
         return false;
       continue;
     }
@@ -829,6 +830,10 @@ Matched<Weights> matchPointwise(Value p, int64_t keyLen) {
     alpha = 0.0;
   }
   alpha = std::clamp(alpha, 0.0, 1.0);
+  // An f32 factor (1/33 rounded) gives alpha within 1e-7 of a simple
+  // value; that value changes c by less than f32 rounding.
+  if (double nice = std::round(alpha * 64) / 64; std::fabs(alpha - nice) < 1e-6)
+    alpha = nice;
   if (alpha == 0.0)
     alpha = 0.0; // not -0.0
   w.normalizer = PointwiseAttr::get(ctx, fn, llvm::APFloat(alpha));
@@ -874,6 +879,10 @@ struct AttentionMatch {
   int64_t lq = 0, lk = 0;
   /// The feature map ops on Q and K (kernel attention).
   SmallVector<Operation *> featureOps;
+  /// A gate: the op multiplying the output elementwise by `gate`, whose
+  /// result the op replaces then.
+  linalg::LinalgOp gateOp;
+  Value gate;
   /// The remark's notes on the mask and on the operands (grouped heads, Q
   /// scaled).
   std::string maskNote, operandNote;
@@ -1336,7 +1345,7 @@ Matched<AttentionMatch> matchNormalizedProduct(linalg::LinalgOp div) {
     m.weights.ops.push_back(u.op);
   std::string epsNote;
   if (*eps != 0)
-    epsNote = llvm::formatv(", eps {0}", *eps).str();
+    llvm::raw_string_ostream(epsNote) << ", eps " << llvm::format("%g", *eps);
   if (quadratic) {
     m.weights.form = std::string("linear attention (") + featureMapName(*phi) +
                      " features) in quadratic form, normalized after the V "
@@ -1417,6 +1426,30 @@ Matched<AttentionMatch> matchNormalizedProduct(linalg::LinalgOp div) {
   return m;
 }
 
+/// A gate on the output: its only user multiplies it elementwise by a
+/// tensor of its shape (`O * G`, gated attention).
+void matchGate(AttentionMatch &m) {
+  Value out = m.pvOp->getResult(0);
+  if (!out.hasOneUse())
+    return;
+  auto mul = dyn_cast<linalg::LinalgOp>(*out.getUsers().begin());
+  if (!mul || !isElementwise(mul, 2) || readsRow(mul, 0) || readsRow(mul, 1) ||
+      mul->getResult(0).getType() != out.getType())
+    return;
+  unsigned self = mul.getDpsInputs()[0] == out ? 0 : 1;
+  Value g = mul.getDpsInputs()[1 - self];
+  if (g == out || g.getType() != out.getType())
+    return;
+  auto y = yielded(mul).getDefiningOp<arith::MulFOp>();
+  Value a = inputArg(mul, self), b = inputArg(mul, 1 - self);
+  if (!y || !((y.getLhs() == a && y.getRhs() == b) ||
+              (y.getLhs() == b && y.getRhs() == a)))
+    return;
+  m.gateOp = mul;
+  m.gate = g;
+  m.operandNote += ", gated";
+}
+
 /// Creates the mask operand of `m` at `b`'s insertion point: an index mask
 /// as an i1 constant, a mask tensor with a unit dim in front of the right
 /// one when it has three dims; null without a mask.
@@ -1439,6 +1472,27 @@ Value buildMaskOperand(const AttentionMatch &m, OpBuilder &b, Location loc) {
     maskOperand = tensor::ExpandShapeOp::create(
         b, loc, RankedTensorType::get(shape, tt.getElementType()), maskOperand,
         ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+  }
+  // A mask broadcast along the queries ([..., 1, Lk]) is materialized as
+  // [..., Lq, Lk] (the op broadcasts batch and head dims only).
+  auto mt = cast<RankedTensorType>(maskOperand.getType());
+  int64_t r = mt.getRank();
+  if (mt.getDimSize(r - 2) == 1 && m.lq != 1) {
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d + 2 < r; ++d)
+      groups.push_back({d});
+    groups.push_back({r - 2, r - 1});
+    SmallVector<int64_t> shape(mt.getShape());
+    shape.erase(shape.begin() + r - 2);
+    Value rows = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get(shape, mt.getElementType()), maskOperand,
+        groups);
+    SmallVector<int64_t> full(mt.getShape());
+    full[r - 2] = m.lq;
+    Value init = tensor::EmptyOp::create(b, loc, full, mt.getElementType());
+    maskOperand = linalg::BroadcastOp::create(b, loc, rows, init,
+                                              ArrayRef<int64_t>{r - 2})
+                      ->getResult(0);
   }
   return maskOperand;
 }
@@ -1464,7 +1518,9 @@ std::string raisedNote(const AttentionMatch &m) {
 Matched<Value> buildAttention(const AttentionMatch &m, RewriterBase &b) {
   int64_t rank = m.rank;
   Location loc = m.pvOp->getLoc();
-  b.setInsertionPoint(m.pvOp);
+  // The gate may be computed after the product.
+  b.setInsertionPoint(m.gateOp ? static_cast<Operation *>(m.gateOp)
+                               : static_cast<Operation *>(m.pvOp));
   Value k = m.k;
   if (m.transposeKey) {
     auto kt = cast<RankedTensorType>(k.getType());
@@ -1491,6 +1547,8 @@ Matched<Value> buildAttention(const AttentionMatch &m, RewriterBase &b) {
   problem.query = to4d(m.q);
   problem.key = to4d(k);
   problem.value = to4d(m.v);
+  if (m.gate)
+    problem.modifiers.gate = to4d(m.gate);
   problem.normalizer = m.weights.normalizer;
   problem.masking.pattern = m.pattern;
   problem.explicitScale = !m.weights.featureMap;
@@ -1519,8 +1577,10 @@ Matched<Value> buildAttention(const AttentionMatch &m, RewriterBase &b) {
 /// the transpose of K).
 void replaceMatched(const AttentionMatch &m, Value result,
                     RewriterBase &rewriter) {
-  rewriter.replaceAllUsesWith(m.pvOp->getResult(0), result);
-  SmallVector<Operation *> dead = {m.pvOp};
+  Operation *root = m.gateOp ? static_cast<Operation *>(m.gateOp)
+                             : static_cast<Operation *>(m.pvOp);
+  rewriter.replaceAllUsesWith(root->getResult(0), result);
+  SmallVector<Operation *> dead = {root, m.pvOp};
   dead.append(m.weights.ops.begin(), m.weights.ops.end());
   if (m.scaleOp)
     dead.push_back(m.scaleOp);
@@ -1579,7 +1639,8 @@ struct RaiseAttention : public OpInterfaceRewritePattern<linalg::LinalgOp> {
                                         : matchAttention(op);
     if (auto *miss = std::get_if<Miss>(&match))
       return reportMiss(op, *miss, rewriter);
-    const auto &m = std::get<AttentionMatch>(match);
+    auto &m = std::get<AttentionMatch>(match);
+    matchGate(m);
     Matched<Value> built = buildAttention(m, rewriter);
     if (auto *miss = std::get_if<Miss>(&built))
       return reportMiss(op, *miss, rewriter);

@@ -43,12 +43,13 @@ struct Evaluator {
       if (auto f = dyn_cast<FloatAttr>(attr))
         return f.getValueAsDouble();
       if (auto i = dyn_cast<IntegerAttr>(attr))
-        return i.getType().isInteger(1)
-                   ? double(!i.getValue().isZero())
-                   : double(i.getValue().getSExtValue());
+        return i.getType().isInteger(1) ? double(!i.getValue().isZero())
+                                        : double(i.getValue().getSExtValue());
       return std::nullopt;
     }
-    auto arg = [&](unsigned i) { return (*this)(op->getOperand(i), depth + 1); };
+    auto arg = [&](unsigned i) {
+      return (*this)(op->getOperand(i), depth + 1);
+    };
     if (auto dim = dyn_cast<tensor::DimOp>(op)) {
       auto type = dyn_cast<RankedTensorType>(dim.getSource().getType());
       std::optional<int64_t> index = dim.getConstantIndex();
@@ -71,8 +72,7 @@ struct Evaluator {
       return double(float(*x));
     }
     if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::SIToFPOp,
-            arith::UIToFPOp, arith::ExtFOp, arith::ExtSIOp, arith::ExtUIOp>(
-            op))
+            arith::UIToFPOp, arith::ExtFOp, arith::ExtSIOp, arith::ExtUIOp>(op))
       return arg(0);
     if (op->getNumOperands() == 1) {
       std::optional<double> x = arg(0);
@@ -227,7 +227,8 @@ Bindings splatBindings(const UnaryOp &u) {
   Bindings env;
   for (unsigned i = 0, e = u.op.getNumDpsInputs(); i < e; ++i)
     if (i != u.input)
-      env[u.op.getBlock()->getArgument(i)] = *splatValue(u.op.getDpsInputs()[i]);
+      env[u.op.getBlock()->getArgument(i)] =
+          *splatValue(u.op.getDpsInputs()[i]);
   return env;
 }
 
@@ -347,7 +348,7 @@ double reference(PointwiseFn fn, double s) {
 std::optional<PointwiseFit>
 raise::fitPointwise(llvm::function_ref<std::optional<double>(double)> f) {
   static const double samples[] = {-7.3, -3.1, -1.3, -0.45, -0.05, 0.05, 0.37,
-                                   0.91, 1.7,  2.9,  4.4,  6.8,   9.5};
+                                   0.91, 1.7,  2.9,  4.4,   6.8,   9.5};
   SmallVector<double> values;
   for (double y : samples) {
     std::optional<double> v = f(y);
@@ -355,10 +356,10 @@ raise::fitPointwise(llvm::function_ref<std::optional<double>(double)> f) {
       return std::nullopt;
     values.push_back(*v);
   }
-  const PointwiseFn table[] = {
-      PointwiseFn::identity, PointwiseFn::relu,     PointwiseFn::relu2,
-      PointwiseFn::relu6,    PointwiseFn::sigmoid,  PointwiseFn::softplus,
-      PointwiseFn::gelu,     PointwiseFn::gelu_tanh};
+  const PointwiseFn table[] = {PointwiseFn::identity, PointwiseFn::relu,
+                               PointwiseFn::relu2,    PointwiseFn::relu6,
+                               PointwiseFn::sigmoid,  PointwiseFn::softplus,
+                               PointwiseFn::gelu,     PointwiseFn::gelu_tanh};
   std::optional<double> at = f(1.7);
   for (PointwiseFn fn : table) {
     double c = *at / reference(fn, 1.7);
