@@ -240,6 +240,10 @@ struct ScoreMask {
   Value tensor;
   AffineMap tensorMap;
   bool additive = false;
+  /// After the normalizer: the masked value when it is not a multiple of
+  /// the input (`select(m, h(x), 0)`, h fused into the masking op), and
+  /// the payload argument `x` it is computed from.
+  Value valueExpr, valueArg;
 };
 
 /// What the weights P are: the normalizer, and the scores S' they are
@@ -679,7 +683,17 @@ Matched<ScoreMask> matchMask(Value s, bool afterNormalizer = false) {
     Value cond;
     // select(cond, E, fill)
     if (auto select = y.getDefiningOp<arith::SelectOp>()) {
-      if (auto e = multipleOf(select.getTrueValue(), scores)) {
+      std::optional<double> e = multipleOf(select.getTrueValue(), scores);
+      // After the normalizer, any function of the input alone (h fused in).
+      raise::Bindings probe;
+      probe[scores] = 1.3;
+      if (!e && afterNormalizer &&
+          raise::evaluate(select.getTrueValue(), probe)) {
+        m.valueExpr = select.getTrueValue();
+        m.valueArg = scores;
+        e = 1.0;
+      }
+      if (e) {
         if (!isFill(select.getFalseValue())) {
           if (constantOf(select.getFalseValue()))
             return fill(select.getFalseValue());
@@ -781,6 +795,17 @@ Matched<Weights> matchPointwise(Value p, int64_t keyLen) {
     p = masked->scores;
   }
   raise::UnaryChain chain = raise::unaryChainTo(p);
+  // h fused into the masking op: the chain ends with the masked value.
+  Value fusedExpr = w.postMask ? w.postMask->valueExpr : Value();
+  Value fusedArg = w.postMask ? w.postMask->valueArg : Value();
+  auto weightsOf = [&](double x) -> std::optional<double> {
+    std::optional<double> y = chain(x);
+    if (!y || !fusedExpr)
+      return y;
+    raise::Bindings env;
+    env[fusedArg] = *y;
+    return raise::evaluate(fusedExpr, env);
+  };
   // The chain must start from scores: a product, or a mask of one (an
   // activation of a function argument times a matrix is not attention).
   auto isProduct = [](Value v) {
@@ -796,13 +821,14 @@ Matched<Weights> matchPointwise(Value p, int64_t keyLen) {
       (matchScale(chain.source) &&
        isProduct(cast<linalg::LinalgOp>(matchScale(chain.source)->second)
                      .getDpsInputs()[0]));
-  if (chain.ops.empty() || !fromScores)
+  if ((chain.ops.empty() && !fusedExpr) || !fromScores)
     return Miss{"the weights are neither a softmax nor an elementwise "
                 "function of the scores",
                 /*silent=*/true};
-  double a = raise::leadingScale(chain);
+  double a = chain.ops.empty() ? raise::scaleOfUse(fusedArg, raise::Bindings())
+                               : raise::leadingScale(chain);
   std::optional<raise::PointwiseFit> fit =
-      raise::fitPointwise([&](double y) { return chain(y / a); });
+      raise::fitPointwise([&](double y) { return weightsOf(y / a); });
   if (!fit)
     return Miss{"the weights are an elementwise function of the scores that "
                 "is not c * h(a * s) with a constant c > 0 and h one of relu, "

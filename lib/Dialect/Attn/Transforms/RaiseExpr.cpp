@@ -305,11 +305,14 @@ double raise::leadingScale(const UnaryChain &chain) {
   if (chain.ops.empty())
     return 1.0;
   const UnaryOp &inner = chain.ops.front();
-  Value x = inner.op.getBlock()->getArgument(inner.input);
-  if (!x.hasOneUse())
+  return scaleOfUse(inner.op.getBlock()->getArgument(inner.input),
+                    splatBindings(inner));
+}
+
+double raise::scaleOfUse(Value x, const Bindings &env) {
+  if (!x || !x.hasOneUse())
     return 1.0;
   Operation *user = *x.getUsers().begin();
-  Bindings env = splatBindings(inner);
   auto constant = [&](Value c) { return evaluate(c, env); };
   std::optional<double> c;
   if (auto mul = dyn_cast<arith::MulFOp>(user))

@@ -63,6 +63,11 @@ UnaryChain unaryChainTo(Value v);
 /// variable only through `x * a`, `a * x` or `x / a`; 1 otherwise.
 double leadingScale(const UnaryChain &chain);
 
+/// The constant `a` of `x * a`, `a * x` or `x / a` when that is the only
+/// use of the payload value `x` (constants evaluated with `env`); 1
+/// otherwise.
+double scaleOfUse(Value x, const Bindings &env);
+
 /// A pointwise function fitted to samples: f(y) = factor * h(y).
 struct PointwiseFit {
   PointwiseFn fn;
