@@ -212,3 +212,28 @@ func.func @linear_quadratic(%q: tensor<6x75x32xf32>, %k: tensor<6x75x32xf32>, %v
   %o = tosa.mul %num, %r, %shift : (tensor<6x75x16xf32>, tensor<6x75x1xf32>, tensor<1xi8>) -> tensor<6x75x16xf32>
   return %o : tensor<6x75x16xf32>
 }
+
+// -----
+
+// Linear attention in linear order: phi(K)^T V first (tosa.maximum features),
+// the denominator phi(Q) times the column sum_k phi(K) (a [B, D, 1] matmul).
+// CHECK-LABEL: func.func @linear_order(
+// CHECK-NOT:     tosa.
+// CHECK-NOT:     linalg.batch_matmul
+// CHECK:         attn.attention %{{.+}} {normalizer = #attn.kernel<relu>}
+func.func @linear_order(%q: tensor<6x75x32xf32>, %k: tensor<6x75x32xf32>, %v: tensor<6x75x16xf32>) -> tensor<6x75x16xf32> {
+  %zc = "tosa.const"() <{values = dense<0.0> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+  %fq = tosa.maximum %q, %zc : (tensor<6x75x32xf32>, tensor<1x1x1xf32>) -> tensor<6x75x32xf32>
+  %fk = tosa.maximum %k, %zc : (tensor<6x75x32xf32>, tensor<1x1x1xf32>) -> tensor<6x75x32xf32>
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %fkt = tosa.transpose %fk {perms = array<i32: 0, 2, 1>} : (tensor<6x75x32xf32>) -> tensor<6x32x75xf32>
+  %kv = tosa.matmul %fkt, %v, %zp, %zp : (tensor<6x32x75xf32>, tensor<6x75x16xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<6x32x16xf32>
+  %num = tosa.matmul %fq, %kv, %zp, %zp : (tensor<6x75x32xf32>, tensor<6x32x16xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<6x75x16xf32>
+  %z = tosa.reduce_sum %fkt {axis = 2 : i32} : (tensor<6x32x75xf32>) -> tensor<6x32x1xf32>
+  %den = tosa.matmul %fq, %z, %zp, %zp : (tensor<6x75x32xf32>, tensor<6x32x1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<6x75x1xf32>
+  %r = tosa.reciprocal %den : (tensor<6x75x1xf32>) -> tensor<6x75x1xf32>
+  // expected-remark @below {{raised attention: linear attention (relu features) in linear order, [B*H, L, D] operands}}
+  %o = tosa.mul %num, %r, %shift : (tensor<6x75x16xf32>, tensor<6x75x1xf32>, tensor<1xi8>) -> tensor<6x75x16xf32>
+  return %o : tensor<6x75x16xf32>
+}

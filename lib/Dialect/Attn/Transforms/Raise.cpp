@@ -262,37 +262,33 @@ struct Weights {
   std::optional<ScoreMask> postMask;
 };
 
-/// The feature map an elementwise op on one tensor applies: elu(x) + 1
-/// (`select(x > 0, x + 1, exp(x))`) or relu (`max(x, 0)`).
+/// The feature map an elementwise op of one tensor applies, found by
+/// evaluating it: elu(x) + 1 (`select(x > 0, x + 1, exp(x))`, or TOSA's
+/// spelling) or relu (`max(x, 0)`, a clamp).
 std::optional<FeatureMap> featureMapOf(linalg::LinalgOp op) {
-  if (!isElementwise(op, 1) || readsRow(op, 0))
+  std::optional<raise::UnaryOp> u = raise::asUnary(op);
+  if (!u)
     return std::nullopt;
-  Value x = inputArg(op, 0);
-  Operation *body = yielded(op).getDefiningOp();
-  if (auto select = dyn_cast_or_null<arith::SelectOp>(body)) {
-    auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
-    auto add = select.getTrueValue().getDefiningOp<arith::AddFOp>();
-    auto exp = select.getFalseValue().getDefiningOp<math::ExpOp>();
-    std::optional<double> zero =
-        cmp ? constantOf(cmp.getRhs()) : std::optional<double>();
-    std::optional<double> one =
-        add ? constantOf(add.getLhs() == x ? add.getRhs() : add.getLhs())
-            : std::optional<double>();
-    if (cmp && cmp.getPredicate() == arith::CmpFPredicate::OGT &&
-        cmp.getLhs() == x && zero && *zero == 0 && add &&
-        (add.getLhs() == x || add.getRhs() == x) && one && *one == 1 && exp &&
-        exp.getOperand() == x)
-      return FeatureMap::elu_plus_one;
+  bool elu = true, relu = true;
+  for (double x : {-5.0, -1.5, -0.3, 0.2, 0.9, 2.5, 7.0}) {
+    std::optional<double> y = (*u)(x);
+    if (!y)
+      return std::nullopt;
+    double e = x > 0 ? x + 1 : std::exp(x), r = std::max(x, 0.0);
+    elu &= std::fabs(*y - e) <= 1e-6 * std::max(1.0, std::fabs(e));
+    relu &= std::fabs(*y - r) <= 1e-6 * std::max(1.0, std::fabs(r));
   }
-  if (body && isa<arith::MaximumFOp, arith::MaxNumFOp>(body)) {
-    Value other =
-        body->getOperand(0) == x ? body->getOperand(1) : body->getOperand(0);
-    std::optional<double> zero = constantOf(other);
-    if ((body->getOperand(0) == x || body->getOperand(1) == x) && zero &&
-        *zero == 0)
-      return FeatureMap::relu;
-  }
+  if (elu)
+    return FeatureMap::elu_plus_one;
+  if (relu)
+    return FeatureMap::relu;
   return std::nullopt;
+}
+
+/// The tensor a feature map op reads (its variable input).
+Value featureInput(linalg::LinalgOp op) {
+  std::optional<raise::UnaryOp> u = raise::asUnary(op);
+  return u ? op.getDpsInputs()[u->input] : op.getDpsInputs()[0];
 }
 
 Matched<Weights> matchSoftmax(Value p, int64_t rank) {
@@ -1083,7 +1079,7 @@ std::optional<Miss> matchFeatureMapInputs(AttentionMatch &m) {
   auto phiQ = m.q.getDefiningOp<linalg::LinalgOp>();
   if (!m.q.hasOneUse())
     return Miss{"phi(Q) has another use"};
-  m.q = phiQ.getDpsInputs()[0];
+  m.q = featureInput(phiQ);
   m.featureOps.push_back(phiQ);
   Value kt = m.k;
   if (auto t = kt.getDefiningOp<linalg::TransposeOp>())
@@ -1095,7 +1091,7 @@ std::optional<Miss> matchFeatureMapInputs(AttentionMatch &m) {
   // are [..., Lk, D]; without, K has the layout the product reads.
   if (kt != m.k)
     m.keyTransposed = false;
-  m.k = phiK.getDpsInputs()[0];
+  m.k = featureInput(phiK);
   m.featureOps.push_back(phiK);
   return std::nullopt;
 }
@@ -1333,11 +1329,22 @@ Matched<AttentionMatch> matchNormalizedProduct(linalg::LinalgOp div) {
       return Miss{"not a normalized product", /*silent=*/true};
     phiK = kvOp.getDpsInputs()[0];
     ksum = denOp.getDpsInputs()[1];
+    // z read as [..., D, 1] (TOSA's matmul by a column).
+    if (auto expand = ksum.getDefiningOp<tensor::ExpandShapeOp>();
+        expand && expand.getResultType().getRank() >= 2 &&
+        expand.getResultType().getShape().back() == 1 &&
+        expand.getReassociationIndices().back().size() == 2)
+      ksum = expand.getSrc();
     ksumOp = ksum.getDefiningOp<linalg::LinalgOp>();
     Value keys = phiK;
     if (auto t = keys.getDefiningOp<linalg::TransposeOp>())
       keys = t.getInput();
-    if (!isKeySum(ksumOp) || ksumOp.getDpsInputs()[0] != keys)
+    // sum_k phi(K): over dim -2 of phi(K), or over the last dim of its
+    // transpose.
+    bool sums = (isKeySum(ksumOp) && ksumOp.getDpsInputs()[0] == keys) ||
+                (keys != phiK && isRowReduction<arith::AddFOp>(ksumOp, 0.0) &&
+                 reducedValue(ksumOp) == phiK);
+    if (!sums)
       return Miss{"not a normalized product", /*silent=*/true};
     phi = sharedFeatureMap(lhs, phiK);
   }
@@ -1404,39 +1411,68 @@ Matched<AttentionMatch> matchNormalizedProduct(linalg::LinalgOp div) {
         !kvc.zeroInit || kvc.batch.size() != pv.batch.size())
       return Miss{"phi(K)^T V is not a product over the keys of [..., Lk, "
                   "D] and [..., Lk, Dv]"};
+    // phi(K) and its transpose are read by KV and z only.
+    Value phiKRead = phiK;
     if (keyTransposed) {
       auto t = phiK.getDefiningOp<linalg::TransposeOp>();
-      if (t.getPermutation() != ArrayRef<int64_t>(swapLastTwo(m.rank)) ||
-          !phiK.hasOneUse())
+      if (t.getPermutation() != ArrayRef<int64_t>(swapLastTwo(m.rank)))
         return Miss{"phi(K) is transposed in another way"};
       m.weights.ops.push_back(t);
       phiK = t.getInput();
     }
+    auto readers = [&](Value x) {
+      return llvm::all_of(x.getUsers(), [&](Operation *u) {
+        // The reduction may read a keep-dim expand_shape (TOSA, fused).
+        bool expandForSum = isa<tensor::ExpandShapeOp>(u) &&
+                            u->getResult(0).hasOneUse() &&
+                            *u->getResult(0).getUsers().begin() == ksumOp;
+        return u == kvOp || u == ksumOp || u == phiKRead.getDefiningOp() ||
+               expandForSum;
+      });
+    };
+    bool keysUsedTwice = readers(phiK) && readers(phiKRead) &&
+                         (keyTransposed ? phiK.hasOneUse() != phiKRead.hasOneUse()
+                                        : phiK.hasNUses(2));
     FailureOr<linalg::ContractionDimensions> dd =
         linalg::inferContractionDims(denOp);
     auto zDims = dimsOf(denOp.getIndexingMapsArray()[1]);
     auto outDims = dimsOf(denOp.getIndexingMapsArray()[2]);
     auto qDims = dimsOf(denOp.getIndexingMapsArray()[0]);
+    // The denominator reads z as [..., D] or [..., D, 1] (n of size 1).
+    SmallVector<unsigned> zWant, outWant;
+    if (succeeded(dd) && dd->m.size() == 1 && dd->k.size() == 1) {
+      zWant = concat(llvm::to_vector(dd->batch), {dd->k[0]});
+      outWant = concat(llvm::to_vector(dd->batch), {dd->m[0]});
+      if (dd->n.size() == 1 &&
+          cast<RankedTensorType>(denOp->getResult(0).getType())
+                  .getShape()
+                  .back() == 1) {
+        zWant.push_back(dd->n[0]);
+        outWant.push_back(dd->n[0]);
+      }
+    }
     if (failed(dd) || dd->m.size() != 1 || dd->k.size() != 1 ||
-        !dd->n.empty() || dd->batch.size() != pv.batch.size() || !zDims ||
+        dd->n.size() > 1 || dd->batch.size() != pv.batch.size() || !zDims ||
         !outDims || !qDims ||
         *qDims != concat(llvm::to_vector(dd->batch), {dd->m[0], dd->k[0]}) ||
-        *zDims != concat(llvm::to_vector(dd->batch), {dd->k[0]}) ||
-        *outDims != concat(llvm::to_vector(dd->batch), {dd->m[0]}) ||
+        *zDims != zWant || *outDims != outWant ||
         !isFilledWith(denOp.getDpsInits()[0], 0.0))
       return Miss{"the denominator is not phi(Q) [..., Lq, D] times sum_k "
                   "phi(K) [..., D]"};
-    if (!lhs.hasNUses(2) || !phiK.hasNUses(2) || !rhs.hasOneUse() ||
+    if (!lhs.hasNUses(2) || !keysUsedTwice || !rhs.hasOneUse() ||
         !ksum.hasOneUse())
       return Miss{"phi(Q), phi(K), phi(K)^T V or sum_k phi(K) has another "
                   "use"};
     m.weights.ops.push_back(ksumOp);
+    if (Operation *expand = denOp.getDpsInputs()[1].getDefiningOp();
+        expand && expand != ksumOp)
+      m.weights.ops.push_back(expand);
     m.qkOp = kvOp;
     m.v = kvOp.getDpsInputs()[1];
     auto phiQOp = lhs.getDefiningOp<linalg::LinalgOp>();
     auto phiKOp = phiK.getDefiningOp<linalg::LinalgOp>();
-    m.q = phiQOp.getDpsInputs()[0];
-    m.k = phiKOp.getDpsInputs()[0];
+    m.q = featureInput(phiQOp);
+    m.k = featureInput(phiKOp);
     m.featureOps = {phiQOp, phiKOp};
     m.lq = cast<RankedTensorType>(m.q.getType()).getDimSize(m.rank - 2);
     m.lk = cast<RankedTensorType>(m.k.getType()).getDimSize(m.rank - 2);
