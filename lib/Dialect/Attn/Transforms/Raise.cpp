@@ -1430,9 +1430,10 @@ Matched<AttentionMatch> matchNormalizedProduct(linalg::LinalgOp div) {
                expandForSum;
       });
     };
-    bool keysUsedTwice = readers(phiK) && readers(phiKRead) &&
-                         (keyTransposed ? phiK.hasOneUse() != phiKRead.hasOneUse()
-                                        : phiK.hasNUses(2));
+    bool keysUsedTwice =
+        readers(phiK) && readers(phiKRead) &&
+        (keyTransposed ? phiK.hasOneUse() != phiKRead.hasOneUse()
+                       : phiK.hasNUses(2));
     FailureOr<linalg::ContractionDimensions> dd =
         linalg::inferContractionDims(denOp);
     auto zDims = dimsOf(denOp.getIndexingMapsArray()[1]);
