@@ -41,38 +41,43 @@
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py gated %t/gated %t/gated.raised.npy %t/gated.plain.npy | FileCheck %s --check-prefix=NUMPY
 // GATED: remark: raised attention: relu, scale 1, gated
 // GATED: check result0: {{.*}} ok
-// RUN: attn-run %s --entry quadratic_after_v --random-inputs --seed 27 --save-inputs %t/quadratic_after_v --output %t/quadratic_after_v.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=QUADRATIC_AFTER_V
-// RUN: attn-run %s --entry quadratic_after_v --random-inputs --seed 27 --output %t/quadratic_after_v.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-run %s --entry qk_layernorm --random-inputs --seed 27 --save-inputs %t/qk_layernorm --output %t/qk_layernorm.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=QK_LAYERNORM
+// RUN: attn-run %s --entry qk_layernorm --random-inputs --seed 27 --output %t/qk_layernorm.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: %attn_py3 %S/Inputs/raise_numpy.py qk_layernorm %t/qk_layernorm %t/qk_layernorm.raised.npy %t/qk_layernorm.plain.npy | FileCheck %s --check-prefix=NUMPY
+// QK_LAYERNORM: remark: raised attention: relu, scale 1, qk-layernorm (eps 1e-05)
+// QK_LAYERNORM: check result0: {{.*}} ok
+// RUN: attn-run %s --entry quadratic_after_v --random-inputs --seed 28 --save-inputs %t/quadratic_after_v --output %t/quadratic_after_v.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=QUADRATIC_AFTER_V
+// RUN: attn-run %s --entry quadratic_after_v --random-inputs --seed 28 --output %t/quadratic_after_v.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py quadratic_after_v %t/quadratic_after_v %t/quadratic_after_v.raised.npy %t/quadratic_after_v.plain.npy | FileCheck %s --check-prefix=NUMPY
 // QUADRATIC_AFTER_V: remark: raised attention: linear attention (elu + 1 features) in quadratic form, normalized after the V product, eps 1e-06
 // QUADRATIC_AFTER_V: check result0: {{.*}} ok
-// RUN: attn-run %s --entry quadratic_padding --random-inputs --seed 28 --save-inputs %t/quadratic_padding --output %t/quadratic_padding.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=QUADRATIC_PADDING
-// RUN: attn-run %s --entry quadratic_padding --random-inputs --seed 28 --output %t/quadratic_padding.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-run %s --entry quadratic_padding --random-inputs --seed 29 --save-inputs %t/quadratic_padding --output %t/quadratic_padding.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=QUADRATIC_PADDING
+// RUN: attn-run %s --entry quadratic_padding --random-inputs --seed 29 --output %t/quadratic_padding.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py quadratic_padding %t/quadratic_padding %t/quadratic_padding.raised.npy %t/quadratic_padding.plain.npy | FileCheck %s --check-prefix=NUMPY
 // QUADRATIC_PADDING: remark: raised attention: linear attention (elu + 1 features) in quadratic form, normalized after the V product, boolean mask tensor
 // QUADRATIC_PADDING: check result0: {{.*}} ok
-// RUN: attn-run %s --entry linear_order --random-inputs --seed 29 --save-inputs %t/linear_order --output %t/linear_order.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=LINEAR_ORDER
-// RUN: attn-run %s --entry linear_order --random-inputs --seed 29 --output %t/linear_order.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-run %s --entry linear_order --random-inputs --seed 30 --save-inputs %t/linear_order --output %t/linear_order.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=LINEAR_ORDER
+// RUN: attn-run %s --entry linear_order --random-inputs --seed 30 --output %t/linear_order.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py linear_order %t/linear_order %t/linear_order.raised.npy %t/linear_order.plain.npy | FileCheck %s --check-prefix=NUMPY
 // LINEAR_ORDER: remark: raised attention: linear attention (elu + 1 features) in linear order, eps 0.001
 // LINEAR_ORDER: check result0: {{.*}} ok
-// RUN: attn-run %s --entry linear_order_named --random-inputs --seed 30 --save-inputs %t/linear_order_named --output %t/linear_order_named.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=LINEAR_ORDER_NAMED
-// RUN: attn-run %s --entry linear_order_named --random-inputs --seed 30 --output %t/linear_order_named.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-run %s --entry linear_order_named --random-inputs --seed 31 --save-inputs %t/linear_order_named --output %t/linear_order_named.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=LINEAR_ORDER_NAMED
+// RUN: attn-run %s --entry linear_order_named --random-inputs --seed 31 --output %t/linear_order_named.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py linear_order_named %t/linear_order_named %t/linear_order_named.raised.npy %t/linear_order_named.plain.npy | FileCheck %s --check-prefix=NUMPY
 // LINEAR_ORDER_NAMED: remark: raised attention: linear attention (relu features) in linear order, [B*H, L, D] operands
 // LINEAR_ORDER_NAMED: check result0: {{.*}} ok
-// RUN: attn-run %s --entry tosa_gelu --random-inputs --seed 31 --save-inputs %t/tosa_gelu --output %t/tosa_gelu.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=TOSA_GELU
-// RUN: attn-run %s --entry tosa_gelu --random-inputs --seed 31 --output %t/tosa_gelu.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-run %s --entry tosa_gelu --random-inputs --seed 32 --save-inputs %t/tosa_gelu --output %t/tosa_gelu.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=TOSA_GELU
+// RUN: attn-run %s --entry tosa_gelu --random-inputs --seed 32 --output %t/tosa_gelu.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py tosa_gelu %t/tosa_gelu %t/tosa_gelu.raised.npy %t/tosa_gelu.plain.npy | FileCheck %s --check-prefix=NUMPY
 // TOSA_GELU: remark: raised attention: gelu times Lk^-alpha
 // TOSA_GELU: check result0: {{.*}} ok
-// RUN: attn-run %s --entry tosa_linear_quadratic --random-inputs --seed 32 --save-inputs %t/tosa_linear_quadratic --output %t/tosa_linear_quadratic.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=TOSA_LINEAR_QUADRATIC
-// RUN: attn-run %s --entry tosa_linear_quadratic --random-inputs --seed 32 --output %t/tosa_linear_quadratic.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-run %s --entry tosa_linear_quadratic --random-inputs --seed 33 --save-inputs %t/tosa_linear_quadratic --output %t/tosa_linear_quadratic.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=TOSA_LINEAR_QUADRATIC
+// RUN: attn-run %s --entry tosa_linear_quadratic --random-inputs --seed 33 --output %t/tosa_linear_quadratic.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py tosa_linear_quadratic %t/tosa_linear_quadratic %t/tosa_linear_quadratic.raised.npy %t/tosa_linear_quadratic.plain.npy | FileCheck %s --check-prefix=NUMPY
 // TOSA_LINEAR_QUADRATIC: remark: raised attention: linear attention (elu + 1 features) in quadratic form, normalized after the V product, eps 1e-06
 // TOSA_LINEAR_QUADRATIC: check result0: {{.*}} ok
-// RUN: attn-run %s --entry tosa_linear_order --random-inputs --seed 33 --save-inputs %t/tosa_linear_order --output %t/tosa_linear_order.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=TOSA_LINEAR_ORDER
-// RUN: attn-run %s --entry tosa_linear_order --random-inputs --seed 33 --output %t/tosa_linear_order.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-run %s --entry tosa_linear_order --random-inputs --seed 34 --save-inputs %t/tosa_linear_order --output %t/tosa_linear_order.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=TOSA_LINEAR_ORDER
+// RUN: attn-run %s --entry tosa_linear_order --random-inputs --seed 34 --output %t/tosa_linear_order.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py tosa_linear_order %t/tosa_linear_order %t/tosa_linear_order.raised.npy %t/tosa_linear_order.plain.npy | FileCheck %s --check-prefix=NUMPY
 // TOSA_LINEAR_ORDER: remark: raised attention: linear attention (relu features) in linear order, [B*H, L, D] operands
 // TOSA_LINEAR_ORDER: check result0: {{.*}} ok
@@ -337,6 +342,102 @@ func.func @gated(%q: tensor<1x2x33x16xf32>, %k: tensor<1x2x33x16xf32>, %v: tenso
   ^bb0(%x: f32, %gx: f32, %out: f32):
     %y = arith.mulf %gx, %x : f32
     linalg.yield %y : f32
+  } -> tensor<1x2x33x8xf32>
+  return %o : tensor<1x2x33x8xf32>
+}
+
+func.func @qk_layernorm(%q: tensor<1x2x33x16xf32>, %k: tensor<1x2x33x16xf32>, %v: tensor<1x2x33x8xf32>) -> tensor<1x2x33x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %dim = arith.constant 16.0 : f32
+  %lneps = arith.constant 1.0e-05 : f32
+  %qn_er = tensor.empty() : tensor<1x2x33xf32>
+  %qn_rz = linalg.fill ins(%zero : f32) outs(%qn_er : tensor<1x2x33xf32>) -> tensor<1x2x33xf32>
+  %qn_sum = linalg.reduce ins(%q : tensor<1x2x33x16xf32>) outs(%qn_rz : tensor<1x2x33xf32>) dimensions = [3]
+    (%a: f32, %acc: f32) {
+      %r = arith.addf %a, %acc : f32
+      linalg.yield %r : f32
+    }
+  %qn_e = tensor.empty() : tensor<1x2x33x16xf32>
+  %qn_xc = linalg.generic {indexing_maps = [affine_map<(b, h, i, d) -> (b, h, i, d)>, affine_map<(b, h, i, d) -> (b, h, i)>, affine_map<(b, h, i, d) -> (b, h, i, d)>], iterator_types = #par} ins(%q, %qn_sum : tensor<1x2x33x16xf32>, tensor<1x2x33xf32>) outs(%qn_e : tensor<1x2x33x16xf32>) {
+  ^bb0(%a: f32, %s: f32, %out: f32):
+    %m = arith.divf %s, %dim : f32
+    %c = arith.subf %a, %m : f32
+    linalg.yield %c : f32
+  } -> tensor<1x2x33x16xf32>
+  %qn_sq = linalg.generic {indexing_maps = [affine_map<(b, h, i, d) -> (b, h, i, d)>, affine_map<(b, h, i, d) -> (b, h, i, d)>], iterator_types = #par} ins(%qn_xc : tensor<1x2x33x16xf32>) outs(%qn_e : tensor<1x2x33x16xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %a2 = arith.mulf %a, %a : f32
+    linalg.yield %a2 : f32
+  } -> tensor<1x2x33x16xf32>
+  %qn_vs = linalg.reduce ins(%qn_sq : tensor<1x2x33x16xf32>) outs(%qn_rz : tensor<1x2x33xf32>) dimensions = [3]
+    (%a: f32, %acc: f32) {
+      %r = arith.addf %a, %acc : f32
+      linalg.yield %r : f32
+    }
+  %qn_rs = linalg.generic {indexing_maps = [affine_map<(b, h, i) -> (b, h, i)>, affine_map<(b, h, i) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%qn_vs : tensor<1x2x33xf32>) outs(%qn_er : tensor<1x2x33xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %var = arith.divf %a, %dim : f32
+    %ve = arith.addf %var, %lneps : f32
+    %rs = math.rsqrt %ve : f32
+    linalg.yield %rs : f32
+  } -> tensor<1x2x33xf32>
+  %qn = linalg.generic {indexing_maps = [affine_map<(b, h, i, d) -> (b, h, i, d)>, affine_map<(b, h, i, d) -> (b, h, i)>, affine_map<(b, h, i, d) -> (b, h, i, d)>], iterator_types = #par} ins(%qn_xc, %qn_rs : tensor<1x2x33x16xf32>, tensor<1x2x33xf32>) outs(%qn_e : tensor<1x2x33x16xf32>) {
+  ^bb0(%a: f32, %s: f32, %out: f32):
+    %c = arith.mulf %a, %s : f32
+    linalg.yield %c : f32
+  } -> tensor<1x2x33x16xf32>
+  %kn_er = tensor.empty() : tensor<1x2x33xf32>
+  %kn_rz = linalg.fill ins(%zero : f32) outs(%kn_er : tensor<1x2x33xf32>) -> tensor<1x2x33xf32>
+  %kn_sum = linalg.reduce ins(%k : tensor<1x2x33x16xf32>) outs(%kn_rz : tensor<1x2x33xf32>) dimensions = [3]
+    (%a: f32, %acc: f32) {
+      %r = arith.addf %a, %acc : f32
+      linalg.yield %r : f32
+    }
+  %kn_e = tensor.empty() : tensor<1x2x33x16xf32>
+  %kn_xc = linalg.generic {indexing_maps = [affine_map<(b, h, i, d) -> (b, h, i, d)>, affine_map<(b, h, i, d) -> (b, h, i)>, affine_map<(b, h, i, d) -> (b, h, i, d)>], iterator_types = #par} ins(%k, %kn_sum : tensor<1x2x33x16xf32>, tensor<1x2x33xf32>) outs(%kn_e : tensor<1x2x33x16xf32>) {
+  ^bb0(%a: f32, %s: f32, %out: f32):
+    %m = arith.divf %s, %dim : f32
+    %c = arith.subf %a, %m : f32
+    linalg.yield %c : f32
+  } -> tensor<1x2x33x16xf32>
+  %kn_vs = linalg.generic {indexing_maps = [affine_map<(b, h, i, d) -> (b, h, i, d)>, affine_map<(b, h, i, d) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%kn_xc : tensor<1x2x33x16xf32>) outs(%kn_rz : tensor<1x2x33xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %a2 = arith.mulf %a, %a : f32
+    %r = arith.addf %acc, %a2 : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x33xf32>
+  %kn_rs = linalg.generic {indexing_maps = [affine_map<(b, h, i) -> (b, h, i)>, affine_map<(b, h, i) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%kn_vs : tensor<1x2x33xf32>) outs(%kn_er : tensor<1x2x33xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %var = arith.divf %a, %dim : f32
+    %ve = arith.addf %var, %lneps : f32
+    %rs = math.rsqrt %ve : f32
+    linalg.yield %rs : f32
+  } -> tensor<1x2x33xf32>
+  %kn = linalg.generic {indexing_maps = [affine_map<(b, h, i, d) -> (b, h, i, d)>, affine_map<(b, h, i, d) -> (b, h, i)>, affine_map<(b, h, i, d) -> (b, h, i, d)>], iterator_types = #par} ins(%kn_xc, %kn_rs : tensor<1x2x33x16xf32>, tensor<1x2x33xf32>) outs(%kn_e : tensor<1x2x33x16xf32>) {
+  ^bb0(%a: f32, %s: f32, %out: f32):
+    %c = arith.mulf %a, %s : f32
+    linalg.yield %c : f32
+  } -> tensor<1x2x33x16xf32>
+  %es = tensor.empty() : tensor<1x2x33x33xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%es : tensor<1x2x33x33xf32>) -> tensor<1x2x33x33xf32>
+  %s = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qn, %kn : tensor<1x2x33x16xf32>, tensor<1x2x33x16xf32>) outs(%sz : tensor<1x2x33x33xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %mm = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x33x33xf32>
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = #par} ins(%s : tensor<1x2x33x33xf32>) outs(%es : tensor<1x2x33x33xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %y = arith.maximumf %x, %zero : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x33x33xf32>
+  %eo = tensor.empty() : tensor<1x2x33x8xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x2x33x8xf32>) -> tensor<1x2x33x8xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : tensor<1x2x33x33xf32>, tensor<1x2x33x8xf32>) outs(%oz : tensor<1x2x33x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %mm = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %mm : f32
+    linalg.yield %r : f32
   } -> tensor<1x2x33x8xf32>
   return %o : tensor<1x2x33x8xf32>
 }

@@ -696,3 +696,117 @@ func.func @gated(%q: tensor<1x2x33x16xf32>, %k: tensor<1x2x33x16xf32>, %v: tenso
   } -> tensor<1x2x33x8xf32>
   return %o : tensor<1x2x33x8xf32>
 }
+
+// -----
+
+// qk-layernorm: Q and K layer-normalized over D (mean, centred squares, rsqrt
+// of the variance plus eps; the squares of K fused into their sum).
+// CHECK-LABEL: func.func @qk_layernorm(
+// CHECK-SAME:    %[[Q:.+]]: tensor<1x2x33x16xf32>, %[[K:.+]]: tensor<1x2x33x16xf32>, %[[V:.+]]: tensor<1x2x33x8xf32>)
+// CHECK-NOT:     linalg.
+// CHECK:         attn.attention %[[Q]], %[[K]], %[[V]] {normalizer = #attn.pointwise<relu, alpha = 0.0e+00>, qk_norm_eps = 9.99999974E-6 : f32, scale = 1.000000e+00 : f32}
+#q = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#k = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#s = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#p = affine_map<(b, h, i, d, j) -> (b, h, i, j)>
+#v = affine_map<(b, h, i, d, j) -> (b, h, j, d)>
+#o = affine_map<(b, h, i, d, j) -> (b, h, i, d)>
+#id = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#m2 = affine_map<(b, h, i, j) -> (i, j)>
+#par = ["parallel", "parallel", "parallel", "parallel"]
+func.func @qk_layernorm(%q: tensor<1x2x33x16xf32>, %k: tensor<1x2x33x16xf32>, %v: tensor<1x2x33x8xf32>) -> tensor<1x2x33x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %dim = arith.constant 16.0 : f32
+  %lneps = arith.constant 1.0e-05 : f32
+  %qn_er = tensor.empty() : tensor<1x2x33xf32>
+  %qn_rz = linalg.fill ins(%zero : f32) outs(%qn_er : tensor<1x2x33xf32>) -> tensor<1x2x33xf32>
+  %qn_sum = linalg.reduce ins(%q : tensor<1x2x33x16xf32>) outs(%qn_rz : tensor<1x2x33xf32>) dimensions = [3]
+    (%a: f32, %acc: f32) {
+      %r = arith.addf %a, %acc : f32
+      linalg.yield %r : f32
+    }
+  %qn_e = tensor.empty() : tensor<1x2x33x16xf32>
+  %qn_xc = linalg.generic {indexing_maps = [affine_map<(b, h, i, d) -> (b, h, i, d)>, affine_map<(b, h, i, d) -> (b, h, i)>, affine_map<(b, h, i, d) -> (b, h, i, d)>], iterator_types = #par} ins(%q, %qn_sum : tensor<1x2x33x16xf32>, tensor<1x2x33xf32>) outs(%qn_e : tensor<1x2x33x16xf32>) {
+  ^bb0(%a: f32, %s: f32, %out: f32):
+    %m = arith.divf %s, %dim : f32
+    %c = arith.subf %a, %m : f32
+    linalg.yield %c : f32
+  } -> tensor<1x2x33x16xf32>
+  %qn_sq = linalg.generic {indexing_maps = [affine_map<(b, h, i, d) -> (b, h, i, d)>, affine_map<(b, h, i, d) -> (b, h, i, d)>], iterator_types = #par} ins(%qn_xc : tensor<1x2x33x16xf32>) outs(%qn_e : tensor<1x2x33x16xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %a2 = arith.mulf %a, %a : f32
+    linalg.yield %a2 : f32
+  } -> tensor<1x2x33x16xf32>
+  %qn_vs = linalg.reduce ins(%qn_sq : tensor<1x2x33x16xf32>) outs(%qn_rz : tensor<1x2x33xf32>) dimensions = [3]
+    (%a: f32, %acc: f32) {
+      %r = arith.addf %a, %acc : f32
+      linalg.yield %r : f32
+    }
+  %qn_rs = linalg.generic {indexing_maps = [affine_map<(b, h, i) -> (b, h, i)>, affine_map<(b, h, i) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%qn_vs : tensor<1x2x33xf32>) outs(%qn_er : tensor<1x2x33xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %var = arith.divf %a, %dim : f32
+    %ve = arith.addf %var, %lneps : f32
+    %rs = math.rsqrt %ve : f32
+    linalg.yield %rs : f32
+  } -> tensor<1x2x33xf32>
+  %qn = linalg.generic {indexing_maps = [affine_map<(b, h, i, d) -> (b, h, i, d)>, affine_map<(b, h, i, d) -> (b, h, i)>, affine_map<(b, h, i, d) -> (b, h, i, d)>], iterator_types = #par} ins(%qn_xc, %qn_rs : tensor<1x2x33x16xf32>, tensor<1x2x33xf32>) outs(%qn_e : tensor<1x2x33x16xf32>) {
+  ^bb0(%a: f32, %s: f32, %out: f32):
+    %c = arith.mulf %a, %s : f32
+    linalg.yield %c : f32
+  } -> tensor<1x2x33x16xf32>
+  %kn_er = tensor.empty() : tensor<1x2x33xf32>
+  %kn_rz = linalg.fill ins(%zero : f32) outs(%kn_er : tensor<1x2x33xf32>) -> tensor<1x2x33xf32>
+  %kn_sum = linalg.reduce ins(%k : tensor<1x2x33x16xf32>) outs(%kn_rz : tensor<1x2x33xf32>) dimensions = [3]
+    (%a: f32, %acc: f32) {
+      %r = arith.addf %a, %acc : f32
+      linalg.yield %r : f32
+    }
+  %kn_e = tensor.empty() : tensor<1x2x33x16xf32>
+  %kn_xc = linalg.generic {indexing_maps = [affine_map<(b, h, i, d) -> (b, h, i, d)>, affine_map<(b, h, i, d) -> (b, h, i)>, affine_map<(b, h, i, d) -> (b, h, i, d)>], iterator_types = #par} ins(%k, %kn_sum : tensor<1x2x33x16xf32>, tensor<1x2x33xf32>) outs(%kn_e : tensor<1x2x33x16xf32>) {
+  ^bb0(%a: f32, %s: f32, %out: f32):
+    %m = arith.divf %s, %dim : f32
+    %c = arith.subf %a, %m : f32
+    linalg.yield %c : f32
+  } -> tensor<1x2x33x16xf32>
+  %kn_vs = linalg.generic {indexing_maps = [affine_map<(b, h, i, d) -> (b, h, i, d)>, affine_map<(b, h, i, d) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%kn_xc : tensor<1x2x33x16xf32>) outs(%kn_rz : tensor<1x2x33xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %a2 = arith.mulf %a, %a : f32
+    %r = arith.addf %acc, %a2 : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x33xf32>
+  %kn_rs = linalg.generic {indexing_maps = [affine_map<(b, h, i) -> (b, h, i)>, affine_map<(b, h, i) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%kn_vs : tensor<1x2x33xf32>) outs(%kn_er : tensor<1x2x33xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %var = arith.divf %a, %dim : f32
+    %ve = arith.addf %var, %lneps : f32
+    %rs = math.rsqrt %ve : f32
+    linalg.yield %rs : f32
+  } -> tensor<1x2x33xf32>
+  %kn = linalg.generic {indexing_maps = [affine_map<(b, h, i, d) -> (b, h, i, d)>, affine_map<(b, h, i, d) -> (b, h, i)>, affine_map<(b, h, i, d) -> (b, h, i, d)>], iterator_types = #par} ins(%kn_xc, %kn_rs : tensor<1x2x33x16xf32>, tensor<1x2x33xf32>) outs(%kn_e : tensor<1x2x33x16xf32>) {
+  ^bb0(%a: f32, %s: f32, %out: f32):
+    %c = arith.mulf %a, %s : f32
+    linalg.yield %c : f32
+  } -> tensor<1x2x33x16xf32>
+  %es = tensor.empty() : tensor<1x2x33x33xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%es : tensor<1x2x33x33xf32>) -> tensor<1x2x33x33xf32>
+  %s = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qn, %kn : tensor<1x2x33x16xf32>, tensor<1x2x33x16xf32>) outs(%sz : tensor<1x2x33x33xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %mm = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x33x33xf32>
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = #par} ins(%s : tensor<1x2x33x33xf32>) outs(%es : tensor<1x2x33x33xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %y = arith.maximumf %x, %zero : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x33x33xf32>
+  %eo = tensor.empty() : tensor<1x2x33x8xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x2x33x8xf32>) -> tensor<1x2x33x8xf32>
+  // expected-remark @below {{raised attention: relu, scale 1, qk-layernorm (eps 1e-05)}}
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : tensor<1x2x33x33xf32>, tensor<1x2x33x8xf32>) outs(%oz : tensor<1x2x33x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %mm = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x33x8xf32>
+  return %o : tensor<1x2x33x8xf32>
+}

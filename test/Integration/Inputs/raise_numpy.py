@@ -75,6 +75,11 @@ def reference(name, x):
         return (relu(s) * x["m"]) @ v
     if name == "relu_causal_before":
         return (relu(0.25 * s) * causal(*s.shape[-2:])) @ v
+    if name == "qk_layernorm":
+        def ln(x):
+            c = x - x.mean(-1, keepdims=True)
+            return c / np.sqrt((c * c).mean(-1, keepdims=True) + 1e-5)
+        return relu(scores(ln(q), ln(k))) @ v
     if name == "gated":
         return (relu(s) @ v) * x["g"]
     if name == "quadratic_after_v":

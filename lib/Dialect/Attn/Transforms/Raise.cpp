@@ -899,8 +899,10 @@ struct AttentionMatch {
   /// An index mask evaluated at each (i, j) of [Lq, Lk], row-major.
   SmallVector<bool> indexBits;
   int64_t lq = 0, lk = 0;
-  /// The feature map ops on Q and K (kernel attention).
+  /// The feature map ops on Q and K (kernel attention), and those of
+  /// qk-layernorm.
   SmallVector<Operation *> featureOps;
+  std::optional<double> qkNormEps;
   /// A gate: the op multiplying the output elementwise by `gate`, whose
   /// result the op replaces then.
   linalg::LinalgOp gateOp;
@@ -1139,6 +1141,135 @@ std::optional<Miss> checkMask(AttentionMatch &m) {
   return std::nullopt;
 }
 
+/// A layer normalization over the last dim (no affine parameters):
+/// `(x - mean) / sqrt(var + eps)`, as front ends decompose it.
+struct LayerNorm {
+  Value input;
+  double eps = 0.0;
+  SmallVector<Operation *> ops;
+};
+
+/// The elementwise op of two inputs `op` (the first read whole, the second
+/// as a row value through the unary chain `row`), as a function of both.
+std::function<std::optional<double>(double, double)>
+rowFunction(linalg::LinalgOp op, const raise::UnaryChain &row) {
+  return [op, row](double a, double r) -> std::optional<double> {
+    std::optional<double> t = row(r);
+    if (!t)
+      return std::nullopt;
+    raise::Bindings env;
+    env[inputArg(op, 0)] = a;
+    env[inputArg(op, 1)] = *t;
+    return raise::evaluate(yielded(op), env);
+  };
+}
+
+/// A sum over the last dim of `x` (linalg.reduce or a generic, maybe of a
+/// keep-dim expand_shape); with `squares`, of x^2 (the payload `acc + a *
+/// a`, or a sum of an elementwise square of x).
+bool isRowSum(Operation *o, Value x, bool squares,
+              SmallVector<Operation *> &ops) {
+  auto op = dyn_cast_or_null<linalg::LinalgOp>(o);
+  if (!op || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 1 || !isFilledWith(op.getDpsInits()[0], 0.0))
+    return false;
+  Value in = reducedValue(op);
+  if (isRowReduction<arith::AddFOp>(op, 0.0)) {
+    if (!squares)
+      return in == x;
+    std::optional<raise::UnaryOp> sq = raise::asUnary(in.getDefiningOp());
+    if (!sq || sq->op.getDpsInputs()[sq->input] != x || !in.hasOneUse())
+      return false;
+    for (double a : {-1.5, 0.5, 3.0}) {
+      std::optional<double> y = (*sq)(a);
+      if (!y || std::fabs(*y - a * a) > 1e-9 * a * a)
+        return false;
+    }
+    ops.push_back(sq->op);
+    return true;
+  }
+  // acc + a * a in the payload.
+  if (!squares || in != x || op.getNumLoops() < 2)
+    return false;
+  unsigned rank = op.getNumLoops();
+  auto inDims = dimsOf(op.getIndexingMapsArray()[0]);
+  auto outDims = dimsOf(op.getIndexingMapsArray()[1]);
+  SmallVector<unsigned> full = llvm::to_vector(llvm::seq<unsigned>(0, rank));
+  if (!inDims || !outDims || *inDims != full ||
+      *outDims != SmallVector<unsigned>(full.begin(), full.end() - 1))
+    return false;
+  for (auto [a, acc] : {std::pair{3.0, 2.0}, std::pair{-1.5, 0.5}}) {
+    raise::Bindings env;
+    env[inputArg(op, 0)] = a;
+    env[op.getBlock()->getArgument(1)] = acc;
+    std::optional<double> y = raise::evaluate(yielded(op), env);
+    if (!y || std::fabs(*y - (a * a + acc)) > 1e-9 * (a * a + acc))
+      return false;
+  }
+  return true;
+}
+
+/// Whether `v` is the layer normalization of a `[..., L, D]` tensor over D:
+///   mean = sum(x) / D, xc = x - mean, var = sum(xc^2) / D,
+///   y = xc / sqrt(var + eps) (or xc * rsqrt(...), in any spelling the
+///   evaluator reads), each op of one use but x and xc (two).
+std::optional<LayerNorm> matchLayerNorm(Value v) {
+  auto norm = v.getDefiningOp<linalg::LinalgOp>();
+  if (!norm || !isElementwise(norm, 2) || readsRow(norm, 0) ||
+      !readsRow(norm, 1) || !v.hasOneUse())
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(v.getType());
+  double d = double(type.getShape().back());
+  if (ShapedType::isDynamic(type.getShape().back()) || d < 2)
+    return std::nullopt;
+  LayerNorm ln;
+  Value xc = norm.getDpsInputs()[0];
+  raise::UnaryChain varChain = raise::unaryChainTo(norm.getDpsInputs()[1]);
+  if (!isRowSum(varChain.source.getDefiningOp(), xc, true, ln.ops))
+    return std::nullopt;
+  auto f = rowFunction(norm, varChain);
+  std::optional<double> one = f(1.0, d);
+  if (!one || !(*one > 0))
+    return std::nullopt;
+  ln.eps = 1.0 / (*one * *one) - 1.0;
+  if (!(ln.eps > 0) || !std::isfinite(ln.eps))
+    return std::nullopt;
+  for (double a : {-2.0, 0.5, 3.0})
+    for (double var : {0.2, 1.0, 7.0}) {
+      std::optional<double> y = f(a, var * d);
+      double want = a / std::sqrt(var + ln.eps);
+      if (!y || std::fabs(*y - want) > 1e-5 * std::fabs(want))
+        return std::nullopt;
+    }
+  // xc = x - sum(x) / D.
+  auto center = xc.getDefiningOp<linalg::LinalgOp>();
+  if (!center || !isElementwise(center, 2) || readsRow(center, 0) ||
+      !readsRow(center, 1) || !xc.hasNUses(2))
+    return std::nullopt;
+  Value x = center.getDpsInputs()[0];
+  raise::UnaryChain meanChain = raise::unaryChainTo(center.getDpsInputs()[1]);
+  if (!isRowSum(meanChain.source.getDefiningOp(), x, false, ln.ops) ||
+      !x.hasNUses(2))
+    return std::nullopt;
+  auto g = rowFunction(center, meanChain);
+  for (double a : {-2.0, 0.5, 3.0})
+    for (double sum : {-1.0, 0.0, 5.0}) {
+      std::optional<double> y = g(a, sum);
+      double want = a - sum / d;
+      if (!y || std::fabs(*y - want) > 1e-6 * std::max(1.0, std::fabs(want)))
+        return std::nullopt;
+    }
+  ln.input = x;
+  ln.ops.append({norm, center, varChain.source.getDefiningOp(),
+                 meanChain.source.getDefiningOp()});
+  for (const raise::UnaryOp &u : varChain.ops)
+    ln.ops.push_back(u.op);
+  for (const raise::UnaryOp &u : meanChain.ops)
+    ln.ops.push_back(u.op);
+  ln.eps = double(float(ln.eps));
+  return ln;
+}
+
 /// The operands as the op reads them, found without creating IR: K through
 /// a transpose of its last two dims (else the build transposes it), K and
 /// V from fewer heads, Q through a constant scale.
@@ -1169,6 +1300,19 @@ void matchOperands(AttentionMatch &m) {
     m.q = qs->first;
     m.scale *= qs->second;
     m.operandNote += ", Q scaled";
+  }
+  // qk-layernorm: Q and K layer-normalized over D with the same eps.
+  if (!m.transposeKey) {
+    std::optional<LayerNorm> lq = matchLayerNorm(m.q), lk = matchLayerNorm(m.k);
+    if (lq && lk && std::fabs(lq->eps - lk->eps) <= 1e-6 * lq->eps) {
+      m.q = lq->input;
+      m.k = lk->input;
+      m.qkNormEps = lq->eps;
+      m.featureOps.append(lq->ops.begin(), lq->ops.end());
+      m.featureOps.append(lk->ops.begin(), lk->ops.end());
+      llvm::raw_string_ostream(m.operandNote)
+          << ", qk-layernorm (eps " << llvm::format("%g", lq->eps) << ")";
+    }
   }
 }
 
@@ -1616,6 +1760,7 @@ Matched<Value> buildAttention(const AttentionMatch &m, RewriterBase &b) {
   problem.masking.pattern = m.pattern;
   problem.explicitScale = !m.weights.featureMap;
   problem.scale = m.scale;
+  problem.qkNormEps = m.qkNormEps;
   auto q4 = cast<RankedTensorType>(problem.query.getType());
   problem.results.output = RankedTensorType::get(
       {q4.getDimSize(0), q4.getDimSize(1), q4.getDimSize(2),
