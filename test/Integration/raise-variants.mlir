@@ -66,18 +66,23 @@
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py linear_order_named %t/linear_order_named %t/linear_order_named.raised.npy %t/linear_order_named.plain.npy | FileCheck %s --check-prefix=NUMPY
 // LINEAR_ORDER_NAMED: remark: raised attention: linear attention (relu features) in linear order, [B*H, L, D] operands
 // LINEAR_ORDER_NAMED: check result0: {{.*}} ok
-// RUN: attn-run %s --entry tosa_gelu --random-inputs --seed 32 --save-inputs %t/tosa_gelu --output %t/tosa_gelu.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=TOSA_GELU
-// RUN: attn-run %s --entry tosa_gelu --random-inputs --seed 32 --output %t/tosa_gelu.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-run %s --entry favor --random-inputs --seed 32 --save-inputs %t/favor --output %t/favor.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=FAVOR
+// RUN: attn-run %s --entry favor --random-inputs --seed 32 --output %t/favor.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: %attn_py3 %S/Inputs/raise_numpy.py favor %t/favor %t/favor.raised.npy %t/favor.plain.npy | FileCheck %s --check-prefix=NUMPY
+// FAVOR: remark: raised attention: linear attention (FAVOR+ features
+// FAVOR: check result0: {{.*}} ok
+// RUN: attn-run %s --entry tosa_gelu --random-inputs --seed 33 --save-inputs %t/tosa_gelu --output %t/tosa_gelu.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=TOSA_GELU
+// RUN: attn-run %s --entry tosa_gelu --random-inputs --seed 33 --output %t/tosa_gelu.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py tosa_gelu %t/tosa_gelu %t/tosa_gelu.raised.npy %t/tosa_gelu.plain.npy | FileCheck %s --check-prefix=NUMPY
 // TOSA_GELU: remark: raised attention: gelu times Lk^-alpha
 // TOSA_GELU: check result0: {{.*}} ok
-// RUN: attn-run %s --entry tosa_linear_quadratic --random-inputs --seed 33 --save-inputs %t/tosa_linear_quadratic --output %t/tosa_linear_quadratic.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=TOSA_LINEAR_QUADRATIC
-// RUN: attn-run %s --entry tosa_linear_quadratic --random-inputs --seed 33 --output %t/tosa_linear_quadratic.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-run %s --entry tosa_linear_quadratic --random-inputs --seed 34 --save-inputs %t/tosa_linear_quadratic --output %t/tosa_linear_quadratic.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=TOSA_LINEAR_QUADRATIC
+// RUN: attn-run %s --entry tosa_linear_quadratic --random-inputs --seed 34 --output %t/tosa_linear_quadratic.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py tosa_linear_quadratic %t/tosa_linear_quadratic %t/tosa_linear_quadratic.raised.npy %t/tosa_linear_quadratic.plain.npy | FileCheck %s --check-prefix=NUMPY
 // TOSA_LINEAR_QUADRATIC: remark: raised attention: linear attention (elu + 1 features) in quadratic form, normalized after the V product, eps 1e-06
 // TOSA_LINEAR_QUADRATIC: check result0: {{.*}} ok
-// RUN: attn-run %s --entry tosa_linear_order --random-inputs --seed 34 --save-inputs %t/tosa_linear_order --output %t/tosa_linear_order.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=TOSA_LINEAR_ORDER
-// RUN: attn-run %s --entry tosa_linear_order --random-inputs --seed 34 --output %t/tosa_linear_order.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-run %s --entry tosa_linear_order --random-inputs --seed 35 --save-inputs %t/tosa_linear_order --output %t/tosa_linear_order.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=TOSA_LINEAR_ORDER
+// RUN: attn-run %s --entry tosa_linear_order --random-inputs --seed 35 --output %t/tosa_linear_order.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py tosa_linear_order %t/tosa_linear_order %t/tosa_linear_order.raised.npy %t/tosa_linear_order.plain.npy | FileCheck %s --check-prefix=NUMPY
 // TOSA_LINEAR_ORDER: remark: raised attention: linear attention (relu features) in linear order, [B*H, L, D] operands
 // TOSA_LINEAR_ORDER: check result0: {{.*}} ok
@@ -650,6 +655,104 @@ func.func @linear_order_named(%q: tensor<4x33x16xf32>, %k: tensor<4x33x16xf32>, 
     linalg.yield %y : f32
   } -> tensor<4x33x8xf32>
   return %o : tensor<4x33x8xf32>
+}
+
+func.func @favor(%q: tensor<1x2x33x16xf32>, %k: tensor<1x2x33x16xf32>, %v: tensor<1x2x33x8xf32>, %w: tensor<24x16xf32>) -> tensor<1x2x33x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %ef = tensor.empty() : tensor<1x2x33x16xf32>
+  %quarter4 = arith.constant 0.5 : f32
+  %half = arith.constant 0.5 : f32
+  %rsqrtm = arith.constant 0.204124153 : f32
+  %fq_x = linalg.generic {indexing_maps = [#id, #id], iterator_types = #par} ins(%q : tensor<1x2x33x16xf32>) outs(%ef : tensor<1x2x33x16xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %y = arith.mulf %x, %quarter4 : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x33x16xf32>
+  %fq_fe = tensor.empty() : tensor<1x2x33x24xf32>
+  %fq_fz = linalg.fill ins(%zero : f32) outs(%fq_fe : tensor<1x2x33x24xf32>) -> tensor<1x2x33x24xf32>
+  %fq_xw = linalg.generic {indexing_maps = [affine_map<(b, h, l, r, d) -> (b, h, l, d)>, affine_map<(b, h, l, r, d) -> (r, d)>, affine_map<(b, h, l, r, d) -> (b, h, l, r)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%fq_x, %w : tensor<1x2x33x16xf32>, tensor<24x16xf32>) outs(%fq_fz : tensor<1x2x33x24xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %mm = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %mm : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x33x24xf32>
+  %fq_re = tensor.empty() : tensor<1x2x33xf32>
+  %fq_rz = linalg.fill ins(%zero : f32) outs(%fq_re : tensor<1x2x33xf32>) -> tensor<1x2x33xf32>
+  %fq_sq = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%fq_x : tensor<1x2x33x16xf32>) outs(%fq_rz : tensor<1x2x33xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %a2 = arith.mulf %a, %a : f32
+    %s = arith.addf %acc, %a2 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x33xf32>
+  %fq = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = #par} ins(%fq_xw, %fq_sq : tensor<1x2x33x24xf32>, tensor<1x2x33xf32>) outs(%fq_fe : tensor<1x2x33x24xf32>) {
+  ^bb0(%a: f32, %s: f32, %out: f32):
+    %h = arith.mulf %s, %half : f32
+    %d = arith.subf %a, %h : f32
+    %e = math.exp %d : f32
+    %y = arith.mulf %e, %rsqrtm : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x33x24xf32>
+  %fk_x = linalg.generic {indexing_maps = [#id, #id], iterator_types = #par} ins(%k : tensor<1x2x33x16xf32>) outs(%ef : tensor<1x2x33x16xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %y = arith.mulf %x, %quarter4 : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x33x16xf32>
+  %fk_fe = tensor.empty() : tensor<1x2x33x24xf32>
+  %fk_fz = linalg.fill ins(%zero : f32) outs(%fk_fe : tensor<1x2x33x24xf32>) -> tensor<1x2x33x24xf32>
+  %fk_xw = linalg.generic {indexing_maps = [affine_map<(b, h, l, r, d) -> (b, h, l, d)>, affine_map<(b, h, l, r, d) -> (r, d)>, affine_map<(b, h, l, r, d) -> (b, h, l, r)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%fk_x, %w : tensor<1x2x33x16xf32>, tensor<24x16xf32>) outs(%fk_fz : tensor<1x2x33x24xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %mm = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %mm : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x33x24xf32>
+  %fk_re = tensor.empty() : tensor<1x2x33xf32>
+  %fk_rz = linalg.fill ins(%zero : f32) outs(%fk_re : tensor<1x2x33xf32>) -> tensor<1x2x33xf32>
+  %fk_sq = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%fk_x : tensor<1x2x33x16xf32>) outs(%fk_rz : tensor<1x2x33xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %a2 = arith.mulf %a, %a : f32
+    %s = arith.addf %acc, %a2 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x33xf32>
+  %fk = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = #par} ins(%fk_xw, %fk_sq : tensor<1x2x33x24xf32>, tensor<1x2x33xf32>) outs(%fk_fe : tensor<1x2x33x24xf32>) {
+  ^bb0(%a: f32, %s: f32, %out: f32):
+    %h = arith.mulf %s, %half : f32
+    %d = arith.subf %a, %h : f32
+    %e = math.exp %d : f32
+    %y = arith.mulf %e, %rsqrtm : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x33x24xf32>
+  %es = tensor.empty() : tensor<1x2x33x33xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%es : tensor<1x2x33x33xf32>) -> tensor<1x2x33x33xf32>
+  %a = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, r) -> (b, h, i, r)>, affine_map<(b, h, i, j, r) -> (b, h, j, r)>, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%fq, %fk : tensor<1x2x33x24xf32>, tensor<1x2x33x24xf32>) outs(%sz : tensor<1x2x33x33xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %mm = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x33x33xf32>
+  %eo = tensor.empty() : tensor<1x2x33x8xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x2x33x8xf32>) -> tensor<1x2x33x8xf32>
+  %num = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%a, %v : tensor<1x2x33x33xf32>, tensor<1x2x33x8xf32>) outs(%oz : tensor<1x2x33x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %mm = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x33x8xf32>
+  %er = tensor.empty() : tensor<1x2x33xf32>
+  %rz = linalg.fill ins(%zero : f32) outs(%er : tensor<1x2x33xf32>) -> tensor<1x2x33xf32>
+  %den = linalg.reduce ins(%a : tensor<1x2x33x33xf32>) outs(%rz : tensor<1x2x33xf32>) dimensions = [3]
+    (%x: f32, %acc: f32) {
+      %r = arith.addf %x, %acc : f32
+      linalg.yield %r : f32
+    }
+  %o = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = #par} ins(%num, %den : tensor<1x2x33x8xf32>, tensor<1x2x33xf32>) outs(%eo : tensor<1x2x33x8xf32>) {
+  ^bb0(%n: f32, %d: f32, %out: f32):
+    %eps = arith.constant 1.0e-06 : f32
+    %de = arith.addf %d, %eps : f32
+    %y = arith.divf %n, %de : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x33x8xf32>
+  return %o : tensor<1x2x33x8xf32>
 }
 
 func.func @tosa_gelu(%q: tensor<6x75x32xf32>, %k: tensor<6x75x32xf32>, %v: tensor<6x75x16xf32>) -> tensor<6x75x16xf32> {

@@ -408,7 +408,7 @@ func.func @different_features(%q: tensor<1x2x33x16xf32>, %k: tensor<1x2x33x16xf3
       %r = arith.addf %x, %acc : f32
       linalg.yield %r : f32
     }
-  // expected-remark @below {{not raised to attn.attention: the product is normalized by its row sums, but Q and K do not go through the same feature map (elu + 1 or relu)}}
+  // expected-remark @below {{not raised to attn.attention: the product is normalized by its row sums, but Q and K do not go through the same feature map (elu + 1, relu or FAVOR+)}}
   %o = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = #par} ins(%num, %den : tensor<1x2x33x8xf32>, tensor<1x2x33xf32>) outs(%eo : tensor<1x2x33x8xf32>) {
   ^bb0(%n: f32, %d: f32, %out: f32):
     %y = arith.divf %n, %d : f32
@@ -480,6 +480,124 @@ func.func @twice_the_sum(%q: tensor<1x2x33x16xf32>, %k: tensor<1x2x33x16xf32>, %
     %two = arith.constant 2.0 : f32
     %d2 = arith.mulf %d, %two : f32
     %y = arith.divf %n, %d2 : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x33x8xf32>
+  return %o : tensor<1x2x33x8xf32>
+}
+
+// -----
+
+// FAVOR+ (Performer): x = D^-1/4 Q, phi(x) = exp(x W^T - |x|^2 / 2) / sqrt(m)
+// with the projection W [m, D] an argument: the op gets W as its projection
+// operand and scale (D^-1/4)^2.
+// CHECK-LABEL: func.func @favor(
+// CHECK-SAME:    %[[Q:[^:]+]]: tensor<1x2x33x16xf32>, %[[K:[^:]+]]: tensor<1x2x33x16xf32>, %[[V:[^:]+]]: tensor<1x2x33x8xf32>, %[[W:[^:]+]]: tensor<24x16xf32>)
+// CHECK-NOT:     linalg.
+// CHECK:         attn.attention %[[Q]], %[[K]], %[[V]] projection(%[[W]] : tensor<24x16xf32>) {normalizer = #attn.kernel<favor, features = 24, eps = 9.99999997{{[0-9]+}}e-07>, scale = 2.500000e-01 : f32}
+// CHECK-NOT:     linalg.
+#q = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#k = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#s = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#p = affine_map<(b, h, i, d, j) -> (b, h, i, j)>
+#v = affine_map<(b, h, i, d, j) -> (b, h, j, d)>
+#o = affine_map<(b, h, i, d, j) -> (b, h, i, d)>
+#id = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+#par = ["parallel", "parallel", "parallel", "parallel"]
+func.func @favor(%q: tensor<1x2x33x16xf32>, %k: tensor<1x2x33x16xf32>, %v: tensor<1x2x33x8xf32>, %w: tensor<24x16xf32>) -> tensor<1x2x33x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %ef = tensor.empty() : tensor<1x2x33x16xf32>
+  %quarter4 = arith.constant 0.5 : f32
+  %half = arith.constant 0.5 : f32
+  %rsqrtm = arith.constant 0.204124153 : f32
+  %fq_x = linalg.generic {indexing_maps = [#id, #id], iterator_types = #par} ins(%q : tensor<1x2x33x16xf32>) outs(%ef : tensor<1x2x33x16xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %y = arith.mulf %x, %quarter4 : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x33x16xf32>
+  %fq_fe = tensor.empty() : tensor<1x2x33x24xf32>
+  %fq_fz = linalg.fill ins(%zero : f32) outs(%fq_fe : tensor<1x2x33x24xf32>) -> tensor<1x2x33x24xf32>
+  %fq_xw = linalg.generic {indexing_maps = [affine_map<(b, h, l, r, d) -> (b, h, l, d)>, affine_map<(b, h, l, r, d) -> (r, d)>, affine_map<(b, h, l, r, d) -> (b, h, l, r)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%fq_x, %w : tensor<1x2x33x16xf32>, tensor<24x16xf32>) outs(%fq_fz : tensor<1x2x33x24xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %mm = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %mm : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x33x24xf32>
+  %fq_re = tensor.empty() : tensor<1x2x33xf32>
+  %fq_rz = linalg.fill ins(%zero : f32) outs(%fq_re : tensor<1x2x33xf32>) -> tensor<1x2x33xf32>
+  %fq_sq = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%fq_x : tensor<1x2x33x16xf32>) outs(%fq_rz : tensor<1x2x33xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %a2 = arith.mulf %a, %a : f32
+    %s = arith.addf %acc, %a2 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x33xf32>
+  %fq = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = #par} ins(%fq_xw, %fq_sq : tensor<1x2x33x24xf32>, tensor<1x2x33xf32>) outs(%fq_fe : tensor<1x2x33x24xf32>) {
+  ^bb0(%a: f32, %s: f32, %out: f32):
+    %h = arith.mulf %s, %half : f32
+    %d = arith.subf %a, %h : f32
+    %e = math.exp %d : f32
+    %y = arith.mulf %e, %rsqrtm : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x33x24xf32>
+  %fk_x = linalg.generic {indexing_maps = [#id, #id], iterator_types = #par} ins(%k : tensor<1x2x33x16xf32>) outs(%ef : tensor<1x2x33x16xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %y = arith.mulf %x, %quarter4 : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x33x16xf32>
+  %fk_fe = tensor.empty() : tensor<1x2x33x24xf32>
+  %fk_fz = linalg.fill ins(%zero : f32) outs(%fk_fe : tensor<1x2x33x24xf32>) -> tensor<1x2x33x24xf32>
+  %fk_xw = linalg.generic {indexing_maps = [affine_map<(b, h, l, r, d) -> (b, h, l, d)>, affine_map<(b, h, l, r, d) -> (r, d)>, affine_map<(b, h, l, r, d) -> (b, h, l, r)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%fk_x, %w : tensor<1x2x33x16xf32>, tensor<24x16xf32>) outs(%fk_fz : tensor<1x2x33x24xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %mm = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %mm : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x33x24xf32>
+  %fk_re = tensor.empty() : tensor<1x2x33xf32>
+  %fk_rz = linalg.fill ins(%zero : f32) outs(%fk_re : tensor<1x2x33xf32>) -> tensor<1x2x33xf32>
+  %fk_sq = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%fk_x : tensor<1x2x33x16xf32>) outs(%fk_rz : tensor<1x2x33xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %a2 = arith.mulf %a, %a : f32
+    %s = arith.addf %acc, %a2 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x33xf32>
+  %fk = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = #par} ins(%fk_xw, %fk_sq : tensor<1x2x33x24xf32>, tensor<1x2x33xf32>) outs(%fk_fe : tensor<1x2x33x24xf32>) {
+  ^bb0(%a: f32, %s: f32, %out: f32):
+    %h = arith.mulf %s, %half : f32
+    %d = arith.subf %a, %h : f32
+    %e = math.exp %d : f32
+    %y = arith.mulf %e, %rsqrtm : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x33x24xf32>
+  %es = tensor.empty() : tensor<1x2x33x33xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%es : tensor<1x2x33x33xf32>) -> tensor<1x2x33x33xf32>
+  %a = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, r) -> (b, h, i, r)>, affine_map<(b, h, i, j, r) -> (b, h, j, r)>, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%fq, %fk : tensor<1x2x33x24xf32>, tensor<1x2x33x24xf32>) outs(%sz : tensor<1x2x33x33xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %mm = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x33x33xf32>
+  %eo = tensor.empty() : tensor<1x2x33x8xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x2x33x8xf32>) -> tensor<1x2x33x8xf32>
+  %num = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%a, %v : tensor<1x2x33x33xf32>, tensor<1x2x33x8xf32>) outs(%oz : tensor<1x2x33x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %mm = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x33x8xf32>
+  %er = tensor.empty() : tensor<1x2x33xf32>
+  %rz = linalg.fill ins(%zero : f32) outs(%er : tensor<1x2x33xf32>) -> tensor<1x2x33xf32>
+  %den = linalg.reduce ins(%a : tensor<1x2x33x33xf32>) outs(%rz : tensor<1x2x33xf32>) dimensions = [3]
+    (%x: f32, %acc: f32) {
+      %r = arith.addf %x, %acc : f32
+      linalg.yield %r : f32
+    }
+  // expected-remark @below {{raised attention: linear attention (FAVOR+ features, m = 24) in quadratic form, normalized after the V product, eps 1e-06}}
+  %o = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = #par} ins(%num, %den : tensor<1x2x33x8xf32>, tensor<1x2x33xf32>) outs(%eo : tensor<1x2x33x8xf32>) {
+  ^bb0(%n: f32, %d: f32, %out: f32):
+    %eps = arith.constant 1.0e-06 : f32
+    %de = arith.addf %d, %eps : f32
+    %y = arith.divf %n, %de : f32
     linalg.yield %y : f32
   } -> tensor<1x2x33x8xf32>
   return %o : tensor<1x2x33x8xf32>

@@ -86,6 +86,12 @@ def reference(name, x):
         return linear_quadratic(elu1(q), elu1(k), v, eps=1e-6)
     if name == "quadratic_padding":
         return linear_quadratic(elu1(q), elu1(k), v, mask=x["m"])
+    if name == "favor":
+        w = x["w"]
+        def phi(t):
+            t = 0.5 * t
+            return np.exp(t @ w.T - (t * t).sum(-1, keepdims=True) / 2) / math.sqrt(w.shape[0])
+        return linear_quadratic(phi(q), phi(k), v, eps=1e-6)
     if name == "linear_order":
         return linear_order(elu1(q), elu1(k), v, eps=1e-3)
     if name == "linear_order_named":

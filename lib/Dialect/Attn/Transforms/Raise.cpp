@@ -291,6 +291,56 @@ Value featureInput(linalg::LinalgOp op) {
   return u ? op.getDpsInputs()[u->input] : op.getDpsInputs()[0];
 }
 
+/// The features phi(x) of Q or K in kernel attention: an elementwise feature
+/// map of x, or FAVOR+ (`c exp(x W^T - |x|^2 / 2)` with a projection W).
+struct Features {
+  FeatureMap map;
+  /// x, before the scale (Q or K).
+  Value input;
+  /// x = inputScale * input (FAVOR+, e.g. Performer's D^-1/4).
+  double inputScale = 1.0;
+  /// FAVOR+: W, read as [m, D] (or [D, m] when `projectionTransposed`),
+  /// m, and the constant c (1 / sqrt(m) in Performer's definition).
+  Value projection;
+  bool projectionTransposed = false;
+  int64_t features = 0;
+  double factor = 1.0;
+  /// The ops from `input` to phi(x).
+  SmallVector<Operation *> ops;
+};
+std::optional<Features> featuresOf(Value phi);
+
+/// The kernel normalizer of features `f` with `eps`.
+KernelAttr kernelAttr(MLIRContext *ctx, const Features &f, double eps) {
+  return KernelAttr::get(ctx, f.map,
+                         f.map == FeatureMap::favor ? f.features : 0, false, 0,
+                         APFloat(eps));
+}
+
+/// The feature map name, for the remark.
+std::string featureMapName(const Features &f) {
+  if (f.map == FeatureMap::favor)
+    return "FAVOR+ features, m = " + std::to_string(f.features);
+  return std::string(f.map == FeatureMap::relu ? "relu" : "elu + 1") +
+         " features";
+}
+
+/// The features of Q (`phiQ`) and K (`phiK`, maybe through a transpose),
+/// when they are the same map (FAVOR+: the same projection, scale and
+/// constant).
+std::optional<std::pair<Features, Features>> sharedFeatures(Value phiQ,
+                                                            Value phiK) {
+  if (auto t = phiK.getDefiningOp<linalg::TransposeOp>())
+    phiK = t.getInput();
+  std::optional<Features> q = featuresOf(phiQ), k = featuresOf(phiK);
+  if (!q || !k || q->map != k->map || q->projection != k->projection ||
+      q->projectionTransposed != k->projectionTransposed ||
+      std::fabs(q->inputScale - k->inputScale) > 1e-6 * q->inputScale ||
+      std::fabs(q->factor - k->factor) > 1e-6 * q->factor)
+    return std::nullopt;
+  return std::make_pair(*q, *k);
+}
+
 Matched<Weights> matchSoftmax(Value p, int64_t rank) {
   MLIRContext *ctx = p.getContext();
   if (auto softmax = p.getDefiningOp<linalg::SoftmaxOp>()) {
@@ -333,25 +383,20 @@ Matched<Weights> matchSoftmax(Value p, int64_t rank) {
   if (auto scores = e.getDefiningOp<linalg::LinalgOp>();
       scores && linalg::isaContractionOpInterface(scores) &&
       scores.getNumDpsInputs() == 2) {
-    auto phiQ = featureMapOf(
-        scores.getDpsInputs()[0].getDefiningOp<linalg::LinalgOp>());
-    Value k = scores.getDpsInputs()[1];
-    if (auto t = k.getDefiningOp<linalg::TransposeOp>())
-      k = t.getInput();
-    auto phiK = featureMapOf(k.getDefiningOp<linalg::LinalgOp>());
-    if (!phiQ || !phiK || *phiQ != *phiK)
+    auto phi =
+        sharedFeatures(scores.getDpsInputs()[0], scores.getDpsInputs()[1]);
+    if (!phi)
       return Miss{"the weights are scores divided by their row sum, but Q "
-                  "and K do not go through the same feature map (elu + 1 "
-                  "or relu)"};
+                  "and K do not go through the same feature map (elu + 1, "
+                  "relu or FAVOR+)"};
     if (!e.hasNUses(2) || !sum->getResult(0).hasOneUse())
       return Miss{"a normalization intermediate has another use"};
-    Weights w{KernelAttr::get(ctx, *phiQ, 0, false, 0, APFloat(0.0)),
+    Weights w{kernelAttr(ctx, phi->first, 0.0),
               e,
               {div.getOperation(), sum.getOperation()},
-              std::string("linear attention (") +
-                  (*phiQ == FeatureMap::relu ? "relu" : "elu + 1") +
-                  " features) in quadratic form",
-              *phiQ,
+              "linear attention (" + featureMapName(phi->first) +
+                  ") in quadratic form",
+              phi->first.map,
               1.0,
               std::nullopt};
     return w;
@@ -903,6 +948,12 @@ struct AttentionMatch {
   /// qk-layernorm.
   SmallVector<Operation *> featureOps;
   std::optional<double> qkNormEps;
+  /// FAVOR+: the projection operand (transposed by the build when the
+  /// graph gives it as [D, m]) and the scale of Q and K before the
+  /// features (the op's scale multiplies both by its square root).
+  Value projection;
+  bool transposeProjection = false;
+  std::optional<double> kernelScale;
   /// A gate: the op multiplying the output elementwise by `gate`, whose
   /// result the op replaces then.
   linalg::LinalgOp gateOp;
@@ -1073,29 +1124,45 @@ std::optional<Miss> matchScores(AttentionMatch &m, Value s,
 
 /// Kernel attention: moves `m.q` and `m.k` to Q and K before the feature
 /// map (matched with the normalizer), recording its ops.
+/// Moves `m.q` and `m.k` to Q and K before their features `fq` and `fk`.
+std::optional<Miss> applyFeatures(AttentionMatch &m, const Features &fq,
+                                  const Features &fk) {
+  m.q = fq.input;
+  m.k = fk.input;
+  m.featureOps.append(fq.ops.begin(), fq.ops.end());
+  m.featureOps.append(fk.ops.begin(), fk.ops.end());
+  if (fq.map == FeatureMap::favor) {
+    m.projection = fq.projection;
+    m.transposeProjection = fq.projectionTransposed;
+    if (fq.inputScale != 1.0)
+      m.kernelScale = fq.inputScale * fq.inputScale;
+  }
+  return std::nullopt;
+}
+
 std::optional<Miss> matchFeatureMapInputs(AttentionMatch &m) {
   if (!m.weights.featureMap)
     return std::nullopt;
   if (m.scaleOp)
     return Miss{"linear attention with a scale on the feature products"};
-  auto phiQ = m.q.getDefiningOp<linalg::LinalgOp>();
-  if (!m.q.hasOneUse())
-    return Miss{"phi(Q) has another use"};
-  m.q = featureInput(phiQ);
-  m.featureOps.push_back(phiQ);
   Value kt = m.k;
   if (auto t = kt.getDefiningOp<linalg::TransposeOp>())
     kt = t.getInput();
-  auto phiK = kt.getDefiningOp<linalg::LinalgOp>();
+  std::optional<std::pair<Features, Features>> phi = sharedFeatures(m.q, kt);
+  if (!phi)
+    return Miss{"Q and K do not go through the same feature map"};
+  if (!m.q.hasOneUse())
+    return Miss{"phi(Q) has another use"};
   if (!kt.hasOneUse())
     return Miss{"phi(K) has another use"};
   // With a transpose between phi(K) and the product, phi(K) and so K
-  // are [..., Lk, D]; without, K has the layout the product reads.
+  // are [..., Lk, D]; without, K has the layout the product reads
+  // (elementwise features only: FAVOR+ features are [..., Lk, m]).
   if (kt != m.k)
     m.keyTransposed = false;
-  m.k = featureInput(phiK);
-  m.featureOps.push_back(phiK);
-  return std::nullopt;
+  else if (m.keyTransposed && phi->first.map == FeatureMap::favor)
+    return Miss{"the scores read FAVOR+ features of K transposed"};
+  return applyFeatures(m, phi->first, phi->second);
 }
 
 /// The mask, checked (and an index mask evaluated into `m.indexBits`)
@@ -1207,6 +1274,88 @@ bool isRowSum(Operation *o, Value x, bool squares,
       return false;
   }
   return true;
+}
+
+/// FAVOR+ features `c exp(x W^T - |x|^2 / 2)` of `phi`: an elementwise op
+/// of `xw = x W^T` (x `[..., L, D]`, W `[m, D]` or `[D, m]` without batch
+/// dims) and the row value `|x|^2` (through a unary chain, e.g. `/ 2`),
+/// computing it as the evaluator reads it; x maybe a constant times Q.
+std::optional<Features> favorFeatures(Value phi) {
+  auto op = phi.getDefiningOp<linalg::LinalgOp>();
+  if (!op || !isElementwise(op, 2) || readsRow(op, 0) || !readsRow(op, 1))
+    return std::nullopt;
+  Value xw = op.getDpsInputs()[0];
+  auto proj = xw.getDefiningOp<linalg::LinalgOp>();
+  if (!proj || proj.getNumDpsInputs() != 2 || proj.getNumDpsInits() != 1 ||
+      !linalg::isaContractionOpInterface(proj) ||
+      proj.getNumReductionLoops() != 1 ||
+      !isFilledWith(proj.getDpsInits()[0], 0.0) || !xw.hasOneUse())
+    return std::nullopt;
+  unsigned rank = proj.getNumLoops();
+  auto xDims = dimsOf(proj.getIndexingMapsArray()[0]);
+  auto wDims = dimsOf(proj.getIndexingMapsArray()[1]);
+  auto outDims = dimsOf(proj.getIndexingMapsArray()[2]);
+  if (!xDims || !wDims || !outDims || outDims->size() != rank - 1 ||
+      xDims->size() != rank - 1 || wDims->size() != 2)
+    return std::nullopt;
+  // Loops (batch..., l, r, d): x reads (batch..., l, d), W (r, d) or (d, r).
+  unsigned r = outDims->back(), d = xDims->back();
+  SmallVector<unsigned> batchL(outDims->begin(), outDims->end() - 1);
+  if (concat(batchL, {d}) != *xDims ||
+      proj.getIteratorTypesArray()[d] != utils::IteratorType::reduction)
+    return std::nullopt;
+  Features f;
+  f.map = FeatureMap::favor;
+  if (*wDims == SmallVector<unsigned>{r, d})
+    f.projectionTransposed = false;
+  else if (*wDims == SmallVector<unsigned>{d, r})
+    f.projectionTransposed = true;
+  else
+    return std::nullopt;
+  f.projection = proj.getDpsInputs()[1];
+  auto wType = dyn_cast<RankedTensorType>(f.projection.getType());
+  if (!wType || !wType.hasStaticShape() || !wType.getElementType().isF32())
+    return std::nullopt;
+  f.features = wType.getDimSize(f.projectionTransposed ? 1 : 0);
+  Value x = proj.getDpsInputs()[0];
+  raise::UnaryChain sqChain = raise::unaryChainTo(op.getDpsInputs()[1]);
+  if (!isRowSum(sqChain.source.getDefiningOp(), x, true, f.ops) ||
+      !x.hasNUses(2))
+    return std::nullopt;
+  auto g = rowFunction(op, sqChain);
+  std::optional<double> c = g(0.0, 0.0);
+  if (!c || !(*c > 0))
+    return std::nullopt;
+  for (double a : {-1.0, 0.5, 2.0})
+    for (double n : {0.0, 1.3, 4.0}) {
+      std::optional<double> y = g(a, n);
+      double want = *c * std::exp(a - n / 2);
+      if (!y || std::fabs(*y - want) > 1e-5 * want)
+        return std::nullopt;
+    }
+  f.factor = *c;
+  f.ops.append({op, proj, sqChain.source.getDefiningOp()});
+  for (const raise::UnaryOp &u : sqChain.ops)
+    f.ops.push_back(u.op);
+  f.input = x;
+  if (auto scale = matchScale(x)) {
+    f.input = cast<linalg::LinalgOp>(scale->second).getDpsInputs()[0];
+    f.inputScale = scale->first;
+    f.ops.push_back(scale->second);
+  }
+  return f;
+}
+
+std::optional<Features> featuresOf(Value phi) {
+  if (auto op = phi.getDefiningOp<linalg::LinalgOp>())
+    if (std::optional<FeatureMap> map = featureMapOf(op)) {
+      Features f;
+      f.map = *map;
+      f.input = featureInput(op);
+      f.ops = {op};
+      return f;
+    }
+  return favorFeatures(phi);
 }
 
 /// Whether `v` is the layer normalization of a `[..., L, D]` tensor over D:
@@ -1351,18 +1500,6 @@ bool isNormalizedProduct(linalg::LinalgOp op) {
          linalg::isaContractionOpInterface(num);
 }
 
-/// The feature map shared by Q (`phiQ`) and K (`phiK`, maybe through a
-/// transpose), if any.
-std::optional<FeatureMap> sharedFeatureMap(Value phiQ, Value phiK) {
-  if (auto t = phiK.getDefiningOp<linalg::TransposeOp>())
-    phiK = t.getInput();
-  auto q = featureMapOf(phiQ.getDefiningOp<linalg::LinalgOp>());
-  auto k = featureMapOf(phiK.getDefiningOp<linalg::LinalgOp>());
-  if (!q || !k || *q != *k)
-    return std::nullopt;
-  return q;
-}
-
 /// The eps of `n / (d + eps)` (eps >= 0 a constant) that the division op
 /// computes from its numerator n and its row value, `d` through the unary
 /// chain `den` (`+ eps`, a reciprocal, ...); std::nullopt if it computes
@@ -1422,11 +1559,6 @@ bool isKeySum(linalg::LinalgOp op) {
          isFilledWith(op.getDpsInits()[0], 0.0);
 }
 
-/// The feature map name, for the remark.
-const char *featureMapName(FeatureMap phi) {
-  return phi == FeatureMap::relu ? "relu" : "elu + 1";
-}
-
 /// Linear attention normalized after the V product, `div` the division:
 ///   - quadratic order: `(A V) / (rowsum(A) + eps)`, A = phi(Q) phi(K)^T
 ///     (maybe masked with a 0 fill);
@@ -1453,7 +1585,7 @@ Matched<AttentionMatch> matchNormalizedProduct(linalg::LinalgOp div) {
   AttentionMatch m;
   m.pvOp = div;
   m.rank = cast<RankedTensorType>(num.getType()).getRank();
-  std::optional<FeatureMap> phi;
+  std::optional<std::pair<Features, Features>> phi;
   Value phiK, ksum;
   linalg::LinalgOp kvOp, ksumOp;
   if (quadratic) {
@@ -1465,7 +1597,7 @@ Matched<AttentionMatch> matchNormalizedProduct(linalg::LinalgOp div) {
     if (!qk || qk.getNumDpsInputs() != 2 ||
         !linalg::isaContractionOpInterface(qk))
       return Miss{"not a normalized product", /*silent=*/true};
-    phi = sharedFeatureMap(qk.getDpsInputs()[0], qk.getDpsInputs()[1]);
+    phi = sharedFeatures(qk.getDpsInputs()[0], qk.getDpsInputs()[1]);
   } else {
     kvOp = rhs.getDefiningOp<linalg::LinalgOp>();
     if (!kvOp || kvOp.getNumDpsInputs() != 2 ||
@@ -1490,13 +1622,14 @@ Matched<AttentionMatch> matchNormalizedProduct(linalg::LinalgOp div) {
                  reducedValue(ksumOp) == phiK);
     if (!sums)
       return Miss{"not a normalized product", /*silent=*/true};
-    phi = sharedFeatureMap(lhs, phiK);
+    phi = sharedFeatures(lhs, phiK);
   }
   // From here on, the graph divides a product by its own row sums: say
   // why it is not raised.
   if (!phi)
     return Miss{"the product is normalized by its row sums, but Q and K do "
-                "not go through the same feature map (elu + 1 or relu)"};
+                "not go through the same feature map (elu + 1, relu or "
+                "FAVOR+)"};
   std::optional<double> eps = divisionEps(div, dchain);
   if (!eps)
     return Miss{"the product is divided by a row value, but not as num / "
@@ -1515,8 +1648,14 @@ Matched<AttentionMatch> matchNormalizedProduct(linalg::LinalgOp div) {
       !cast<RankedTensorType>(lhs.getType()).hasStaticShape() ||
       !cast<RankedTensorType>(rhs.getType()).hasStaticShape())
     return Miss{"the shapes are not static"};
-  m.weights.normalizer = KernelAttr::get(ctx, *phi, 0, false, 0, APFloat(*eps));
-  m.weights.featureMap = *phi;
+  // With eps, FAVOR+'s constant does not cancel: it must be 1 / sqrt(m).
+  const Features &fq = phi->first;
+  if (fq.map == FeatureMap::favor && *eps != 0 &&
+      std::fabs(fq.factor * std::sqrt(double(fq.features)) - 1.0) > 1e-5)
+    return Miss{"FAVOR+ features scaled by a constant other than 1 / sqrt(m) "
+                "with eps"};
+  m.weights.normalizer = kernelAttr(ctx, fq, *eps);
+  m.weights.featureMap = fq.map;
   m.weights.ops = {pv.op, denOp};
   for (const raise::UnaryOp &u : dchain.ops)
     m.weights.ops.push_back(u.op);
@@ -1524,9 +1663,8 @@ Matched<AttentionMatch> matchNormalizedProduct(linalg::LinalgOp div) {
   if (*eps != 0)
     llvm::raw_string_ostream(epsNote) << ", eps " << llvm::format("%g", *eps);
   if (quadratic) {
-    m.weights.form = std::string("linear attention (") + featureMapName(*phi) +
-                     " features) in quadratic form, normalized after the V "
-                     "product" +
+    m.weights.form = "linear attention (" + featureMapName(fq) +
+                     ") in quadratic form, normalized after the V product" +
                      epsNote;
     m.weights.scores = lhs;
     m.v = rhs;
@@ -1538,8 +1676,8 @@ Matched<AttentionMatch> matchNormalizedProduct(linalg::LinalgOp div) {
     if (std::optional<Miss> miss = matchScores(m, s, pv))
       return *miss;
   } else {
-    m.weights.form = std::string("linear attention (") + featureMapName(*phi) +
-                     " features) in linear order" + epsNote;
+    m.weights.form = "linear attention (" + featureMapName(fq) +
+                     ") in linear order" + epsNote;
     // KV = phi(K)^T V over the keys: phi(K) read as [..., Lk, D] (or its
     // transpose as [..., D, Lk]), V as [..., Lk, Dv]; z = sum_k phi(K) read
     // by the denominator as [..., D].
@@ -1614,11 +1752,7 @@ Matched<AttentionMatch> matchNormalizedProduct(linalg::LinalgOp div) {
       m.weights.ops.push_back(expand);
     m.qkOp = kvOp;
     m.v = kvOp.getDpsInputs()[1];
-    auto phiQOp = lhs.getDefiningOp<linalg::LinalgOp>();
-    auto phiKOp = phiK.getDefiningOp<linalg::LinalgOp>();
-    m.q = featureInput(phiQOp);
-    m.k = featureInput(phiKOp);
-    m.featureOps = {phiQOp, phiKOp};
+    (void)applyFeatures(m, phi->first, phi->second);
     m.lq = cast<RankedTensorType>(m.q.getType()).getDimSize(m.rank - 2);
     m.lk = cast<RankedTensorType>(m.k.getType()).getDimSize(m.rank - 2);
     if (!cast<RankedTensorType>(m.v.getType()).hasStaticShape())
@@ -1758,9 +1892,22 @@ Matched<Value> buildAttention(const AttentionMatch &m, RewriterBase &b) {
     problem.modifiers.gate = to4d(m.gate);
   problem.normalizer = m.weights.normalizer;
   problem.masking.pattern = m.pattern;
-  problem.explicitScale = !m.weights.featureMap;
-  problem.scale = m.scale;
+  problem.explicitScale = !m.weights.featureMap || m.kernelScale;
+  problem.scale = m.kernelScale ? *m.kernelScale : m.scale;
   problem.qkNormEps = m.qkNormEps;
+  if (m.projection) {
+    problem.projection = m.projection;
+    if (m.transposeProjection) {
+      auto wt = cast<RankedTensorType>(m.projection.getType());
+      Value init = tensor::EmptyOp::create(
+          b, loc, ArrayRef<int64_t>{wt.getDimSize(1), wt.getDimSize(0)},
+          wt.getElementType());
+      problem.projection =
+          linalg::TransposeOp::create(b, loc, m.projection, init,
+                                      ArrayRef<int64_t>{1, 0})
+              ->getResult(0);
+    }
+  }
   auto q4 = cast<RankedTensorType>(problem.query.getType());
   problem.results.output = RankedTensorType::get(
       {q4.getDimSize(0), q4.getDimSize(1), q4.getDimSize(2),
