@@ -46,43 +46,53 @@
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py qk_layernorm %t/qk_layernorm %t/qk_layernorm.raised.npy %t/qk_layernorm.plain.npy | FileCheck %s --check-prefix=NUMPY
 // QK_LAYERNORM: remark: raised attention: relu, scale 1, qk-layernorm (eps 1e-05)
 // QK_LAYERNORM: check result0: {{.*}} ok
-// RUN: attn-run %s --entry quadratic_after_v --random-inputs --seed 28 --save-inputs %t/quadratic_after_v --output %t/quadratic_after_v.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=QUADRATIC_AFTER_V
-// RUN: attn-run %s --entry quadratic_after_v --random-inputs --seed 28 --output %t/quadratic_after_v.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-run %s --entry gqa_relu --random-inputs --seed 28 --save-inputs %t/gqa_relu --output %t/gqa_relu.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=GQA_RELU
+// RUN: attn-run %s --entry gqa_relu --random-inputs --seed 28 --output %t/gqa_relu.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: %attn_py3 %S/Inputs/raise_numpy.py gqa_relu %t/gqa_relu %t/gqa_relu.raised.npy %t/gqa_relu.plain.npy | FileCheck %s --check-prefix=NUMPY
+// GQA_RELU: remark: raised attention: relu times Lk^-alpha, scale 0.25, grouped heads (2 query heads per key/value head)
+// GQA_RELU: check result0: {{.*}} ok
+// RUN: attn-run %s --entry gqa_linear --random-inputs --seed 29 --save-inputs %t/gqa_linear --output %t/gqa_linear.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=GQA_LINEAR
+// RUN: attn-run %s --entry gqa_linear --random-inputs --seed 29 --output %t/gqa_linear.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: %attn_py3 %S/Inputs/raise_numpy.py gqa_linear %t/gqa_linear %t/gqa_linear.raised.npy %t/gqa_linear.plain.npy | FileCheck %s --check-prefix=NUMPY
+// GQA_LINEAR: remark: raised attention: linear attention (elu + 1 features) in quadratic form, normalized after the V product, eps 1e-06, grouped heads (2 query heads per key/value head)
+// GQA_LINEAR: check result0: {{.*}} ok
+// RUN: attn-run %s --entry quadratic_after_v --random-inputs --seed 30 --save-inputs %t/quadratic_after_v --output %t/quadratic_after_v.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=QUADRATIC_AFTER_V
+// RUN: attn-run %s --entry quadratic_after_v --random-inputs --seed 30 --output %t/quadratic_after_v.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py quadratic_after_v %t/quadratic_after_v %t/quadratic_after_v.raised.npy %t/quadratic_after_v.plain.npy | FileCheck %s --check-prefix=NUMPY
 // QUADRATIC_AFTER_V: remark: raised attention: linear attention (elu + 1 features) in quadratic form, normalized after the V product, eps 1e-06
 // QUADRATIC_AFTER_V: check result0: {{.*}} ok
-// RUN: attn-run %s --entry quadratic_padding --random-inputs --seed 29 --save-inputs %t/quadratic_padding --output %t/quadratic_padding.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=QUADRATIC_PADDING
-// RUN: attn-run %s --entry quadratic_padding --random-inputs --seed 29 --output %t/quadratic_padding.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-run %s --entry quadratic_padding --random-inputs --seed 31 --save-inputs %t/quadratic_padding --output %t/quadratic_padding.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=QUADRATIC_PADDING
+// RUN: attn-run %s --entry quadratic_padding --random-inputs --seed 31 --output %t/quadratic_padding.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py quadratic_padding %t/quadratic_padding %t/quadratic_padding.raised.npy %t/quadratic_padding.plain.npy | FileCheck %s --check-prefix=NUMPY
 // QUADRATIC_PADDING: remark: raised attention: linear attention (elu + 1 features) in quadratic form, normalized after the V product, boolean mask tensor
 // QUADRATIC_PADDING: check result0: {{.*}} ok
-// RUN: attn-run %s --entry linear_order --random-inputs --seed 30 --save-inputs %t/linear_order --output %t/linear_order.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=LINEAR_ORDER
-// RUN: attn-run %s --entry linear_order --random-inputs --seed 30 --output %t/linear_order.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-run %s --entry linear_order --random-inputs --seed 32 --save-inputs %t/linear_order --output %t/linear_order.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=LINEAR_ORDER
+// RUN: attn-run %s --entry linear_order --random-inputs --seed 32 --output %t/linear_order.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py linear_order %t/linear_order %t/linear_order.raised.npy %t/linear_order.plain.npy | FileCheck %s --check-prefix=NUMPY
 // LINEAR_ORDER: remark: raised attention: linear attention (elu + 1 features) in linear order, eps 0.001
 // LINEAR_ORDER: check result0: {{.*}} ok
-// RUN: attn-run %s --entry linear_order_named --random-inputs --seed 31 --save-inputs %t/linear_order_named --output %t/linear_order_named.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=LINEAR_ORDER_NAMED
-// RUN: attn-run %s --entry linear_order_named --random-inputs --seed 31 --output %t/linear_order_named.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-run %s --entry linear_order_named --random-inputs --seed 33 --save-inputs %t/linear_order_named --output %t/linear_order_named.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=LINEAR_ORDER_NAMED
+// RUN: attn-run %s --entry linear_order_named --random-inputs --seed 33 --output %t/linear_order_named.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py linear_order_named %t/linear_order_named %t/linear_order_named.raised.npy %t/linear_order_named.plain.npy | FileCheck %s --check-prefix=NUMPY
 // LINEAR_ORDER_NAMED: remark: raised attention: linear attention (relu features) in linear order, [B*H, L, D] operands
 // LINEAR_ORDER_NAMED: check result0: {{.*}} ok
-// RUN: attn-run %s --entry favor --random-inputs --seed 32 --save-inputs %t/favor --output %t/favor.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=FAVOR
-// RUN: attn-run %s --entry favor --random-inputs --seed 32 --output %t/favor.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-run %s --entry favor --random-inputs --seed 34 --save-inputs %t/favor --output %t/favor.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=FAVOR
+// RUN: attn-run %s --entry favor --random-inputs --seed 34 --output %t/favor.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py favor %t/favor %t/favor.raised.npy %t/favor.plain.npy | FileCheck %s --check-prefix=NUMPY
 // FAVOR: remark: raised attention: linear attention (FAVOR+ features
 // FAVOR: check result0: {{.*}} ok
-// RUN: attn-run %s --entry tosa_gelu --random-inputs --seed 33 --save-inputs %t/tosa_gelu --output %t/tosa_gelu.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=TOSA_GELU
-// RUN: attn-run %s --entry tosa_gelu --random-inputs --seed 33 --output %t/tosa_gelu.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-run %s --entry tosa_gelu --random-inputs --seed 35 --save-inputs %t/tosa_gelu --output %t/tosa_gelu.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=TOSA_GELU
+// RUN: attn-run %s --entry tosa_gelu --random-inputs --seed 35 --output %t/tosa_gelu.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py tosa_gelu %t/tosa_gelu %t/tosa_gelu.raised.npy %t/tosa_gelu.plain.npy | FileCheck %s --check-prefix=NUMPY
 // TOSA_GELU: remark: raised attention: gelu times Lk^-alpha
 // TOSA_GELU: check result0: {{.*}} ok
-// RUN: attn-run %s --entry tosa_linear_quadratic --random-inputs --seed 34 --save-inputs %t/tosa_linear_quadratic --output %t/tosa_linear_quadratic.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=TOSA_LINEAR_QUADRATIC
-// RUN: attn-run %s --entry tosa_linear_quadratic --random-inputs --seed 34 --output %t/tosa_linear_quadratic.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-run %s --entry tosa_linear_quadratic --random-inputs --seed 36 --save-inputs %t/tosa_linear_quadratic --output %t/tosa_linear_quadratic.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=TOSA_LINEAR_QUADRATIC
+// RUN: attn-run %s --entry tosa_linear_quadratic --random-inputs --seed 36 --output %t/tosa_linear_quadratic.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py tosa_linear_quadratic %t/tosa_linear_quadratic %t/tosa_linear_quadratic.raised.npy %t/tosa_linear_quadratic.plain.npy | FileCheck %s --check-prefix=NUMPY
 // TOSA_LINEAR_QUADRATIC: remark: raised attention: linear attention (elu + 1 features) in quadratic form, normalized after the V product, eps 1e-06
 // TOSA_LINEAR_QUADRATIC: check result0: {{.*}} ok
-// RUN: attn-run %s --entry tosa_linear_order --random-inputs --seed 35 --save-inputs %t/tosa_linear_order --output %t/tosa_linear_order.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=TOSA_LINEAR_ORDER
-// RUN: attn-run %s --entry tosa_linear_order --random-inputs --seed 35 --output %t/tosa_linear_order.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-run %s --entry tosa_linear_order --random-inputs --seed 37 --save-inputs %t/tosa_linear_order --output %t/tosa_linear_order.raised.npy --check --remarks 2>&1 | FileCheck %s --check-prefix=TOSA_LINEAR_ORDER
+// RUN: attn-run %s --entry tosa_linear_order --random-inputs --seed 37 --output %t/tosa_linear_order.plain.npy --remarks --pipeline="attn-lower-to-llvm-pipeline{raise=false}" 2>&1 | FileCheck %s --check-prefix=PLAIN
 // RUN: %attn_py3 %S/Inputs/raise_numpy.py tosa_linear_order %t/tosa_linear_order %t/tosa_linear_order.raised.npy %t/tosa_linear_order.plain.npy | FileCheck %s --check-prefix=NUMPY
 // TOSA_LINEAR_ORDER: remark: raised attention: linear attention (relu features) in linear order, [B*H, L, D] operands
 // TOSA_LINEAR_ORDER: check result0: {{.*}} ok
@@ -443,6 +453,101 @@ func.func @qk_layernorm(%q: tensor<1x2x33x16xf32>, %k: tensor<1x2x33x16xf32>, %v
     %mm = arith.mulf %a, %b : f32
     %r = arith.addf %c, %mm : f32
     linalg.yield %r : f32
+  } -> tensor<1x2x33x8xf32>
+  return %o : tensor<1x2x33x8xf32>
+}
+
+func.func @gqa_relu(%q: tensor<1x2x33x16xf32>, %k: tensor<1x1x33x16xf32>, %v: tensor<1x1x33x8xf32>) -> tensor<1x2x33x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e5 = tensor.empty() : tensor<1x1x2x33x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x1x33x16xf32>) outs(%e5 : tensor<1x1x2x33x16xf32>) dimensions = [2]
+  %kk = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x1x2x33x16xf32> into tensor<1x2x33x16xf32>
+  %e5v = tensor.empty() : tensor<1x1x2x33x8xf32>
+  %vb = linalg.broadcast ins(%v : tensor<1x1x33x8xf32>) outs(%e5v : tensor<1x1x2x33x8xf32>) dimensions = [2]
+  %vv = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x1x2x33x8xf32> into tensor<1x2x33x8xf32>
+  %cst = arith.constant 0.25 : f32
+  %f = arith.constant 0.0303030312 : f32
+  %es = tensor.empty() : tensor<1x2x33x33xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%es : tensor<1x2x33x33xf32>) -> tensor<1x2x33x33xf32>
+  %s = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %kk : tensor<1x2x33x16xf32>, tensor<1x2x33x16xf32>) outs(%sz : tensor<1x2x33x33xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %mm = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x33x33xf32>
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = #par} ins(%s : tensor<1x2x33x33xf32>) outs(%es : tensor<1x2x33x33xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %xs = arith.mulf %x, %cst : f32
+    %r = arith.maximumf %xs, %zero : f32
+    %y = arith.mulf %r, %f : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x33x33xf32>
+  %eo = tensor.empty() : tensor<1x2x33x8xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x2x33x8xf32>) -> tensor<1x2x33x8xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %vv : tensor<1x2x33x33xf32>, tensor<1x2x33x8xf32>) outs(%oz : tensor<1x2x33x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %mm = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x33x8xf32>
+  return %o : tensor<1x2x33x8xf32>
+}
+
+func.func @gqa_linear(%q: tensor<1x2x33x16xf32>, %k: tensor<1x1x33x16xf32>, %v: tensor<1x1x33x8xf32>) -> tensor<1x2x33x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %ef = tensor.empty() : tensor<1x2x33x16xf32>
+  %e5 = tensor.empty() : tensor<1x1x2x33x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x1x33x16xf32>) outs(%e5 : tensor<1x1x2x33x16xf32>) dimensions = [2]
+  %kk = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x1x2x33x16xf32> into tensor<1x2x33x16xf32>
+  %e5v = tensor.empty() : tensor<1x1x2x33x8xf32>
+  %vb = linalg.broadcast ins(%v : tensor<1x1x33x8xf32>) outs(%e5v : tensor<1x1x2x33x8xf32>) dimensions = [2]
+  %vv = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x1x2x33x8xf32> into tensor<1x2x33x8xf32>
+  %fq = linalg.generic {indexing_maps = [#id, #id], iterator_types = #par} ins(%q : tensor<1x2x33x16xf32>) outs(%ef : tensor<1x2x33x16xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %pos = arith.cmpf ogt, %x, %zero : f32
+    %a1 = arith.addf %x, %one : f32
+    %ex = math.exp %x : f32
+    %y = arith.select %pos, %a1, %ex : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x33x16xf32>
+  %fk = linalg.generic {indexing_maps = [#id, #id], iterator_types = #par} ins(%kk : tensor<1x2x33x16xf32>) outs(%ef : tensor<1x2x33x16xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %pos = arith.cmpf ogt, %x, %zero : f32
+    %a1 = arith.addf %x, %one : f32
+    %ex = math.exp %x : f32
+    %y = arith.select %pos, %a1, %ex : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x33x16xf32>
+  %es = tensor.empty() : tensor<1x2x33x33xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%es : tensor<1x2x33x33xf32>) -> tensor<1x2x33x33xf32>
+  %a = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%fq, %fk : tensor<1x2x33x16xf32>, tensor<1x2x33x16xf32>) outs(%sz : tensor<1x2x33x33xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %mm = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x33x33xf32>
+  %eo = tensor.empty() : tensor<1x2x33x8xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x2x33x8xf32>) -> tensor<1x2x33x8xf32>
+  %num = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%a, %vv : tensor<1x2x33x33xf32>, tensor<1x2x33x8xf32>) outs(%oz : tensor<1x2x33x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %mm = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x33x8xf32>
+  %er = tensor.empty() : tensor<1x2x33xf32>
+  %rz = linalg.fill ins(%zero : f32) outs(%er : tensor<1x2x33xf32>) -> tensor<1x2x33xf32>
+  %den = linalg.reduce ins(%a : tensor<1x2x33x33xf32>) outs(%rz : tensor<1x2x33xf32>) dimensions = [3]
+    (%x: f32, %acc: f32) {
+      %r = arith.addf %x, %acc : f32
+      linalg.yield %r : f32
+    }
+  %o = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = #par} ins(%num, %den : tensor<1x2x33x8xf32>, tensor<1x2x33xf32>) outs(%eo : tensor<1x2x33x8xf32>) {
+  ^bb0(%n: f32, %d: f32, %out: f32):
+    %eps = arith.constant 1.0e-06 : f32
+    %de = arith.addf %d, %eps : f32
+    %y = arith.divf %n, %de : f32
+    linalg.yield %y : f32
   } -> tensor<1x2x33x8xf32>
   return %o : tensor<1x2x33x8xf32>
 }

@@ -602,3 +602,79 @@ func.func @favor(%q: tensor<1x2x33x16xf32>, %k: tensor<1x2x33x16xf32>, %v: tenso
   } -> tensor<1x2x33x8xf32>
   return %o : tensor<1x2x33x8xf32>
 }
+
+// -----
+
+// Grouped-query linear attention: K and V heads broadcast before the features.
+// CHECK-LABEL: func.func @gqa_linear(
+// CHECK-SAME:    %[[Q:.+]]: tensor<1x2x33x16xf32>, %[[K:.+]]: tensor<1x1x33x16xf32>, %[[V:.+]]: tensor<1x1x33x8xf32>)
+// CHECK-NOT:     linalg.
+// CHECK:         attn.attention %[[Q]], %[[K]], %[[V]] {normalizer = #attn.kernel<elu_plus_one, eps = 9.99999997{{[0-9]+}}e-07>} : tensor<1x2x33x16xf32>, tensor<1x1x33x16xf32>, tensor<1x1x33x8xf32> -> tensor<1x2x33x8xf32>
+#q = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#k = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#s = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#p = affine_map<(b, h, i, d, j) -> (b, h, i, j)>
+#v = affine_map<(b, h, i, d, j) -> (b, h, j, d)>
+#o = affine_map<(b, h, i, d, j) -> (b, h, i, d)>
+#id = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+#par = ["parallel", "parallel", "parallel", "parallel"]
+func.func @gqa_linear(%q: tensor<1x2x33x16xf32>, %k: tensor<1x1x33x16xf32>, %v: tensor<1x1x33x8xf32>) -> tensor<1x2x33x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %ef = tensor.empty() : tensor<1x2x33x16xf32>
+  %e5 = tensor.empty() : tensor<1x1x2x33x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x1x33x16xf32>) outs(%e5 : tensor<1x1x2x33x16xf32>) dimensions = [2]
+  %kk = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x1x2x33x16xf32> into tensor<1x2x33x16xf32>
+  %e5v = tensor.empty() : tensor<1x1x2x33x8xf32>
+  %vb = linalg.broadcast ins(%v : tensor<1x1x33x8xf32>) outs(%e5v : tensor<1x1x2x33x8xf32>) dimensions = [2]
+  %vv = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x1x2x33x8xf32> into tensor<1x2x33x8xf32>
+  %fq = linalg.generic {indexing_maps = [#id, #id], iterator_types = #par} ins(%q : tensor<1x2x33x16xf32>) outs(%ef : tensor<1x2x33x16xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %pos = arith.cmpf ogt, %x, %zero : f32
+    %a1 = arith.addf %x, %one : f32
+    %ex = math.exp %x : f32
+    %y = arith.select %pos, %a1, %ex : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x33x16xf32>
+  %fk = linalg.generic {indexing_maps = [#id, #id], iterator_types = #par} ins(%kk : tensor<1x2x33x16xf32>) outs(%ef : tensor<1x2x33x16xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %pos = arith.cmpf ogt, %x, %zero : f32
+    %a1 = arith.addf %x, %one : f32
+    %ex = math.exp %x : f32
+    %y = arith.select %pos, %a1, %ex : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x33x16xf32>
+  %es = tensor.empty() : tensor<1x2x33x33xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%es : tensor<1x2x33x33xf32>) -> tensor<1x2x33x33xf32>
+  %a = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%fq, %fk : tensor<1x2x33x16xf32>, tensor<1x2x33x16xf32>) outs(%sz : tensor<1x2x33x33xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %mm = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x33x33xf32>
+  %eo = tensor.empty() : tensor<1x2x33x8xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x2x33x8xf32>) -> tensor<1x2x33x8xf32>
+  %num = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%a, %vv : tensor<1x2x33x33xf32>, tensor<1x2x33x8xf32>) outs(%oz : tensor<1x2x33x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %mm = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x33x8xf32>
+  %er = tensor.empty() : tensor<1x2x33xf32>
+  %rz = linalg.fill ins(%zero : f32) outs(%er : tensor<1x2x33xf32>) -> tensor<1x2x33xf32>
+  %den = linalg.reduce ins(%a : tensor<1x2x33x33xf32>) outs(%rz : tensor<1x2x33xf32>) dimensions = [3]
+    (%x: f32, %acc: f32) {
+      %r = arith.addf %x, %acc : f32
+      linalg.yield %r : f32
+    }
+  // expected-remark @below {{raised attention: linear attention (elu + 1 features) in quadratic form, normalized after the V product, eps 1e-06, grouped heads (2 query heads per key/value head)}}
+  %o = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = #par} ins(%num, %den : tensor<1x2x33x8xf32>, tensor<1x2x33xf32>) outs(%eo : tensor<1x2x33x8xf32>) {
+  ^bb0(%n: f32, %d: f32, %out: f32):
+    %eps = arith.constant 1.0e-06 : f32
+    %de = arith.addf %d, %eps : f32
+    %y = arith.divf %n, %de : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x33x8xf32>
+  return %o : tensor<1x2x33x8xf32>
+}

@@ -810,3 +810,56 @@ func.func @qk_layernorm(%q: tensor<1x2x33x16xf32>, %k: tensor<1x2x33x16xf32>, %v
   } -> tensor<1x2x33x8xf32>
   return %o : tensor<1x2x33x8xf32>
 }
+
+// -----
+
+// Grouped-query ReLU attention: K and V heads broadcast (2 query heads each).
+// CHECK-LABEL: func.func @gqa_relu(
+// CHECK-SAME:    %[[Q:.+]]: tensor<1x2x33x16xf32>, %[[K:.+]]: tensor<1x1x33x16xf32>, %[[V:.+]]: tensor<1x1x33x8xf32>)
+// CHECK-NOT:     linalg.
+// CHECK:         attn.attention %[[Q]], %[[K]], %[[V]] {normalizer = #attn.pointwise<relu>, scale = 2.500000e-01 : f32} : tensor<1x2x33x16xf32>, tensor<1x1x33x16xf32>, tensor<1x1x33x8xf32> -> tensor<1x2x33x8xf32>
+#q = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#k = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#s = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#p = affine_map<(b, h, i, d, j) -> (b, h, i, j)>
+#v = affine_map<(b, h, i, d, j) -> (b, h, j, d)>
+#o = affine_map<(b, h, i, d, j) -> (b, h, i, d)>
+#id = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#m2 = affine_map<(b, h, i, j) -> (i, j)>
+#par = ["parallel", "parallel", "parallel", "parallel"]
+func.func @gqa_relu(%q: tensor<1x2x33x16xf32>, %k: tensor<1x1x33x16xf32>, %v: tensor<1x1x33x8xf32>) -> tensor<1x2x33x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e5 = tensor.empty() : tensor<1x1x2x33x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x1x33x16xf32>) outs(%e5 : tensor<1x1x2x33x16xf32>) dimensions = [2]
+  %kk = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x1x2x33x16xf32> into tensor<1x2x33x16xf32>
+  %e5v = tensor.empty() : tensor<1x1x2x33x8xf32>
+  %vb = linalg.broadcast ins(%v : tensor<1x1x33x8xf32>) outs(%e5v : tensor<1x1x2x33x8xf32>) dimensions = [2]
+  %vv = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x1x2x33x8xf32> into tensor<1x2x33x8xf32>
+  %cst = arith.constant 0.25 : f32
+  %f = arith.constant 0.0303030312 : f32
+  %es = tensor.empty() : tensor<1x2x33x33xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%es : tensor<1x2x33x33xf32>) -> tensor<1x2x33x33xf32>
+  %s = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %kk : tensor<1x2x33x16xf32>, tensor<1x2x33x16xf32>) outs(%sz : tensor<1x2x33x33xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %mm = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x33x33xf32>
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = #par} ins(%s : tensor<1x2x33x33xf32>) outs(%es : tensor<1x2x33x33xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %xs = arith.mulf %x, %cst : f32
+    %r = arith.maximumf %xs, %zero : f32
+    %y = arith.mulf %r, %f : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x33x33xf32>
+  %eo = tensor.empty() : tensor<1x2x33x8xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x2x33x8xf32>) -> tensor<1x2x33x8xf32>
+  // expected-remark @below {{raised attention: relu times Lk^-alpha, scale 0.25, grouped heads (2 query heads per key/value head)}}
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %vv : tensor<1x2x33x33xf32>, tensor<1x2x33x8xf32>) outs(%oz : tensor<1x2x33x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %mm = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x33x8xf32>
+  return %o : tensor<1x2x33x8xf32>
+}

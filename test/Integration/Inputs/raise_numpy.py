@@ -82,7 +82,9 @@ def reference(name, x):
         return relu(scores(ln(q), ln(k))) @ v
     if name == "gated":
         return (relu(s) @ v) * x["g"]
-    if name == "quadratic_after_v":
+    if name == "gqa_relu":
+        return (lk ** -1.0 * relu(0.25 * s)) @ v
+    if name == "quadratic_after_v" or name == "gqa_linear":
         return linear_quadratic(elu1(q), elu1(k), v, eps=1e-6)
     if name == "quadratic_padding":
         return linear_quadratic(elu1(q), elu1(k), v, mask=x["m"])
