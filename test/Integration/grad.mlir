@@ -40,6 +40,8 @@
 // RUN: %{check}
 // REDEFINE: %{fn} = gelu_causal
 // RUN: %{check}
+// REDEFINE: %{fn} = gelu_tanh_causal
+// RUN: %{check}
 // REDEFINE: %{fn} = softplus
 // RUN: %{check}
 // REDEFINE: %{fn} = sigmoid
@@ -136,6 +138,11 @@ func.func @relu2_window_gqa(%q: tensor<1x4x50x16xf32>, %k: tensor<1x1x50x16xf32>
 
 func.func @gelu_causal(%q: tensor<1x2x41x16xf32>, %k: tensor<1x2x41x16xf32>, %v: tensor<1x2x41x16xf32>) -> tensor<1x2x41x16xf32> {
   %0 = attn.attention %q, %k, %v {normalizer = #attn.pointwise<gelu>, pattern = #attn.causal} : tensor<1x2x41x16xf32>, tensor<1x2x41x16xf32>, tensor<1x2x41x16xf32> -> tensor<1x2x41x16xf32>
+  return %0 : tensor<1x2x41x16xf32>
+}
+
+func.func @gelu_tanh_causal(%q: tensor<1x2x41x16xf32>, %k: tensor<1x2x41x16xf32>, %v: tensor<1x2x41x16xf32>) -> tensor<1x2x41x16xf32> {
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.pointwise<gelu_tanh>, pattern = #attn.causal} : tensor<1x2x41x16xf32>, tensor<1x2x41x16xf32>, tensor<1x2x41x16xf32> -> tensor<1x2x41x16xf32>
   return %0 : tensor<1x2x41x16xf32>
 }
 

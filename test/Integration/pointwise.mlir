@@ -1,4 +1,4 @@
-// Pointwise (ReLU-family) attention against the scalar reference: all seven h, alpha in {0, 0.5, 1}, masks, GQA, qk-layernorm, gate, bias.
+// Pointwise (ReLU-family) attention against the scalar reference: all eight h, alpha in {0, 0.5, 1}, masks, GQA, qk-layernorm, gate, bias.
 // DEFINE: %{tol} = --rtol 1e-3 --atol 1e-4 --max-rel-err 1e-5
 // DEFINE: %{fn} =
 // DEFINE: %{check} = attn-run %s --entry %{fn} --random-inputs --seed 7 --save-inputs %t/%{fn} --output %t/%{fn}.npy && attn-ref %s --entry %{fn} --inputs %t/%{fn} --compare %t/%{fn}.npy %{tol}
@@ -16,6 +16,8 @@
 // REDEFINE: %{fn} = relu6
 // RUN: %{check}
 // REDEFINE: %{fn} = sigmoid
+// RUN: %{check}
+// REDEFINE: %{fn} = gelu_tanh
 // RUN: %{check}
 // REDEFINE: %{fn} = alpha0_causal
 // RUN: %{check}
@@ -43,6 +45,13 @@ func.func @relu2(%query: tensor<2x4x67x16xf32>, %key: tensor<2x2x67x16xf32>, %va
 }
 
 /// gelu, alpha = 1, all keys
+/// gelu_tanh (GELU's tanh approximation), alpha = 0.5, all keys
+func.func @gelu_tanh(%query: tensor<2x4x67x16xf32>, %key: tensor<2x2x67x16xf32>, %value: tensor<2x2x67x8xf32>) -> tensor<2x4x67x8xf32> {
+  %0 = attn.attention %query, %key, %value {normalizer = #attn.pointwise<gelu_tanh, alpha = 0.5>}
+      : tensor<2x4x67x16xf32>, tensor<2x2x67x16xf32>, tensor<2x2x67x8xf32> -> tensor<2x4x67x8xf32>
+  return %0 : tensor<2x4x67x8xf32>
+}
+
 func.func @gelu(%query: tensor<2x4x67x16xf32>, %key: tensor<2x2x67x16xf32>, %value: tensor<2x2x67x8xf32>) -> tensor<2x4x67x8xf32> {
   %0 = attn.attention %query, %key, %value {normalizer = #attn.pointwise<gelu>}
       : tensor<2x4x67x16xf32>, tensor<2x2x67x16xf32>, tensor<2x2x67x8xf32> -> tensor<2x4x67x8xf32>

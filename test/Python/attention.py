@@ -60,7 +60,7 @@ def check(name, kwargs, ref_kwargs, shapes=((37, 37), (29, 64)), tol=2e-4,
 check("softmax", dict(pattern="causal"), dict(pattern=ref.causal()))
 # CHECK: ok softmax
 for fn in ("relu", "relu2", "gelu", "softplus", "identity", "relu6",
-           "sigmoid"):
+           "sigmoid", "gelu_tanh"):
     check(fn, dict(normalizer=fn, pattern="causal", alpha=0.5),
           dict(normalizer=fn, pattern=ref.causal(), alpha=0.5))
 # CHECK: ok relu
@@ -70,6 +70,7 @@ for fn in ("relu", "relu2", "gelu", "softplus", "identity", "relu6",
 # CHECK: ok identity
 # CHECK: ok relu6
 # CHECK: ok sigmoid
+# CHECK: ok gelu_tanh
 check("elu_plus_one", dict(normalizer="elu_plus_one", pattern="causal"),
       dict(normalizer="elu_plus_one", pattern=ref.causal()))
 check("linear_relu", dict(normalizer="linear_relu", scale=0.25,
