@@ -14,7 +14,7 @@
 // generic_4d: check result0: {{.*}} ok
 // REDEFINE: %{fn} = relu
 // RUN: %{run}
-// relu: remark: raised attention: relu times a constant, scale 0.125, K transposed, [B*H, L, D] operands
+// relu: remark: raised attention: relu times Lk^-alpha (3 elementwise ops), scale 0.125, K transposed, [B*H, L, D] operands
 // relu: check result0: {{.*}} ok
 // REDEFINE: %{fn} = linear_quadratic
 // RUN: %{run}

@@ -863,3 +863,47 @@ func.func @gqa_relu(%q: tensor<1x2x33x16xf32>, %k: tensor<1x1x33x16xf32>, %v: te
   } -> tensor<1x2x33x8xf32>
   return %o : tensor<1x2x33x8xf32>
 }
+
+// -----
+
+// Not raised: relu clipped at 1000 agrees with relu only below 1000 (the chain is
+// also evaluated around its own constants, not only at fixed samples).
+// CHECK-LABEL: func.func @relu_clipped_at_1000(
+// CHECK-NOT:     attn.attention
+#q = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#k = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#s = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#p = affine_map<(b, h, i, d, j) -> (b, h, i, j)>
+#v = affine_map<(b, h, i, d, j) -> (b, h, j, d)>
+#o = affine_map<(b, h, i, d, j) -> (b, h, i, d)>
+#id = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#m2 = affine_map<(b, h, i, j) -> (i, j)>
+#par = ["parallel", "parallel", "parallel", "parallel"]
+func.func @relu_clipped_at_1000(%q: tensor<1x2x33x16xf32>, %k: tensor<1x2x33x16xf32>, %v: tensor<1x2x33x8xf32>) -> tensor<1x2x33x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %es = tensor.empty() : tensor<1x2x33x33xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%es : tensor<1x2x33x33xf32>) -> tensor<1x2x33x33xf32>
+  %s = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x33x16xf32>, tensor<1x2x33x16xf32>) outs(%sz : tensor<1x2x33x33xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %mm = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x33x33xf32>
+  %clip = arith.constant 1000.0 : f32
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = #par} ins(%s : tensor<1x2x33x33xf32>) outs(%es : tensor<1x2x33x33xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %r = arith.maximumf %x, %zero : f32
+    %y = arith.minimumf %r, %clip : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x33x33xf32>
+  %eo = tensor.empty() : tensor<1x2x33x8xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x2x33x8xf32>) -> tensor<1x2x33x8xf32>
+  // expected-remark @below {{not raised to attn.attention: the weights are an elementwise function of the scores that is not c * h(a * s) with a constant c > 0 and h one of relu, relu2, gelu, gelu_tanh, softplus, identity, relu6, sigmoid}}
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : tensor<1x2x33x33xf32>, tensor<1x2x33x8xf32>) outs(%oz : tensor<1x2x33x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %mm = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %mm : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x33x8xf32>
+  return %o : tensor<1x2x33x8xf32>
+}

@@ -270,7 +270,10 @@ std::optional<FeatureMap> featureMapOf(linalg::LinalgOp op) {
   if (!u)
     return std::nullopt;
   bool elu = true, relu = true;
-  for (double x : {-5.0, -1.5, -0.3, 0.2, 0.9, 2.5, 7.0}) {
+  SmallVector<double> points = {-60.0, -5.0, -1.5, -0.3, 0.2,
+                                0.9,   2.5,  7.0,  60.0};
+  points.append(raise::probePoints({op.getOperation()}));
+  for (double x : points) {
     std::optional<double> y = (*u)(x);
     if (!y)
       return std::nullopt;
@@ -868,8 +871,15 @@ Matched<Weights> matchPointwise(Value p, int64_t keyLen) {
                 /*silent=*/true};
   double a = chain.ops.empty() ? raise::scaleOfUse(fusedArg, raise::Bindings())
                                : raise::leadingScale(chain);
+  SmallVector<Operation *> payloads;
+  for (const raise::UnaryOp &u : chain.ops)
+    payloads.push_back(u.op);
+  if (fusedExpr)
+    payloads.push_back(fusedExpr.getDefiningOp());
+  // Breakpoints of the chain's constants, in the domain of y = a x.
+  SmallVector<double> probes = raise::probePoints(payloads, 1.0 / a);
   std::optional<raise::PointwiseFit> fit =
-      raise::fitPointwise([&](double y) { return weightsOf(y / a); });
+      raise::fitPointwise([&](double y) { return weightsOf(y / a); }, probes);
   if (!fit)
     return Miss{"the weights are an elementwise function of the scores that "
                 "is not c * h(a * s) with a constant c > 0 and h one of relu, "
@@ -1523,8 +1533,15 @@ std::optional<double> divisionEps(linalg::LinalgOp div,
   if (eps < -1e-7)
     return std::nullopt;
   eps = std::max(eps, 0.0);
+  SmallVector<Operation *> payloads = {div.getOperation()};
+  for (const raise::UnaryOp &u : den.ops)
+    payloads.push_back(u.op);
+  SmallVector<double> dens = {0.3, 1.0, 2.0, 17.0, 1e4};
+  for (double p : raise::probePoints(payloads))
+    if (p > 0)
+      dens.append({p, p / 2});
   for (double nv : {-2.5, 0.75, 3.0})
-    for (double dv : {0.3, 1.0, 2.0, 17.0}) {
+    for (double dv : dens) {
       std::optional<double> v = g(nv, dv);
       double expected = nv / (dv + eps);
       if (!v || std::fabs(*v - expected) > 1e-5 * std::fabs(expected))

@@ -348,10 +348,35 @@ double reference(PointwiseFn fn, double s) {
 }
 } // namespace
 
+SmallVector<double> raise::probePoints(ArrayRef<Operation *> ops,
+                                       double scale) {
+  SmallVector<double> points;
+  for (Operation *op : ops) {
+    if (!op)
+      continue;
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands()) {
+        std::optional<double> c = constantValue(operand);
+        if (!c || !std::isfinite(*c) || std::fabs(*c) < 1e-30 ||
+            std::fabs(*c) > 1e30)
+          continue;
+        for (double p : {*c, 2 * *c, -*c, -2 * *c})
+          for (double q : {p, scale != 0 ? p / scale : p})
+            if (std::fabs(q) <= 1e30)
+              points.push_back(q);
+      }
+    });
+  }
+  return points;
+}
+
 std::optional<PointwiseFit>
-raise::fitPointwise(llvm::function_ref<std::optional<double>(double)> f) {
-  static const double samples[] = {-7.3, -3.1, -1.3, -0.45, -0.05, 0.05, 0.37,
-                                   0.91, 1.7,  2.9,  4.4,   6.8,   9.5};
+raise::fitPointwise(llvm::function_ref<std::optional<double>(double)> f,
+                    ArrayRef<double> probes) {
+  SmallVector<double> samples = {-60.0, -25.0, -7.3, -3.1, -1.3, -0.45,
+                                 -0.05, 0.05,  0.37, 0.91, 1.7,  2.9,
+                                 4.4,   6.8,   9.5,  25.0, 60.0};
+  samples.append(probes.begin(), probes.end());
   SmallVector<double> values;
   for (double y : samples) {
     std::optional<double> v = f(y);

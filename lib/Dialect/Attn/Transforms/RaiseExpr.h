@@ -77,8 +77,18 @@ struct PointwiseFit {
 /// The entry of the #attn.pointwise table `f` is, up to a positive constant
 /// factor, at a set of sample points (relative error 1e-5); std::nullopt if
 /// none or f cannot be evaluated.
+///
+/// `probes` are more points: where the payloads' own constants put their
+/// breakpoints (a clamp at 20, a select at x > 100), so that a function
+/// that agrees with an h only between the fixed samples is not taken for it.
 std::optional<PointwiseFit>
-fitPointwise(llvm::function_ref<std::optional<double>(double)> f);
+fitPointwise(llvm::function_ref<std::optional<double>(double)> f,
+             ArrayRef<double> probes = {});
+
+/// The probe points of the payloads of `ops`: for each finite float
+/// constant c they read (|c| in [1e-30, 1e30]), c and 2c, their negatives,
+/// and the same divided by `scale`.
+SmallVector<double> probePoints(ArrayRef<Operation *> ops, double scale = 1.0);
 
 /// Whether `h(-inf)` is 0: a mask with `-inf` before h removes the key.
 bool vanishesAtMinusInfinity(PointwiseFn fn);
