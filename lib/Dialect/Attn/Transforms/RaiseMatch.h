@@ -1,4 +1,4 @@
-//===- RaiseMatch.h - attn-raise's matchers, shared --------------*- C++ -*-===//
+//===- RaiseMatch.h - attn-raise's matchers, shared ------------*- C++ -*-===//
 //
 // attn-raise is three files sharing these declarations: Raise.cpp (the pass,
 // softmax and pointwise weights, masks on the scores, operands, GQA,
@@ -157,7 +157,7 @@ struct AttentionMatch {
   std::string maskNote, operandNote;
 };
 
-//===--- Structural helpers and masks (RaiseMatchers.cpp) -------------------===//
+//===--- Structural helpers and masks (RaiseMatchers.cpp) ----------------===//
 
 /// The loop dims an operand's indexing map reads, in order, if the map is
 /// a projected permutation.
@@ -287,7 +287,7 @@ bool isRowReduction(linalg::LinalgOp op, double init) {
                                   isa<arith::MaxNumFOp>(combine));
 }
 
-//===--- Kernelized attention (RaiseKernel.cpp) ------------------------------===//
+//===--- Kernelized attention (RaiseKernel.cpp) --------------------------===//
 
 /// The feature map an elementwise op of one tensor applies, found by
 /// evaluating it: elu(x) + 1 (`select(x > 0, x + 1, exp(x))`, or TOSA's
@@ -324,7 +324,7 @@ bool isNormalizedProduct(linalg::LinalgOp op);
 /// Silent when it does not look like linear attention.
 Matched<AttentionMatch> matchNormalizedProduct(linalg::LinalgOp div);
 
-//===--- Steps of the match (Raise.cpp) --------------------------------------===//
+//===--- Steps of the match (Raise.cpp) ----------------------------------===//
 
 /// The permutation that swaps the last two of `rank` dims.
 SmallVector<int64_t> swapLastTwo(int64_t rank);
