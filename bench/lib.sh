@@ -44,3 +44,12 @@ ab_row() {
 median_of() {
   sort -g | awk '{a[NR] = $1} END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
+
+# noraise_pipeline: attn-lower-to-llvm-pipeline with raise=false, at the
+# host's vector width and register count (as attn-run picks them), for
+# timing a graph as written against the same graph raised.
+noraise_pipeline() {
+  local width=8 regs=16
+  if grep -qw avx512f /proc/cpuinfo; then width=16 regs=32; fi
+  echo "attn-lower-to-llvm-pipeline{raise=false vector-width=$width vector-registers=$regs}"
+}

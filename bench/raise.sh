@@ -29,8 +29,7 @@ dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 python3 "$root/bench/raise_variants.py" "$dir" --length "$len" --heads "$heads" --dim "$dim"
 
-if grep -qw avx512f /proc/cpuinfo; then width=16 regs=32; else width=8 regs=16; fi
-noraise="attn-lower-to-llvm-pipeline{raise=false vector-width=$width vector-registers=$regs}"
+noraise="$(noraise_pipeline)"
 
 for ((r = 0; r < rounds; r++)); do
   for g in relu linear; do

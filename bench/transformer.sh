@@ -28,9 +28,7 @@ dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 python3 "$root/bench/transformer_block.py" "$dir" --length "$len" --embed "$embed" --heads "$heads"
 
-# The host's vector width for the explicit pipeline (as attn-run picks it).
-if grep -qw avx512f /proc/cpuinfo; then width=16 regs=32; else width=8 regs=16; fi
-noraise="attn-lower-to-llvm-pipeline{raise=false vector-width=$width vector-registers=$regs}"
+noraise="$(noraise_pipeline)"
 
 # Rounds alternate the four variants (this machine is shared: each
 # variant's best round median is reported, and the ratios of the bests).

@@ -43,6 +43,10 @@ using namespace mlir::attn;
 
 namespace mlir::attn::raise {
 
+/// The weights `p` as a softmax (named, or decomposed into max, exp, sum and
+/// a division) or linear attention normalized by its row sums before the V
+/// product. The misses before the division is found are silent: `p` is not
+/// a softmax at all (the pointwise match says why).
 Matched<Weights> matchSoftmax(Value p, int64_t rank) {
   MLIRContext *ctx = p.getContext();
   if (auto softmax = p.getDefiningOp<linalg::SoftmaxOp>()) {
@@ -58,7 +62,7 @@ Matched<Weights> matchSoftmax(Value p, int64_t rank) {
   // p = e / sum(e), e = exp(s - max(s)).
   auto div = p.getDefiningOp<linalg::LinalgOp>();
   if (!isElementwise(div, 2))
-    return Miss{"the weights are not a softmax"};
+    return Miss{"the weights are not a softmax", /*silent=*/true};
   // x / t, or x * (1 / t) (TOSA's reciprocal).
   auto isDivision = [&](Value y, Value x, Value t) {
     if (auto d = y.getDefiningOp<arith::DivFOp>())
@@ -75,7 +79,8 @@ Matched<Weights> matchSoftmax(Value p, int64_t rank) {
   };
   if (readsRow(div, 0) || !readsRow(div, 1) ||
       !isDivision(yielded(div), inputArg(div, 0), inputArg(div, 1)))
-    return Miss{"the weights are not exp(...) divided by a row sum"};
+    return Miss{"the weights are not exp(...) divided by a row sum",
+                /*silent=*/true};
   Value e = div.getDpsInputs()[0];
   auto sum = div.getDpsInputs()[1].getDefiningOp<linalg::LinalgOp>();
   if (!isRowReduction<arith::AddFOp>(sum, 0.0) || reducedValue(sum) != e)
@@ -230,15 +235,18 @@ Matched<Weights> matchPointwise(Value p, int64_t keyLen) {
     return op && op.getNumDpsInputs() == 2 &&
            linalg::isaContractionOpInterface(op);
   };
-  auto preMask = matchMask(chain.source);
-  bool fromScores =
-      isProduct(chain.source) ||
-      (std::holds_alternative<ScoreMask>(preMask) &&
-       isProduct(std::get<ScoreMask>(preMask).scores)) ||
-      (matchScale(chain.source) &&
-       isProduct(cast<linalg::LinalgOp>(matchScale(chain.source)->second)
-                     .getDpsInputs()[0]));
-  if ((chain.ops.empty() && !fusedExpr) || !fromScores)
+  auto fromScores = [&](Value v) {
+    if (isProduct(v))
+      return true;
+    auto preMask = matchMask(v);
+    if (auto *masked = std::get_if<ScoreMask>(&preMask);
+        masked && isProduct(masked->scores))
+      return true;
+    auto scale = matchScale(v);
+    return scale &&
+           isProduct(cast<linalg::LinalgOp>(scale->second).getDpsInputs()[0]);
+  };
+  if ((chain.ops.empty() && !fusedExpr) || !fromScores(chain.source))
     return Miss{"the weights are neither a softmax nor an elementwise "
                 "function of the scores",
                 /*silent=*/true};
@@ -336,10 +344,8 @@ Matched<Contraction> matchOutputAndNormalizer(AttentionMatch &m) {
     m.weights = *w;
   } else {
     auto pointwise = matchPointwise(p, pType.getShape().back());
-    const std::string &softmaxWhy = std::get<Miss>(softmax).why;
-    bool softmaxStarted =
-        softmaxWhy != "the weights are not a softmax" &&
-        softmaxWhy != "the weights are not exp(...) divided by a row sum";
+    // matchSoftmax's misses before its division are silent.
+    bool softmaxStarted = !std::get<Miss>(softmax).silent;
     if (auto *w = std::get_if<Weights>(&pointwise))
       m.weights = *w;
     else if (softmaxStarted)
