@@ -198,7 +198,7 @@ case "${1:-}" in
     fi
     echo "== lit GPU tests"
     /usr/lib/llvm-22/bin/lit -v "$build/test/Integration/GPU" \
-        "$build/test/Conversion/AttnToGPU" "$build/test/Pipelines" \
+        "$build/test/Conversion/AttnToGPU" "$build/test/GPU" "$build/test/Pipelines" \
         > "$out/lit.txt" 2>&1
     lit_status=$?
     grep -E '^ *(Passed|Failed|Unsupported)' "$out/lit.txt"

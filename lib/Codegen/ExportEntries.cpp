@@ -2,7 +2,7 @@
 
 #include "attn-opt/Codegen/Passes.h"
 #include "attn-opt/Dialect/Attn/Utils/RuntimeChecks.h"
-#include "attn-opt/Host/RuntimeErrors.h"
+#include "attn-opt/Runtime/Host/RuntimeErrors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

@@ -7,7 +7,7 @@
 
 #include "attn-opt/Codegen/Passes.h"
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
-#include "attn-opt/Host/RuntimeErrors.h"
+#include "attn-opt/Runtime/Host/RuntimeErrors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/DLTI/DLTI.h"

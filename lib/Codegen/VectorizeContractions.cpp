@@ -9,7 +9,7 @@
 
 #include "attn-opt/Codegen/Passes.h"
 
-#include "attn-opt/Analysis/TargetModel.h"
+#include "attn-opt/Support/TargetModel.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

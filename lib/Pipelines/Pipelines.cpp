@@ -2,7 +2,7 @@
 
 #include "attn-opt/Pipelines/Pipelines.h"
 
-#include "attn-opt/Analysis/TargetModel.h"
+#include "attn-opt/Support/TargetModel.h"
 #include "attn-opt/Conversion/Passes.h"
 #include "attn-opt/Dialect/Attn/Transforms/Passes.h"
 #include "attn-opt/GPU/Passes.h"

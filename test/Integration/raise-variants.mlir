@@ -1,5 +1,6 @@
 // Pointwise and linear attention graphs written in linalg and TOSA (the ones of
-// Transforms/raise-pointwise.mlir, raise-linear.mlir and raise-variants-tosa.mlir),
+// Dialect/Attn/Transforms/raise-pointwise.mlir, raise-linear.mlir and
+// raise-variants-tosa.mlir),
 // run end to end: attn-lower-to-llvm-pipeline raises each (remark) and --check
 // compares it with the reference lowering of the unraised graph; the same graph
 // compiled with raise=false runs too; both results are compared with an

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn-opt/Analysis/BlockLayout.h"
+#include "attn-opt/Mask/BlockLayout.h"
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/Pass/Pass.h"

@@ -31,9 +31,9 @@
 #include "ScalarReference.h"
 
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
-#include "attn-opt/Host/Npy.h"
+#include "attn-opt/Runtime/Host/Npy.h"
 #include "attn-opt/InitAttn.h"
-#include "attn-opt/Runtime/ModuleLoader.h"
+#include "attn-opt/Runtime/JIT/ModuleLoader.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -13,12 +13,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn-opt/Compile/KernelLibrary.h"
+#include "attn-opt/Runtime/KernelLibrary/KernelLibrary.h"
 #include "attn-opt/Dialect/Attn/Transforms/Passes.h"
 #include "attn-opt/InitAttn.h"
 #include "attn-opt/Pipelines/Pipelines.h"
-#include "attn-opt/Runtime/HostTarget.h"
-#include "attn-opt/Runtime/ModuleLoader.h"
+#include "attn-opt/Runtime/JIT/HostTarget.h"
+#include "attn-opt/Runtime/JIT/ModuleLoader.h"
 
 #include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/IR/Diagnostics.h"

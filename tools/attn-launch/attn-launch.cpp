@@ -19,10 +19,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn-opt/Host/CudaRuntimeLoader.h"
-#include "attn-opt/Host/MemRefDescriptor.h"
-#include "attn-opt/Host/Npy.h"
-#include "attn-opt/Host/RuntimeErrors.h"
+#include "attn-opt/Runtime/Host/CudaRuntimeLoader.h"
+#include "attn-opt/Runtime/Host/MemRefDescriptor.h"
+#include "attn-opt/Runtime/Host/Npy.h"
+#include "attn-opt/Runtime/Host/RuntimeErrors.h"
 #include "attn-opt/Support/Random.h"
 
 #include <dlfcn.h>
@@ -132,7 +132,7 @@ T symbol(void *lib, const char *name, const std::string &from) {
 
 } // namespace
 
-/// The hook of the generated code (attn-opt/Host/RuntimeErrors.h),
+/// The hook of the generated code (attn-opt/Runtime/Host/RuntimeErrors.h),
 /// exported so that the dlopen'ed code finds it.
 extern "C" void attn_opt_runtime_error(int32_t code, int64_t a, int64_t b,
                                        int64_t c) {

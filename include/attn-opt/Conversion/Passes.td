@@ -488,7 +488,7 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu"> {
     - grid `(query tiles, query heads, batch)`, the last (for causal masks
       the heaviest) tiles first; 128 threads per block;
     - the key blocks of each query tile come from the compile-time block
-      layout of the mask (attn-opt/Analysis/BlockLayout.h) with the kernel's
+      layout of the mask (attn-opt/Mask/BlockLayout.h) with the kernel's
       tile sizes: full blocks without mask evaluation, partial blocks masked
       through the shared mask emitter, empty blocks never visited; masks
       bound by `#attn.segments` also skip blocks at run time;

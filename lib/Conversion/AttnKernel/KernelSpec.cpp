@@ -2,6 +2,8 @@
 
 #include "attn-opt/Conversion/AttnKernel/KernelSpec.h"
 
+#include "attn-opt/Conversion/Capabilities.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -16,9 +18,15 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-bool KernelSpec::applies(AttentionOp op, bool maskTensors) {
-  return isa<SoftmaxAttr, PointwiseAttr>(op.getNormalizer()) &&
-         (maskTensors || !op.getMask());
+const Capability &mlir::attn::getCpuKernelCapability() {
+  static const Capability capability{
+      "attn-flash, attn-lower-pointwise, attn-block-sparse",
+      "the fused CPU kernel: online softmax or pointwise tiles over block "
+      "layouts",
+      {getApplicableFeatures(Feature::Softmax),
+       getApplicableFeatures(Feature::Pointwise)},
+      {}};
+  return capability;
 }
 
 KernelSpec KernelSpec::get(AttentionOp op) {

@@ -2,6 +2,8 @@
 
 #include "attn-opt/Conversion/Passes.h"
 
+#include "attn-opt/Conversion/Capabilities.h"
+
 #include "attn-opt/Conversion/AttnToGPU/GpuKernel.h"
 #include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
 #include "attn-opt/Dialect/Attn/Utils/RuntimeChecks.h"
@@ -41,9 +43,18 @@ struct ConvertAttnToGPUPass
     replaceEmptyAttention(getOperation());
     SmallVector<AttentionOp> ops;
     getOperation()->walk([&](AttentionOp op) {
-      if (!KernelSpec::applies(op))
+      std::optional<Refusal> refusal =
+          getGpuKernelCapability().refusal(op.getFeatures());
+      if (!refusal) {
+        ops.push_back(op);
         return;
-      ops.push_back(op);
+      }
+      // Ops of another normalizer are another generator's; the others
+      // fall back to the generic lowering, one kernel per linalg op.
+      if (getFeatureKind(refusal->feature) != FeatureKind::Normalizer)
+        op.emitRemark() << getArgument() << ": " << refusal->text()
+                        << " is not supported by the fused kernels; left to "
+                           "the reference lowering";
     });
     for (AttentionOp op : ops) {
       KernelSpec spec = KernelSpec::get(op);

@@ -12,6 +12,7 @@
 
 #include "attn-opt/Conversion/AttnKernel/KernelFrame.h"
 #include "attn-opt/Conversion/AttnKernel/RegisterTile.h"
+#include "attn-opt/Conversion/Capabilities.h"
 #include "attn-opt/Dialect/Attn/Utils/MmaFragment.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -105,6 +106,16 @@ int64_t mlir::attn::gpuKernelSharedBytes(const KernelSpec &spec,
 //===----------------------------------------------------------------------===//
 // What both GPU kernels share: the launch, shared memory, shuffles
 //===----------------------------------------------------------------------===//
+
+const Capability &mlir::attn::getGpuKernelCapability() {
+  static const Capability capability{
+      "convert-attn-to-gpu",
+      "the fused GPU kernels: SIMT, or mma.sync for f16 and bf16",
+      {getApplicableFeatures(Feature::Softmax) - FeatureSet{Feature::Mask},
+       getApplicableFeatures(Feature::Pointwise) - FeatureSet{Feature::Mask}},
+      {}};
+  return capability;
+}
 
 namespace {
 

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn-opt/Conversion/AttnToLinalg/AttentionLowering.h"
+#include "attn-opt/Conversion/Capabilities.h"
 
 #include "attn-opt/Dialect/Attn/Utils/RuntimeChecks.h"
 
@@ -21,6 +22,41 @@
 
 using namespace mlir;
 using namespace mlir::attn;
+
+const Capability &mlir::attn::getReferenceGradientCapability() {
+  FeatureSet paged = {Feature::PageTable};
+  static const Capability capability{
+      "convert-attn-grad-to-linalg",
+      "the reference gradient: the L x L score gradient materialized",
+      {getApplicableFeatures(Feature::Softmax) - paged,
+       getApplicableFeatures(Feature::Pointwise) - paged,
+       getApplicableFeatures(Feature::Kernel) - paged},
+      {}};
+  return capability;
+}
+
+const Capability &mlir::attn::getLinearGradientCapability() {
+  // The linear form keeps no restriction but causal masks and documents
+  // (as the forward's, attn-reassociate); the chunked prefix form of those
+  // needs static Lq = Lk.
+  FeatureSet unsupported = {
+      Feature::QueryLengths,   Feature::KeyLengths,    Feature::QueryOffsets,
+      Feature::KeyOffsets,     Feature::Mask,          Feature::MaskMod,
+      Feature::Captures,       Feature::KeySegments,   Feature::PageTable,
+      Feature::PatternWindow,  Feature::PatternDilated, Feature::PatternGlobal,
+      Feature::PatternStrided, Feature::PatternFixed,  Feature::PatternRandom,
+      Feature::PatternBlock,   Feature::PatternUnion,  Feature::PatternPerHead};
+  static const Capability capability{
+      "convert-attn-grad-to-linalg{linear-kernelized=1}",
+      "the linear-time gradient of kernelized attention (prefix sums for "
+      "causal masks and documents)",
+      {getApplicableFeatures(Feature::Kernel) - unsupported},
+      {{Feature::PatternCausal, Feature::DynamicLengths},
+       {Feature::PatternCausal, Feature::UnequalLengths},
+       {Feature::PatternSegments, Feature::DynamicLengths},
+       {Feature::PatternSegments, Feature::UnequalLengths}}};
+  return capability;
+}
 
 namespace {
 
@@ -40,29 +76,22 @@ struct GradLowering {
 
   /// The pattern restriction of the linear form of this kernelized
   /// attention's gradient, or std::nullopt where it has none (then the
-  /// quadratic form): no bias, mask tensor, score modifier or varlen batch;
-  /// no pattern, or causal and/or one segment-id operand with static
-  /// lengths Lq = Lk (the chunked prefix form).
+  /// quadratic form, with a remark naming what the linear form lacks):
+  /// getLinearGradientCapability, and queries to chunk.
   std::optional<LinearMaskForm> linearForm() {
-    if (!p.isKernel() || p.sequences.isVarlen() || p.masking.tensor ||
-        p.regions.maskMod || p.modifiers.bias || p.modifiers.alibiSlopes ||
-        p.modifiers.sinks || p.modifiers.softcap)
+    if (!p.isKernel())
       return std::nullopt;
-    LinearMaskForm form;
-    if (p.masking.pattern) {
-      std::optional<LinearMaskForm> f = p.masking.pattern.getLinearForm();
-      if (!f)
-        return std::nullopt;
-      form = *f;
+    if (std::optional<Refusal> r =
+            getLinearGradientCapability().refusal(getFeatures(p))) {
+      op.emitRemark() << "convert-attn-grad-to-linalg: " << r->text()
+                      << " has no linear-time gradient; the quadratic "
+                         "gradient computes it";
+      return std::nullopt;
     }
-    if (!form.causal && !form.segments)
-      return form;
-    const AttentionDims &d = p.dims;
-    if (ShapedType::isDynamic(d.queryLen) || d.queryLen != d.keyLen ||
-        d.queryLen == 0 || ShapedType::isDynamic(d.headDim) ||
-        ShapedType::isDynamic(d.valueDim))
-      return std::nullopt;
-    if (form.segments && p.segments.key && p.segments.key != p.segments.query)
+    LinearMaskForm form;
+    if (p.masking.pattern)
+      form = *p.masking.pattern.getLinearForm();
+    if ((form.causal || form.segments) && p.dims.queryLen == 0)
       return std::nullopt;
     return form;
   }

@@ -3,6 +3,7 @@
 #include "attn-opt/Conversion/AttnToLinalg/AttnToLinalg.h"
 
 #include "attn-opt/Conversion/AttnToLinalg/AttentionLowering.h"
+#include "attn-opt/Conversion/Capabilities.h"
 
 #include "attn-opt/Dialect/Attn/Utils/RuntimeChecks.h"
 
@@ -14,6 +15,18 @@
 
 using namespace mlir;
 using namespace mlir::attn;
+
+const Capability &mlir::attn::getReferenceLoweringCapability() {
+  static const Capability capability{
+      "convert-attn-to-linalg",
+      "the reference lowering: scores, weights and output as linalg ops "
+      "(the semantics every other generator is checked against)",
+      {getApplicableFeatures(Feature::Softmax),
+       getApplicableFeatures(Feature::Pointwise),
+       getApplicableFeatures(Feature::Kernel)},
+      {}};
+  return capability;
+}
 
 namespace {
 

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn-opt/Conversion/AttnToTiles/TileKernel.h"
+#include "attn-opt/Conversion/Capabilities.h"
 #include "attn-opt/Conversion/Passes.h"
 #include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
 #include "attn-opt/Dialect/Attn/Utils/RuntimeChecks.h"
@@ -378,7 +379,7 @@ static LogicalResult lowerAll(Operation *root, const TargetModel &target,
   SmallVector<AttentionOp> ops;
   root->walk([&](AttentionOp op) {
     if (isa<NormalizerT>(op.getNormalizer()) &&
-        KernelSpec::applies(op, /*maskTensors=*/true))
+        !getCpuKernelCapability().refusal(op.getFeatures()))
       ops.push_back(op);
   });
   for (AttentionOp op : ops)
@@ -432,7 +433,7 @@ struct BlockSparsePass
     SmallVector<AttentionOp> ops;
     getOperation()->walk([&](AttentionOp op) {
       if ((op.getPatternAttr() || !op.getMaskMod().empty()) &&
-          KernelSpec::applies(op, /*maskTensors=*/true))
+          !getCpuKernelCapability().refusal(op.getFeatures()))
         ops.push_back(op);
     });
     for (AttentionOp op : ops) {

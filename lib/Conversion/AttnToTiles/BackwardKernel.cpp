@@ -27,10 +27,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn-opt/Conversion/AttnKernel/KernelSpec.h"
+#include "attn-opt/Conversion/Capabilities.h"
 #include "attn-opt/Conversion/Passes.h"
 
-#include "attn-opt/Analysis/BlockLayout.h"
-#include "attn-opt/Analysis/TargetModel.h"
+#include "attn-opt/Mask/BlockLayout.h"
+#include "attn-opt/Support/TargetModel.h"
 #include "attn-opt/Dialect/Attn/Utils/ArithBuilder.h"
 #include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
 #include "attn-opt/Dialect/Attn/Utils/MaskEmitter.h"
@@ -55,47 +56,43 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
+const Capability &mlir::attn::getFusedBackwardCapability() {
+  // f32 over static shapes and a compile-time layout of closed-form
+  // patterns (no block tables, segment ids or regions); no modifier.
+  FeatureSet closedForm = {
+      Feature::Scale,         Feature::GroupedHeads,   Feature::UnequalLengths,
+      Feature::Layout,        Feature::PatternCausal,  Feature::PatternWindow,
+      Feature::PatternDilated, Feature::PatternGlobal, Feature::PatternStrided,
+      Feature::PatternFixed,  Feature::PatternUnion,   Feature::PatternIntersect,
+      Feature::PatternPerHead};
+  static const Capability capability{
+      "attn-flash-backward",
+      "the fused CPU backward: FlashAttention-2's two passes over the block "
+      "layout",
+      {closedForm | FeatureSet{Feature::Softmax},
+       closedForm | FeatureSet{Feature::Pointwise}},
+      {}};
+  return capability;
+}
+
 namespace {
 
-/// True if `node` or a child evaluates a block table or segment ids (the
-/// kernel's mask evaluation reads neither).
-bool readsTables(const mask::Node &node) {
-  if (node.kind == mask::Node::Kind::Table ||
-      node.kind == mask::Node::Kind::Segments)
-    return true;
-  return llvm::any_of(node.children, readsTables);
+/// The features of `op`'s attention, with `lse` for a log-sum-exp
+/// cotangent (grad_lse) rather than for the forward's result.
+FeatureSet gradientFeatures(AttentionGradOp op) {
+  FeatureSet features = op.getForwardOp().getFeatures();
+  features.erase(Feature::Lse);
+  if (op.getGradLse())
+    features.insert(Feature::Lse);
+  return features;
 }
 
 /// Why attn-flash-backward leaves `op` to the reference gradient, or "".
-std::string unsupportedReason(AttentionGradOp op, const TargetModel &target) {
-  AttentionOp fwd = op.getForwardOp();
-  AttentionProblem p = fwd.getProblem();
-  if (!p.isSoftmax() && !isa<PointwiseAttr>(p.normalizer))
-    return "kernelized attention";
-  if (!p.elementType.isF32())
-    return "an element type other than f32";
-  for (Value v : {p.query, p.key, p.value})
-    if (!cast<RankedTensorType>(v.getType()).hasStaticShape())
-      return "dynamic sizes";
-  if (p.sequences.isVarlen())
-    return "a varlen batch";
-  if (p.modifiers.bias || p.modifiers.gate || p.modifiers.alibiSlopes ||
-      p.modifiers.sinks || p.modifiers.softcap)
-    return "score or output modifiers (bias, gate, ALiBi, sinks, soft-cap)";
-  if (p.masking.tensor)
-    return "a mask tensor";
-  if (!p.regions.empty())
-    return "score or mask regions";
-  if (p.segments.query)
-    return "segment ids";
-  if (p.qkNormEps)
-    return "qk-layernorm";
-  if (op.getGradLse())
-    return "a log-sum-exp cotangent";
-  mask::Mask m = fwd.getPatternMask();
-  if (readsTables(m.getRoot()))
-    return "a pattern with block tables or segments";
-  if (!BlockLayout::fitsAtCompileTime(m))
+std::string unsupportedReason(AttentionGradOp op) {
+  if (std::optional<Refusal> r =
+          getFusedBackwardCapability().refusal(gradientFeatures(op)))
+    return r->text();
+  if (!BlockLayout::fitsAtCompileTime(op.getForwardOp().getPatternMask()))
     return "a layout too large for compile time";
   return "";
 }
@@ -702,7 +699,7 @@ struct FlashBackwardPass
     SmallVector<AttentionGradOp> ops;
     getOperation()->walk([&](AttentionGradOp op) { ops.push_back(op); });
     for (AttentionGradOp op : ops) {
-      std::string why = unsupportedReason(op, *target);
+      std::string why = unsupportedReason(op);
       if (!why.empty()) {
         op.emitRemark() << getArgument() << ": not fused (" << why
                         << "); convert-attn-grad-to-linalg computes it";

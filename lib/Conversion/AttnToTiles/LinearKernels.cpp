@@ -21,7 +21,7 @@
 
 #include "attn-opt/Conversion/Passes.h"
 
-#include "attn-opt/Analysis/TargetModel.h"
+#include "attn-opt/Support/TargetModel.h"
 #include "attn-opt/Conversion/AttnKernel/KernelSpec.h"
 #include "attn-opt/Conversion/AttnKernel/RegisterTile.h"
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"

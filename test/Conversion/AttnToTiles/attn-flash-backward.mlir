@@ -55,10 +55,10 @@ func.func @relu_two_passes(%q: tensor<1x2x90x16xf32>, %k: tensor<1x1x90x16xf32>,
 // CHECK: attn.attention_grad
 func.func @not_fused(%q: tensor<1x1x8x16xf32>, %b: tensor<1x1x8x8xf32>, %qb: tensor<1x1x8x16xbf16>, %do: tensor<1x1x8x16xf32>, %dob: tensor<1x1x8x16xbf16>) -> (tensor<1x1x8x16xf32>, tensor<1x1x8x16xbf16>, tensor<1x1x8x16xf32>) {
   %o1 = attn.attention %q, %q, %q bias(%b : tensor<1x1x8x8xf32>) {normalizer = #attn.softmax} : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>
-  // expected-remark @+1 {{attn-flash-backward: not fused (score or output modifiers (bias, gate, ALiBi, sinks, soft-cap)); convert-attn-grad-to-linalg computes it}}
+  // expected-remark @+1 {{attn-flash-backward: not fused (operand 'bias'); convert-attn-grad-to-linalg computes it}}
   %dq1, %dk1, %dv1 = attn.attention_grad %o1, %do : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>
   %o2 = attn.attention %qb, %qb, %qb {normalizer = #attn.softmax} : tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16> -> tensor<1x1x8x16xbf16>
-  // expected-remark @+1 {{attn-flash-backward: not fused (an element type other than f32); convert-attn-grad-to-linalg computes it}}
+  // expected-remark @+1 {{attn-flash-backward: not fused (element type bf16); convert-attn-grad-to-linalg computes it}}
   %dq2, %dk2, %dv2 = attn.attention_grad %o2, %dob : tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16> -> tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16>
   %o3 = attn.attention %q, %q, %q {normalizer = #attn.kernel<elu_plus_one>} : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>
   // expected-remark @+1 {{attn-flash-backward: not fused (kernelized attention); convert-attn-grad-to-linalg computes it}}

@@ -10,8 +10,8 @@
 #ifndef ATTN_CONVERSION_ATTNKERNEL_KERNELSPEC_H
 #define ATTN_CONVERSION_ATTNKERNEL_KERNELSPEC_H
 
-#include "attn-opt/Analysis/BlockLayout.h"
-#include "attn-opt/Analysis/TargetModel.h"
+#include "attn-opt/Mask/BlockLayout.h"
+#include "attn-opt/Support/TargetModel.h"
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -74,9 +74,6 @@ struct KernelSpec : AttentionProblem {
   /// memory prepended are `key` and `value` (`B x H x (M + L) x D`): causal
   /// softmax with query i at key position M + i.
   static KernelSpec get(RelativeAttentionOp op, Value key, Value value);
-  /// True if `op` can become a fused kernel (softmax or pointwise); with a
-  /// mask tensor only where the target takes one (`maskTensors`: the CPU).
-  static bool applies(AttentionOp op, bool maskTensors = false);
 };
 
 /// A block layout flattened into the int32 tables the kernels read: for

@@ -16,7 +16,7 @@
 
 #include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
 
-#include "attn-opt/Analysis/MaskPattern.h"
+#include "attn-opt/Mask/MaskPattern.h"
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 
 #include <functional>

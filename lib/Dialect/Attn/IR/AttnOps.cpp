@@ -6,7 +6,7 @@
 #include "ShapeChecker.h"
 #include "mlir/IR/IRMapping.h"
 
-#include "attn-opt/Host/RuntimeErrors.h"
+#include "attn-opt/Runtime/Host/RuntimeErrors.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"

@@ -10,7 +10,7 @@
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 #include "attn-opt/Dialect/Attn/Transforms/Passes.h"
 
-#include "attn-opt/Analysis/BlockLayout.h"
+#include "attn-opt/Mask/BlockLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"

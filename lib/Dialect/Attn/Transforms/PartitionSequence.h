@@ -1,8 +1,19 @@
 //===- PartitionSequence.h - Pieces of attn-partition-sequence --*- C++ -*-===//
 //
-// Private to lib/Dialect/Attn/Transforms: the kernelized (linear) form of a
-// rank's program, built in PartitionSequenceLinear.cpp, used by
-// PartitionSequence.cpp.
+// Private to lib/Dialect/Attn/Transforms: the program one rank runs for an
+// attn.attention sharded along the sequence (attn-partition-sequence),
+// built in steps, one file each:
+//   PartitionSequence.cpp        the pass: the sharding annotations, what
+//                                is supported (its capability), the rewrite
+//   PartitionExchange.cpp        the schedule: where each rank's rows lie,
+//                                which rank needs which key/value block,
+//                                the ring and its exchanges
+//   PartitionCompute.cpp         the attention of the local queries against
+//                                the block in hand: the op's own problem
+//                                with its mask at the block's positions
+//   PartitionMerge.cpp           the partial results merged
+//   PartitionSequenceLinear.cpp  kernelized attention: the key/value state
+//                                reduced, no ring
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,10 +21,145 @@
 #define ATTN_LIB_DIALECT_ATTN_TRANSFORMS_PARTITIONSEQUENCE_H
 
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+#include "attn-opt/Dialect/Attn/Utils/ArithBuilder.h"
+#include "attn-opt/Dialect/Attn/Utils/MaskEmitter.h"
 
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
+#include <optional>
+
 namespace mlir::attn {
+
+/// The sequence dimension of query, key, value and the output.
+constexpr int64_t kSeqDim = 2;
+
+/// What the sharding annotations around an attn.attention say.
+struct ShardedAttention {
+  AttentionOp op;
+  shard::GridOp grid;
+  /// Static chunk offsets (sharded_dims_offsets of the sequence: P + 1
+  /// entries), or empty.
+  SmallVector<int64_t> staticOffsets;
+  bool zigzag = false;
+  /// The shard.shard ops of the query, key and value (may repeat).
+  SmallVector<shard::ShardOp> operandShards;
+  /// The shard.shard ops the results go through.
+  SmallVector<shard::ShardOp> resultShards;
+};
+
+/// The tensors the rank's mask region reads: the op's captures, then (for
+/// a pattern with segments) the query and key segment ids.
+SmallVector<Value> regionCaptures(AttentionOp op);
+
+/// Fills `region` with a mask region (`isMask`) or score region over
+/// positions shifted by captured offsets: arguments (score,) b, h, q, k,
+/// then, when `shifted`, a `tensor<2xi64>` of the query and key offsets,
+/// then `captureTypes`. The body is the op's pattern (mask region only,
+/// through the mask emitter) and the op's own region `source` (if any),
+/// both at positions `q + offset[0]` and `k + offset[1]`. Returns false
+/// when there is nothing to evaluate (no pattern, no source region): the
+/// region stays empty.
+bool buildShiftedRegion(OpBuilder &builder, AttentionOp op, Region &region,
+                        bool isMask, Region *source, bool shifted,
+                        TypeRange captureTypes);
+
+/// The program of one rank of a sharded softmax or pointwise attention:
+/// its queries against the key/value blocks passed around a ring, the
+/// partial results merged.
+class RankProgram : public KernelArith {
+public:
+  RankProgram(ImplicitLocOpBuilder &b, ShardedAttention &s,
+              const ModProgram *mask);
+
+  /// Emits everything; returns the local result and log-sum-exp (f32).
+  std::pair<Value, Value> build(Value q, Value k, Value v);
+
+private:
+  //===--- The schedule (PartitionExchange.cpp) ------------------------===//
+  /// The two runs of rank `rank`'s rows: (global start, length); the
+  /// second has length 0 in the contiguous order.
+  struct Runs {
+    Value start[2], length[2];
+  };
+  /// The communicator, rank, number of ranks and every rank's rows
+  /// (sizes), their checks; returns the verdict (i1).
+  Value setUp(Value q, Value k, Value v);
+  /// The checks of the gathered sizes; true when all hold.
+  Value checkSizes(Value kvBad);
+  /// The rows of rank `rank` (from the gathered sizes).
+  Value rowsOf(Value rank);
+  Runs runsOf(Value rank);
+  /// Whether some query of global rows [qStart, qStart + qLength) may see
+  /// some key of [kStart, kStart + kLength) (false when either is empty).
+  Value mayMeet(Value qStart, Value qLength, Value kStart, Value kLength);
+  /// Whether the queries of rank `dst` see some key of rank `src`.
+  Value needs(Value dst, Value src);
+  /// Whether one of the `count` ranks after `from` needs the keys of `src`.
+  Value neededAfter(Value src, Value from, Value count);
+  /// Whether the pattern bounds the keys a query sees (the ring then trims
+  /// blocks to those rows: contiguous order).
+  bool trims();
+  /// The rows (start, length) of rank `src`'s keys that the queries of the
+  /// `count` ranks after `from` need, by the pattern's key range: the hull
+  /// of their ranges within `src`'s chunk (length 0 when none needs a
+  /// row).
+  Runs keepRows(Value src, Value from, Value count);
+  /// One step of the ring: the exchange of the block in hand for the next
+  /// one around the kernels of the block in hand.
+  SmallVector<Value> ringStep(Value q, Value t, ValueRange iter,
+                              TypeRange accTypes);
+  /// The ring over every rank's block, from accumulators of these types
+  /// (and dynamic sizes); returns them.
+  std::pair<Value, Value> ring(Value q, Value k, Value v,
+                               RankedTensorType accOType,
+                               RankedTensorType accLType, ValueRange dynO,
+                               ValueRange dynL);
+
+  //===--- The kernels of a block (PartitionCompute.cpp) ---------------===//
+  /// Rows [row, row + rows) of a [B, H, L, D] tensor; of `t`'s own type
+  /// when `keepType` (a block the ring passes on), else the inferred one.
+  Value rowSlice(Value t, Value row, Value rows, bool keepType = false);
+  /// The attention of the local queries against the block of rows `held`,
+  /// merged into the accumulators.
+  std::pair<Value, Value> computeBlock(Value q, Value kBlock, Value vBlock,
+                                       const Runs &held, Value accO,
+                                       Value accL);
+  /// The attention of query rows `qs` against the key/value rows `ks`,
+  /// `vs` at global offsets `offsets` (`tensor<2xi64>`): the op's problem
+  /// with these operands and its mask and score regions shifted there.
+  AttentionOp blockAttention(Value qs, Value ks, Value vs, Value offsets);
+
+  //===--- The merge (PartitionMerge.cpp) ------------------------------===//
+  /// Adds `o` to the accumulator's local rows [row, row + rows).
+  Value accumulate(Value accO, Value o, Value row, Value rows);
+  /// `acc * factor` (f32 scalar), elementwise.
+  Value scaled(Value acc, Value factor);
+  /// Merges (o, l) over local rows [row, row + rows) into the accumulators.
+  std::pair<Value, Value> merge(Value accO, Value accL, Value o, Value l,
+                                Value row, Value rows);
+  /// Pointwise attention: the sum scaled by `Lk^-alpha` of the whole
+  /// sequence.
+  Value lengthFactor(Value out);
+
+  /// The offsets, sizes and strides of rows [row, row + rows) (dim 2) of
+  /// a [B, H, L, D] or [B, H, L] tensor.
+  struct RowWindow {
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+  };
+  RowWindow rowWindow(Value t, Value row, Value rows);
+
+  ShardedAttention &s;
+  AttentionOp op;
+  const ModProgram *mask;
+  /// The op's pattern as the mask library's mask (its key ranges).
+  mask::Mask patternMask;
+  Value comm, rank, numRanks, sizes, total;
+  /// This rank's rows (of the queries).
+  Value localRows;
+  /// This rank's queries (the batch size is read from them).
+  Value localQuery;
+};
 
 /// The output of kernelized attention `op` (normalizer #attn.kernel, no
 /// pattern or #attn.causal) for this rank's contiguous rows: queries `q`,

@@ -34,18 +34,14 @@ using namespace mlir::attn;
 namespace {
 
 /// Builds the linear program of one rank.
-class LinearRank {
+class LinearRank : public KernelArith {
 public:
   LinearRank(ImplicitLocOpBuilder &b, AttentionOp op, Value comm)
-      : b(b), op(op), comm(comm), f32(b.getF32Type()) {}
+      : KernelArith(b), op(op), comm(comm), f32(b.getF32Type()) {}
 
   Value build(Value q, Value k, Value v, Value rank, Value numRanks);
 
 private:
-  Value cst(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value f32Const(double v) {
-    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
-  }
   /// The size of dimension `d` of `t`, as an OpFoldResult.
   OpFoldResult size(Value t, int64_t d) {
     auto type = cast<RankedTensorType>(t.getType());
@@ -85,7 +81,6 @@ private:
   Value addQueryState(Value u, Value fq, Value state);
   Value divide(Value u);
 
-  ImplicitLocOpBuilder &b;
   AttentionOp op;
   Value comm;
   Type f32;
@@ -146,7 +141,7 @@ Value LinearRank::exclusivePrefix(Value state, Value rank, Value numRanks) {
       AllReduceOp::create(b, mine.getType(), mine, into, comm).getResult();
   // The sum of the slots before `rank`.
   Value zero = filled(stateSizes, 0.0);
-  auto loop = scf::ForOp::create(b, cst(0), rank, cst(1), ValueRange{zero});
+  auto loop = scf::ForOp::create(b, idx(0), rank, idx(1), ValueRange{zero});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());

@@ -68,6 +68,24 @@ ReassociationCost mlir::attn::estimateReassociation(const AttentionDims &d,
   return c;
 }
 
+const Capability &mlir::attn::getReassociateCapability() {
+  FeatureSet unsupported = {
+      Feature::QueryLengths,   Feature::KeyLengths,    Feature::QueryOffsets,
+      Feature::KeyOffsets,     Feature::Mask,          Feature::MaskMod,
+      Feature::Captures,       Feature::KeySegments,   Feature::PageTable,
+      Feature::PatternWindow,  Feature::PatternDilated, Feature::PatternGlobal,
+      Feature::PatternStrided, Feature::PatternFixed,  Feature::PatternRandom,
+      Feature::PatternBlock,   Feature::PatternUnion,  Feature::PatternPerHead};
+  static const Capability capability{
+      "attn-reassociate",
+      "the linear form of kernelized attention, phi(Q) (phi(K)^T V), with "
+      "prefix sums for causal masks and documents",
+      {getApplicableFeatures(Feature::Kernel) - unsupported},
+      {{Feature::PatternCausal, Feature::UnequalLengths},
+       {Feature::PatternSegments, Feature::UnequalLengths}}};
+  return capability;
+}
+
 //===----------------------------------------------------------------------===//
 // Candidates
 //===----------------------------------------------------------------------===//
@@ -81,14 +99,12 @@ struct Candidate {
   int64_t features = 0;
   KernelAttr kernel;
   MaskPatternAttrInterface pattern;
-  bool hasBias = false;
-  bool hasMask = false;
-  bool hasMaskMod = false;
-  bool varlen = false;
   Value querySegments, keySegments;
   /// The (feature-mapped, for the chain) queries and keys, for their
   /// lengths.
   Value query, key;
+  /// What the attention uses (AttentionFeatures.h).
+  FeatureSet uses;
 };
 
 /// The restriction the linear form keeps (none without a pattern), or
@@ -101,34 +117,8 @@ std::optional<LinearMaskForm> linearForm(MaskPatternAttrInterface pattern) {
 
 /// The reason the candidate must stay quadratic, or an empty string.
 std::string blocker(const Candidate &c) {
-  if (c.varlen)
-    return "its varlen operands (lengths or offsets) have no linear form "
-           "here";
-  if (c.hasBias)
-    return "it has a bias";
-  if (c.hasMask)
-    return "it has a mask tensor (attn-infer-mask turns a constant one into "
-           "a pattern)";
-  if (c.hasMaskMod)
-    return "it has a mask region (the linear form keeps only causal and "
-           "segment masks; a pattern attribute spells them)";
-  std::optional<LinearMaskForm> form = linearForm(c.pattern);
-  if (!form) {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    os << "its pattern " << c.pattern
-       << " is not causal or segments, so the weights do not factor through "
-          "a prefix state";
-    return s;
-  }
-  // With a dynamic length the equality is checked at run time.
-  if ((form->causal || form->segments) &&
-      !ShapedType::isDynamic(c.dims.queryLen) &&
-      !ShapedType::isDynamic(c.dims.keyLen) && c.dims.queryLen != c.dims.keyLen)
-    return "the chunked prefix form needs as many queries as keys";
-  if (form->segments && c.keySegments && c.keySegments != c.querySegments)
-    return "the chunked prefix form needs one segment-id operand for "
-           "queries and keys";
+  if (std::optional<Refusal> r = getReassociateCapability().refusal(c.uses))
+    return r->text() + " has no linear form here";
   return "";
 }
 
@@ -219,14 +209,11 @@ struct ReassociatePass
       c.kernel = cast<KernelAttr>(a.getNormalizer());
       c.features = c.kernel.getNumFeatures(c.dims.headDim);
       c.pattern = a.getPatternAttr();
-      c.hasBias = static_cast<bool>(a.getBias());
-      c.hasMask = static_cast<bool>(a.getMask());
-      c.hasMaskMod = !a.getMaskMod().empty();
       c.querySegments = a.getQuerySegments();
       c.keySegments = a.getKeySegments();
-      c.varlen = a.isVarlen();
       c.query = a.getQuery();
       c.key = a.getKey();
+      c.uses = a.getFeatures();
       return c;
     }
     auto apply = cast<ApplyOp>(op);
@@ -238,12 +225,21 @@ struct ReassociatePass
     c.kernel = cast<KernelAttr>(norm.getNormalizer());
     c.features = qs[3];
     c.pattern = norm.getPatternAttr();
-    c.hasBias = static_cast<bool>(scores.getBias());
-    c.hasMask = static_cast<bool>(norm.getMask());
     c.querySegments = norm.getQuerySegments();
     c.keySegments = norm.getKeySegments();
     c.query = scores.getQuery();
     c.key = scores.getKey();
+    // The chain's features: those its steps carry.
+    AttentionProblem p;
+    p.normalizer = c.kernel;
+    p.dims = c.dims;
+    p.masking.pattern = c.pattern;
+    p.masking.tensor = norm.getMask();
+    p.modifiers.bias = scores.getBias();
+    p.segments.query = c.querySegments;
+    p.segments.key = c.keySegments ? c.keySegments : c.querySegments;
+    p.segments.separateKeys = static_cast<bool>(c.keySegments);
+    c.uses = getFeatures(p);
     return c;
   }
 

@@ -58,6 +58,19 @@ Value KernelArith::lt(Value x, Value bound) {
   return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, bound);
 }
 
+Value KernelArith::rem(Value x, Value y) {
+  return arith::RemUIOp::create(b, x, y);
+}
+Value KernelArith::cmp(arith::CmpIPredicate predicate, Value x, Value y) {
+  return arith::CmpIOp::create(b, predicate, x, y);
+}
+Value KernelArith::select(Value condition, Value x, Value y) {
+  return arith::SelectOp::create(b, condition, x, y);
+}
+Value KernelArith::indexCast(Type type, Value v) {
+  return arith::IndexCastOp::create(b, type, v);
+}
+
 Value KernelArith::dim(Value v, int64_t d) {
   auto type = cast<ShapedType>(v.getType());
   if (!type.isDynamicDim(d))

@@ -160,6 +160,11 @@ Value MaskEmitter::emitAllowed(ImplicitLocOpBuilder &b, Value head, Value q,
   return emitNode(b, mask.getRoot(), head, q, i, k);
 }
 
+Value MaskEmitter::emitAllowedAt(ImplicitLocOpBuilder &b, Value head, Value q,
+                                 Value i, Value k) const {
+  return emitNode(b, mask.getRoot(), head, q, i, k);
+}
+
 //===----------------------------------------------------------------------===//
 // Run-time tile classification
 //===----------------------------------------------------------------------===//
@@ -364,3 +369,29 @@ MaskEmitter::emitKeyRange(ImplicitLocOpBuilder &b, Value head, Value q0,
   Value i1 = arith::AddIOp::create(b, q1, offset);
   return emitNodeRange(b, mask.getRoot(), head, i0, i1);
 }
+
+std::optional<std::pair<Value, Value>>
+MaskEmitter::emitKeyRangeAt(ImplicitLocOpBuilder &b, Value head, Value i0,
+                            Value i1) const {
+  return emitNodeRange(b, mask.getRoot(), head, i0, i1);
+}
+
+/// Whether emitNodeRange gives a range for `node` (its cases, at compile
+/// time).
+static bool boundsKeys(const Node &node) {
+  switch (node.kind) {
+  case Node::Kind::Causal:
+  case Node::Kind::Window:
+  case Node::Kind::Dilated:
+    return true;
+  case Node::Kind::Union:
+  case Node::Kind::PerHead:
+    return llvm::all_of(node.children, boundsKeys);
+  case Node::Kind::Intersect:
+    return llvm::any_of(node.children, boundsKeys);
+  default:
+    return false;
+  }
+}
+
+bool MaskEmitter::boundsKeys() const { return ::boundsKeys(mask.getRoot()); }

@@ -5,7 +5,7 @@
 #include "attn-opt/Dialect/Attn/Utils/ArithBuilder.h"
 #include "attn-opt/Dialect/Attn/Utils/TensorBuilder.h"
 
-#include "attn-opt/Host/RuntimeErrors.h"
+#include "attn-opt/Runtime/Host/RuntimeErrors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -3,8 +3,8 @@
 #ifndef ATTN_DIALECT_ATTN_IR_ATTNATTRS_H
 #define ATTN_DIALECT_ATTN_IR_ATTNATTRS_H
 
-#include "attn-opt/Analysis/BlockLayout.h"
-#include "attn-opt/Analysis/MaskPattern.h"
+#include "attn-opt/Mask/BlockLayout.h"
+#include "attn-opt/Mask/MaskPattern.h"
 #include "attn-opt/Dialect/Attn/IR/AttnInterfaces.h"
 
 #include "mlir/IR/BuiltinAttributes.h"

@@ -3,7 +3,7 @@
 #ifndef ATTN_DIALECT_ATTN_IR_ATTNINTERFACES_H
 #define ATTN_DIALECT_ATTN_IR_ATTNINTERFACES_H
 
-#include "attn-opt/Analysis/MaskPattern.h"
+#include "attn-opt/Mask/MaskPattern.h"
 
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/Diagnostics.h"

@@ -20,7 +20,7 @@ def Attn_MaskPatternAttrInterface : AttrInterface<"MaskPatternAttrInterface"> {
     Each pattern answers the questions passes ask of it through this
     interface, so no pass switches over pattern kinds: its checks against
     the attention's shape, its node in the mask library
-    (`attn-opt/Analysis/MaskPattern.h`, which evaluates `(h, i, j)` and
+    (`attn-opt/Mask/MaskPattern.h`, which evaluates `(h, i, j)` and
     classifies tiles as full, partial or empty), whether it reads segment
     ids, and whether kernelized attention under it has a linear form. The
     defaults serve leaf patterns; combinators list their operands in

@@ -3,6 +3,7 @@
 #ifndef ATTN_DIALECT_ATTN_IR_ATTNOPS_H
 #define ATTN_DIALECT_ATTN_IR_ATTNOPS_H
 
+#include "attn-opt/Dialect/Attn/IR/AttentionFeatures.h"
 #include "attn-opt/Dialect/Attn/IR/AttentionProblem.h"
 #include "attn-opt/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn-opt/Dialect/Attn/IR/AttnDialect.h"

@@ -67,7 +67,7 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     sizes that must agree but are not both static (the batch of query, key
     and value; `Lk` of key and value; the shapes of bias, gate and segment
     ids) are checked by the generated code, which calls
-    `attn_opt_runtime_error` (attn-opt/Host/RuntimeErrors.h) on a violation
+    `attn_opt_runtime_error` (attn-opt/Runtime/Host/RuntimeErrors.h) on a violation
     and skips the computation. Patterns that choose blocks at compile time
     (`#attn.random`, `#attn.block`) and the `layout` attribute need static
     lengths; every other pattern is evaluated at run time.
@@ -281,6 +281,11 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     /// The description of this attention (AttentionProblem.h): every fact
     /// of its operands and attributes, grouped. Needs verified shapes.
     ::mlir::attn::AttentionProblem getProblem();
+    /// The features this attention uses (AttentionFeatures.h), what
+    /// generators of code check against their capabilities.
+    ::mlir::attn::FeatureSet getFeatures() {
+      return ::mlir::attn::getFeatures(getProblem());
+    }
     /// The same over dimensions `dims` (the verifier's, checked before).
     ::mlir::attn::AttentionProblem
     getProblem(const ::mlir::attn::AttentionDims &dims);

@@ -35,6 +35,16 @@ ReassociationCost estimateReassociation(const AttentionDims &dims,
 /// sqrt(F * Dv), clamped to [16, 128] (and to L).
 int64_t defaultChunkSize(int64_t features, int64_t valueDim, int64_t length);
 
+/// What attn-reassociate's linear form of kernelized attention supports
+/// (AttentionFeatures.h): causal masks and documents (their chunked prefix
+/// form over static Lq = Lk) and none of a varlen batch, a mask tensor or
+/// a mask region.
+const Capability &getReassociateCapability();
+
+/// What attn-partition-sequence supports of an attention sharded along
+/// the sequence.
+const Capability &getPartitionSequenceCapability();
+
 } // namespace mlir::attn
 
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_TRANSFORMS_H

@@ -14,6 +14,7 @@
 #ifndef ATTN_DIALECT_ATTN_UTILS_ARITHBUILDER_H
 #define ATTN_DIALECT_ATTN_UTILS_ARITHBUILDER_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/OpDefinition.h"
 
@@ -49,6 +50,11 @@ public:
   Value maxIdx(Value x, Value bound);
   Value lt(Value x, int64_t bound);
   Value lt(Value x, Value bound);
+  /// `x rem y` (unsigned), a comparison, a select and an index cast.
+  Value rem(Value x, Value y);
+  Value cmp(arith::CmpIPredicate predicate, Value x, Value y);
+  Value select(Value condition, Value x, Value y);
+  Value indexCast(Type type, Value v);
 
   /// Dimension `d` of memref `v` as an index value (a constant when static).
   Value dim(Value v, int64_t d);

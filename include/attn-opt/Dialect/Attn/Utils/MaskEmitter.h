@@ -2,7 +2,7 @@
 //
 // The IR side of the mask library: builds `arith` IR deciding whether query
 // `q` of head `h` may see key `k`, for any pattern tree of
-// attn-opt/Analysis/MaskPattern.h. Every lowering that masks elements (the
+// attn-opt/Mask/MaskPattern.h. Every lowering that masks elements (the
 // reference lowering, the pointwise, block-sparse and flash kernels) emits
 // its mask through this class, so the patterns have one IR definition.
 //
@@ -16,7 +16,7 @@
 #ifndef ATTN_DIALECT_ATTN_UTILS_MASKEMITTER_H
 #define ATTN_DIALECT_ATTN_UTILS_MASKEMITTER_H
 
-#include "attn-opt/Analysis/MaskPattern.h"
+#include "attn-opt/Mask/MaskPattern.h"
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Value.h"
@@ -70,6 +70,14 @@ public:
   Value emitAllowed(ImplicitLocOpBuilder &b, Value head, Value q, Value k,
                     Value offset = Value()) const;
 
+  /// As emitAllowed, with the query's key position `i` given (`q + Lk -
+  /// Lq` there). A block of a longer sequence passes its positions in
+  /// that sequence (a sequence-parallel rank's chunk: `q + offset`, the
+  /// query's own index as its position); block tables and segment ids are
+  /// read at `q` and `k`.
+  Value emitAllowedAt(ImplicitLocOpBuilder &b, Value head, Value q, Value i,
+                      Value k) const;
+
   /// Emits the classification of the rectangle of queries [q0, q1] and keys
   /// [k0, k1] (inclusive index values, non-empty) of head `head`, with
   /// `offset` the key position of query 0. Conservative where exactness
@@ -86,6 +94,13 @@ public:
                                                       Value head, Value q0,
                                                       Value q1,
                                                       Value offset) const;
+  /// As emitKeyRange, for the queries at key positions [i0, i1].
+  std::optional<std::pair<Value, Value>>
+  emitKeyRangeAt(ImplicitLocOpBuilder &b, Value head, Value i0, Value i1) const;
+  /// True if emitKeyRange gives a range for this mask (the pattern bounds
+  /// the keys of every query: causal, windows, and unions of them or
+  /// intersections with one), decided at compile time.
+  bool boundsKeys() const;
 
   /// Emits `v` as a constant of the index-like type `type`.
   static Value constant(ImplicitLocOpBuilder &b, Type type, int64_t v);

@@ -17,7 +17,7 @@
 #ifndef ATTN_DIALECT_ATTN_UTILS_MODREGIONEMITTER_H
 #define ATTN_DIALECT_ATTN_UTILS_MODREGIONEMITTER_H
 
-#include "attn-opt/Dialect/Attn/IR/ModRegion.h"
+#include "attn-opt/Dialect/Attn/Analysis/ModRegionAnalysis.h"
 #include "attn-opt/Dialect/Attn/Utils/MaskEmitter.h"
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"

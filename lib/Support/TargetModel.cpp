@@ -1,0 +1,83 @@
+//===- TargetModel.cpp - What code generation knows of the CPU ------------===//
+
+#include "attn-opt/Support/TargetModel.h"
+
+#include <algorithm>
+#include <string_view>
+
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// Target model and tile sizes
+//===----------------------------------------------------------------------===//
+
+std::optional<TargetModel> TargetModel::get(int64_t lanes, int64_t registers) {
+  if (lanes != 4 && lanes != 8 && lanes != 16 && lanes != 32)
+    return std::nullopt;
+  if (registers == 0)
+    registers = lanes >= 16 ? 32 : 16;
+  if (registers < 8)
+    return std::nullopt;
+  TargetModel t;
+  t.lanes = lanes;
+  t.registers = registers;
+  return t;
+}
+
+std::optional<TargetModel::Bf16Dot>
+TargetModel::parseBf16Dot(const char *name) {
+  std::string_view n(name);
+  if (n == "none")
+    return Bf16Dot::None;
+  if (n == "native")
+    return Bf16Dot::Native;
+  if (n == "emulated")
+    return Bf16Dot::Emulated;
+  return std::nullopt;
+}
+
+TargetModel::Bf16Dot TargetModel::bf16DotFor(std::string_view cpu,
+                                             bool hasAvx512Bf16) {
+  if (!hasAvx512Bf16)
+    return Bf16Dot::None;
+  // znver4, znver5, ...: Zen 4 and later.
+  constexpr std::string_view zen = "znver";
+  if (cpu.substr(0, zen.size()) != zen)
+    return Bf16Dot::None;
+  int generation = 0;
+  for (char c : cpu.substr(zen.size())) {
+    if (c < '0' || c > '9')
+      return Bf16Dot::None;
+    generation = std::min(generation * 10 + (c - '0'), 1000);
+  }
+  return generation >= 4 ? Bf16Dot::Native : Bf16Dot::None;
+}
+
+void TileSizes::setQueryVectors(const TargetModel &target, int64_t vectors,
+                                int64_t valueDim) {
+  queryVectors = vectors;
+  keysPerStep = std::max<int64_t>(1, target.registers / 2 / vectors);
+  // The largest value group dividing Dv within the accumulator budget.
+  valueGroup = 1;
+  for (int64_t g = keysPerStep; g >= 1; --g)
+    if (valueDim % g == 0) {
+      valueGroup = g;
+      break;
+    }
+}
+
+TileSizes TileSizes::select(const TargetModel &target, int64_t valueDim) {
+  TileSizes s;
+  // Four query vectors with 32 registers (then 4 keys x 4 vectors of
+  // accumulators: 8 loads feed 16 FMAs), two with 16.
+  s.setQueryVectors(target, std::max<int64_t>(1, target.registers / 8),
+                    valueDim);
+  // S^T block: Nb x Mr floats in at most half of L1, a power of two
+  // multiple of NJ.
+  int64_t mr = s.queryVectors * target.lanes;
+  int64_t budget = target.l1Bytes / 2 / (4 * mr);
+  s.keyBlock = s.keysPerStep;
+  while (s.keyBlock * 2 <= budget && s.keyBlock * 2 <= 128)
+    s.keyBlock *= 2;
+  return s;
+}
