@@ -1,8 +1,9 @@
 """attn_opt.attention: the attn.attention op from keywords."""
 
+import re
 import threading
 
-from . import _mods
+from . import _capabilities, _mods
 from ._library import (_check_no_overlap, check_array, compile, dtype_name,
                        empty_like_kind, is_torch_tensor)
 
@@ -235,6 +236,55 @@ def _build(key, order=None):
             f"  return %1 : {r}\n}}\n")
 
 
+def _features(key, captured, dynamic):
+    """The feature keys (_capabilities.FEATURES) the module of signature
+    `key` uses: what AttentionProblem's getFeatures reads off its op."""
+    (t, hq, hkv, d, dv, norm, pattern, scale, qk_eps, bias, gate, seg, kseg,
+     proj, lengths, mods) = key
+    used = {"normalizer:" + re.match(r"#attn\.(\w+)", norm).group(1)}
+    used.update("pattern:" + p for p in re.findall(r"#attn\.(\w+)",
+                                                  pattern or ""))
+    for present, feature in ((scale is not None, "attribute:scale"),
+                             (qk_eps is not None, "attribute:qk_norm_eps"),
+                             (bias is not None, "operand:bias"),
+                             (gate, "operand:gate"),
+                             (seg, "operand:segments"),
+                             (kseg, "operand:key_segments"),
+                             (proj is not None, "operand:projection"),
+                             (bool(captured), "operand:captures"),
+                             (t != "f32", "shape:" + t),
+                             (hq != hkv, "shape:grouped_heads"),
+                             (dynamic, "shape:dynamic_batch"),
+                             (dynamic, "shape:dynamic_lengths")):
+        if present:
+            used.add(feature)
+    if mods is not None:
+        used.update(f"region:{r}" for r in _mods.regions_used(mods))
+    return used
+
+
+def _refusal(generator, used):
+    """Why `generator` (its name in _capabilities, the compiler's one list
+    of what each generator supports) does not take an attention using the
+    feature keys `used`, or None; as Capability::refusal does."""
+    features = _capabilities.FEATURES
+    profiles, conflicts = _capabilities.GENERATORS[generator]
+    normalizer = next(k for k in features
+                      if k in used and k.startswith("normalizer:"))
+    profile = profiles.get(normalizer.split(":", 1)[1])
+    if profile is None:
+        return features[normalizer][2]
+    for k in features:
+        if k in used and k not in profile:
+            other = any(k in p for p in profiles.values())
+            return features[k][2] + (" with " + features[normalizer][2]
+                                     if other else "")
+    for a, b in conflicts:
+        if a in used and b in used:
+            return features[a][2] + " with " + features[b][2]
+    return None
+
+
 def _mpi_handle(comm):
     """The C handle (an integer) and attn-compile's --mpi of an mpi4py
     communicator."""
@@ -430,20 +480,16 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
         chunks may differ in length) and gets its rows of the result
         (docs/SequenceParallel.md). sequence_order: "contiguous" (rank r
         holds the r-th chunk) or "zigzag" (rank r holds chunks r and
-        2P-1-r of 2P, concatenated: balances causal work). Forward only,
-        with q, k, v (no bias, gate, segments, projection or mods).
+        2P-1-r of 2P, concatenated: balances causal work). Forward only;
+        what attn-partition-sequence supports (attn_opt._capabilities,
+        docs/Kernels.md): segments= / key_segments= are the whole
+        sequence's ids on every rank, as are the mods' captured tensors
+        (their q_idx and kv_idx are positions in the whole sequence).
     Each signature (dtypes, head counts and dims, attributes, operands) is
     compiled once; batch and lengths are dynamic (except with the block
     tables #attn.block and #attn.random, compiled per length).
     """
     if sequence_parallel is not None:
-        extras = [name for name, x in (
-            ("bias", bias), ("gate", gate), ("segments", segments),
-            ("key_segments", key_segments), ("projection", projection),
-            ("score_mod", score_mod), ("mask_mod", mask_mod)) if x is not None]
-        if extras:
-            raise ValueError(f"sequence_parallel takes q, k and v only, not "
-                             f"{', '.join(extras)}")
         if sequence_order not in ("contiguous", "zigzag"):
             raise ValueError(f"sequence_order is 'contiguous' or 'zigzag', "
                              f"not {sequence_order!r}")
@@ -516,7 +562,14 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
             tensors.append(check_array(ids, name))
             if dtype_name(ids) not in ("i32", "i64"):
                 raise TypeError(f"{name} must be int32 or int64 ids")
-            if tuple(ids.shape) != (b, length):
+            if sequence_parallel is not None:
+                # Replicated: every rank passes the whole sequence's ids
+                # (their length is checked against the chunks' sum).
+                if ids.ndim != 2 or ids.shape[0] != b:
+                    raise ValueError(f"{name} must be [B, L] (the whole "
+                                     f"sequence) with B = {b}; got "
+                                     f"{tuple(ids.shape)}")
+            elif tuple(ids.shape) != (b, length):
                 raise ValueError(f"{name} must be [B, L] = {(b, length)}; "
                                  f"got {tuple(ids.shape)}")
         seg_key, kseg_key = dtype_name(segments), dtype_name(key_segments)
@@ -561,6 +614,12 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
         return _autograd_function().apply(q, k, v, bias, gate, call)
     handle = mpi = order = None
     if sequence_parallel is not None:
+        why = _refusal("partition-sequence", _features(
+            key, captured, dynamic=True))
+        if why is not None:
+            raise ValueError(f"sequence_parallel: {why} is not supported "
+                             f"with a sharded sequence "
+                             f"(attn-partition-sequence)")
         handle, mpi = _mpi_handle(sequence_parallel)
         order = sequence_order
     fn = _functions.get((key, order, mpi))

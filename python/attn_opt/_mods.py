@@ -493,3 +493,10 @@ def regions(mods_key):
         text += (f"\n      {kind} {{\n      ^bb0({', '.join(head)}):\n" +
                  "".join(f"        {line}\n" for line in body) + "      }")
     return args, clause, text
+
+
+def regions_used(mods_key):
+    """The regions ("mask_mod", "score_mod") a traced key has."""
+    (mask, score), _ = mods_key
+    return [kind for body, kind in ((mask, "mask_mod"), (score, "score_mod"))
+            if body is not None]

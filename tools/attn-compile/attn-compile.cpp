@@ -15,6 +15,7 @@
 
 #include "attn-opt/Runtime/KernelLibrary/KernelLibrary.h"
 #include "attn-opt/Dialect/Attn/Transforms/Passes.h"
+#include "attn-opt/Capabilities.h"
 #include "attn-opt/InitAttn.h"
 #include "attn-opt/Pipelines/Pipelines.h"
 #include "attn-opt/Runtime/JIT/HostTarget.h"
@@ -56,7 +57,7 @@ namespace {
 
 cl::OptionCategory category("attn-compile options");
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
-                               cl::Required, cl::cat(category));
+                               cl::cat(category));
 cl::opt<std::string> sharedOutput("o", cl::desc("Shared library to write"),
                                   cl::value_desc("libNAME.so"),
                                   cl::cat(category));
@@ -128,6 +129,11 @@ cl::opt<std::string> mpiLibraryOpt(
 cl::opt<bool> remarksOpt("print-remarks",
                          cl::desc("Print the compiler's remarks"),
                          cl::init(false), cl::cat(category));
+cl::opt<std::string> capabilitiesOpt(
+    "capabilities",
+    cl::desc("Print what each generator of code supports (json, markdown or "
+             "python) and exit"),
+    cl::value_desc("format"), cl::cat(category));
 
 /// Temporary files of the compile, removed by fail() (std::exit unwinds
 /// no stack) and once they have served.
@@ -541,6 +547,28 @@ int main(int argc, char **argv) {
       argc, argv,
       "attn-compile: compile an attn module ahead of time into a kernel "
       "library with a C ABI (docs/Library.md)\n");
+  if (capabilitiesOpt.getNumOccurrences()) {
+    // To standard output, or the file `-o` names.
+    std::error_code ec;
+    llvm::raw_fd_ostream file(
+        sharedOutput.empty() ? std::string("-") : sharedOutput.getValue(), ec);
+    if (ec) {
+      llvm::errs() << "attn-compile: error: " << sharedOutput << ": "
+                   << ec.message() << "\n";
+      return 1;
+    }
+    if (printCapabilities(file, capabilitiesOpt))
+      return 0;
+    llvm::errs() << "attn-compile: error: --capabilities takes json, markdown "
+                    "or python, not '"
+                 << capabilitiesOpt << "'\n";
+    return 1;
+  }
+  if (inputFile.empty()) {
+    llvm::errs() << "attn-compile: error: no input file (attn-compile "
+                    "FILE.mlir -o libNAME.so, or --capabilities=FORMAT)\n";
+    return 1;
+  }
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   context.printOpOnDiagnostic(false);

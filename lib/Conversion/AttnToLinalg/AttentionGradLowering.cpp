@@ -26,7 +26,7 @@ using namespace mlir::attn;
 const Capability &mlir::attn::getReferenceGradientCapability() {
   FeatureSet paged = {Feature::PageTable};
   static const Capability capability{
-      "convert-attn-grad-to-linalg",
+      "reference-gradient", "convert-attn-grad-to-linalg",
       "the reference gradient: the L x L score gradient materialized",
       {getApplicableFeatures(Feature::Softmax) - paged,
        getApplicableFeatures(Feature::Pointwise) - paged,
@@ -47,7 +47,7 @@ const Capability &mlir::attn::getLinearGradientCapability() {
       Feature::PatternStrided, Feature::PatternFixed,  Feature::PatternRandom,
       Feature::PatternBlock,   Feature::PatternUnion,  Feature::PatternPerHead};
   static const Capability capability{
-      "convert-attn-grad-to-linalg{linear-kernelized=1}",
+      "linear-gradient", "convert-attn-grad-to-linalg{linear-kernelized=1}",
       "the linear-time gradient of kernelized attention (prefix sums for "
       "causal masks and documents)",
       {getApplicableFeatures(Feature::Kernel) - unsupported},

@@ -66,7 +66,7 @@ const Capability &mlir::attn::getFusedBackwardCapability() {
       Feature::PatternFixed,  Feature::PatternUnion,   Feature::PatternIntersect,
       Feature::PatternPerHead};
   static const Capability capability{
-      "attn-flash-backward",
+      "fused-backward", "attn-flash-backward",
       "the fused CPU backward: FlashAttention-2's two passes over the block "
       "layout",
       {closedForm | FeatureSet{Feature::Softmax},

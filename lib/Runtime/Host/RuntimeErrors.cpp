@@ -139,6 +139,13 @@ int mlir::attn::formatRuntimeError(char *buffer, size_t size, int32_t code,
                     " holds %" PRId64 " rows of the sequence, its chunk has "
                     "%" PRId64,
                     a, b, c);
+  case RuntimeError::SequenceIds:
+    return snprintf(buffer, size,
+                    "sequence-parallel attention: %s has %" PRId64
+                    " ids per row, the sharded sequence has %" PRId64
+                    " positions (every rank passes the ids of the whole "
+                    "sequence)",
+                    attentionOperandName(a), b, c);
   case RuntimeError::NullPointer:
     return snprintf(buffer, size,
                     "the %s pointer of tensor %" PRId64

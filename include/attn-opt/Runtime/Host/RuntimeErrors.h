@@ -83,6 +83,10 @@ enum class RuntimeError : int32_t {
   /// its sharding gives it `c`; `a` = -1: on `b` ranks the key or value
   /// rows differ from the query rows.
   SequenceChunk = 15,
+  /// Sequence-parallel attention: the segment ids operand `a` (an
+  /// AttentionOperand, replicated on every rank) has `b` ids per row, the
+  /// sharded sequence `c` positions.
+  SequenceIds = 16,
 };
 
 /// Whether `code` is about sizes (a shape error) rather than the values of
@@ -92,7 +96,8 @@ constexpr bool isShapeError(int32_t code) {
          code == static_cast<int32_t>(RuntimeError::ArgumentSize) ||
          code == static_cast<int32_t>(RuntimeError::ResultSize) ||
          code == static_cast<int32_t>(RuntimeError::SequenceRanks) ||
-         code == static_cast<int32_t>(RuntimeError::SequenceChunk);
+         code == static_cast<int32_t>(RuntimeError::SequenceChunk) ||
+         code == static_cast<int32_t>(RuntimeError::SequenceIds);
 }
 
 /// Whether `code` is about memory (status ATTN_OPT_ERROR_MEMORY of a kernel

@@ -209,6 +209,20 @@ Value RankProgram::checkSizes(Value kvBad) {
   ok = arith::AndIOp::create(
       b, ok,
       arith::XOrIOp::create(b, bad, arith::ConstantIntOp::create(b, 1, 1)));
+  // Replicated segment ids: one per position of the whole sequence.
+  SmallVector<std::pair<Value, int64_t>> ids;
+  if (Value query = op.getQuerySegments())
+    ids.push_back({query, kQuerySegmentsOperand});
+  if (Value key = op.getKeySegments())
+    ids.push_back({key, kKeySegmentsOperand});
+  for (auto [tensor, operand] : ids) {
+    Value count = tensor::DimOp::create(b, tensor, 1);
+    Value wrong = cmp(arith::CmpIPredicate::ne, count, total);
+    report(wrong, RuntimeError::SequenceIds, idx(operand), count, total);
+    ok = arith::AndIOp::create(
+        b, ok,
+        arith::XOrIOp::create(b, wrong, arith::ConstantIntOp::create(b, 1, 1)));
+  }
   // The rows each rank must hold.
   auto qType = cast<ShapedType>(op.getQuery().getType());
   int64_t globalRows = qType.getDimSize(kSeqDim);
@@ -317,8 +331,10 @@ Value RankProgram::setUp(Value q, Value k, Value v) {
                                        ValueRange{slots});
   sizes = AllReduceOp::create(b, sizesType, mine, into, comm).getResult();
   Value kvBad = rowsOf(numRanks);
-  // The sequence length (the zigzag chunks, pointwise attention's factor).
-  if (s.zigzag || isa<PointwiseAttr>(op.getNormalizer())) {
+  // The sequence length (the zigzag chunks, pointwise attention's factor,
+  // the segment ids' length).
+  if (s.zigzag || isa<PointwiseAttr>(op.getNormalizer()) ||
+      op.getQuerySegments()) {
     auto loop =
         scf::ForOp::create(b, idx(0), numRanks, idx(1), ValueRange{idx(0)});
     OpBuilder::InsertionGuard guard(b);

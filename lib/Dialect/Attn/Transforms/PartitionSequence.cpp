@@ -51,7 +51,7 @@ const Capability &mlir::attn::getPartitionSequenceCapability() {
                       Feature::DynamicBatch,  Feature::DynamicLengths,
                       Feature::GroupedHeads};
   static const Capability capability{
-      "attn-partition-sequence",
+      "partition-sequence", "attn-partition-sequence",
       "sequence parallelism over MPI: a ring of key/value blocks merged by "
       "log-sum-exp, or the reduced key/value state of linear attention",
       {ring | FeatureSet{Feature::Softmax, Feature::Lse},

@@ -77,7 +77,7 @@ const Capability &mlir::attn::getReassociateCapability() {
       Feature::PatternStrided, Feature::PatternFixed,  Feature::PatternRandom,
       Feature::PatternBlock,   Feature::PatternUnion,  Feature::PatternPerHead};
   static const Capability capability{
-      "attn-reassociate",
+      "reassociate", "attn-reassociate",
       "the linear form of kernelized attention, phi(Q) (phi(K)^T V), with "
       "prefix sums for causal masks and documents",
       {getApplicableFeatures(Feature::Kernel) - unsupported},

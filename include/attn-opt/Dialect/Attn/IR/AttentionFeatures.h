@@ -135,6 +135,8 @@ struct Refusal {
 
 /// What one generator of code supports.
 struct Capability {
+  /// A short name ("cpu-kernel"), what the tables print.
+  llvm::StringRef name;
   /// The pass (or pipeline option) that runs the generator.
   llvm::StringRef pass;
   /// What it generates, in a few words.
