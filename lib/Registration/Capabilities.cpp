@@ -54,6 +54,13 @@ static void printJson(raw_ostream &os) {
         supported.push_back(keyOf(f));
       profiles[getFeatureSpelling(n)] = std::move(supported);
     }
+    llvm::json::Object applicableHere;
+    for (Feature n : kNormalizers) {
+      llvm::json::Array in;
+      for (Feature f : c->getApplicable(n).list())
+        in.push_back(keyOf(f));
+      applicableHere[getFeatureSpelling(n)] = std::move(in);
+    }
     llvm::json::Array conflicts;
     for (auto [a, b] : c->conflicts)
       conflicts.push_back(llvm::json::Array{keyOf(a), keyOf(b)});
@@ -61,19 +68,12 @@ static void printJson(raw_ostream &os) {
                                             {"pass", c->pass},
                                             {"summary", c->summary},
                                             {"profiles", std::move(profiles)},
+                                            {"applicable", std::move(applicableHere)},
                                             {"conflicts", std::move(conflicts)}});
-  }
-  llvm::json::Object applicable;
-  for (Feature n : kNormalizers) {
-    llvm::json::Array in;
-    for (Feature f : getApplicableFeatures(n).list())
-      in.push_back(keyOf(f));
-    applicable[getFeatureSpelling(n)] = std::move(in);
   }
   os << llvm::formatv(
       "{0:2}\n", llvm::json::Value(llvm::json::Object{
                      {"features", std::move(features)},
-                     {"applicable", std::move(applicable)},
                      {"generators", std::move(generators)}}));
 }
 
@@ -85,7 +85,7 @@ static std::string cell(const Capability &c, Feature f) {
   bool applies = false;
   for (Feature n : kNormalizers) {
     const FeatureSet *profile = c.getProfile(n);
-    if (!profile || !getApplicableFeatures(n).contains(f))
+    if (!profile || !c.getApplicable(n).contains(f))
       continue;
     applies = true;
     if (profile->contains(f))

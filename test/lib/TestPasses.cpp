@@ -2,6 +2,10 @@
 
 namespace mlir::attn::test {
 void registerTestPrintBlockLayoutPass();
+void registerTestPrintFeaturesPass();
 
-void registerTestPasses() { registerTestPrintBlockLayoutPass(); }
+void registerTestPasses() {
+  registerTestPrintBlockLayoutPass();
+  registerTestPrintFeaturesPass();
+}
 } // namespace mlir::attn::test

@@ -24,14 +24,18 @@ using namespace mlir;
 using namespace mlir::attn;
 
 const Capability &mlir::attn::getReferenceGradientCapability() {
-  FeatureSet paged = {Feature::PageTable};
-  static const Capability capability{
-      "reference-gradient", "convert-attn-grad-to-linalg",
-      "the reference gradient: the L x L score gradient materialized",
-      {getApplicableFeatures(Feature::Softmax) - paged,
-       getApplicableFeatures(Feature::Pointwise) - paged,
-       getApplicableFeatures(Feature::Kernel) - paged},
-      {}};
+  static const Capability capability = [] {
+    Capability c{"reference-gradient",
+                 "convert-attn-grad-to-linalg",
+                 "the reference gradient: the L x L score gradient "
+                 "materialized",
+                 {},
+                 {}};
+    c.differentiates = true;
+    for (Feature n : {Feature::Softmax, Feature::Pointwise, Feature::Kernel})
+      c.profiles.push_back(c.getApplicable(n));
+    return c;
+  }();
   return capability;
 }
 
@@ -46,15 +50,19 @@ const Capability &mlir::attn::getLinearGradientCapability() {
       Feature::PatternWindow,  Feature::PatternDilated, Feature::PatternGlobal,
       Feature::PatternStrided, Feature::PatternFixed,  Feature::PatternRandom,
       Feature::PatternBlock,   Feature::PatternUnion,  Feature::PatternPerHead};
-  static const Capability capability{
-      "linear-gradient", "convert-attn-grad-to-linalg{linear-kernelized=1}",
-      "the linear-time gradient of kernelized attention (prefix sums for "
-      "causal masks and documents)",
-      {getApplicableFeatures(Feature::Kernel) - unsupported},
-      {{Feature::PatternCausal, Feature::DynamicLengths},
-       {Feature::PatternCausal, Feature::UnequalLengths},
-       {Feature::PatternSegments, Feature::DynamicLengths},
-       {Feature::PatternSegments, Feature::UnequalLengths}}};
+  static const Capability capability = [&] {
+    Capability c{"linear-gradient",
+                 "convert-attn-grad-to-linalg{linear-kernelized=1}",
+                 "the linear-time gradient of kernelized attention (prefix "
+                 "sums for causal masks and documents)",
+                 {getApplicableFeatures(Feature::Kernel) - unsupported},
+                 {{Feature::PatternCausal, Feature::DynamicLengths},
+                  {Feature::PatternCausal, Feature::UnequalLengths},
+                  {Feature::PatternSegments, Feature::DynamicLengths},
+                  {Feature::PatternSegments, Feature::UnequalLengths}}};
+    c.differentiates = true;
+    return c;
+  }();
   return capability;
 }
 

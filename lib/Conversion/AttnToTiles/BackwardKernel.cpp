@@ -65,13 +65,17 @@ const Capability &mlir::attn::getFusedBackwardCapability() {
       Feature::PatternDilated, Feature::PatternGlobal, Feature::PatternStrided,
       Feature::PatternFixed,  Feature::PatternUnion,   Feature::PatternIntersect,
       Feature::PatternPerHead};
-  static const Capability capability{
-      "fused-backward", "attn-flash-backward",
-      "the fused CPU backward: FlashAttention-2's two passes over the block "
-      "layout",
-      {closedForm | FeatureSet{Feature::Softmax},
-       closedForm | FeatureSet{Feature::Pointwise}},
-      {}};
+  static const Capability capability = [&] {
+    Capability c{"fused-backward",
+                 "attn-flash-backward",
+                 "the fused CPU backward: FlashAttention-2's two passes over "
+                 "the block layout",
+                 {closedForm | FeatureSet{Feature::Softmax},
+                  closedForm | FeatureSet{Feature::Pointwise}},
+                 {}};
+    c.differentiates = true;
+    return c;
+  }();
   return capability;
 }
 

@@ -213,6 +213,13 @@ std::string Refusal::text() const {
   return s;
 }
 
+FeatureSet Capability::getApplicable(Feature normalizer) const {
+  FeatureSet s = getApplicableFeatures(normalizer);
+  if (differentiates)
+    s.erase(Feature::PageTable);
+  return s;
+}
+
 const FeatureSet *Capability::getProfile(Feature normalizer) const {
   for (const FeatureSet &profile : profiles)
     if (profile.contains(normalizer))

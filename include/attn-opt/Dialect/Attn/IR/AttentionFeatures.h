@@ -146,6 +146,13 @@ struct Capability {
   std::vector<FeatureSet> profiles;
   /// Features it supports apart but not together.
   std::vector<std::pair<Feature, Feature>> conflicts;
+  /// True for a generator of gradients (attn.attention_grad): a paged KV
+  /// cache does not apply (its verifier refuses it).
+  bool differentiates = false;
+
+  /// The features that apply to an op of `normalizer` this generator
+  /// rewrites (getApplicableFeatures, less what its op cannot have).
+  FeatureSet getApplicable(Feature normalizer) const;
 
   /// Why it leaves an op that uses `features`, or std::nullopt if it
   /// takes it: the normalizer if no profile takes it, else the first
