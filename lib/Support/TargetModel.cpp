@@ -52,32 +52,3 @@ TargetModel::Bf16Dot TargetModel::bf16DotFor(std::string_view cpu,
   }
   return generation >= 4 ? Bf16Dot::Native : Bf16Dot::None;
 }
-
-void TileSizes::setQueryVectors(const TargetModel &target, int64_t vectors,
-                                int64_t valueDim) {
-  queryVectors = vectors;
-  keysPerStep = std::max<int64_t>(1, target.registers / 2 / vectors);
-  // The largest value group dividing Dv within the accumulator budget.
-  valueGroup = 1;
-  for (int64_t g = keysPerStep; g >= 1; --g)
-    if (valueDim % g == 0) {
-      valueGroup = g;
-      break;
-    }
-}
-
-TileSizes TileSizes::select(const TargetModel &target, int64_t valueDim) {
-  TileSizes s;
-  // Four query vectors with 32 registers (then 4 keys x 4 vectors of
-  // accumulators: 8 loads feed 16 FMAs), two with 16.
-  s.setQueryVectors(target, std::max<int64_t>(1, target.registers / 8),
-                    valueDim);
-  // S^T block: Nb x Mr floats in at most half of L1, a power of two
-  // multiple of NJ.
-  int64_t mr = s.queryVectors * target.lanes;
-  int64_t budget = target.l1Bytes / 2 / (4 * mr);
-  s.keyBlock = s.keysPerStep;
-  while (s.keyBlock * 2 <= budget && s.keyBlock * 2 <= 128)
-    s.keyBlock *= 2;
-  return s;
-}

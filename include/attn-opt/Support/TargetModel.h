@@ -1,9 +1,9 @@
 //===- TargetModel.h - What code generation knows of the CPU ----*- C++ -*-===//
 //
-// A small model of the target CPU (vector lanes, registers, L1 size) and the
-// tile sizes of the fused attention kernels derived from it. Plain C++, so
-// that passes choosing block sizes and the kernel generator agree, and so
-// that unit tests can check the choices.
+// A small model of the target CPU (vector lanes, registers, L1 size), from
+// which the tile sizes of the fused attention kernels are derived
+// (TileSizes.h). Plain C++, so that passes choosing block sizes and the
+// kernel generator agree, and so that unit tests can check the choices.
 //
 // The model never reads the host: passes take it from their options
 // (`vector-width`, `vector-registers`), whose defaults name a fixed target
@@ -57,35 +57,6 @@ struct TargetModel {
   /// otherwise, as on x86-64); std::nullopt for other lanes or fewer than 8
   /// registers.
   static std::optional<TargetModel> get(int64_t lanes, int64_t registers = 0);
-};
-
-/// Tile sizes of the kernel.
-struct TileSizes {
-  int64_t queryVectors = 4; ///< QV: query vectors per tile (Mr = QV lanes)
-  int64_t keysPerStep = 4;  ///< NJ: keys of one QK^T register block
-  int64_t keyBlock = 64;    ///< Nb: keys per block (multiple of NJ)
-  int64_t valueGroup = 4;   ///< EG: value columns of one PV register block
-  /// Decode: the query rows of one key/value head (its G query heads times
-  /// Lq queries) that share tiles, head by head; 0: a tile holds Mr queries
-  /// of one head.
-  int64_t groupedRows = 0;
-  /// Decode: the key blocks of each tile split into this many ranges run
-  /// in parallel, their partial results merged through the log-sum-exp
-  /// (split-KV); 1: no split.
-  int64_t keySplits = 1;
-
-  /// Defaults from the target model: QV = registers / 8; half the
-  /// registers hold accumulators (QV x NJ and QV x EG); the S^T block
-  /// (Nb x Mr floats) takes at most half of L1.
-  static TileSizes select(const TargetModel &target, int64_t valueDim);
-  /// Sets QV to `vectors` and the register blocks that fit with it: NJ
-  /// keys such that the QV x NJ accumulators take half the registers (at
-  /// least 1), EG the largest divisor of Dv up to NJ.
-  void setQueryVectors(const TargetModel &target, int64_t vectors,
-                       int64_t valueDim);
-  int64_t queryTile(const TargetModel &t) const {
-    return queryVectors * t.lanes;
-  }
 };
 
 } // namespace mlir::attn

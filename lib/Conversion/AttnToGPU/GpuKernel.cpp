@@ -14,6 +14,7 @@
 #include "attn-opt/Conversion/AttnKernel/RegisterTile.h"
 #include "attn-opt/Conversion/Capabilities.h"
 #include "attn-opt/Dialect/Attn/Utils/MmaFragment.h"
+#include "attn-opt/Support/TileSizes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -60,12 +61,9 @@ GpuKernelPlan mlir::attn::planGpuKernel(const KernelSpec &spec,
   if (why.empty()) {
     plan.kind = GpuKernelPlan::Kind::Mma;
     plan.threads = 128; // four warps of 16 query rows
-    plan.blockQ = 64;
-    // K and V blocks (rows padded by 8 elements) within 48 KiB.
-    int64_t rowBytes = (d.headDim + 8 + d.valueDim + 8) * 2;
-    plan.blockK = 64;
-    while (plan.blockK > 16 && plan.blockK * rowBytes > 48 * 1024)
-      plan.blockK /= 2;
+    GpuTileSizes tiles = GpuTileSizes::mma(d.headDim, d.valueDim);
+    plan.blockQ = tiles.blockQ;
+    plan.blockK = tiles.blockK;
   } else {
     plan.kind = GpuKernelPlan::Kind::Simt;
     plan.simtReason = why;
@@ -78,13 +76,12 @@ GpuKernelPlan mlir::attn::planGpuKernel(const KernelSpec &spec,
       t /= 2;
     plan.rowThreads = t;
     plan.threads = 128;
-    plan.blockQ = plan.threads / t;
     // With qk-layernorm, K is normalized up front into f32.
     int64_t kBytes = spec.qkNormEps ? 4 : byteWidth(k);
-    int64_t rowBytes = d.headDim * kBytes + d.valueDim * byteWidth(v);
-    plan.blockK = 64;
-    while (plan.blockK > 16 && plan.blockK * rowBytes > 40 * 1024)
-      plan.blockK /= 2;
+    GpuTileSizes tiles = GpuTileSizes::simt(
+        plan.threads, t, d.headDim * kBytes + d.valueDim * byteWidth(v));
+    plan.blockQ = tiles.blockQ;
+    plan.blockK = tiles.blockK;
   }
   if (blockK > 0)
     plan.blockK = blockK;

@@ -389,22 +389,6 @@ struct LshLowering {
 };
 } // namespace
 
-Value mlir::attn::lshRotationsConstant(ImplicitLocOpBuilder &b, uint64_t seed,
-                                       int64_t rounds, int64_t dim,
-                                       int64_t numBuckets) {
-  SmallVector<float> rf;
-  rf.reserve(rounds * dim * (numBuckets / 2));
-  for (int64_t r = 0; r < rounds; ++r) {
-    std::vector<double> rot = lshRotation(seed, r, dim, numBuckets);
-    rf.append(rot.begin(), rot.end());
-  }
-  return arith::ConstantOp::create(
-      b,
-      DenseElementsAttr::get(
-          RankedTensorType::get({rounds, dim, numBuckets / 2}, b.getF32Type()),
-          ArrayRef<float>(rf)));
-}
-
 FailureOr<Value> mlir::attn::lowerLshAttention(ImplicitLocOpBuilder &b,
                                                LshAttentionOp op) {
   LshLowering lowering(b, op);

@@ -31,7 +31,7 @@
 #include "attn-opt/Conversion/Passes.h"
 
 #include "attn-opt/Mask/BlockLayout.h"
-#include "attn-opt/Support/TargetModel.h"
+#include "attn-opt/Support/TileSizes.h"
 #include "attn-opt/Dialect/Attn/Utils/ArithBuilder.h"
 #include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
 #include "attn-opt/Dialect/Attn/Utils/MaskEmitter.h"
@@ -118,9 +118,10 @@ public:
     lk = d.keyLen;
     dim = d.headDim;
     vdim = d.valueDim;
-    queryVectors = lanes >= 16 ? 4 : 2;
-    blockQ = queryVectors * lanes;
-    blockK = 64;
+    TileSizes tiles = TileSizes::backward(target);
+    queryVectors = tiles.queryVectors;
+    blockQ = tiles.queryTile(target);
+    blockK = tiles.keyBlock;
     lqp = llvm::alignTo(lq, blockQ);
     dimp = llvm::alignTo(dim, lanes);
     vdimp = llvm::alignTo(vdim, lanes);

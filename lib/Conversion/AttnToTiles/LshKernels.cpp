@@ -12,7 +12,6 @@
 #include "attn-opt/Support/TargetModel.h"
 #include "attn-opt/Conversion/AttnKernel/KernelSpec.h"
 #include "attn-opt/Conversion/AttnKernel/RegisterTile.h"
-#include "attn-opt/Conversion/AttnToLinalg/AttentionLowering.h"
 #include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -194,15 +194,6 @@ Value finishHeads(TensorBuilder &tb, Value o, Type elementType);
 Value attend(TensorBuilder &tb, Value s, const WeightSpec &spec, Value value,
              Type elementType);
 
-/// attn.lsh_attention's key normalization: x * rsqrt(|x|^2 + this).
-constexpr double kLshNormEpsilon = 1e-6;
-
-/// The rotations of LSH hash rounds 0 .. rounds-1 (lshRotation) stacked as
-/// an f32 `rounds x dim x numBuckets/2` constant tensor: the lowerings loop
-/// over the rounds at run time.
-Value lshRotationsConstant(ImplicitLocOpBuilder &b, uint64_t seed,
-                           int64_t rounds, int64_t dim, int64_t numBuckets);
-
 /// Lowers attn.lsh_attention (LshLowering.cpp): keys normalized, per round
 /// the hash, an O(L^2) stable sort and linalg chunks, the rounds combined
 /// at the end. (attn-lsh-kernels is the fast form of the same semantics.)

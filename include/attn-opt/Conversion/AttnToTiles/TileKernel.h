@@ -26,7 +26,7 @@
 #ifndef ATTN_CONVERSION_ATTNTOTILES_TILEKERNEL_H
 #define ATTN_CONVERSION_ATTNTOTILES_TILEKERNEL_H
 
-#include "attn-opt/Support/TargetModel.h"
+#include "attn-opt/Support/TileSizes.h"
 #include "attn-opt/Conversion/AttnKernel/KernelSpec.h"
 
 namespace mlir::attn {

@@ -3,6 +3,8 @@
 #include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
 
 #include "attn-opt/Dialect/Attn/IR/AttnDialect.h"
+#include "attn-opt/Support/Random.h"
+
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
@@ -238,4 +240,20 @@ Value mlir::attn::lowRankProjection(TensorBuilder &tb, Value proj, Value x) {
   return tb.contract(proj, tb.map(5, {2, 3}), x, tb.map(5, {0, 1, 3, 4}),
                      {xs[0], xs[1], shapeOf(proj)[0], xs[3]},
                      tb.map(5, {0, 1, 2, 4}), "ppprp");
+}
+
+Value mlir::attn::lshRotationsConstant(ImplicitLocOpBuilder &b, uint64_t seed,
+                                       int64_t rounds, int64_t dim,
+                                       int64_t numBuckets) {
+  SmallVector<float> rf;
+  rf.reserve(rounds * dim * (numBuckets / 2));
+  for (int64_t r = 0; r < rounds; ++r) {
+    std::vector<double> rot = lshRotation(seed, r, dim, numBuckets);
+    rf.append(rot.begin(), rot.end());
+  }
+  return arith::ConstantOp::create(
+      b,
+      DenseElementsAttr::get(
+          RankedTensorType::get({rounds, dim, numBuckets / 2}, b.getF32Type()),
+          ArrayRef<float>(rf)));
 }

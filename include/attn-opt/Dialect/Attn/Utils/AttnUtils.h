@@ -76,6 +76,15 @@ SmallVector<Value, 4> biasIndices(ArrayRef<int64_t> biasShape, Value zero,
                                   Value batch, Value head, Value query,
                                   Value key);
 
+/// attn.lsh_attention's key normalization: x * rsqrt(|x|^2 + this).
+constexpr double kLshNormEpsilon = 1e-6;
+
+/// The rotations of LSH hash rounds 0 .. rounds-1 (lshRotation) stacked as
+/// an f32 `rounds x dim x numBuckets/2` constant tensor: the lowerings (the
+/// reference's and attn-lsh-kernels) loop over the rounds at run time.
+Value lshRotationsConstant(ImplicitLocOpBuilder &b, uint64_t seed,
+                           int64_t rounds, int64_t dim, int64_t numBuckets);
+
 } // namespace mlir::attn
 
 #endif // ATTN_DIALECT_ATTN_UTILS_ATTNUTILS_H
