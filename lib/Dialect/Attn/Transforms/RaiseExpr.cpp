@@ -17,6 +17,137 @@ using namespace mlir::attn::raise;
 
 namespace {
 
+/// A float comparison of `a` and `b` (1 or 0), NaN unordered.
+double compareFloats(arith::CmpFPredicate predicate, double a, double b) {
+  using P = arith::CmpFPredicate;
+  bool unordered = std::isnan(a) || std::isnan(b);
+  switch (predicate) {
+  case P::AlwaysFalse:
+    return 0.0;
+  case P::AlwaysTrue:
+    return 1.0;
+  case P::OEQ:
+    return double(!unordered && a == b);
+  case P::OGT:
+    return double(!unordered && a > b);
+  case P::OGE:
+    return double(!unordered && a >= b);
+  case P::OLT:
+    return double(!unordered && a < b);
+  case P::OLE:
+    return double(!unordered && a <= b);
+  case P::ONE:
+    return double(!unordered && a != b);
+  case P::ORD:
+    return double(!unordered);
+  case P::UEQ:
+    return double(unordered || a == b);
+  case P::UGT:
+    return double(unordered || a > b);
+  case P::UGE:
+    return double(unordered || a >= b);
+  case P::ULT:
+    return double(unordered || a < b);
+  case P::ULE:
+    return double(unordered || a <= b);
+  case P::UNE:
+    return double(unordered || a != b);
+  case P::UNO:
+    return double(unordered);
+  }
+  llvm_unreachable("unknown predicate");
+}
+
+/// An integer comparison of `a` and `b` (1 or 0).
+double compareInts(arith::CmpIPredicate predicate, double a, double b) {
+  using P = arith::CmpIPredicate;
+  switch (predicate) {
+  case P::eq:
+    return double(a == b);
+  case P::ne:
+    return double(a != b);
+  case P::slt:
+  case P::ult:
+    return double(a < b);
+  case P::sle:
+  case P::ule:
+    return double(a <= b);
+  case P::sgt:
+  case P::ugt:
+    return double(a > b);
+  case P::sge:
+  case P::uge:
+    return double(a >= b);
+  }
+  llvm_unreachable("unknown predicate");
+}
+
+/// The value of a one-operand float operation of `a` (math functions,
+/// negation), or std::nullopt for another operation.
+std::optional<double> unaryValue(Operation *op, double a) {
+  return llvm::TypeSwitch<Operation *, std::optional<double>>(op)
+      .Case([&](arith::NegFOp) { return -a; })
+      .Case([&](math::AbsFOp) { return std::fabs(a); })
+      .Case([&](math::ExpOp) { return std::exp(a); })
+      .Case([&](math::Exp2Op) { return std::exp2(a); })
+      .Case([&](math::ExpM1Op) { return std::expm1(a); })
+      .Case([&](math::LogOp) { return std::log(a); })
+      .Case([&](math::Log1pOp) { return std::log1p(a); })
+      .Case([&](math::Log2Op) { return std::log2(a); })
+      .Case([&](math::Log10Op) { return std::log10(a); })
+      .Case([&](math::ErfOp) { return std::erf(a); })
+      .Case([&](math::TanhOp) { return std::tanh(a); })
+      .Case([&](math::SqrtOp) { return std::sqrt(a); })
+      .Case([&](math::RsqrtOp) { return 1.0 / std::sqrt(a); })
+      .Case([&](math::CbrtOp) { return std::cbrt(a); })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// The value of a two-operand operation of `a` and `b` (comparisons,
+/// arithmetic, minima and maxima, powers), or std::nullopt.
+std::optional<double> binaryValue(Operation *op, double a, double b) {
+  if (auto cmp = dyn_cast<arith::CmpFOp>(op))
+    return compareFloats(cmp.getPredicate(), a, b);
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op))
+    return compareInts(cmp.getPredicate(), a, b);
+  return llvm::TypeSwitch<Operation *, std::optional<double>>(op)
+      .Case<arith::AddFOp, arith::AddIOp>([&](auto) { return a + b; })
+      .Case<arith::SubFOp, arith::SubIOp>([&](auto) { return a - b; })
+      .Case<arith::MulFOp, arith::MulIOp>([&](auto) { return a * b; })
+      .Case([&](arith::DivFOp) { return a / b; })
+      .Case([&](arith::RemFOp) { return std::fmod(a, b); })
+      .Case<arith::DivSIOp, arith::DivUIOp>(
+          [&](auto) -> std::optional<double> {
+            if (b == 0)
+              return std::nullopt;
+            return std::trunc(a / b);
+          })
+      .Case([&](arith::FloorDivSIOp) -> std::optional<double> {
+        if (b == 0)
+          return std::nullopt;
+        return std::floor(a / b);
+      })
+      .Case([&](arith::CeilDivSIOp) -> std::optional<double> {
+        if (b == 0)
+          return std::nullopt;
+        return std::ceil(a / b);
+      })
+      .Case<arith::MaximumFOp>([&](auto) {
+        return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+      })
+      .Case<arith::MinimumFOp>([&](auto) {
+        return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+      })
+      .Case<arith::MaxNumFOp, arith::MaxSIOp>(
+          [&](auto) { return std::fmax(a, b); })
+      .Case<arith::MinNumFOp, arith::MinSIOp>(
+          [&](auto) { return std::fmin(a, b); })
+      .Case([&](math::PowFOp) { return std::pow(a, b); })
+      .Case([&](math::FPowIOp) { return std::pow(a, b); })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+
 /// Evaluates one value, memoizing the values of a DAG.
 struct Evaluator {
   const Bindings &env;
@@ -78,23 +209,7 @@ struct Evaluator {
       std::optional<double> x = arg(0);
       if (!x)
         return std::nullopt;
-      double a = *x;
-      return llvm::TypeSwitch<Operation *, std::optional<double>>(op)
-          .Case([&](arith::NegFOp) { return -a; })
-          .Case([&](math::AbsFOp) { return std::fabs(a); })
-          .Case([&](math::ExpOp) { return std::exp(a); })
-          .Case([&](math::Exp2Op) { return std::exp2(a); })
-          .Case([&](math::ExpM1Op) { return std::expm1(a); })
-          .Case([&](math::LogOp) { return std::log(a); })
-          .Case([&](math::Log1pOp) { return std::log1p(a); })
-          .Case([&](math::Log2Op) { return std::log2(a); })
-          .Case([&](math::Log10Op) { return std::log10(a); })
-          .Case([&](math::ErfOp) { return std::erf(a); })
-          .Case([&](math::TanhOp) { return std::tanh(a); })
-          .Case([&](math::SqrtOp) { return std::sqrt(a); })
-          .Case([&](math::RsqrtOp) { return 1.0 / std::sqrt(a); })
-          .Case([&](math::CbrtOp) { return std::cbrt(a); })
-          .Default([](Operation *) { return std::nullopt; });
+      return unaryValue(op, *x);
     }
     if (auto select = dyn_cast<arith::SelectOp>(op)) {
       std::optional<double> c = arg(0);
@@ -113,101 +228,7 @@ struct Evaluator {
     std::optional<double> x = arg(0), y = x ? arg(1) : std::nullopt;
     if (!y)
       return std::nullopt;
-    double a = *x, b = *y;
-    if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
-      using P = arith::CmpFPredicate;
-      bool unordered = std::isnan(a) || std::isnan(b);
-      switch (cmp.getPredicate()) {
-      case P::AlwaysFalse:
-        return 0.0;
-      case P::AlwaysTrue:
-        return 1.0;
-      case P::OEQ:
-        return double(!unordered && a == b);
-      case P::OGT:
-        return double(!unordered && a > b);
-      case P::OGE:
-        return double(!unordered && a >= b);
-      case P::OLT:
-        return double(!unordered && a < b);
-      case P::OLE:
-        return double(!unordered && a <= b);
-      case P::ONE:
-        return double(!unordered && a != b);
-      case P::ORD:
-        return double(!unordered);
-      case P::UEQ:
-        return double(unordered || a == b);
-      case P::UGT:
-        return double(unordered || a > b);
-      case P::UGE:
-        return double(unordered || a >= b);
-      case P::ULT:
-        return double(unordered || a < b);
-      case P::ULE:
-        return double(unordered || a <= b);
-      case P::UNE:
-        return double(unordered || a != b);
-      case P::UNO:
-        return double(unordered);
-      }
-    }
-    if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
-      using P = arith::CmpIPredicate;
-      switch (cmp.getPredicate()) {
-      case P::eq:
-        return double(a == b);
-      case P::ne:
-        return double(a != b);
-      case P::slt:
-      case P::ult:
-        return double(a < b);
-      case P::sle:
-      case P::ule:
-        return double(a <= b);
-      case P::sgt:
-      case P::ugt:
-        return double(a > b);
-      case P::sge:
-      case P::uge:
-        return double(a >= b);
-      }
-    }
-    return llvm::TypeSwitch<Operation *, std::optional<double>>(op)
-        .Case<arith::AddFOp, arith::AddIOp>([&](auto) { return a + b; })
-        .Case<arith::SubFOp, arith::SubIOp>([&](auto) { return a - b; })
-        .Case<arith::MulFOp, arith::MulIOp>([&](auto) { return a * b; })
-        .Case([&](arith::DivFOp) { return a / b; })
-        .Case([&](arith::RemFOp) { return std::fmod(a, b); })
-        .Case<arith::DivSIOp, arith::DivUIOp>(
-            [&](auto) -> std::optional<double> {
-              if (b == 0)
-                return std::nullopt;
-              return std::trunc(a / b);
-            })
-        .Case([&](arith::FloorDivSIOp) -> std::optional<double> {
-          if (b == 0)
-            return std::nullopt;
-          return std::floor(a / b);
-        })
-        .Case([&](arith::CeilDivSIOp) -> std::optional<double> {
-          if (b == 0)
-            return std::nullopt;
-          return std::ceil(a / b);
-        })
-        .Case<arith::MaximumFOp>([&](auto) {
-          return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
-        })
-        .Case<arith::MinimumFOp>([&](auto) {
-          return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
-        })
-        .Case<arith::MaxNumFOp, arith::MaxSIOp>(
-            [&](auto) { return std::fmax(a, b); })
-        .Case<arith::MinNumFOp, arith::MinSIOp>(
-            [&](auto) { return std::fmin(a, b); })
-        .Case([&](math::PowFOp) { return std::pow(a, b); })
-        .Case([&](math::FPowIOp) { return std::pow(a, b); })
-        .Default([](Operation *) { return std::nullopt; });
+    return binaryValue(op, *x, *y);
   }
 };
 

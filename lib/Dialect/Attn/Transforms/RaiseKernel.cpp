@@ -230,6 +230,145 @@ bool isKeySum(linalg::LinalgOp op) {
          isFilledWith(op.getDpsInits()[0], 0.0);
 }
 
+/// The pieces of linear attention in linear order.
+struct LinearOrder {
+  /// KV = phi(K)^T V, z = sum_k phi(K), the denominator phi(Q) z.
+  linalg::LinalgOp kvOp, ksumOp, denOp;
+  /// phi(K) as KV reads it (maybe transposed), and z.
+  Value phiK, ksum;
+};
+
+/// The pieces of linear attention in linear order under the denominator
+/// `denOp` (phi(Q) times z): KV = phi(K)^T V producing `rhs`, and z =
+/// sum_k phi(K) (over dim -2 of phi(K), or the last dim of its
+/// transpose); std::nullopt when they are not there.
+std::optional<LinearOrder> findLinearOrder(Value rhs,
+                                           linalg::LinalgOp denOp) {
+  LinearOrder lo;
+  lo.denOp = denOp;
+  linalg::LinalgOp &kvOp = lo.kvOp, &ksumOp = lo.ksumOp;
+  Value &phiK = lo.phiK, &ksum = lo.ksum;
+  kvOp = rhs.getDefiningOp<linalg::LinalgOp>();
+  if (!kvOp || kvOp.getNumDpsInputs() != 2 ||
+      !linalg::isaContractionOpInterface(kvOp))
+    return std::nullopt;
+  phiK = kvOp.getDpsInputs()[0];
+  ksum = denOp.getDpsInputs()[1];
+  // z read as [..., D, 1] (TOSA's matmul by a column).
+  if (auto expand = ksum.getDefiningOp<tensor::ExpandShapeOp>();
+      expand && expand.getResultType().getRank() >= 2 &&
+      expand.getResultType().getShape().back() == 1 &&
+      expand.getReassociationIndices().back().size() == 2)
+    ksum = expand.getSrc();
+  ksumOp = ksum.getDefiningOp<linalg::LinalgOp>();
+  Value keys = phiK;
+  if (auto t = keys.getDefiningOp<linalg::TransposeOp>())
+    keys = t.getInput();
+  // sum_k phi(K): over dim -2 of phi(K), or over the last dim of its
+  // transpose.
+  bool sums = (isKeySum(ksumOp) && ksumOp.getDpsInputs()[0] == keys) ||
+              (keys != phiK && isRowReduction<arith::AddFOp>(ksumOp, 0.0) &&
+               reducedValue(ksumOp) == phiK);
+  if (!sums)
+    return std::nullopt;
+  return lo;
+}
+
+/// Matches linear attention in linear order into `m`: phi(K)^T V over the
+/// keys, z = sum_k phi(K), the denominator phi(Q) z, each read once; fills
+/// the operands from the feature maps `phi`.
+std::optional<Miss> matchLinearOrder(AttentionMatch &m, LinearOrder lo,
+                                     Value lhs, Value rhs,
+                                     const Contraction &pv,
+                                     const std::pair<Features, Features> &phi,
+                                     const std::string &epsNote) {
+  linalg::LinalgOp kvOp = lo.kvOp, ksumOp = lo.ksumOp, denOp = lo.denOp;
+  Value phiK = lo.phiK, ksum = lo.ksum;
+  const Features &fq = phi.first;
+  m.weights.form = "linear attention (" + featureMapName(fq) +
+                   ") in linear order" + epsNote;
+  // KV = phi(K)^T V over the keys: phi(K) read as [..., Lk, D] (or its
+  // transpose as [..., D, Lk]), V as [..., Lk, Dv]; z = sum_k phi(K) read
+  // by the denominator as [..., D].
+  auto kvMatch = matchContraction(kvOp, "phi(K)^T V");
+  if (auto *miss = std::get_if<Miss>(&kvMatch))
+    return *miss;
+  Contraction kvc = std::get<Contraction>(kvMatch);
+  bool keyTransposed = phiK.getDefiningOp<linalg::TransposeOp>() != nullptr;
+  SmallVector<unsigned> keyDims = keyTransposed
+                                      ? concat(kvc.batch, {kvc.m, kvc.k})
+                                      : concat(kvc.batch, {kvc.k, kvc.m});
+  if (kvc.lhs != keyDims || kvc.rhs != concat(kvc.batch, {kvc.k, kvc.n}) ||
+      !kvc.zeroInit || kvc.batch.size() != pv.batch.size())
+    return Miss{"phi(K)^T V is not a product over the keys of [..., Lk, "
+                "D] and [..., Lk, Dv]"};
+  // phi(K) and its transpose are read by KV and z only.
+  Value phiKRead = phiK;
+  if (keyTransposed) {
+    auto t = phiK.getDefiningOp<linalg::TransposeOp>();
+    if (t.getPermutation() != ArrayRef<int64_t>(swapLastTwo(m.rank)))
+      return Miss{"phi(K) is transposed in another way"};
+    m.weights.ops.push_back(t);
+    phiK = t.getInput();
+  }
+  auto readers = [&](Value x) {
+    return llvm::all_of(x.getUsers(), [&](Operation *u) {
+      // The reduction may read a keep-dim expand_shape (TOSA, fused).
+      bool expandForSum = isa<tensor::ExpandShapeOp>(u) &&
+                          u->getResult(0).hasOneUse() &&
+                          *u->getResult(0).getUsers().begin() == ksumOp;
+      return u == kvOp || u == ksumOp || u == phiKRead.getDefiningOp() ||
+             expandForSum;
+    });
+  };
+  bool keysUsedTwice =
+      readers(phiK) && readers(phiKRead) &&
+      (keyTransposed ? phiK.hasOneUse() != phiKRead.hasOneUse()
+                     : phiK.hasNUses(2));
+  FailureOr<linalg::ContractionDimensions> dd =
+      linalg::inferContractionDims(denOp);
+  auto zDims = dimsOf(denOp.getIndexingMapsArray()[1]);
+  auto outDims = dimsOf(denOp.getIndexingMapsArray()[2]);
+  auto qDims = dimsOf(denOp.getIndexingMapsArray()[0]);
+  // The denominator reads z as [..., D] or [..., D, 1] (n of size 1).
+  SmallVector<unsigned> zWant, outWant;
+  if (succeeded(dd) && dd->m.size() == 1 && dd->k.size() == 1) {
+    zWant = concat(llvm::to_vector(dd->batch), {dd->k[0]});
+    outWant = concat(llvm::to_vector(dd->batch), {dd->m[0]});
+    if (dd->n.size() == 1 &&
+        cast<RankedTensorType>(denOp->getResult(0).getType())
+                .getShape()
+                .back() == 1) {
+      zWant.push_back(dd->n[0]);
+      outWant.push_back(dd->n[0]);
+    }
+  }
+  if (failed(dd) || dd->m.size() != 1 || dd->k.size() != 1 ||
+      dd->n.size() > 1 || dd->batch.size() != pv.batch.size() || !zDims ||
+      !outDims || !qDims ||
+      *qDims != concat(llvm::to_vector(dd->batch), {dd->m[0], dd->k[0]}) ||
+      *zDims != zWant || *outDims != outWant ||
+      !isFilledWith(denOp.getDpsInits()[0], 0.0))
+    return Miss{"the denominator is not phi(Q) [..., Lq, D] times sum_k "
+                "phi(K) [..., D]"};
+  if (!lhs.hasNUses(2) || !keysUsedTwice || !rhs.hasOneUse() ||
+      !ksum.hasOneUse())
+    return Miss{"phi(Q), phi(K), phi(K)^T V or sum_k phi(K) has another "
+                "use"};
+  m.weights.ops.push_back(ksumOp);
+  if (Operation *expand = denOp.getDpsInputs()[1].getDefiningOp();
+      expand && expand != ksumOp)
+    m.weights.ops.push_back(expand);
+  m.qkOp = kvOp;
+  m.v = kvOp.getDpsInputs()[1];
+  (void)applyFeatures(m, phi.first, phi.second);
+  m.lq = cast<RankedTensorType>(m.q.getType()).getDimSize(m.rank - 2);
+  m.lk = cast<RankedTensorType>(m.k.getType()).getDimSize(m.rank - 2);
+  if (!cast<RankedTensorType>(m.v.getType()).hasStaticShape())
+    return Miss{"the shapes are not static"};
+  return std::nullopt;
+}
+
 Matched<AttentionMatch> matchNormalizedProduct(linalg::LinalgOp div) {
   MLIRContext *ctx = div.getContext();
   Value num = div.getDpsInputs()[0], den = div.getDpsInputs()[1];
@@ -251,8 +390,7 @@ Matched<AttentionMatch> matchNormalizedProduct(linalg::LinalgOp div) {
   m.pvOp = div;
   m.rank = cast<RankedTensorType>(num.getType()).getRank();
   std::optional<std::pair<Features, Features>> phi;
-  Value phiK, ksum;
-  linalg::LinalgOp kvOp, ksumOp;
+  LinearOrder order;
   if (quadratic) {
     auto maskMatch = matchMask(lhs, /*afterNormalizer=*/true);
     Value products = lhs;
@@ -264,30 +402,11 @@ Matched<AttentionMatch> matchNormalizedProduct(linalg::LinalgOp div) {
       return Miss{"not a normalized product", /*silent=*/true};
     phi = sharedFeatures(qk.getDpsInputs()[0], qk.getDpsInputs()[1]);
   } else {
-    kvOp = rhs.getDefiningOp<linalg::LinalgOp>();
-    if (!kvOp || kvOp.getNumDpsInputs() != 2 ||
-        !linalg::isaContractionOpInterface(kvOp))
+    std::optional<LinearOrder> found = findLinearOrder(rhs, denOp);
+    if (!found)
       return Miss{"not a normalized product", /*silent=*/true};
-    phiK = kvOp.getDpsInputs()[0];
-    ksum = denOp.getDpsInputs()[1];
-    // z read as [..., D, 1] (TOSA's matmul by a column).
-    if (auto expand = ksum.getDefiningOp<tensor::ExpandShapeOp>();
-        expand && expand.getResultType().getRank() >= 2 &&
-        expand.getResultType().getShape().back() == 1 &&
-        expand.getReassociationIndices().back().size() == 2)
-      ksum = expand.getSrc();
-    ksumOp = ksum.getDefiningOp<linalg::LinalgOp>();
-    Value keys = phiK;
-    if (auto t = keys.getDefiningOp<linalg::TransposeOp>())
-      keys = t.getInput();
-    // sum_k phi(K): over dim -2 of phi(K), or over the last dim of its
-    // transpose.
-    bool sums = (isKeySum(ksumOp) && ksumOp.getDpsInputs()[0] == keys) ||
-                (keys != phiK && isRowReduction<arith::AddFOp>(ksumOp, 0.0) &&
-                 reducedValue(ksumOp) == phiK);
-    if (!sums)
-      return Miss{"not a normalized product", /*silent=*/true};
-    phi = sharedFeatures(lhs, phiK);
+    order = *found;
+    phi = sharedFeatures(lhs, order.phiK);
   }
   // From here on, the graph divides a product by its own row sums: say
   // why it is not raised.
@@ -340,88 +459,9 @@ Matched<AttentionMatch> matchNormalizedProduct(linalg::LinalgOp div) {
       return *miss;
     if (std::optional<Miss> miss = matchScores(m, s, pv))
       return *miss;
-  } else {
-    m.weights.form = "linear attention (" + featureMapName(fq) +
-                     ") in linear order" + epsNote;
-    // KV = phi(K)^T V over the keys: phi(K) read as [..., Lk, D] (or its
-    // transpose as [..., D, Lk]), V as [..., Lk, Dv]; z = sum_k phi(K) read
-    // by the denominator as [..., D].
-    auto kvMatch = matchContraction(kvOp, "phi(K)^T V");
-    if (auto *miss = std::get_if<Miss>(&kvMatch))
-      return *miss;
-    Contraction kvc = std::get<Contraction>(kvMatch);
-    bool keyTransposed = phiK.getDefiningOp<linalg::TransposeOp>() != nullptr;
-    SmallVector<unsigned> keyDims = keyTransposed
-                                        ? concat(kvc.batch, {kvc.m, kvc.k})
-                                        : concat(kvc.batch, {kvc.k, kvc.m});
-    if (kvc.lhs != keyDims || kvc.rhs != concat(kvc.batch, {kvc.k, kvc.n}) ||
-        !kvc.zeroInit || kvc.batch.size() != pv.batch.size())
-      return Miss{"phi(K)^T V is not a product over the keys of [..., Lk, "
-                  "D] and [..., Lk, Dv]"};
-    // phi(K) and its transpose are read by KV and z only.
-    Value phiKRead = phiK;
-    if (keyTransposed) {
-      auto t = phiK.getDefiningOp<linalg::TransposeOp>();
-      if (t.getPermutation() != ArrayRef<int64_t>(swapLastTwo(m.rank)))
-        return Miss{"phi(K) is transposed in another way"};
-      m.weights.ops.push_back(t);
-      phiK = t.getInput();
-    }
-    auto readers = [&](Value x) {
-      return llvm::all_of(x.getUsers(), [&](Operation *u) {
-        // The reduction may read a keep-dim expand_shape (TOSA, fused).
-        bool expandForSum = isa<tensor::ExpandShapeOp>(u) &&
-                            u->getResult(0).hasOneUse() &&
-                            *u->getResult(0).getUsers().begin() == ksumOp;
-        return u == kvOp || u == ksumOp || u == phiKRead.getDefiningOp() ||
-               expandForSum;
-      });
-    };
-    bool keysUsedTwice =
-        readers(phiK) && readers(phiKRead) &&
-        (keyTransposed ? phiK.hasOneUse() != phiKRead.hasOneUse()
-                       : phiK.hasNUses(2));
-    FailureOr<linalg::ContractionDimensions> dd =
-        linalg::inferContractionDims(denOp);
-    auto zDims = dimsOf(denOp.getIndexingMapsArray()[1]);
-    auto outDims = dimsOf(denOp.getIndexingMapsArray()[2]);
-    auto qDims = dimsOf(denOp.getIndexingMapsArray()[0]);
-    // The denominator reads z as [..., D] or [..., D, 1] (n of size 1).
-    SmallVector<unsigned> zWant, outWant;
-    if (succeeded(dd) && dd->m.size() == 1 && dd->k.size() == 1) {
-      zWant = concat(llvm::to_vector(dd->batch), {dd->k[0]});
-      outWant = concat(llvm::to_vector(dd->batch), {dd->m[0]});
-      if (dd->n.size() == 1 &&
-          cast<RankedTensorType>(denOp->getResult(0).getType())
-                  .getShape()
-                  .back() == 1) {
-        zWant.push_back(dd->n[0]);
-        outWant.push_back(dd->n[0]);
-      }
-    }
-    if (failed(dd) || dd->m.size() != 1 || dd->k.size() != 1 ||
-        dd->n.size() > 1 || dd->batch.size() != pv.batch.size() || !zDims ||
-        !outDims || !qDims ||
-        *qDims != concat(llvm::to_vector(dd->batch), {dd->m[0], dd->k[0]}) ||
-        *zDims != zWant || *outDims != outWant ||
-        !isFilledWith(denOp.getDpsInits()[0], 0.0))
-      return Miss{"the denominator is not phi(Q) [..., Lq, D] times sum_k "
-                  "phi(K) [..., D]"};
-    if (!lhs.hasNUses(2) || !keysUsedTwice || !rhs.hasOneUse() ||
-        !ksum.hasOneUse())
-      return Miss{"phi(Q), phi(K), phi(K)^T V or sum_k phi(K) has another "
-                  "use"};
-    m.weights.ops.push_back(ksumOp);
-    if (Operation *expand = denOp.getDpsInputs()[1].getDefiningOp();
-        expand && expand != ksumOp)
-      m.weights.ops.push_back(expand);
-    m.qkOp = kvOp;
-    m.v = kvOp.getDpsInputs()[1];
-    (void)applyFeatures(m, phi->first, phi->second);
-    m.lq = cast<RankedTensorType>(m.q.getType()).getDimSize(m.rank - 2);
-    m.lk = cast<RankedTensorType>(m.k.getType()).getDimSize(m.rank - 2);
-    if (!cast<RankedTensorType>(m.v.getType()).hasStaticShape())
-      return Miss{"the shapes are not static"};
+  } else if (std::optional<Miss> miss =
+                 matchLinearOrder(m, order, lhs, rhs, pv, *phi, epsNote)) {
+    return *miss;
   }
   if (quadratic)
     if (std::optional<Miss> miss = matchFeatureMapInputs(m))
