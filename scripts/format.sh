@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Formats the project's own C++ files with clang-format-22 (the style of
 # .clang-format, LLVM's), or with --check reports every file that differs
-# and fails. `.ci/run` runs the check.
+# and fails, as it does on a function in lib/ or tools/ over 150 lines
+# (utils/function-lengths.py). `.ci/run` runs the check first.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -23,6 +24,12 @@ if [ "${1:-}" = "--check" ]; then
     exit 1
   fi
   echo "format.sh: ${#files[@]} files formatted as clang-format says"
+  # And no function of the compiler or the tools over 150 lines.
+  if ! python3 utils/function-lengths.py --max 150 lib tools; then
+    echo "format.sh: split the functions above (docs/Architecture.md)" >&2
+    exit 1
+  fi
+  echo "format.sh: no function in lib/ or tools/ over 150 lines"
 else
   "$format" -i "${files[@]}"
 fi

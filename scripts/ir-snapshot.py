@@ -2,7 +2,7 @@
 """Snapshots the IR attn-opt generates, to show a refactoring changes none.
 
     scripts/ir-snapshot.py snap BUILD_DIR OUT_DIR
-    scripts/ir-snapshot.py compare BEFORE_DIR AFTER_DIR
+    scripts/ir-snapshot.py compare BEFORE_DIR AFTER_DIR [--renames REV]
 
 `snap` runs, with BUILD_DIR's attn-opt:
   - every `attn-opt` command of every lit RUN line under test/ (the command
@@ -25,6 +25,12 @@ path is replaced by `%t`, and the NVPTX back end's compile time
 of a module after its value and type and sorts their definitions before
 comparing (normalize_constants: upstream bufferization numbers them in an
 order that depends on memory addresses).
+
+`compare` tells the generated IR (standard output) from the diagnostics
+(standard error and the exit status): an output whose IR is the same but
+whose remarks or errors changed is listed as "diagnostics differ", apart
+from "IR differs". With `--renames REV`, files moved since git revision REV
+(`git diff --name-status -M REV`) are compared under their old names.
 """
 
 import concurrent.futures
@@ -210,25 +216,67 @@ def normalize_constants(data):
     return b"\n// -----\n".join(out)
 
 
-def compare(before, after):
-    a, b = set(os.listdir(before)), set(os.listdir(after))
-    bad = 0
-    for f in sorted(a | b):
+def renamed_prefixes(rev):
+    """{new output-name prefix: old prefix} of the files git saw move since
+    `rev` (an output's name starts with its input's path, '/' as '_')."""
+    out = subprocess.run(["git", "-C", ROOT, "diff", "--name-status", "-M",
+                          rev], capture_output=True, text=True).stdout
+    moves, paths = {}, {}
+    for line in out.splitlines():
+        parts = line.split("\t")
+        if parts[0].startswith("R") and len(parts) == 3:
+            moves[parts[2].replace("/", "_") + "."] = \
+                parts[1].replace("/", "_") + "."
+            paths[parts[2].encode()] = parts[1].encode()
+    return moves, paths
+
+
+def split_output(data):
+    """(IR, diagnostics) of an output file: its standard output, and its
+    standard error with the exit status."""
+    data = normalize_constants(data)
+    ir, _, rest = data.partition(b"\n--- stderr ---\n")
+    return ir, rest
+
+
+def compare(before, after, rev=None):
+    moves, paths = renamed_prefixes(rev) if rev else ({}, {})
+
+    def old_name(f):
+        for new, old in moves.items():
+            if f.startswith(new):
+                return old + f[len(new):]
+        return f
+
+    a = set(os.listdir(before))
+    b = {old_name(f): f for f in os.listdir(after)}
+    ir_bad = diag_bad = missing = 0
+    for f in sorted(a | set(b)):
         if f not in b:
             print(f"missing after: {f}")
-            bad += 1
+            missing += 1
         elif f not in a:
-            print(f"new after: {f}")
-            bad += 1
+            print(f"new after: {b[f]}")
+            missing += 1
         else:
             with open(os.path.join(before, f), "rb") as x, open(
-                os.path.join(after, f), "rb"
+                os.path.join(after, b[f]), "rb"
             ) as y:
-                if normalize_constants(x.read()) != normalize_constants(y.read()):
-                    print(f"differs: {f}")
-                    bad += 1
-    print(f"{len(a & b)} outputs compared, {bad} differ")
-    return 1 if bad else 0
+                ir_x, diag_x = split_output(x.read())
+                data = y.read()
+                # Diagnostics name a moved input by its new path.
+                for new_path, old_path in paths.items():
+                    data = data.replace(new_path, old_path)
+                ir_y, diag_y = split_output(data)
+            if ir_x != ir_y:
+                print(f"IR differs: {b[f]}")
+                ir_bad += 1
+            elif diag_x != diag_y:
+                print(f"diagnostics differ: {b[f]}")
+                diag_bad += 1
+    print(f"{len(a & set(b))} outputs compared: IR differs in {ir_bad}, "
+          f"diagnostics only in {diag_bad}; {missing} missing or new")
+    return 1 if ir_bad or diag_bad or missing else 0
 
 
 def main(argv):
@@ -237,6 +285,8 @@ def main(argv):
         return 0
     if len(argv) == 4 and argv[1] == "compare":
         return compare(argv[2], argv[3])
+    if len(argv) == 6 and argv[1] == "compare" and argv[4] == "--renames":
+        return compare(argv[2], argv[3], argv[5])
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -2,10 +2,10 @@
 
 #include "attn-opt/Pipelines/Pipelines.h"
 
-#include "attn-opt/Support/TargetModel.h"
 #include "attn-opt/Conversion/Passes.h"
 #include "attn-opt/Dialect/Attn/Transforms/Passes.h"
 #include "attn-opt/GPU/Passes.h"
+#include "attn-opt/Support/TargetModel.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"

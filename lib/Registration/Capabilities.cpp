@@ -23,14 +23,11 @@ ArrayRef<const Capability *> mlir::attn::getAttentionCapabilities() {
 /// A feature's key: its kind and spelling ("operand:segments",
 /// "pattern:segments").
 static std::string keyOf(Feature f) {
-  return (stringifyFeatureKind(getFeatureKind(f)) + ":" +
-          getFeatureSpelling(f))
+  return (stringifyFeatureKind(getFeatureKind(f)) + ":" + getFeatureSpelling(f))
       .str();
 }
 
-static std::vector<Feature> allFeatures() {
-  return FeatureSet::all().list();
-}
+static std::vector<Feature> allFeatures() { return FeatureSet::all().list(); }
 
 static const Feature kNormalizers[] = {Feature::Softmax, Feature::Pointwise,
                                        Feature::Kernel};
@@ -38,11 +35,11 @@ static const Feature kNormalizers[] = {Feature::Softmax, Feature::Pointwise,
 static void printJson(raw_ostream &os) {
   llvm::json::Array features, generators;
   for (Feature f : allFeatures())
-    features.push_back(llvm::json::Object{
-        {"key", keyOf(f)},
-        {"kind", stringifyFeatureKind(getFeatureKind(f))},
-        {"spelling", getFeatureSpelling(f)},
-        {"phrase", getFeaturePhrase(f)}});
+    features.push_back(
+        llvm::json::Object{{"key", keyOf(f)},
+                           {"kind", stringifyFeatureKind(getFeatureKind(f))},
+                           {"spelling", getFeatureSpelling(f)},
+                           {"phrase", getFeaturePhrase(f)}});
   for (const Capability *c : getAttentionCapabilities()) {
     llvm::json::Object profiles;
     for (Feature n : kNormalizers) {
@@ -64,17 +61,17 @@ static void printJson(raw_ostream &os) {
     llvm::json::Array conflicts;
     for (auto [a, b] : c->conflicts)
       conflicts.push_back(llvm::json::Array{keyOf(a), keyOf(b)});
-    generators.push_back(llvm::json::Object{{"name", c->name},
-                                            {"pass", c->pass},
-                                            {"summary", c->summary},
-                                            {"profiles", std::move(profiles)},
-                                            {"applicable", std::move(applicableHere)},
-                                            {"conflicts", std::move(conflicts)}});
+    generators.push_back(
+        llvm::json::Object{{"name", c->name},
+                           {"pass", c->pass},
+                           {"summary", c->summary},
+                           {"profiles", std::move(profiles)},
+                           {"applicable", std::move(applicableHere)},
+                           {"conflicts", std::move(conflicts)}});
   }
-  os << llvm::formatv(
-      "{0:2}\n", llvm::json::Value(llvm::json::Object{
-                     {"features", std::move(features)},
-                     {"generators", std::move(generators)}}));
+  os << llvm::formatv("{0:2}\n", llvm::json::Value(llvm::json::Object{
+                                     {"features", std::move(features)},
+                                     {"generators", std::move(generators)}}));
 }
 
 /// The cell of feature `f` for capability `c`: the normalizers (s, p, k)
@@ -129,8 +126,7 @@ static void printPython(raw_ostream &os) {
   for (Feature f : allFeatures())
     os << "    \"" << keyOf(f) << "\": (\""
        << stringifyFeatureKind(getFeatureKind(f)) << "\", \""
-       << getFeatureSpelling(f) << "\", \"" << getFeaturePhrase(f)
-       << "\"),\n";
+       << getFeatureSpelling(f) << "\", \"" << getFeaturePhrase(f) << "\"),\n";
   os << "}\n\n# name -> (normalizer -> supported keys, conflicts)\n"
         "GENERATORS = {\n";
   for (const Capability *c : getAttentionCapabilities()) {

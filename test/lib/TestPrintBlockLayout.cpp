@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn-opt/Mask/BlockLayout.h"
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+#include "attn-opt/Mask/BlockLayout.h"
 
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"

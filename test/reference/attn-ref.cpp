@@ -31,8 +31,8 @@
 #include "ScalarReference.h"
 
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
-#include "attn-opt/Runtime/Host/Npy.h"
 #include "attn-opt/InitAttn.h"
+#include "attn-opt/Runtime/Host/Npy.h"
 #include "attn-opt/Runtime/JIT/ModuleLoader.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

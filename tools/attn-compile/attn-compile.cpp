@@ -13,13 +13,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn-opt/Runtime/KernelLibrary/KernelLibrary.h"
-#include "attn-opt/Dialect/Attn/Transforms/Passes.h"
 #include "attn-opt/Capabilities.h"
+#include "attn-opt/Dialect/Attn/Transforms/Passes.h"
 #include "attn-opt/InitAttn.h"
 #include "attn-opt/Pipelines/Pipelines.h"
 #include "attn-opt/Runtime/JIT/HostTarget.h"
 #include "attn-opt/Runtime/JIT/ModuleLoader.h"
+#include "attn-opt/Runtime/KernelLibrary/KernelLibrary.h"
 
 #include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/IR/Diagnostics.h"

@@ -20,7 +20,8 @@ using namespace mlir::attn;
 
 const Capability &mlir::attn::getCpuKernelCapability() {
   static const Capability capability{
-      "cpu-kernel", "attn-flash, attn-lower-pointwise, attn-block-sparse",
+      "cpu-kernel",
+      "attn-flash, attn-lower-pointwise, attn-block-sparse",
       "the fused CPU kernel: online softmax or pointwise tiles over block "
       "layouts",
       {getApplicableFeatures(Feature::Softmax),

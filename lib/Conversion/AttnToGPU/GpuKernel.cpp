@@ -106,7 +106,8 @@ int64_t mlir::attn::gpuKernelSharedBytes(const KernelSpec &spec,
 
 const Capability &mlir::attn::getGpuKernelCapability() {
   static const Capability capability{
-      "gpu-kernel", "convert-attn-to-gpu",
+      "gpu-kernel",
+      "convert-attn-to-gpu",
       "the fused GPU kernels: SIMT, or mma.sync for f16 and bf16",
       {getApplicableFeatures(Feature::Softmax) - FeatureSet{Feature::Mask},
        getApplicableFeatures(Feature::Pointwise) - FeatureSet{Feature::Mask}},

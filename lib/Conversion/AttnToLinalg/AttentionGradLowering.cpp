@@ -43,13 +43,15 @@ const Capability &mlir::attn::getLinearGradientCapability() {
   // The linear form keeps no restriction but causal masks and documents
   // (as the forward's, attn-reassociate); the chunked prefix form of those
   // needs static Lq = Lk.
-  FeatureSet unsupported = {
-      Feature::QueryLengths,   Feature::KeyLengths,    Feature::QueryOffsets,
-      Feature::KeyOffsets,     Feature::Mask,          Feature::MaskMod,
-      Feature::Captures,       Feature::KeySegments,   Feature::PageTable,
-      Feature::PatternWindow,  Feature::PatternDilated, Feature::PatternGlobal,
-      Feature::PatternStrided, Feature::PatternFixed,  Feature::PatternRandom,
-      Feature::PatternBlock,   Feature::PatternUnion,  Feature::PatternPerHead};
+  FeatureSet unsupported = {Feature::QueryLengths,   Feature::KeyLengths,
+                            Feature::QueryOffsets,   Feature::KeyOffsets,
+                            Feature::Mask,           Feature::MaskMod,
+                            Feature::Captures,       Feature::KeySegments,
+                            Feature::PageTable,      Feature::PatternWindow,
+                            Feature::PatternDilated, Feature::PatternGlobal,
+                            Feature::PatternStrided, Feature::PatternFixed,
+                            Feature::PatternRandom,  Feature::PatternBlock,
+                            Feature::PatternUnion,   Feature::PatternPerHead};
   static const Capability capability = [&] {
     Capability c{"linear-gradient",
                  "convert-attn-grad-to-linalg{linear-kernelized=1}",

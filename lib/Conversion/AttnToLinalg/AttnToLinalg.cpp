@@ -18,7 +18,8 @@ using namespace mlir::attn;
 
 const Capability &mlir::attn::getReferenceLoweringCapability() {
   static const Capability capability{
-      "reference", "convert-attn-to-linalg",
+      "reference",
+      "convert-attn-to-linalg",
       "the reference lowering: scores, weights and output as linalg ops "
       "(the semantics every other generator is checked against)",
       {getApplicableFeatures(Feature::Softmax),

@@ -30,12 +30,12 @@
 #include "attn-opt/Conversion/Capabilities.h"
 #include "attn-opt/Conversion/Passes.h"
 
-#include "attn-opt/Mask/BlockLayout.h"
-#include "attn-opt/Support/TileSizes.h"
 #include "attn-opt/Dialect/Attn/Utils/ArithBuilder.h"
 #include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
 #include "attn-opt/Dialect/Attn/Utils/MaskEmitter.h"
 #include "attn-opt/Dialect/Attn/Utils/RuntimeChecks.h"
+#include "attn-opt/Mask/BlockLayout.h"
+#include "attn-opt/Support/TileSizes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -59,12 +59,13 @@ using namespace mlir::attn;
 const Capability &mlir::attn::getFusedBackwardCapability() {
   // f32 over static shapes and a compile-time layout of closed-form
   // patterns (no block tables, segment ids or regions); no modifier.
-  FeatureSet closedForm = {
-      Feature::Scale,         Feature::GroupedHeads,   Feature::UnequalLengths,
-      Feature::Layout,        Feature::PatternCausal,  Feature::PatternWindow,
-      Feature::PatternDilated, Feature::PatternGlobal, Feature::PatternStrided,
-      Feature::PatternFixed,  Feature::PatternUnion,   Feature::PatternIntersect,
-      Feature::PatternPerHead};
+  FeatureSet closedForm = {Feature::Scale,          Feature::GroupedHeads,
+                           Feature::UnequalLengths, Feature::Layout,
+                           Feature::PatternCausal,  Feature::PatternWindow,
+                           Feature::PatternDilated, Feature::PatternGlobal,
+                           Feature::PatternStrided, Feature::PatternFixed,
+                           Feature::PatternUnion,   Feature::PatternIntersect,
+                           Feature::PatternPerHead};
   static const Capability capability = [&] {
     Capability c{"fused-backward",
                  "attn-flash-backward",

@@ -21,11 +21,11 @@
 
 #include "attn-opt/Conversion/Passes.h"
 
-#include "attn-opt/Support/TargetModel.h"
 #include "attn-opt/Conversion/AttnKernel/KernelSpec.h"
 #include "attn-opt/Conversion/AttnKernel/RegisterTile.h"
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 #include "attn-opt/Support/Random.h"
+#include "attn-opt/Support/TargetModel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

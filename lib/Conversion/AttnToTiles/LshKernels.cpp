@@ -9,10 +9,10 @@
 
 #include "attn-opt/Conversion/Passes.h"
 
-#include "attn-opt/Support/TargetModel.h"
 #include "attn-opt/Conversion/AttnKernel/KernelSpec.h"
 #include "attn-opt/Conversion/AttnKernel/RegisterTile.h"
 #include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
+#include "attn-opt/Support/TargetModel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

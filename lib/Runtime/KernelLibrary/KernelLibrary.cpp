@@ -1,8 +1,8 @@
 //===- KernelLibrary.cpp - Kernel libraries with a C ABI ------------------===//
 
 #include "attn-opt/Runtime/KernelLibrary/KernelLibrary.h"
-#include "attn-opt/Runtime/Host/RuntimeErrors.h"
 #include "attn-opt/Pipelines/Pipelines.h"
+#include "attn-opt/Runtime/Host/RuntimeErrors.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"

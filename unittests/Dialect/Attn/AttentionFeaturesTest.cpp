@@ -92,7 +92,8 @@ TEST(AttentionFeatures, EveryAttributeIsAFeature) {
 TEST(AttentionFeatures, SpellingsAndPhrases) {
   EXPECT_EQ(getFeaturePhrase(Feature::Bias), "operand 'bias'");
   EXPECT_EQ(getFeaturePhrase(Feature::QkNormEps), "attribute 'qk_norm_eps'");
-  EXPECT_EQ(getFeaturePhrase(Feature::PatternPerHead), "pattern #attn.per_head");
+  EXPECT_EQ(getFeaturePhrase(Feature::PatternPerHead),
+            "pattern #attn.per_head");
   EXPECT_EQ(getFeaturePhrase(Feature::Kernel), "kernelized attention");
   EXPECT_EQ(getFeatureSpelling(Feature::QuerySegments), "segments");
   EXPECT_EQ(getFeatureKind(Feature::Bf16), FeatureKind::Shape);
@@ -142,11 +143,11 @@ TEST_F(FeaturesOfOps, ReadOffTheProblem) {
   ASSERT_EQ(ops.size(), 2u);
   // One ids value for queries and keys: no key_segments of its own.
   EXPECT_EQ(ops[0].getFeatures(),
-            (FeatureSet{Feature::Bias, Feature::QuerySegments,
-                        Feature::Softmax, Feature::PatternCausal,
-                        Feature::PatternWindow, Feature::PatternSegments,
-                        Feature::PatternUnion, Feature::PatternIntersect,
-                        Feature::Bf16, Feature::GroupedHeads}));
+            (FeatureSet{Feature::Bias, Feature::QuerySegments, Feature::Softmax,
+                        Feature::PatternCausal, Feature::PatternWindow,
+                        Feature::PatternSegments, Feature::PatternUnion,
+                        Feature::PatternIntersect, Feature::Bf16,
+                        Feature::GroupedHeads}));
   EXPECT_EQ(ops[1].getFeatures(),
             (FeatureSet{Feature::Scale, Feature::Kernel, Feature::DynamicBatch,
                         Feature::DynamicLengths}));
@@ -176,8 +177,8 @@ TEST(Capabilities, Refusals) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->text(), "operand 'sinks' with kernelized attention");
   // Supported apart, not together.
-  r = c.refusal({Feature::Kernel, Feature::PatternCausal,
-                 Feature::DynamicLengths});
+  r = c.refusal(
+      {Feature::Kernel, Feature::PatternCausal, Feature::DynamicLengths});
   ASSERT_TRUE(r);
   EXPECT_EQ(r->text(), "pattern #attn.causal with dynamic lengths");
 }
@@ -185,7 +186,8 @@ TEST(Capabilities, Refusals) {
 TEST(Capabilities, Applicable) {
   // What the verifier refuses per normalizer.
   EXPECT_FALSE(getApplicableFeatures(Feature::Kernel).contains(Feature::Bias));
-  EXPECT_FALSE(getApplicableFeatures(Feature::Pointwise).contains(Feature::Lse));
+  EXPECT_FALSE(
+      getApplicableFeatures(Feature::Pointwise).contains(Feature::Lse));
   EXPECT_TRUE(getApplicableFeatures(Feature::Softmax).contains(Feature::Sinks));
   EXPECT_FALSE(
       getApplicableFeatures(Feature::Softmax).contains(Feature::Kernel));

@@ -10,9 +10,9 @@
 #ifndef ATTN_CONVERSION_ATTNKERNEL_KERNELSPEC_H
 #define ATTN_CONVERSION_ATTNKERNEL_KERNELSPEC_H
 
+#include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 #include "attn-opt/Mask/BlockLayout.h"
 #include "attn-opt/Support/TargetModel.h"
-#include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 

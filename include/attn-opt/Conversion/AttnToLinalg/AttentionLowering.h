@@ -16,8 +16,8 @@
 
 #include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
 
-#include "attn-opt/Mask/MaskPattern.h"
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+#include "attn-opt/Mask/MaskPattern.h"
 
 #include <functional>
 #include <optional>

@@ -26,8 +26,8 @@
 #ifndef ATTN_CONVERSION_ATTNTOTILES_TILEKERNEL_H
 #define ATTN_CONVERSION_ATTNTOTILES_TILEKERNEL_H
 
-#include "attn-opt/Support/TileSizes.h"
 #include "attn-opt/Conversion/AttnKernel/KernelSpec.h"
+#include "attn-opt/Support/TileSizes.h"
 
 namespace mlir::attn {
 

@@ -189,9 +189,9 @@ FeatureSet mlir::attn::getApplicableFeatures(Feature normalizer) {
   s.insert(normalizer);
   switch (normalizer) {
   case Feature::Kernel:
-    return s - FeatureSet{Feature::Bias,     Feature::AlibiSlopes,
-                          Feature::Sinks,    Feature::Softcap,
-                          Feature::Layout,   Feature::ScoreMod,
+    return s - FeatureSet{Feature::Bias,   Feature::AlibiSlopes,
+                          Feature::Sinks,  Feature::Softcap,
+                          Feature::Layout, Feature::ScoreMod,
                           Feature::Lse};
   case Feature::Pointwise:
     return s - FeatureSet{Feature::Projection, Feature::Sinks, Feature::Lse};
@@ -227,8 +227,7 @@ const FeatureSet *Capability::getProfile(Feature normalizer) const {
   return nullptr;
 }
 
-std::optional<Refusal>
-Capability::refusal(const FeatureSet &features) const {
+std::optional<Refusal> Capability::refusal(const FeatureSet &features) const {
   FeatureSet normalizers =
       features & FeatureSet::ofKind(FeatureKind::Normalizer);
   if (normalizers.empty())

@@ -22,9 +22,8 @@ using namespace mlir;
 using namespace mlir::attn;
 
 bool mlir::attn::buildShiftedRegion(OpBuilder &builder, AttentionOp op,
-                                    Region &region, bool isMask,
-                                    Region *source, bool shifted,
-                                    TypeRange captureTypes) {
+                                    Region &region, bool isMask, Region *source,
+                                    bool shifted, TypeRange captureTypes) {
   MaskPatternAttrInterface pattern =
       isMask ? op.getPatternAttr() : MaskPatternAttrInterface();
   if (!source && !pattern)
@@ -67,8 +66,8 @@ bool mlir::attn::buildShiftedRegion(OpBuilder &builder, AttentionOp op,
     auto sameSegment = [&](ImplicitLocOpBuilder &eb, Value qi, Value ki) {
       Value sq = tensor::ExtractOp::create(eb, block->getArgument(segments),
                                            ValueRange{batch, qi});
-      Value sk = tensor::ExtractOp::create(
-          eb, block->getArgument(segments + 1), ValueRange{batch, ki});
+      Value sk = tensor::ExtractOp::create(eb, block->getArgument(segments + 1),
+                                           ValueRange{batch, ki});
       return arith::CmpIOp::create(eb, arith::CmpIPredicate::eq, sq, sk)
           .getResult();
     };
@@ -142,10 +141,9 @@ AttentionOp RankProgram::blockAttention(Value qs, Value ks, Value vs,
                                          llvm::APFloat(0.0));
     step.results.lse = RankedTensorType();
   } else {
-    step.results.lse =
-        RankedTensorType::get({qsType.getDimSize(0), qsType.getDimSize(1),
-                               qsType.getDimSize(2)},
-                              b.getF32Type());
+    step.results.lse = RankedTensorType::get(
+        {qsType.getDimSize(0), qsType.getDimSize(1), qsType.getDimSize(2)},
+        b.getF32Type());
   }
   // Where the rows lie: the pattern, the segment ids and the regions are
   // the block's regions over shifted positions, reading the offsets and

@@ -279,7 +279,6 @@ Value RankProgram::checkSizes(Value kvBad) {
   return guardOk.getResult(0);
 }
 
-
 Value RankProgram::setUp(Value q, Value k, Value v) {
   MLIRContext *ctx = b.getContext();
   Type index = b.getIndexType();
@@ -412,8 +411,8 @@ SmallVector<Value> RankProgram::ringStep(Value q, Value t, ValueRange iter,
     if (type.isDynamicDim(0))
       dyn.push_back(tensor::DimOp::create(b, block, 0));
     dyn.push_back(inRows);
-    Value buffer = tensor::EmptyOp::create(b, type.getShape(),
-                                           type.getElementType(), dyn);
+    Value buffer =
+        tensor::EmptyOp::create(b, type.getShape(), type.getElementType(), dyn);
     Value tagValue = arith::ConstantIntOp::create(b, tag, 32);
     return ExchangeOp::create(b, type, mpi::RequestType::get(ctx),
                               mpi::RequestType::get(ctx), block, buffer, dest,
@@ -450,16 +449,16 @@ std::pair<Value, Value> RankProgram::ring(Value q, Value k, Value v,
   Value zeroF = arith::ConstantOp::create(b, b.getF32FloatAttr(0));
   Value ninf = arith::ConstantOp::create(
       b, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
-  Value accO = linalg::FillOp::create(
-                   b, zeroF,
-                   ValueRange{tensor::EmptyOp::create(b, accOType.getShape(),
-                                                      b.getF32Type(), dynO)})
-                   .getResult(0);
-  Value accL = linalg::FillOp::create(
-                   b, ninf,
-                   ValueRange{tensor::EmptyOp::create(b, accLType.getShape(),
-                                                      b.getF32Type(), dynL)})
-                   .getResult(0);
+  Value accO =
+      linalg::FillOp::create(b, zeroF,
+                             ValueRange{tensor::EmptyOp::create(
+                                 b, accOType.getShape(), b.getF32Type(), dynO)})
+          .getResult(0);
+  Value accL =
+      linalg::FillOp::create(b, ninf,
+                             ValueRange{tensor::EmptyOp::create(
+                                 b, accLType.getShape(), b.getF32Type(), dynL)})
+          .getResult(0);
   auto loop = scf::ForOp::create(b, idx(0), numRanks, idx(1),
                                  ValueRange{k, v, accO, accL});
   {

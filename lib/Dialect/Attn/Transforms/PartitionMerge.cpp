@@ -149,7 +149,7 @@ Value RankProgram::lengthFactor(Value out) {
       b, b.getF32Type(), arith::IndexCastOp::create(b, b.getI64Type(), total));
   Value factor = math::PowFOp::create(
       b, length,
-      arith::ConstantOp::create(
-          b, b.getF32FloatAttr(static_cast<float>(-alpha))));
+      arith::ConstantOp::create(b,
+                                b.getF32FloatAttr(static_cast<float>(-alpha))));
   return scaled(out, factor);
 }

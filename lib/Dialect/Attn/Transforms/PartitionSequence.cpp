@@ -39,19 +39,22 @@ const Capability &mlir::attn::getPartitionSequenceCapability() {
   // The ring: masks the interval analysis evaluates at global positions
   // (causal, windows, documents, their unions and intersections, mask
   // regions), score regions, f32 over one sequence (Lq = Lk).
-  FeatureSet ring = {
-      Feature::QuerySegments, Feature::KeySegments,     Feature::Captures,
-      Feature::Scale,         Feature::Softcap,         Feature::PatternCausal,
-      Feature::PatternWindow, Feature::PatternSegments, Feature::PatternUnion,
-      Feature::PatternIntersect, Feature::MaskMod,      Feature::ScoreMod,
-      Feature::DynamicBatch,  Feature::DynamicLengths,  Feature::GroupedHeads};
+  FeatureSet ring = {Feature::QuerySegments, Feature::KeySegments,
+                     Feature::Captures,      Feature::Scale,
+                     Feature::Softcap,       Feature::PatternCausal,
+                     Feature::PatternWindow, Feature::PatternSegments,
+                     Feature::PatternUnion,  Feature::PatternIntersect,
+                     Feature::MaskMod,       Feature::ScoreMod,
+                     Feature::DynamicBatch,  Feature::DynamicLengths,
+                     Feature::GroupedHeads};
   // Kernelized attention: the key/value state reduced, unmasked or causal.
-  FeatureSet state = {Feature::Kernel,        Feature::Projection,
-                      Feature::Scale,         Feature::PatternCausal,
-                      Feature::DynamicBatch,  Feature::DynamicLengths,
+  FeatureSet state = {Feature::Kernel,       Feature::Projection,
+                      Feature::Scale,        Feature::PatternCausal,
+                      Feature::DynamicBatch, Feature::DynamicLengths,
                       Feature::GroupedHeads};
   static const Capability capability{
-      "partition-sequence", "attn-partition-sequence",
+      "partition-sequence",
+      "attn-partition-sequence",
       "sequence parallelism over MPI: a ring of key/value blocks merged by "
       "log-sum-exp, or the reduced key/value state of linear attention",
       {ring | FeatureSet{Feature::Softmax, Feature::Lse},

@@ -116,12 +116,11 @@ std::optional<double> binaryValue(Operation *op, double a, double b) {
       .Case<arith::MulFOp, arith::MulIOp>([&](auto) { return a * b; })
       .Case([&](arith::DivFOp) { return a / b; })
       .Case([&](arith::RemFOp) { return std::fmod(a, b); })
-      .Case<arith::DivSIOp, arith::DivUIOp>(
-          [&](auto) -> std::optional<double> {
-            if (b == 0)
-              return std::nullopt;
-            return std::trunc(a / b);
-          })
+      .Case<arith::DivSIOp, arith::DivUIOp>([&](auto) -> std::optional<double> {
+        if (b == 0)
+          return std::nullopt;
+        return std::trunc(a / b);
+      })
       .Case([&](arith::FloorDivSIOp) -> std::optional<double> {
         if (b == 0)
           return std::nullopt;
@@ -146,7 +145,6 @@ std::optional<double> binaryValue(Operation *op, double a, double b) {
       .Case([&](math::FPowIOp) { return std::pow(a, b); })
       .Default([](Operation *) { return std::nullopt; });
 }
-
 
 /// Evaluates one value, memoizing the values of a DAG.
 struct Evaluator {

@@ -242,8 +242,7 @@ struct LinearOrder {
 /// `denOp` (phi(Q) times z): KV = phi(K)^T V producing `rhs`, and z =
 /// sum_k phi(K) (over dim -2 of phi(K), or the last dim of its
 /// transpose); std::nullopt when they are not there.
-std::optional<LinearOrder> findLinearOrder(Value rhs,
-                                           linalg::LinalgOp denOp) {
+std::optional<LinearOrder> findLinearOrder(Value rhs, linalg::LinalgOp denOp) {
   LinearOrder lo;
   lo.denOp = denOp;
   linalg::LinalgOp &kvOp = lo.kvOp, &ksumOp = lo.ksumOp;
@@ -285,8 +284,8 @@ std::optional<Miss> matchLinearOrder(AttentionMatch &m, LinearOrder lo,
   linalg::LinalgOp kvOp = lo.kvOp, ksumOp = lo.ksumOp, denOp = lo.denOp;
   Value phiK = lo.phiK, ksum = lo.ksum;
   const Features &fq = phi.first;
-  m.weights.form = "linear attention (" + featureMapName(fq) +
-                   ") in linear order" + epsNote;
+  m.weights.form =
+      "linear attention (" + featureMapName(fq) + ") in linear order" + epsNote;
   // KV = phi(K)^T V over the keys: phi(K) read as [..., Lk, D] (or its
   // transpose as [..., D, Lk]), V as [..., Lk, Dv]; z = sum_k phi(K) read
   // by the denominator as [..., D].
@@ -321,10 +320,9 @@ std::optional<Miss> matchLinearOrder(AttentionMatch &m, LinearOrder lo,
              expandForSum;
     });
   };
-  bool keysUsedTwice =
-      readers(phiK) && readers(phiKRead) &&
-      (keyTransposed ? phiK.hasOneUse() != phiKRead.hasOneUse()
-                     : phiK.hasNUses(2));
+  bool keysUsedTwice = readers(phiK) && readers(phiKRead) &&
+                       (keyTransposed ? phiK.hasOneUse() != phiKRead.hasOneUse()
+                                      : phiK.hasNUses(2));
   FailureOr<linalg::ContractionDimensions> dd =
       linalg::inferContractionDims(denOp);
   auto zDims = dimsOf(denOp.getIndexingMapsArray()[1]);

@@ -61,7 +61,8 @@ llvm::StringRef getFeatureSpelling(Feature f);
 llvm::StringRef getFeaturePhrase(Feature f);
 FeatureKind getFeatureKind(Feature f);
 /// The feature spelled `spelling` of kind `kind`, if any.
-std::optional<Feature> lookupFeature(FeatureKind kind, llvm::StringRef spelling);
+std::optional<Feature> lookupFeature(FeatureKind kind,
+                                     llvm::StringRef spelling);
 /// "operand", "attribute", "normalizer", "pattern", "region", "shape".
 llvm::StringRef stringifyFeatureKind(FeatureKind kind);
 
@@ -86,8 +87,12 @@ public:
   void erase(Feature f) { bits.reset(static_cast<unsigned>(f)); }
   bool contains(Feature f) const { return bits.test(static_cast<unsigned>(f)); }
   bool empty() const { return bits.none(); }
-  FeatureSet operator|(const FeatureSet &o) const { return FeatureSet(bits | o.bits); }
-  FeatureSet operator&(const FeatureSet &o) const { return FeatureSet(bits & o.bits); }
+  FeatureSet operator|(const FeatureSet &o) const {
+    return FeatureSet(bits | o.bits);
+  }
+  FeatureSet operator&(const FeatureSet &o) const {
+    return FeatureSet(bits & o.bits);
+  }
   /// The features of this set that are not in `o`.
   FeatureSet operator-(const FeatureSet &o) const {
     return FeatureSet(bits & ~o.bits);

@@ -3,9 +3,9 @@
 #ifndef ATTN_DIALECT_ATTN_IR_ATTNATTRS_H
 #define ATTN_DIALECT_ATTN_IR_ATTNATTRS_H
 
+#include "attn-opt/Dialect/Attn/IR/AttnInterfaces.h"
 #include "attn-opt/Mask/BlockLayout.h"
 #include "attn-opt/Mask/MaskPattern.h"
-#include "attn-opt/Dialect/Attn/IR/AttnInterfaces.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"

@@ -5,10 +5,11 @@
 // sizes that must agree (AttentionOp::getRuntimeSizeChecks), the lengths of
 // a padded batch (0 <= length <= the buffer's) and the offsets of a packed
 // one (from 0, not decreasing, within the rows). A failed check calls
-// `attn_opt_runtime_error(code, a, b, c)` (attn-opt/Runtime/Host/RuntimeErrors.h;
-// declared in the module on first use). Every lowering of the op (the
-// reference lowering, the CPU and GPU kernels) emits them through this one
-// function and skips its computation when they fail.
+// `attn_opt_runtime_error(code, a, b, c)`
+// (attn-opt/Runtime/Host/RuntimeErrors.h; declared in the module on first use).
+// Every lowering of the op (the reference lowering, the CPU and GPU kernels)
+// emits them through this one function and skips its computation when they
+// fail.
 //
 //===----------------------------------------------------------------------===//
 
