@@ -8,7 +8,12 @@
 #   bench/dynamic.sh
 #
 # Environment: DYN_L (default 4096), DYN_THREADS (2), DYN_ROUNDS (5),
-# DYN_VARIANTS (softmax softmax_causal sliding_window relu linear_elu).
+# DYN_VARIANTS (softmax softmax_causal sliding_window relu linear_elu),
+# DYN_CALLS (the calls timed per round, after a warm-up; by default as
+# many as make about 200 ms, from a first timing of the static code, at
+# least 5 and at most 2000: a small case is not a handful of 0.2 ms calls
+# whose median the timer's and the scheduler's noise decides). The small
+# causal case: DYN_L=256 DYN_VARIANTS=softmax_causal.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 l="${DYN_L:-4096}"
@@ -25,9 +30,15 @@ echo "| variant | L | static best ms | dynamic best ms | dynamic/static (best) |
 echo "|---|---|---|---|---|---|"
 for v in $variants; do
   : > "$dir/s"; : > "$dir/d"
+  calls="${DYN_CALLS:-}"
+  if [ -z "$calls" ]; then
+    ms="$(bench_one "$dir/static/$v.mlir" "$threads" 5 | cut -d' ' -f1)"
+    calls="$(awk -v ms="$ms" 'BEGIN { n = int(200 / (ms > 0 ? ms : 1)) + 1;
+      print (n < 5) ? 5 : (n > 2000) ? 2000 : n }')"
+  fi
   for ((r = 0; r < rounds; r++)); do
-    bench_one "$dir/static/$v.mlir" "$threads" 5 | cut -d' ' -f1 >> "$dir/s"
-    bench_one "$dir/dynamic/$v.mlir" "$threads" 5 --shape "query=$shape" \
+    bench_one "$dir/static/$v.mlir" "$threads" "$calls" | cut -d' ' -f1 >> "$dir/s"
+    bench_one "$dir/dynamic/$v.mlir" "$threads" "$calls" --shape "query=$shape" \
       --shape "key=$shape" --shape "value=$shape" | cut -d' ' -f1 >> "$dir/d"
   done
   ab_row "$v" "$l" "$dir/s" "$dir/d"

@@ -37,7 +37,8 @@ ab_row() {
   a_best="$(sort -g "$3" | head -1)" b_best="$(sort -g "$4" | head -1)"
   a_med="$(median_of < "$3")" b_med="$(median_of < "$4")"
   awk -v v="$1" -v l="$2" -v ab="$a_best" -v bb="$b_best" -v am="$a_med" -v bm="$b_med" \
-    'BEGIN { printf "| %s | %d | %.1f | %.1f | %.3f | %.3f |\n", v, l, ab, bb, bb / ab, bm / am }'
+    'function ms(x) { return sprintf(x < 10 ? "%.3f" : "%.1f", x) }
+     BEGIN { printf "| %s | %d | %s | %s | %.3f | %.3f |\n", v, l, ms(ab), ms(bb), bb / ab, bm / am }'
 }
 
 # median_of: the median of the numbers on stdin, one per line.
