@@ -37,6 +37,8 @@ static void addBufferization(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createAttnReadOnlyArguments());
   // Each kernel reads its operands where it runs (CSE merged the reads).
   pm.addNestedPass<func::FuncOp>(createAttnSeparateBufferReads());
+  // Each result its own buffer (a tensor returned twice is copied).
+  pm.addNestedPass<func::FuncOp>(createAttnDistinctResults());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

@@ -176,6 +176,34 @@ def AttnReadOnlyArguments : Pass<"attn-read-only-arguments",
   }];
 }
 
+def AttnDistinctResults : Pass<"attn-distinct-results", "func::FuncOp"> {
+  let summary = "Give each tensor a function returns a buffer of its own";
+  let description = [{
+    Run before bufferization: a tensor returned more than once by a
+    `func.return` (`return %0, %0`) is copied (`bufferization.alloc_tensor
+    copy(...)`) for each return after the first, so every result of the
+    function is its own buffer. buffer-results-to-out-params (MLIR 22,
+    `hoist-static-allocs`) replaces a returned allocation by its out
+    parameter and erases it once per result: an allocation returned twice
+    was erased twice, a crash of every pipeline on such a function.
+
+    ```mlir
+    func.func @two(...) -> (tensor<8xf32>, tensor<8xf32>) {
+      ...
+      return %0, %0 : tensor<8xf32>, tensor<8xf32>
+    }
+    ```
+
+    becomes
+
+    ```mlir
+      %1 = bufferization.alloc_tensor() copy(%0) : tensor<8xf32>
+      return %0, %1 : tensor<8xf32>, tensor<8xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 def AttnSeparateBufferReads : Pass<"attn-separate-buffer-reads",
                                    "func::FuncOp"> {
   let summary = "Give each kernel its own read-only bufferization.to_buffer "
