@@ -23,48 +23,37 @@
 using namespace mlir;
 using namespace mlir::attn;
 
+/// The reference gradient: every feature that applies to a gradient.
+static Capability referenceGradient() {
+  Capability c = forGradients(
+      {"reference-gradient",
+       "convert-attn-grad-to-linalg",
+       "the reference gradient: the L x L score gradient materialized",
+       {},
+       {}});
+  for (Feature n : {Feature::Softmax, Feature::Pointwise, Feature::Kernel})
+    c.profiles.push_back(c.getApplicable(n));
+  return c;
+}
+
 const Capability &mlir::attn::getReferenceGradientCapability() {
-  static const Capability capability = [] {
-    Capability c{"reference-gradient",
-                 "convert-attn-grad-to-linalg",
-                 "the reference gradient: the L x L score gradient "
-                 "materialized",
-                 {},
-                 {}};
-    c.differentiates = true;
-    for (Feature n : {Feature::Softmax, Feature::Pointwise, Feature::Kernel})
-      c.profiles.push_back(c.getApplicable(n));
-    return c;
-  }();
+  static const Capability capability = referenceGradient();
   return capability;
 }
 
 const Capability &mlir::attn::getLinearGradientCapability() {
-  // The linear form keeps no restriction but causal masks and documents
-  // (as the forward's, attn-reassociate); the chunked prefix form of those
+  // The forward's linear form (attn-reassociate); its chunked prefix form
   // needs static Lq = Lk.
-  FeatureSet unsupported = {Feature::QueryLengths,   Feature::KeyLengths,
-                            Feature::QueryOffsets,   Feature::KeyOffsets,
-                            Feature::Mask,           Feature::MaskMod,
-                            Feature::Captures,       Feature::KeySegments,
-                            Feature::PageTable,      Feature::PatternWindow,
-                            Feature::PatternDilated, Feature::PatternGlobal,
-                            Feature::PatternStrided, Feature::PatternFixed,
-                            Feature::PatternRandom,  Feature::PatternBlock,
-                            Feature::PatternUnion,   Feature::PatternPerHead};
-  static const Capability capability = [&] {
-    Capability c{"linear-gradient",
-                 "convert-attn-grad-to-linalg{linear-kernelized=1}",
-                 "the linear-time gradient of kernelized attention (prefix "
-                 "sums for causal masks and documents)",
-                 {getApplicableFeatures(Feature::Kernel) - unsupported},
-                 {{Feature::PatternCausal, Feature::DynamicLengths},
-                  {Feature::PatternCausal, Feature::UnequalLengths},
-                  {Feature::PatternSegments, Feature::DynamicLengths},
-                  {Feature::PatternSegments, Feature::UnequalLengths}}};
-    c.differentiates = true;
-    return c;
-  }();
+  static const Capability capability = forGradients(
+      {"linear-gradient",
+       "convert-attn-grad-to-linalg{linear-kernelized=1}",
+       "the linear-time gradient of kernelized attention (prefix sums for "
+       "causal masks and documents)",
+       {getLinearFormFeatures()},
+       {{Feature::PatternCausal, Feature::DynamicLengths},
+        {Feature::PatternCausal, Feature::UnequalLengths},
+        {Feature::PatternSegments, Feature::DynamicLengths},
+        {Feature::PatternSegments, Feature::UnequalLengths}}});
   return capability;
 }
 

@@ -58,25 +58,19 @@ using namespace mlir::attn;
 
 const Capability &mlir::attn::getFusedBackwardCapability() {
   // f32 over static shapes and a compile-time layout of closed-form
-  // patterns (no block tables, segment ids or regions); no modifier.
-  FeatureSet closedForm = {Feature::Scale,          Feature::GroupedHeads,
-                           Feature::UnequalLengths, Feature::Layout,
-                           Feature::PatternCausal,  Feature::PatternWindow,
-                           Feature::PatternDilated, Feature::PatternGlobal,
-                           Feature::PatternStrided, Feature::PatternFixed,
-                           Feature::PatternUnion,   Feature::PatternIntersect,
-                           Feature::PatternPerHead};
-  static const Capability capability = [&] {
-    Capability c{"fused-backward",
-                 "attn-flash-backward",
-                 "the fused CPU backward: FlashAttention-2's two passes over "
-                 "the block layout",
-                 {closedForm | FeatureSet{Feature::Softmax},
-                  closedForm | FeatureSet{Feature::Pointwise}},
-                 {}};
-    c.differentiates = true;
-    return c;
-  }();
+  // patterns; no modifier.
+  FeatureSet closedForm =
+      getClosedFormPatterns() |
+      FeatureSet{Feature::Scale, Feature::Layout, Feature::GroupedHeads,
+                 Feature::UnequalLengths};
+  static const Capability capability = forGradients(
+      {"fused-backward",
+       "attn-flash-backward",
+       "the fused CPU backward: FlashAttention-2's two passes over the block "
+       "layout",
+       {closedForm | FeatureSet{Feature::Softmax},
+        closedForm | FeatureSet{Feature::Pointwise}},
+       {}});
   return capability;
 }
 

@@ -200,6 +200,26 @@ FeatureSet mlir::attn::getApplicableFeatures(Feature normalizer) {
   }
 }
 
+FeatureSet mlir::attn::getClosedFormPatterns() {
+  return {Feature::PatternCausal,  Feature::PatternWindow,
+          Feature::PatternDilated, Feature::PatternGlobal,
+          Feature::PatternStrided, Feature::PatternFixed,
+          Feature::PatternUnion,   Feature::PatternIntersect,
+          Feature::PatternPerHead};
+}
+
+FeatureSet mlir::attn::getLinearFormFeatures() {
+  FeatureSet patterns =
+      FeatureSet::ofKind(FeatureKind::Pattern) -
+      FeatureSet{Feature::PatternCausal, Feature::PatternSegments,
+                 Feature::PatternIntersect};
+  return getApplicableFeatures(Feature::Kernel) - patterns -
+         FeatureSet{
+             Feature::QueryLengths, Feature::KeyLengths,  Feature::QueryOffsets,
+             Feature::KeyOffsets,   Feature::Mask,        Feature::MaskMod,
+             Feature::Captures,     Feature::KeySegments, Feature::PageTable};
+}
+
 //===----------------------------------------------------------------------===//
 // Capabilities
 //===----------------------------------------------------------------------===//

@@ -69,21 +69,12 @@ ReassociationCost mlir::attn::estimateReassociation(const AttentionDims &d,
 }
 
 const Capability &mlir::attn::getReassociateCapability() {
-  FeatureSet unsupported = {Feature::QueryLengths,   Feature::KeyLengths,
-                            Feature::QueryOffsets,   Feature::KeyOffsets,
-                            Feature::Mask,           Feature::MaskMod,
-                            Feature::Captures,       Feature::KeySegments,
-                            Feature::PageTable,      Feature::PatternWindow,
-                            Feature::PatternDilated, Feature::PatternGlobal,
-                            Feature::PatternStrided, Feature::PatternFixed,
-                            Feature::PatternRandom,  Feature::PatternBlock,
-                            Feature::PatternUnion,   Feature::PatternPerHead};
   static const Capability capability{
       "reassociate",
       "attn-reassociate",
       "the linear form of kernelized attention, phi(Q) (phi(K)^T V), with "
       "prefix sums for causal masks and documents",
-      {getApplicableFeatures(Feature::Kernel) - unsupported},
+      {getLinearFormFeatures()},
       {{Feature::PatternCausal, Feature::UnequalLengths},
        {Feature::PatternSegments, Feature::UnequalLengths}}};
   return capability;

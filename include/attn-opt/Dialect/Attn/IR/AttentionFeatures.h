@@ -123,6 +123,17 @@ FeatureSet getPatternFeatures(MaskPatternAttrInterface pattern);
 /// softmax's; a projection is FAVOR+'s), the normalizer included.
 FeatureSet getApplicableFeatures(Feature normalizer);
 
+/// Groups of features generators share: the pattern kinds a kernel
+/// evaluates in closed form at any position (no block tables, segment ids
+/// or regions: causal, windows, global tokens, strides, Sparse
+/// Transformer's fixed blocks, and their unions, intersections and per-head
+/// lists); and what the linear form of kernelized attention keeps,
+/// phi(Q) (phi(K)^T V) with prefix sums (no varlen batch, mask tensor or
+/// region, no pattern but causal masks, documents and their intersection,
+/// one segment-id operand): attn-reassociate and the linear-time gradient.
+FeatureSet getClosedFormPatterns();
+FeatureSet getLinearFormFeatures();
+
 /// Why a generator leaves an op: a feature it does not support (with the
 /// normalizer it was asked for, when that matters), or two it supports
 /// only apart.
@@ -167,6 +178,12 @@ struct Capability {
   /// The profile of `normalizer`, or null.
   const FeatureSet *getProfile(Feature normalizer) const;
 };
+
+/// `c` as a generator of gradients (Capability::differentiates).
+inline Capability forGradients(Capability c) {
+  c.differentiates = true;
+  return c;
+}
 
 } // namespace mlir::attn
 
