@@ -57,12 +57,13 @@ using namespace mlir;
 using namespace mlir::attn;
 
 const Capability &mlir::attn::getFusedBackwardCapability() {
-  // f32 over static shapes and a compile-time layout of closed-form
-  // patterns; no modifier.
+  // Static shapes and a compile-time layout of closed-form patterns; no
+  // modifier. f16 and bf16 are read into f32 (the sums stay f32).
   FeatureSet closedForm =
       getClosedFormPatterns() |
-      FeatureSet{Feature::Scale, Feature::Layout, Feature::GroupedHeads,
-                 Feature::UnequalLengths};
+      FeatureSet{Feature::Scale,        Feature::Layout,
+                 Feature::GroupedHeads, Feature::UnequalLengths,
+                 Feature::F16,          Feature::Bf16};
   static const Capability capability = forGradients(
       {"fused-backward",
        "attn-flash-backward",
@@ -195,11 +196,16 @@ private:
     return memref::AllocOp::create(b, MemRefType::get(shape, f32),
                                    b.getI64IntegerAttr(64));
   }
+  /// A gradient buffer (f32) as a tensor of the operands' element type.
   Value toTensor(Value buf) {
     auto type = cast<MemRefType>(buf.getType());
-    return bufferization::ToTensorOp::create(
+    Value t = bufferization::ToTensorOp::create(
         b, RankedTensorType::get(type.getShape(), f32), buf,
         /*restrict=*/true, /*writable=*/true);
+    if (p.elementType.isF32())
+      return t;
+    TensorBuilder tb(b);
+    return fromF32Tensor(tb, t, p.elementType);
   }
   Value load(Value mem, ValueRange at) {
     return memref::LoadOp::create(b, mem, at);
@@ -346,7 +352,7 @@ private:
                       b, inside,
                       [&](OpBuilder &, Location) {
                         scf::YieldOp::create(
-                            b, ValueRange{load(src, {bIdx, h, i, c})});
+                            b, ValueRange{toF32(load(src, {bIdx, h, i, c}))});
                       },
                       [&](OpBuilder &, Location) {
                         scf::YieldOp::create(b, ValueRange{f32Const(0.0)});
@@ -390,8 +396,8 @@ private:
             [&](OpBuilder &, Location) {
               Value sum = forLoop(idx(0), idx(vdim), 1, {f32Const(0.0)},
                                   [&](Value e, ValueRange acc) {
-                                    Value x = load(dO, {bIdx, h, i, e});
-                                    Value y = load(o, {bIdx, h, i, e});
+                                    Value x = toF32(load(dO, {bIdx, h, i, e}));
+                                    Value y = toF32(load(o, {bIdx, h, i, e}));
                                     return SmallVector<Value>{
                                         math::FmaOp::create(b, x, y, acc[0])};
                                   })[0];

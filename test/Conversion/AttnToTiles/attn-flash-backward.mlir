@@ -48,20 +48,37 @@ func.func @relu_two_passes(%q: tensor<1x2x90x16xf32>, %k: tensor<1x1x90x16xf32>,
 
 // -----
 
-/// What is not fused stays for the reference gradient, with a remark.
+/// What is not fused stays for the reference gradient, with a remark naming
+/// the feature (the capability list, docs/Kernels.md).
 // CHECK-LABEL: func.func @not_fused
 // CHECK: attn.attention_grad
 // CHECK: attn.attention_grad
 // CHECK: attn.attention_grad
-func.func @not_fused(%q: tensor<1x1x8x16xf32>, %b: tensor<1x1x8x8xf32>, %qb: tensor<1x1x8x16xbf16>, %do: tensor<1x1x8x16xf32>, %dob: tensor<1x1x8x16xbf16>) -> (tensor<1x1x8x16xf32>, tensor<1x1x8x16xbf16>, tensor<1x1x8x16xf32>) {
+func.func @not_fused(%q: tensor<1x1x8x16xf32>, %b: tensor<1x1x8x8xf32>, %qd: tensor<1x1x?x16xf32>, %do: tensor<1x1x8x16xf32>, %dod: tensor<1x1x?x16xf32>) -> (tensor<1x1x8x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x8x16xf32>) {
   %o1 = attn.attention %q, %q, %q bias(%b : tensor<1x1x8x8xf32>) {normalizer = #attn.softmax} : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>
   // expected-remark @+1 {{attn-flash-backward: not fused (operand 'bias'); convert-attn-grad-to-linalg computes it}}
   %dq1, %dk1, %dv1 = attn.attention_grad %o1, %do : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>
-  %o2 = attn.attention %qb, %qb, %qb {normalizer = #attn.softmax} : tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16> -> tensor<1x1x8x16xbf16>
-  // expected-remark @+1 {{attn-flash-backward: not fused (element type bf16); convert-attn-grad-to-linalg computes it}}
-  %dq2, %dk2, %dv2 = attn.attention_grad %o2, %dob : tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16> -> tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16>
+  %o2 = attn.attention %qd, %qd, %qd {normalizer = #attn.softmax} : tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32> -> tensor<1x1x?x16xf32>
+  // expected-remark @+1 {{attn-flash-backward: not fused (dynamic lengths); convert-attn-grad-to-linalg computes it}}
+  %dq2, %dk2, %dv2 = attn.attention_grad %o2, %dod : tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32> -> tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32>
   %o3 = attn.attention %q, %q, %q {normalizer = #attn.kernel<elu_plus_one>} : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>
   // expected-remark @+1 {{attn-flash-backward: not fused (kernelized attention); convert-attn-grad-to-linalg computes it}}
   %dq3, %dk3, %dv3 = attn.attention_grad %o3, %do : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>
-  return %dq1, %dq2, %dq3 : tensor<1x1x8x16xf32>, tensor<1x1x8x16xbf16>, tensor<1x1x8x16xf32>
+  return %dq1, %dq2, %dq3 : tensor<1x1x8x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x8x16xf32>
+}
+
+// -----
+
+/// bf16 (and f16) operands are read into the kernel's f32 copies and the
+/// gradients, summed in f32, are rounded to the operands' type once.
+// CHECK-LABEL: func.func @bf16
+// CHECK-NOT: attn.attention_grad
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: return %{{.*}} : tensor<1x1x8x16xbf16>
+func.func @bf16(%qb: tensor<1x1x8x16xbf16>, %dob: tensor<1x1x8x16xbf16>) -> tensor<1x1x8x16xbf16> {
+  %o = attn.attention %qb, %qb, %qb {normalizer = #attn.softmax} : tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16> -> tensor<1x1x8x16xbf16>
+  // expected-remark @+1 {{attn-flash-backward: fused backward}}
+  %dq, %dk, %dv = attn.attention_grad %o, %dob : tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16> -> tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16>
+  return %dq : tensor<1x1x8x16xbf16>
 }
