@@ -404,6 +404,15 @@ def _autograd_function():
 
         @staticmethod
         def backward(ctx, d_output):
+            if torch.is_grad_enabled():
+                # create_graph=True (double backward, a gradient penalty):
+                # these gradients would be constants to autograd, and the
+                # second-order terms silently zero.
+                raise RuntimeError(
+                    "attn_opt.attention has no second-order gradient: its "
+                    "backward was called with create_graph=True (a "
+                    "gradient penalty or double backward); compute that "
+                    "part with PyTorch's attention")
             key, static, passive, threads = ctx.call
             lib = _grad_library(key, static)
             if threads is not None:
@@ -441,8 +450,10 @@ def _differentiable(q, k, v, bias, gate, kwargs):
         raise ValueError("out= does not apply to tensors that require "
                          "gradients")
     f64 = q.dtype == torch.float64
-    cast = (lambda x: None if x is None else x.to(torch.float32)) if f64 \
-        else (lambda x: x)
+    # Strided views (a transpose of heads) are copied: differentiably, so
+    # their gradients flow back through the copy as PyTorch's own ops do.
+    cast = (lambda x: None if x is None else x.to(torch.float32).contiguous()) \
+        if f64 else (lambda x: None if x is None else x.contiguous())
     for name in ("projection",):
         if kwargs[name] is not None and f64:
             kwargs[name] = kwargs[name].to(torch.float32)

@@ -5,7 +5,8 @@
 # so with eps = 1e-3 and tolerances to match) for softmax, the seed's
 # gelu with qk-layernorm and a gate, kernelized attention and a bias;
 # the gradients against PyTorch's own autograd of the same attention
-# written with materialized scores (causal GQA, f32 and bf16); a training
+# written with materialized scores (causal GQA, f32 and bf16); strided
+# views that require gradients; create_graph=True refused; a training
 # step's loss decreasing.
 # REQUIRES: python-torch
 # UNSUPPORTED: asan
@@ -107,6 +108,30 @@ compare(torch.float32, 1e-5)
 compare(torch.bfloat16, 3e-2)
 # CHECK: torch torch.float32 causal GQA relu ok
 compare(torch.float32, 1e-5, relu=True)
+
+# Strided views that require gradients (heads split by a transpose, not
+# made contiguous) are taken, their gradients those of the copies.
+# CHECK: strided views ok
+x = torch.randn(1, 7, 2, 8, requires_grad=True)
+view = x.transpose(1, 2)
+o = attn_opt.attention(view, view, view, pattern="causal")
+o.sum().backward()
+x2 = x.detach().clone().requires_grad_(True)
+c = x2.transpose(1, 2).contiguous()
+attn_opt.attention(c, c, c, pattern="causal").sum().backward()
+print("strided views", "ok" if torch.allclose(x.grad, x2.grad, atol=1e-6)
+      else "WRONG")
+
+# A second-order gradient (create_graph=True) is refused, never silently
+# first-order.
+# CHECK: create_graph RuntimeError: attn_opt.attention has no second-order gradient
+q = torch.randn(1, 2, 5, 8, requires_grad=True)
+try:
+    o = attn_opt.attention(q, q, q)
+    (g,) = torch.autograd.grad(o.sum(), q, create_graph=True)
+    print("create_graph NOT refused")
+except RuntimeError as e:
+    print("create_graph RuntimeError:", str(e).split(":")[0])
 
 # A few steps of training one attention layer: the loss goes down.
 # CHECK: training loss decreases True
