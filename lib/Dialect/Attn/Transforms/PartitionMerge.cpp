@@ -80,11 +80,7 @@ std::pair<Value, Value> RankProgram::merge(Value accO, Value accL, Value o,
       tensor::ExtractSliceOp::create(b, accL, lw.offsets, lw.sizes, lw.strides);
   MLIRContext *ctx = b.getContext();
   AffineMap id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
-  AffineMap drop3 =
-      AffineMap::get(4, 0,
-                     {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
-                      getAffineDimExpr(2, ctx)},
-                     ctx);
+  AffineMap drop3 = id4.dropResult(3);
   AffineMap id3 = AffineMap::getMultiDimIdentityMap(3, ctx);
   // The weights of the old and new parts: exp(l - m) / (sum), m the max;
   // rows with no key on either side (m = -inf) keep the old values.

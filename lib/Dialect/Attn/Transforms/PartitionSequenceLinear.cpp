@@ -178,11 +178,7 @@ Value LinearRank::divide(Value u) {
   double eps = cast<KernelAttr>(op.getNormalizer()).getEps().convertToDouble();
   MLIRContext *ctx = b.getContext();
   AffineMap id = AffineMap::getMultiDimIdentityMap(4, ctx);
-  AffineMap row =
-      AffineMap::get(4, 0,
-                     {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
-                      getAffineDimExpr(2, ctx)},
-                     ctx);
+  AffineMap row = id.dropResult(3);
   SmallVector<OpFoldResult> sizes = {size(num, 0), size(num, 1), size(num, 2),
                                      b.getIndexAttr(dv)};
   Value out = tensor::EmptyOp::create(b, sizes, f32);
