@@ -213,20 +213,25 @@ def AttnFlashBackward : Attn_CpuKernelPass<"attn-flash-backward"> {
   let description = [{
     Lowers `attn.attention_grad` of softmax and pointwise attention to two
     fused passes over the compile-time block layout, FlashAttention-2's
-    scheme without atomics; the `Lq x Lk` scores never exist:
+    scheme without atomics, on the kernel frame of the forward kernels
+    (KernelFrame.h: its scores, modifiers, masks and walk over the
+    layout); the `Lq x Lk` scores never exist:
 
     ```
-    prologue  scf.parallel (b, h): Q, dO zero-padded to whole query blocks
-              (and head dims to whole vectors),
+    prologue  scf.parallel (b, h): Q, dO (times the gate) zero-padded to
+              whole query blocks (and head dims to whole vectors),
               row-major and transposed; softmax: LSE (+inf padding) and
-              D = rowsum(dO * O); scf.parallel (b, kvh): K, V padded
+              D = rowsum(dO * O) - dLSE; scf.parallel (b, kvh): K, V padded
     pass A    scf.parallel (b, kvh, key block j): for each query head of the
               group, each query block i of the transposed layout's row j
-              (full blocks unmasked, then partial ones masked):
-                S^T = K_j Q_i^T; P^T = exp(scale S^T - LSE_i) (pointwise:
-                Lk^-alpha h(scale S^T)); dP^T = V_j dO_i^T;
-                dS^T = scale P^T (dP^T - D_i) (pointwise: scale Lk^-alpha
-                h'(scale S^T) dP^T); dV_j += P^T dO_i; dK_j += dS^T Q_i
+              (full blocks unmasked, then partial ones masked; blocks the
+              segment ids or the mask tensor rule out skipped):
+                S^T = m(scale K_j Q_i^T + bias) (m: ALiBi, softcap, the
+                score region; the mask tensor added);
+                P^T = exp(S^T - LSE_i) (pointwise: Lk^-alpha h(S^T));
+                dP^T = V_j dO_i^T;
+                dS^T = scale m' P^T (dP^T - D_i) (pointwise: scale m'
+                Lk^-alpha h'(S^T) dP^T); dV_j += P^T dO_i; dK_j += dS^T Q_i
     pass B    scf.parallel (b, h, query block i): for each key block j of
               the layout's row i: the same block step, dQ_i += dS K_j
     ```
@@ -240,18 +245,26 @@ def AttnFlashBackward : Attn_CpuKernelPass<"attn-flash-backward"> {
     4 vectors of queries (2 below 32 registers) by 64 keys; every product
     a register tile of `mr` broadcast rows by up to 4 vectors.
 
-    Fused: f32, static shapes, softmax or pointwise, any pattern without
-    block tables or segment ids, GQA, a scale; left to the reference
-    gradient (convert-attn-grad-to-linalg) with a remark naming why:
-    kernelized attention, other element types, dynamic sizes, varlen
-    batches, bias, gate, ALiBi, sinks, soft-capping, mask tensors,
-    segment ids, qk-layernorm, a log-sum-exp cotangent. Head dims are
-    padded with zeros to whole vectors.
+    The modifiers' gradients: the bias's is the score gradient before the
+    scale (stored per block into a `B x Hq x Lq x Lk` buffer, summed over
+    the dims the bias broadcasts over in a fixed order); the gate's is
+    `dO * O_ungated`, the ungated output summed beside dQ (one more product
+    per block); the sinks' is `sum_i exp(sink - LSE_i) (dLSE_i - D_i)`.
+
+    Fused: static shapes, softmax or pointwise, f32/f16/bf16, every
+    pattern, block table, segment ids, mask tensor and region, GQA, scale,
+    bias, gate, ALiBi, sinks, soft-capping, score regions, a log-sum-exp
+    cotangent; left to the reference gradient
+    (convert-attn-grad-to-linalg) with a remark naming why: kernelized
+    attention, dynamic sizes, varlen batches, qk-layernorm (the
+    capability list, docs/Kernels.md). Head dims are padded with zeros to
+    whole vectors.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::linalg::LinalgDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",

@@ -83,8 +83,22 @@ Value KernelFrame::paddedDistances(TensorBuilder &tb) {
 void KernelFrame::prepare() {
   TensorBuilder tb(b);
   prepareOperandBuffers(tb);
+  prepareSizes();
   Type outElem = prepareOutputBuffers();
   prepareTables(outElem);
+}
+
+void KernelFrame::prepareInputs() {
+  TensorBuilder tb(b);
+  prepareOperandBuffers(tb);
+  prepareSizes();
+  prepareTables(Type());
+}
+
+void KernelFrame::prepareSizes() {
+  batchSize = dim(queryBuf, 0);
+  queryLen = dim(queryBuf, 2);
+  keyLen = pageTableBuf ? mul(dim(pageTableBuf, 1), pageSize) : dim(keyBuf, 2);
 }
 
 void KernelFrame::prepareOperandBuffers(TensorBuilder &tb) {
@@ -247,9 +261,6 @@ void KernelFrame::prepareMaskBuffer(TensorBuilder &tb, Value m, bool convert) {
 }
 
 Type KernelFrame::prepareOutputBuffers() {
-  batchSize = dim(queryBuf, 0);
-  queryLen = dim(queryBuf, 2);
-  keyLen = pageTableBuf ? mul(dim(pageTableBuf, 1), pageSize) : dim(keyBuf, 2);
   // (The output in the result type: storeOutput rounds as it stores.)
   Type outElem = cast<ShapedType>(spec.results.output).getElementType();
   auto outType = MemRefType::get(
@@ -282,7 +293,7 @@ void KernelFrame::prepareTables(Type outElem) {
   // every key bounded by its sequence's length.
   tables = KernelTables::build(b, spec.mask);
   boundKeys = true;
-  if (spec.sequences.isVarlen()) {
+  if (spec.sequences.isVarlen() && outputBuf) {
     // Rows no sequence covers (padding) are zeros.
     Value zero = arith::ConstantOp::create(b, b.getZeroAttr(outElem));
     linalg::FillOp::create(b, ValueRange{zero}, ValueRange{outputBuf});
@@ -706,6 +717,16 @@ KernelFrame::visitRuntimeBlocks(ValueRange state,
   });
 }
 
+SmallVector<Value> KernelFrame::visitKeyBlock(Value kb, bool masked,
+                                              ValueRange state,
+                                              BlockBody body) {
+  assert(layout && "the key blocks of a compile-time layout");
+  std::optional<std::pair<Value, Value>> qIds;
+  if (spec.segments.bound)
+    qIds = idRange(querySegmentBuf, firstQuery, blockQ, seqQueryLen);
+  return visitBlock(mul(kb, blockK), masked, state, qIds, body);
+}
+
 SmallVector<Value> KernelFrame::visitTile(ValueRange state, BlockBody body) {
   std::optional<std::pair<Value, Value>> qIds;
   if (spec.segments.bound)
@@ -929,6 +950,22 @@ Value KernelFrame::alibiSlope(QueryRows rows) {
 
 Value KernelFrame::modifyScore(Value score, QueryRows rows, Value key,
                                Value slope) {
+  return modify(score, rows, key, slope, nullptr);
+}
+
+std::pair<Value, Value>
+KernelFrame::modifyScoreWithDerivative(Value score, QueryRows rows, Value key,
+                                       Value slope) {
+  Value derivative;
+  Value s = modify(score, rows, key, slope, &derivative);
+  return {s, derivative};
+}
+
+Value KernelFrame::modify(Value score, QueryRows rows, Value key, Value slope,
+                          Value *derivative) {
+  // (ALiBi adds a constant: its derivative is 1.)
+  if (derivative)
+    *derivative = splat(score, 1.0);
   if (slope) {
     // -slope * |i + offset - j|, the distance as f32.
     auto [q, k, offset] = positionsOf(rows, key, /*needOffset=*/true);
@@ -947,17 +984,28 @@ Value KernelFrame::modifyScore(Value score, QueryRows rows, Value key,
         b, arith::MulFOp::create(b, score,
                                  splat(score, 1.0 / *spec.modifiers.softcap)));
     score = arith::MulFOp::create(b, t, splat(score, *spec.modifiers.softcap));
+    if (derivative) // d/ds cap tanh(s / cap) = 1 - tanh^2
+      *derivative = arith::SubFOp::create(b, splat(t, 1.0),
+                                          arith::MulFOp::create(b, t, t));
   }
   if (!spec.regions.scoreMod)
     return score;
   auto [q, k, offset] = positionsOf(rows, key, /*needOffset=*/false);
   SmallVector<Value, 5> args = {score};
   llvm::append_range(args, regionIndices(rows, q, k));
-  Value r = emitModRegion(b, *spec.regions.scoreMod, args, captureAccess());
-  if (auto vec = dyn_cast<VectorType>(score.getType());
-      vec && !isa<VectorType>(r.getType()))
-    r = vector::BroadcastOp::create(b, vec, r);
-  return r;
+  auto vec = dyn_cast<VectorType>(score.getType());
+  auto lanesOf = [&](Value v) -> Value {
+    if (vec && !isa<VectorType>(v.getType()))
+      return vector::BroadcastOp::create(b, vec, v);
+    return v;
+  };
+  if (!derivative)
+    return lanesOf(
+        emitModRegion(b, *spec.regions.scoreMod, args, captureAccess()));
+  auto [r, dr] = emitScoreModWithDerivative(b, *spec.regions.scoreMod, args,
+                                            captureAccess());
+  *derivative = arith::MulFOp::create(b, lanesOf(dr), *derivative);
+  return lanesOf(r);
 }
 
 //===----------------------------------------------------------------------===//

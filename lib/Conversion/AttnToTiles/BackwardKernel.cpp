@@ -26,7 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn-opt/Conversion/AttnKernel/KernelSpec.h"
+#include "attn-opt/Conversion/AttnKernel/KernelFrame.h"
 #include "attn-opt/Conversion/Capabilities.h"
 #include "attn-opt/Conversion/Passes.h"
 
@@ -38,6 +38,7 @@
 #include "attn-opt/Support/TileSizes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -57,20 +58,22 @@ using namespace mlir;
 using namespace mlir::attn;
 
 const Capability &mlir::attn::getFusedBackwardCapability() {
-  // Static shapes and a compile-time layout of closed-form patterns; no
-  // modifier. f16 and bf16 are read into f32 (the sums stay f32).
-  FeatureSet closedForm =
-      getClosedFormPatterns() |
-      FeatureSet{Feature::Scale,        Feature::Layout,
-                 Feature::GroupedHeads, Feature::UnequalLengths,
-                 Feature::F16,          Feature::Bf16};
+  // Static shapes, a compile-time layout; f16 and bf16 are read into f32
+  // (the sums stay f32). Every modifier the kernel frame applies but
+  // qk-layernorm, with the gradients of bias, gate and sinks.
+  auto profile = [](Feature normalizer) {
+    return getApplicableFeatures(normalizer) -
+           FeatureSet{Feature::QkNormEps,    Feature::DynamicBatch,
+                      Feature::DynamicLengths, Feature::QueryLengths,
+                      Feature::KeyLengths,   Feature::QueryOffsets,
+                      Feature::KeyOffsets};
+  };
   static const Capability capability = forGradients(
       {"fused-backward",
        "attn-flash-backward",
        "the fused CPU backward: FlashAttention-2's two passes over the block "
-       "layout",
-       {closedForm | FeatureSet{Feature::Softmax},
-        closedForm | FeatureSet{Feature::Pointwise}},
+       "layout, on the kernel frame",
+       {profile(Feature::Softmax), profile(Feature::Pointwise)},
        {}});
   return capability;
 }
@@ -97,14 +100,26 @@ std::string unsupportedReason(AttentionGradOp op) {
   return "";
 }
 
-/// The kernel of one attn.attention_grad.
+/// The frame's target for the backward: the CPU's, a query row per vector
+/// lane (the whole row in one thread), the operands read as f32.
+class BackwardTarget : public KernelTarget {
+public:
+  bool readsF32Operands() const override { return true; }
+  Value combineRow(ImplicitLocOpBuilder &, Value partial,
+                   RowCombine) const override {
+    return partial;
+  }
+};
+
+/// The kernel of one attn.attention_grad, on the kernel frame `f` (its
+/// scores, masks, modifiers and walk over the layout).
 class BackwardGen : public KernelArith {
 public:
-  BackwardGen(ImplicitLocOpBuilder &b, AttentionGradOp op,
+  BackwardGen(ImplicitLocOpBuilder &b, AttentionGradOp op, KernelFrame &f,
               const TargetModel &target, Value output, Value lse)
-      : KernelArith(b), op(op), p(op.getForwardOp().getProblem()),
-        mask(op.getForwardOp().getPatternMask()), lanes(target.lanes),
-        registers(target.registers), output(output), lse(lse) {
+      : KernelArith(b), op(op), p(op.getForwardOp().getProblem()), f(f),
+        lanes(target.lanes), registers(target.registers), output(output),
+        lse(lse) {
     const AttentionDims &d = p.dims;
     batch = d.batch;
     heads = d.queryHeads;
@@ -114,25 +129,19 @@ public:
     lk = d.keyLen;
     dim = d.headDim;
     vdim = d.valueDim;
-    TileSizes tiles = TileSizes::backward(target);
-    queryVectors = tiles.queryVectors;
-    blockQ = tiles.queryTile(target);
-    blockK = tiles.keyBlock;
+    blockQ = f.blockQ;
+    blockK = f.blockK;
     lqp = llvm::alignTo(lq, blockQ);
     dimp = llvm::alignTo(dim, lanes);
     vdimp = llvm::alignTo(vdim, lanes);
     lkp = llvm::alignTo(lk, blockK);
     softmax = p.isSoftmax();
     pointwise = dyn_cast<PointwiseAttr>(p.normalizer);
+    modified = p.modifiers.softcap || p.regions.scoreMod;
     f32 = b.getF32Type();
     vf = VectorType::get({lanes}, f32);
-    vi = VectorType::get({lanes}, b.getI32Type());
   }
 
-  int64_t getBlockQ() const { return blockQ; }
-  int64_t getBlockK() const { return blockK; }
-
-  /// The gradients of query, key and value.
   /// Key/value-head tasks from which one pass computes every gradient
   /// (fewer leave threads idle: two passes then).
   static constexpr int64_t kMinHeadTasks = 4;
@@ -140,53 +149,72 @@ public:
   /// True if one pass over (batch row, key/value head) computes dQ too.
   bool onePass() const { return batch * kvHeads >= kMinHeadTasks; }
 
-  /// The gradients of query, key and value.
+  /// The gradients of query, key and value, then those of the bias, gate
+  /// and sinks the op asks for.
   SmallVector<Value> build(const BlockLayout &layout) {
+    f.prepareInputs();
     prologue();
     KernelTables columns =
-        KernelTables::build(b, layout.transposed(), lq, mask);
+        KernelTables::build(b, layout.transposed(), lq, f.spec.mask);
     dq = alloc({batch, heads, lq, dim});
     dk = alloc({batch, kvHeads, lk, dim});
     dv = alloc({batch, kvHeads, lk, vdim});
+    if (op.getGradBias())
+      dbias = zeroed({batch, heads, lq, lk});
+    if (op.getGradGate())
+      dgate = alloc({batch, heads, lq, vdim});
     if (onePass()) {
-      // dQ summed in the task of its key/value head, key block by key
-      // block: five products per block, none recomputed.
-      // (Each task sums the rows of its heads only.)
+      // dQ (and the ungated output) summed in the task of its key/value
+      // head, key block by key block: five products per block, none
+      // recomputed. (Each task sums the rows of its heads only.)
       Value dqAcc = alloc({batch, heads, lqp, dimp});
+      Value outAcc = dgate ? alloc({batch, heads, lqp, vdimp}) : Value();
       parallel({batch, kvHeads}, [&](ValueRange ivs) {
-        headTask(ivs[0], ivs[1], columns, layout.getNumKeyBlocks(), dqAcc);
+        headTask(ivs[0], ivs[1], columns, layout.getNumKeyBlocks(), dqAcc,
+                 outAcc);
       });
-      return {toTensor(dq), toTensor(dk), toTensor(dv)};
+    } else {
+      parallel({batch, kvHeads, lkp / blockK}, [&](ValueRange ivs) {
+        keyBlockTask(ivs[0], ivs[1], ivs[2], columns,
+                     layout.getNumKeyBlocks(), Value(), Value());
+      });
+      parallel({batch, heads, lqp / blockQ}, [&](ValueRange ivs) {
+        queryBlockTask(ivs[0], ivs[1], ivs[2]);
+      });
     }
-    KernelTables rows = KernelTables::build(b, layout, lk, mask);
-    parallel({batch, kvHeads, lkp / blockK}, [&](ValueRange ivs) {
-      keyBlockTask(ivs[0], ivs[1], ivs[2], columns, layout.getNumKeyBlocks(),
-                   Value());
-    });
-    parallel({batch, heads, lqp / blockQ}, [&](ValueRange ivs) {
-      queryBlockTask(ivs[0], ivs[1], ivs[2], rows, layout.getNumQueryBlocks());
-    });
-    return {toTensor(dq), toTensor(dk), toTensor(dv)};
+    SmallVector<Value> grads = {toTensor(dq), toTensor(dk), toTensor(dv)};
+    if (dbias)
+      grads.push_back(biasGradient());
+    if (dgate)
+      grads.push_back(toTensor(dgate));
+    if (op.getGradSinks())
+      grads.push_back(sinkGradient());
+    return grads;
   }
 
 private:
   AttentionGradOp op;
   AttentionProblem p;
-  mask::Mask mask;
+  KernelFrame &f;
   int64_t lanes, registers;
   Value output, lse;
   int64_t batch, heads, kvHeads, group, lq, lk, dim, vdim;
   /// The head dims padded to whole vectors.
   int64_t dimp, vdimp;
-  int64_t queryVectors, blockQ, blockK, lqp, lkp;
+  int64_t blockQ, blockK, lqp, lkp;
   bool softmax;
   PointwiseAttr pointwise;
+  /// Whether a modifier has a derivative other than 1 (softcap, a score
+  /// region): the block step keeps it per score.
+  bool modified;
   Type f32;
-  VectorType vf, vi;
-  /// Padded copies: Q and dO rows and transposed, K and V rows; softmax's
-  /// LSE and D rows. The gradients' buffers.
+  VectorType vf;
+  /// Padded copies: Q and dO rows and transposed (dO times the gate), K
+  /// and V rows; softmax's LSE and D rows (D less the LSE's cotangent).
+  /// The gradients' buffers (dbias `[B, Hq, Lq, Lk]`, reduced to the
+  /// bias's shape at the end; dbias and dgate null unless asked for).
   Value qp, qt, dop, dot, kp, vp, lsep, dvec;
-  Value dq, dk, dv;
+  Value dq, dk, dv, dbias, dgate;
 
   //===--------------------------------------------------------------------===//
   // Small builders
@@ -338,12 +366,13 @@ private:
   // Prologue
   //===--------------------------------------------------------------------===//
 
-  /// Copies `src` (`[b, h, rows, cols]`) into `rowsBuf` (`[b, h,
-  /// paddedRows, paddedCols]`) and, when given, `colsBuf` (`[b, h,
-  /// paddedCols, paddedRows]`); the padding is zero.
+  /// Copies `src` (`[b, h, rows, cols]`, times `factor` of the same shape
+  /// when given) into `rowsBuf` (`[b, h, paddedRows, paddedCols]`) and,
+  /// when given, `colsBuf` (`[b, h, paddedCols, paddedRows]`); the padding
+  /// is zero.
   void padRows(Value src, Value rowsBuf, Value colsBuf, Value bIdx, Value h,
                int64_t valid, int64_t padded, int64_t cols,
-               int64_t paddedCols) {
+               int64_t paddedCols, Value factor = {}) {
     forRange(idx(0), idx(padded), [&](Value i) {
       Value rowInside = lt(i, valid);
       forRange(idx(0), idx(paddedCols), [&](Value c) {
@@ -351,8 +380,11 @@ private:
         Value v = scf::IfOp::create(
                       b, inside,
                       [&](OpBuilder &, Location) {
-                        scf::YieldOp::create(
-                            b, ValueRange{toF32(load(src, {bIdx, h, i, c}))});
+                        Value x = toF32(load(src, {bIdx, h, i, c}));
+                        if (factor)
+                          x = arith::MulFOp::create(
+                              b, x, toF32(load(factor, {bIdx, h, i, c})));
+                        scf::YieldOp::create(b, ValueRange{x});
                       },
                       [&](OpBuilder &, Location) {
                         scf::YieldOp::create(b, ValueRange{f32Const(0.0)});
@@ -366,9 +398,8 @@ private:
   }
 
   void prologue() {
-    Value q = readOnlyBuffer(b, p.query), k = readOnlyBuffer(b, p.key),
-          v = readOnlyBuffer(b, p.value),
-          dO = readOnlyBuffer(b, op.getGradOutput());
+    Value dO = readOnlyBuffer(b, op.getGradOutput());
+    Value dlse = readOnlyBuffer(b, op.getGradLse());
     qp = alloc({batch, heads, lqp, dimp});
     qt = alloc({batch, heads, dimp, lqp});
     dop = alloc({batch, heads, lqp, vdimp});
@@ -384,11 +415,14 @@ private:
     }
     parallel({batch, heads}, [&](ValueRange ivs) {
       Value bIdx = ivs[0], h = ivs[1];
-      padRows(q, qp, qt, bIdx, h, lq, lqp, dim, dimp);
-      padRows(dO, dop, dot, bIdx, h, lq, lqp, vdim, vdimp);
+      padRows(f.queryBuf, qp, qt, bIdx, h, lq, lqp, dim, dimp);
+      // (The gradient of the ungated output: dO times the gate.)
+      padRows(dO, dop, dot, bIdx, h, lq, lqp, vdim, vdimp, f.gateBuf);
       if (!softmax)
         return;
-      // LSE (+inf past the queries: P = 0 there) and D = rowsum(dO * O).
+      // LSE (+inf past the queries: P = 0 there) and D = rowsum(dO * O)
+      // (the gated output and its cotangent: the same sum), less the
+      // LSE's cotangent.
       forRange(idx(0), idx(lqp), [&](Value i) {
         Value inside = lt(i, lq);
         auto ifRow = scf::IfOp::create(
@@ -401,6 +435,8 @@ private:
                                     return SmallVector<Value>{
                                         math::FmaOp::create(b, x, y, acc[0])};
                                   })[0];
+              if (dlse)
+                sum = arith::SubFOp::create(b, sum, load(dlse, {bIdx, h, i}));
               scf::YieldOp::create(b, ValueRange{load(l, {bIdx, h, i}), sum});
             },
             [&](OpBuilder &, Location) {
@@ -414,8 +450,8 @@ private:
       });
     });
     parallel({batch, kvHeads}, [&](ValueRange ivs) {
-      padRows(k, kp, Value(), ivs[0], ivs[1], lk, lkp, dim, dimp);
-      padRows(v, vp, Value(), ivs[0], ivs[1], lk, lkp, vdim, vdimp);
+      padRows(f.keyBuf, kp, Value(), ivs[0], ivs[1], lk, lkp, dim, dimp);
+      padRows(f.valueBuf, vp, Value(), ivs[0], ivs[1], lk, lkp, vdim, vdimp);
     });
   }
 
@@ -423,42 +459,49 @@ private:
   // The block step
   //===--------------------------------------------------------------------===//
 
-  /// Fills `pt` (P^T) and `dst` (dS^T, the gradient of the raw scores:
-  /// scale included) for key block `kb` and query block `qb` of head `h`
-  /// (key/value head `kh`), `blockK x blockQ` each; masked per element when
-  /// `masked`.
-  void blockStep(Value bIdx, Value h, Value kh, Value qb, Value kb, bool masked,
-                 Value pt, Value dst) {
-    Value i0 = mul(qb, blockQ), k0 = mul(kb, blockK);
-    double scale = p.scale;
-    double factor = 0.0;
-    if (pointwise)
-      factor = std::pow(static_cast<double>(lk),
-                        -pointwise.getAlpha().convertToDouble());
-    MaskEmitter emitter(mask, nullptr, nullptr);
-    auto allowed = [&](Value m, Value n) -> Value {
-      // Queries i0 + n + lane against key k0 + m.
-      Value q0 = arith::IndexCastOp::create(b, b.getI32Type(), add(i0, n));
-      SmallVector<int32_t> lane(lanes);
-      std::iota(lane.begin(), lane.end(), 0);
-      Value iota = arith::ConstantOp::create(
-          b, DenseElementsAttr::get(vi, ArrayRef<int32_t>(lane)));
-      Value qs = arith::AddIOp::create(
-          b, vector::BroadcastOp::create(b, vi, q0), iota);
-      Value key = arith::IndexCastOp::create(b, b.getI32Type(), add(k0, m));
-      Value ks = vector::BroadcastOp::create(b, vi, key);
-      return emitter.emitAllowed(b, h, qs, ks);
-    };
+  /// Buffers of one block step, `blockK x blockQ` each: P^T, dS^T and the
+  /// modifiers' derivative (null unless `modified`).
+  struct StepBuffers {
+    Value pt, dst, dmod;
+  };
+  StepBuffers stepBuffers() {
+    return {alloc({blockK, blockQ}), alloc({blockK, blockQ}),
+            modified ? alloc({blockK, blockQ}) : Value()};
+  }
+
+  /// Fills P^T and dS^T (the gradient of the raw scores `Q K^T`: scale,
+  /// modifiers and normalizer included) of the frame's current tile
+  /// (query block from `i0`, head `h`, key/value head `kh`) and the key
+  /// block from `k0`; masked per element when `masked`. The scores are the
+  /// frame's (bias, ALiBi, softcap, score region, mask tensor), the mask
+  /// its `allowed`. With `writeBias`, the bias gradient's block too.
+  void blockStep(Value bIdx, Value h, Value kh, Value i0, Value k0,
+                 bool masked, const StepBuffers &sb, bool writeBias) {
     Value zero = fsplat(0.0);
-    // S^T = K_j Q_i^T, then P^T (pointwise: and the factor of dS in dst).
+    Value slope = f.alibiSlope(QueryRows{i0, lanes});
+    // S^T = K_j Q_i^T, then P^T (pointwise: its derivative in dst).
     gemm(
         blockK, blockQ, dim,
         [&](Value m, Value d) { return load(kp, {bIdx, kh, add(k0, m), d}); },
         [&](Value d, Value n) { return vload(qt, {bIdx, h, d, add(i0, n)}); },
         [&](Value, Value) { return zero; },
         [&](Value m, Value n, Value acc) {
-          Value s = arith::MulFOp::create(b, acc, fsplat(scale));
-          Value ok = masked ? allowed(m, n) : Value();
+          QueryRows rows{add(i0, n), lanes};
+          Value key = add(k0, m);
+          Value s = arith::MulFOp::create(b, acc, fsplat(p.scale));
+          if (f.biasBuf)
+            s = arith::AddFOp::create(b, s,
+                                      f.loadBias(rows, f.keyRow(key, masked)));
+          Value dmod;
+          std::tie(s, dmod) = f.modifyScoreWithDerivative(s, rows, key, slope);
+          Value ok = masked ? f.allowed(rows, key) : Value();
+          if (masked && f.maskBuf) {
+            auto [added, tensorOk] =
+                f.loadMaskTensor(rows, f.keyRow(key, masked));
+            if (added)
+              s = arith::AddFOp::create(b, s, added);
+            ok = arith::AndIOp::create(b, ok, tensorOk);
+          }
           Value pv;
           if (softmax) {
             Value l = vload(lsep, {bIdx, h, add(i0, n)});
@@ -468,19 +511,22 @@ private:
             Value nan =
                 arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, x, x);
             pv = arith::SelectOp::create(b, nan, x, softmaxExp(b, x));
+            if (sb.dmod)
+              vstore(dmod, sb.dmod, {m, n});
           } else {
-            pv = arith::MulFOp::create(
-                b, applyPointwiseFn(b, pointwise.getFn(), s), fsplat(factor));
+            pv = f.pointwiseWeight(s, Value());
             Value fac = arith::MulFOp::create(
                 b, applyPointwiseDerivative(b, pointwise.getFn(), s),
-                fsplat(factor * scale));
+                fsplat(f.spec.lengthFactor));
+            if (sb.dmod)
+              fac = arith::MulFOp::create(b, fac, dmod);
             if (ok)
               fac = arith::SelectOp::create(b, ok, fac, zero);
-            vstore(fac, dst, {m, n});
+            vstore(fac, sb.dst, {m, n});
           }
           if (ok)
             pv = arith::SelectOp::create(b, ok, pv, zero);
-          vstore(pv, pt, {m, n});
+          vstore(pv, sb.pt, {m, n});
         });
     // dP^T = V_j dO_i^T, then dS^T.
     gemm(
@@ -489,32 +535,51 @@ private:
         [&](Value e, Value n) { return vload(dot, {bIdx, h, e, add(i0, n)}); },
         [&](Value, Value) { return zero; },
         [&](Value m, Value n, Value dp) {
-          // Exactly 0 where the weight is (masked scores: dP and D may
-          // hold a NaN of keys or rows the score does not see), as the
-          // reference gradient.
+          // Exactly 0 where the weight (softmax) or its derivative
+          // (pointwise) is: masked scores, whose dP and D may hold a NaN
+          // of keys or rows the score does not see, as the reference
+          // gradient.
           Value ds, isZero;
           if (softmax) {
-            Value pv = vload(pt, {m, n});
+            Value pv = vload(sb.pt, {m, n});
             Value dd = vload(dvec, {bIdx, h, add(i0, n)});
-            ds = arith::MulFOp::create(
-                b,
-                arith::MulFOp::create(b, pv, arith::SubFOp::create(b, dp, dd)),
-                fsplat(scale));
+            ds = arith::MulFOp::create(b, pv,
+                                       arith::SubFOp::create(b, dp, dd));
+            if (sb.dmod)
+              ds = arith::MulFOp::create(b, ds, vload(sb.dmod, {m, n}));
             isZero =
                 arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, pv, zero);
           } else {
-            ds = arith::MulFOp::create(b, vload(dst, {m, n}), dp);
-            if (masked)
-              isZero = arith::XOrIOp::create(
-                  b, allowed(m, n),
-                  arith::ConstantOp::create(
-                      b, DenseElementsAttr::get(
-                             VectorType::get({lanes}, b.getI1Type()), true)));
+            Value fac = vload(sb.dst, {m, n});
+            ds = arith::MulFOp::create(b, fac, dp);
+            isZero =
+                arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, fac, zero);
           }
-          if (isZero)
-            ds = arith::SelectOp::create(b, isZero, zero, ds);
-          vstore(ds, dst, {m, n});
+          ds = arith::SelectOp::create(b, isZero, zero, ds);
+          if (writeBias)
+            storeBiasGradient(ds, bIdx, h, add(i0, n), add(k0, m));
+          vstore(arith::MulFOp::create(b, ds, fsplat(p.scale)), sb.dst,
+                 {m, n});
         });
+  }
+
+  /// Stores the score gradients of queries `row ..` (the lanes) and key
+  /// `key` into dbias, rows and key past the attention's dropped.
+  void storeBiasGradient(Value ds, Value bIdx, Value h, Value row, Value key) {
+    auto write = [&] {
+      AffineMap alongQueries = AffineMap::get(4, 0, b.getAffineDimExpr(2));
+      vector::TransferWriteOp::create(b, ds, dbias,
+                                      ValueRange{bIdx, h, row, key},
+                                      alongQueries, ArrayRef<bool>{false});
+    };
+    if (lk % blockK == 0) {
+      write();
+      return;
+    }
+    scf::IfOp::create(b, lt(key, lk), [&](OpBuilder &, Location) {
+      write();
+      scf::YieldOp::create(b);
+    });
   }
 
   /// Visits the blocks of row `row` of the layout tables `t` (rows of
@@ -545,12 +610,22 @@ private:
   }
 
   /// Copies rows [0, min(rows, limit - first)) of `acc` (`rows x` padded
-  /// `cols`) to `dst[bIdx, h, first + r, :cols]`.
+  /// `cols`) to `dst[bIdx, h, first + r, :cols]`, each element times
+  /// `factor[bIdx, h, first + r, c]` when given.
   void storeRows(Value acc, Value dst, Value bIdx, Value h, Value first,
-                 int64_t rows, int64_t limit, int64_t cols) {
+                 int64_t rows, int64_t limit, int64_t cols,
+                 Value factor = {}) {
     Value count = minIdx(sub(idx(limit), first), rows);
     forRange(idx(0), count, [&](Value r) {
       Value row = add(first, r);
+      if (factor) {
+        forRange(idx(0), idx(cols), [&](Value c) {
+          Value x = toF32(load(factor, {bIdx, h, row, c}));
+          store(arith::MulFOp::create(b, load(acc, {r, c}), x), dst,
+                {bIdx, h, row, c});
+        });
+        return;
+      }
       int64_t whole = cols / lanes * lanes;
       for (int64_t c = 0; c < whole; c += lanes)
         vstore(vload(acc, {r, idx(c)}), dst, {bIdx, h, row, idx(c)});
@@ -559,111 +634,224 @@ private:
     });
   }
 
-  /// `dq_i (rows x dimp) += dS_ij K_j`, dS read transposed from dS^T
-  /// (`dst`, blockK x blockQ).
-  void accumulateQuery(Value dst, Value bIdx, Value kh, Value k0, Value dqAcc,
-                       ValueRange dqAt, bool masked) {
+  /// `acc_i (blockQ x cols) += X_ij Y_j`, X read transposed from `xt`
+  /// (blockK x blockQ: dS^T for dQ with Y = K, P^T for the ungated output
+  /// with Y = V), Y the rows of `y` from key `k0`.
+  void accumulateRows(Value xt, Value y, int64_t cols, Value bIdx, Value kh,
+                      Value k0, Value acc, ValueRange accAt, bool masked) {
     gemm(
-        blockQ, dimp, blockK,
-        [&](Value m, Value k) { return load(dst, {k, m}); },
-        [&](Value k, Value n) { return vload(kp, {bIdx, kh, add(k0, k), n}); },
+        blockQ, cols, blockK,
+        [&](Value m, Value k) { return load(xt, {k, m}); },
+        [&](Value k, Value n) { return vload(y, {bIdx, kh, add(k0, k), n}); },
         [&](Value m, Value n) {
-          SmallVector<Value> at(dqAt);
+          SmallVector<Value> at(accAt);
           at.back() = add(at.back(), m);
           at.push_back(n);
-          return vload(dqAcc, at);
+          return vload(acc, at);
         },
         [&](Value m, Value n, Value v) {
-          SmallVector<Value> at(dqAt);
+          SmallVector<Value> at(accAt);
           at.back() = add(at.back(), m);
           at.push_back(n);
-          vstore(v, dqAcc, at);
+          vstore(v, acc, at);
         },
         masked);
   }
 
   /// dK and dV of key block `kb` of key/value head `kh` (pass A); with
-  /// `dqAcc` (`[B, Hq, Lqp, dimp]`) also each query block's dQ.
+  /// `dqAcc` (`[B, Hq, Lqp, dimp]`) also each query block's dQ, with
+  /// `outAcc` (`[B, Hq, Lqp, vdimp]`) its ungated output.
   void keyBlockTask(Value bIdx, Value kh, Value kb, const KernelTables &t,
-                    int64_t numKeyBlocks, Value dqAcc) {
+                    int64_t numKeyBlocks, Value dqAcc, Value outAcc) {
     // (`masked` blocks skip the zero weights and gradients of masked
     // scores in their products.)
     Value dkAcc = zeroed({blockK, dimp}), dvAcc = zeroed({blockK, vdimp});
-    Value pt = alloc({blockK, blockQ}), dst = alloc({blockK, blockQ});
+    StepBuffers sb = stepBuffers();
     Value k0 = mul(kb, blockK);
     forRange(idx(0), idx(group), [&](Value g) {
       Value h = add(mul(kh, group), g);
-      visitRow(t, numKeyBlocks, h, kb, [&](Value qb, bool masked) {
-        blockStep(bIdx, h, kh, qb, kb, masked, pt, dst);
-        Value i0 = mul(qb, blockQ);
-        // dV_j += P^T dO_i; dK_j += dS^T Q_i.
-        auto accumulate = [&](Value lhs, Value rhs, Value acc, int64_t cols) {
-          gemm(
-              blockK, cols, blockQ,
-              [&](Value m, Value k) { return load(lhs, {m, k}); },
-              [&](Value k, Value n) {
-                return vload(rhs, {bIdx, h, add(i0, k), n});
-              },
-              [&](Value m, Value n) { return vload(acc, {m, n}); },
-              [&](Value m, Value n, Value v) { vstore(v, acc, {m, n}); },
-              masked);
-        };
-        accumulate(pt, dop, dvAcc, vdimp);
-        accumulate(dst, qp, dkAcc, dimp);
-        if (dqAcc)
-          accumulateQuery(dst, bIdx, kh, k0, dqAcc, {bIdx, h, i0}, masked);
+      visitRow(t, numKeyBlocks, h, kb, [&](Value qb, bool listedMasked) {
+        f.forTile(bIdx, h, qb, [&] {
+          f.visitKeyBlock(
+              kb, listedMasked, {},
+              [&](Value, bool masked, ValueRange) -> SmallVector<Value> {
+                Value i0 = mul(qb, blockQ);
+                blockStep(bIdx, h, kh, i0, k0, masked, sb,
+                          /*writeBias=*/static_cast<bool>(dbias));
+                // dV_j += P^T dO_i; dK_j += dS^T Q_i.
+                auto accumulate = [&](Value lhs, Value rhs, Value acc,
+                                      int64_t cols) {
+                  gemm(
+                      blockK, cols, blockQ,
+                      [&](Value m, Value k) { return load(lhs, {m, k}); },
+                      [&](Value k, Value n) {
+                        return vload(rhs, {bIdx, h, add(i0, k), n});
+                      },
+                      [&](Value m, Value n) { return vload(acc, {m, n}); },
+                      [&](Value m, Value n, Value v) {
+                        vstore(v, acc, {m, n});
+                      },
+                      masked);
+                };
+                accumulate(sb.pt, dop, dvAcc, vdimp);
+                accumulate(sb.dst, qp, dkAcc, dimp);
+                if (dqAcc)
+                  accumulateRows(sb.dst, kp, dimp, bIdx, kh, k0, dqAcc,
+                                 {bIdx, h, i0}, masked);
+                if (outAcc)
+                  accumulateRows(sb.pt, vp, vdimp, bIdx, kh, k0, outAcc,
+                                 {bIdx, h, i0}, masked);
+                return {};
+              });
+        });
       });
     });
     storeRows(dkAcc, dk, bIdx, kh, k0, blockK, lk, dim);
     storeRows(dvAcc, dv, bIdx, kh, k0, blockK, lk, vdim);
   }
 
+  /// Zeroes rows [0, lqp) of head `h`'s part of `acc` (`[B, Hq, Lqp, n]`).
+  void zeroRows(Value acc, Value bIdx, Value h, int64_t cols) {
+    forRange(idx(0), idx(lqp), [&](Value i) {
+      for (int64_t c = 0; c < cols; c += lanes)
+        vstore(fsplat(0.0), acc, {bIdx, h, i, idx(c)});
+    });
+  }
+
+  /// Rows [i0, i0 + blockQ) of head `h`'s part of `acc` as `blockQ x cols`.
+  Value rowsOf(Value acc, Value bIdx, Value h, Value i0, int64_t cols) {
+    Value rows = memref::SubViewOp::create(
+        b, acc, SmallVector<OpFoldResult>{bIdx, h, i0, b.getIndexAttr(0)},
+        SmallVector<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
+                                  b.getIndexAttr(blockQ),
+                                  b.getIndexAttr(cols)},
+        SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
+    return memref::CollapseShapeOp::create(
+        b, rows, ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
+  }
+
   /// One pass: every gradient of key/value head `kh`, its key blocks in
-  /// order (dQ of its query heads summed over them).
+  /// order (dQ of its query heads summed over them, and their ungated
+  /// outputs into `outAcc` for the gate's gradient).
   void headTask(Value bIdx, Value kh, const KernelTables &t,
-                int64_t numKeyBlocks, Value dqAcc) {
+                int64_t numKeyBlocks, Value dqAcc, Value outAcc) {
     forRange(idx(0), idx(group), [&](Value g) {
       Value h = add(mul(kh, group), g);
-      forRange(idx(0), idx(lqp), [&](Value i) {
-        for (int64_t c = 0; c < dimp; c += lanes)
-          vstore(fsplat(0.0), dqAcc, {bIdx, h, i, idx(c)});
-      });
+      zeroRows(dqAcc, bIdx, h, dimp);
+      if (outAcc)
+        zeroRows(outAcc, bIdx, h, vdimp);
     });
     forRange(idx(0), idx(lkp / blockK), [&](Value kb) {
-      keyBlockTask(bIdx, kh, kb, t, numKeyBlocks, dqAcc);
+      keyBlockTask(bIdx, kh, kb, t, numKeyBlocks, dqAcc, outAcc);
     });
     forRange(idx(0), idx(group), [&](Value g) {
       Value h = add(mul(kh, group), g);
       forRange(idx(0), idx(lqp / blockQ), [&](Value qb) {
         Value i0 = mul(qb, blockQ);
-        Value rows = memref::SubViewOp::create(
-            b, dqAcc, SmallVector<OpFoldResult>{bIdx, h, i0, b.getIndexAttr(0)},
-            SmallVector<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
-                                      b.getIndexAttr(blockQ),
-                                      b.getIndexAttr(dimp)},
-            SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
-        storeRows(collapse(rows), dq, bIdx, h, i0, blockQ, lq, dim);
+        storeRows(rowsOf(dqAcc, bIdx, h, i0, dimp), dq, bIdx, h, i0, blockQ,
+                  lq, dim);
+        if (outAcc)
+          storeGateRows(rowsOf(outAcc, bIdx, h, i0, vdimp), bIdx, h, i0);
       });
     });
   }
 
-  /// A `1 x 1 x R x C` view as `R x C`.
-  Value collapse(Value view) {
-    return memref::CollapseShapeOp::create(
-        b, view, ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
+  /// dgate = dO * O_ungated for the rows from `i0` (`acc`: their ungated
+  /// outputs, `blockQ x vdimp`).
+  void storeGateRows(Value acc, Value bIdx, Value h, Value i0) {
+    Value dO = readOnlyBuffer(b, op.getGradOutput());
+    storeRows(acc, dgate, bIdx, h, i0, blockQ, lq, vdim, dO);
   }
 
-  /// Pass B: dQ of query block `qb` of head `h`.
-  void queryBlockTask(Value bIdx, Value h, Value qb, const KernelTables &t,
-                      int64_t numQueryBlocks) {
+  /// Pass B: dQ (and the gate's gradient) of query block `qb` of head `h`,
+  /// over the key blocks of the frame's walk.
+  void queryBlockTask(Value bIdx, Value h, Value qb) {
     Value dqAcc = zeroed({blockQ, dimp});
-    Value pt = alloc({blockK, blockQ}), dst = alloc({blockK, blockQ});
+    Value outAcc = dgate ? zeroed({blockQ, vdimp}) : Value();
+    StepBuffers sb = stepBuffers();
     Value kh = div(h, group);
-    visitRow(t, numQueryBlocks, h, qb, [&](Value kb, bool masked) {
-      blockStep(bIdx, h, kh, qb, kb, masked, pt, dst);
-      accumulateQuery(dst, bIdx, kh, mul(kb, blockK), dqAcc, {idx(0)}, masked);
+    Value i0 = mul(qb, blockQ);
+    f.forTile(bIdx, h, qb, [&] {
+      f.visitTile({}, [&](Value k0, bool masked,
+                          ValueRange) -> SmallVector<Value> {
+        blockStep(bIdx, h, kh, i0, k0, masked, sb, /*writeBias=*/false);
+        accumulateRows(sb.dst, kp, dimp, bIdx, kh, k0, dqAcc, {idx(0)},
+                       masked);
+        if (outAcc)
+          accumulateRows(sb.pt, vp, vdimp, bIdx, kh, k0, outAcc, {idx(0)},
+                         masked);
+        return {};
+      });
     });
-    storeRows(dqAcc, dq, bIdx, h, mul(qb, blockQ), blockQ, lq, dim);
+    storeRows(dqAcc, dq, bIdx, h, i0, blockQ, lq, dim);
+    if (outAcc)
+      storeGateRows(outAcc, bIdx, h, i0);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // The modifiers' gradients
+  //===--------------------------------------------------------------------===//
+
+  /// dbias summed over the batch rows and heads the bias broadcasts over,
+  /// in a fixed order, as a tensor of the bias's type.
+  Value biasGradient() {
+    auto type = cast<RankedTensorType>(p.modifiers.bias.getType());
+    ArrayRef<int64_t> shape = type.getShape();
+    if (shape == ArrayRef<int64_t>{batch, heads, lq, lk})
+      return toTensor(dbias);
+    bool perBatch = shape.size() == 4 && shape[0] == batch;
+    bool perHead = shape.size() == 4 && shape[1] == heads;
+    Value out = alloc(shape);
+    parallel({lq}, [&](ValueRange ivs) {
+      Value i = ivs[0];
+      forRange(idx(0), idx(shape.size() == 4 ? shape[0] : 1), [&](Value ob) {
+        forRange(idx(0), idx(shape.size() == 4 ? shape[1] : 1), [&](Value oh) {
+          forRange(idx(0), idx(lk), [&](Value j) {
+            Value sum = f32Const(0.0);
+            for (int64_t bb = 0; bb < (perBatch ? 1 : batch); ++bb)
+              for (int64_t hh = 0; hh < (perHead ? 1 : heads); ++hh) {
+                Value bi = perBatch ? ob : idx(bb), hi = perHead ? oh : idx(hh);
+                sum = arith::AddFOp::create(b, sum, load(dbias, {bi, hi, i, j}));
+              }
+            if (shape.size() == 4)
+              store(sum, out, {ob, oh, i, j});
+            else
+              store(sum, out, {i, j});
+          });
+        });
+      });
+    });
+    return toTensor(out);
+  }
+
+  /// d sink_h = sum over the batch rows and queries of
+  /// `exp(sink_h - lse) * (dlse - D)` (the sink's weight times the row's
+  /// cotangent less D), rows in order.
+  Value sinkGradient() {
+    Value sinks = f.sinkBuf;
+    Value out = alloc({heads});
+    parallel({heads}, [&](ValueRange ivs) {
+      Value h = ivs[0];
+      Value sink = toF32(load(sinks, {h}));
+      Value total = forLoop(
+          idx(0), idx(batch), 1, {f32Const(0.0)}, [&](Value bIdx, ValueRange acc) {
+            return forLoop(idx(0), idx(lq), 1, acc, [&](Value i, ValueRange a) {
+              Value w = math::ExpOp::create(
+                  b, arith::SubFOp::create(b, sink, load(lsep, {bIdx, h, i})));
+              Value g = arith::NegFOp::create(b, load(dvec, {bIdx, h, i}));
+              return SmallVector<Value>{math::FmaOp::create(b, w, g, a[0])};
+            });
+          })[0];
+      store(total, out, {h});
+    });
+    Value t = bufferization::ToTensorOp::create(
+        b, RankedTensorType::get({heads}, f32), out, /*restrict=*/true,
+        /*writable=*/true);
+    Type elem = cast<ShapedType>(op.getGradSinks().getType()).getElementType();
+    if (elem.isF32())
+      return t;
+    TensorBuilder tb(b);
+    return fromF32Tensor(tb, t, elem);
   }
 };
 
@@ -721,14 +909,22 @@ struct FlashBackwardPass
     rewriter.setInsertionPoint(op);
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     AttentionOp fwd = op.getForwardOp();
-    BackwardGen gen(b, op, target, output, lse);
-    BlockLayout layout = BlockLayout::compute(fwd.getPatternMask(),
-                                              gen.getBlockQ(), gen.getBlockK());
+    TileSizes tiles = TileSizes::backward(target);
+    int64_t blockQ = tiles.queryTile(target), blockK = tiles.keyBlock;
+    BlockLayout layout =
+        BlockLayout::compute(fwd.getPatternMask(), blockQ, blockK);
+    KernelSpec spec = KernelSpec::get(fwd);
+    BackwardTarget frameTarget;
+    KernelFrame frame(b, spec, &layout, blockQ, blockK, frameTarget);
+    // (K and V are copied into the kernel's padded f32 rows: read them in
+    // their own type.)
+    frame.kvInElementType = true;
+    BackwardGen gen(b, op, frame, target, output, lse);
     SmallVector<Value> grads = gen.build(layout);
     op.emitRemark() << getArgument() << ": fused backward, "
                     << (gen.onePass() ? "one pass" : "two passes")
-                    << ", blocks of " << gen.getBlockQ() << " queries x "
-                    << gen.getBlockK() << " keys, " << layout.countVisited()
+                    << ", blocks of " << blockQ << " queries x " << blockK
+                    << " keys, " << layout.countVisited()
                     << " of " << layout.countBlocks()
                     << " blocks visited per pass (" << layout.countFull()
                     << " full); " << target.lanes << " lanes";

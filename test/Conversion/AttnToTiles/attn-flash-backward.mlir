@@ -54,9 +54,9 @@ func.func @relu_two_passes(%q: tensor<1x2x90x16xf32>, %k: tensor<1x1x90x16xf32>,
 // CHECK: attn.attention_grad
 // CHECK: attn.attention_grad
 // CHECK: attn.attention_grad
-func.func @not_fused(%q: tensor<1x1x8x16xf32>, %b: tensor<1x1x8x8xf32>, %qd: tensor<1x1x?x16xf32>, %do: tensor<1x1x8x16xf32>, %dod: tensor<1x1x?x16xf32>) -> (tensor<1x1x8x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x8x16xf32>) {
-  %o1 = attn.attention %q, %q, %q bias(%b : tensor<1x1x8x8xf32>) {normalizer = #attn.softmax} : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>
-  // expected-remark @+1 {{attn-flash-backward: not fused (operand 'bias'); convert-attn-grad-to-linalg computes it}}
+func.func @not_fused(%q: tensor<1x1x8x16xf32>, %qd: tensor<1x1x?x16xf32>, %do: tensor<1x1x8x16xf32>, %dod: tensor<1x1x?x16xf32>) -> (tensor<1x1x8x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x8x16xf32>) {
+  %o1 = attn.attention %q, %q, %q {normalizer = #attn.softmax, qk_norm_eps = 1.0e-5 : f32} : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>
+  // expected-remark @+1 {{attn-flash-backward: not fused (attribute 'qk_norm_eps'); convert-attn-grad-to-linalg computes it}}
   %dq1, %dk1, %dv1 = attn.attention_grad %o1, %do : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>
   %o2 = attn.attention %qd, %qd, %qd {normalizer = #attn.softmax} : tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32> -> tensor<1x1x?x16xf32>
   // expected-remark @+1 {{attn-flash-backward: not fused (dynamic lengths); convert-attn-grad-to-linalg computes it}}
@@ -81,4 +81,23 @@ func.func @bf16(%qb: tensor<1x1x8x16xbf16>, %dob: tensor<1x1x8x16xbf16>) -> tens
   // expected-remark @+1 {{attn-flash-backward: fused backward}}
   %dq, %dk, %dv = attn.attention_grad %o, %dob : tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16> -> tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16>, tensor<1x1x8x16xbf16>
   return %dq : tensor<1x1x8x16xbf16>
+}
+
+// -----
+
+/// The modifiers are the kernel frame's: a bias broadcast over the batch
+/// (its gradient summed over the batch rows in order), ALiBi, soft-capping
+/// (its derivative 1 - tanh^2 per score), sinks (their gradient from the
+/// LSE and D rows), a gate (the ungated output summed beside dQ) and the
+/// LSE's cotangent (subtracted from D).
+// CHECK-LABEL: func.func @modifiers
+// CHECK-NOT: attn.attention_grad
+// CHECK: math.tanh
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, memref<2x2x8x8xf32>
+// CHECK: return
+func.func @modifiers(%q: tensor<2x2x8x16xf32>, %b: tensor<1x2x8x8xf32>, %s: tensor<2xf32>, %g: tensor<2x2x8x16xf32>, %do: tensor<2x2x8x16xf32>, %dl: tensor<2x2x8xf32>) -> (tensor<2x2x8x16xf32>, tensor<1x2x8x8xf32>, tensor<2x2x8x16xf32>, tensor<2xf32>) {
+  %o, %l = attn.attention %q, %q, %q bias(%b : tensor<1x2x8x8xf32>) gate(%g : tensor<2x2x8x16xf32>) alibi_slopes(%s : tensor<2xf32>) sinks(%s : tensor<2xf32>) {normalizer = #attn.softmax, pattern = #attn.causal, softcap = 20.0 : f32} : tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32> -> tensor<2x2x8x16xf32>, tensor<2x2x8xf32>
+  // expected-remark @+1 {{attn-flash-backward: fused backward, one pass}}
+  %dq, %dk, %dv, %db, %dg, %ds = attn.attention_grad %o, %do grad_lse(%dl : tensor<2x2x8xf32>) : tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32> -> tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32> bias(tensor<1x2x8x8xf32>) gate(tensor<2x2x8x16xf32>) sinks(tensor<2xf32>)
+  return %dq, %db, %dg, %ds : tensor<2x2x8x16xf32>, tensor<1x2x8x8xf32>, tensor<2x2x8x16xf32>, tensor<2xf32>
 }

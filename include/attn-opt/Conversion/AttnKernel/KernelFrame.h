@@ -183,6 +183,9 @@ public:
   /// once, in parallel, into maskKinds, instead of once per head.
   void classifyMaskBlocks();
   void prepare();
+  /// prepare() without the output buffers: the operands' buffers, sizes
+  /// and tables, for a kernel that writes other results (the backward).
+  void prepareInputs();
   /// Emits `body` (the launch of the kernel) when the run-time checks pass.
   void guarded(function_ref<void()> body);
   /// The result tensor from the output buffer, in the result type.
@@ -211,6 +214,13 @@ public:
   /// With a segment-bound mask, blocks whose key ids cannot meet the tile's
   /// query ids are skipped too.
   SmallVector<Value> visitTile(ValueRange state, BlockBody body);
+  /// Visits key block `kb` of the current tile, one the compile-time
+  /// layout lists in the tile's row (partial when `masked`), as visitTile
+  /// would (skipped when segment ids or the mask tensor rule it out): the
+  /// walk of a kernel that goes over the layout by columns (the backward's
+  /// key blocks).
+  SmallVector<Value> visitKeyBlock(Value kb, bool masked, ValueRange state,
+                                   BlockBody body);
 
   //===--------------------------------------------------------------------===//
   // Rows
@@ -265,6 +275,11 @@ public:
   /// null without ALiBi; `i'` the row's key position), then soft-capped,
   /// `cap * tanh(s / cap)`. The score itself when the op has neither.
   Value modifyScore(Value score, QueryRows rows, Value key, Value slope);
+  /// modifyScore and its derivative with respect to the score (1 without
+  /// modifiers; the region's derivative: emitScoreModWithDerivative).
+  std::pair<Value, Value> modifyScoreWithDerivative(Value score,
+                                                    QueryRows rows, Value key,
+                                                    Value slope);
 
   //===--------------------------------------------------------------------===//
   // Normalizers
@@ -357,16 +372,21 @@ private:
   /// V, the modifiers, the page table, the mask tensor, the relative
   /// biases and distances, the segment ids and the varlen tables).
   void prepareOperandBuffers(TensorBuilder &tb);
+  /// batchSize, queryLen and keyLen from the operand buffers.
+  void prepareSizes();
+  /// modifyScore, and its derivative into `derivative` when given.
+  Value modify(Value score, QueryRows rows, Value key, Value slope,
+               Value *derivative);
   /// maskBuf from the mask tensor `m`: f32 for an additive mask, i8 for a
   /// boolean one (reinterpreted in place when the target reads converted
   /// operands, `convert`; else extended to bytes).
   void prepareMaskBuffer(TensorBuilder &tb, Value m, bool convert);
-  /// prepare()'s second phase: the operand sizes, the output buffer and
+  /// prepare()'s second phase: the output buffer and
   /// the log-sum-exp buffer; returns the output's element type.
   Type prepareOutputBuffers();
   /// prepare()'s last phase: the block tables, numTiles and boundKeys (for
-  /// a varlen batch, the padding rows of the outputs filled; `outElem` the
-  /// output's element type).
+  /// a varlen batch, the padding rows of the outputs filled when there are
+  /// outputs; `outElem` the output's element type).
   void prepareTables(Type outElem);
   /// numTiles of a packed batch, from tileStartBuf (built here): the first
   /// tile of each sequence, counted once the run-time checks hold.

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/Matchers.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -30,55 +31,59 @@ public:
   RegionInliner(ImplicitLocOpBuilder &b, const CaptureAccess &access)
       : b(b), access(access) {}
 
-  Value run(Region &region, ValueRange args) {
-    Block &block = region.front();
-    for (auto [arg, v] : llvm::zip(block.getArguments(), args))
+  /// Binds the region's leading arguments to `args` (scalars, or vectors
+  /// of one length).
+  void bind(Region &region, ValueRange args) {
+    for (auto [arg, v] : llvm::zip(region.front().getArguments(), args))
       map.map(arg, v);
     for (Value v : args)
       if (auto vec = dyn_cast<VectorType>(v.getType()))
         lanes = vec.getNumElements();
     firstCapture = args.size();
-    for (Operation &op : block) {
+  }
+
+  Value run(Region &region, ValueRange args) {
+    bind(region, args);
+    for (Operation &op : region.front()) {
       if (auto yield = dyn_cast<YieldOp>(op))
         return map.lookup(yield.getValue());
-      if (auto e = dyn_cast<tensor::ExtractOp>(op)) {
-        map.map(e.getResult(), extract(e));
-        continue;
-      }
-      if (auto d = dyn_cast<tensor::DimOp>(op)) {
-        map.map(d.getResult(), dimOf(d));
-        continue;
-      }
-      bool vector = llvm::any_of(op.getOperands(), [&](Value v) {
-        return isa<VectorType>(map.lookup(v).getType());
-      });
-      if (!vector) {
-        b.clone(op, map);
-        continue;
-      }
-      // Every operand as a vector, then the op with vector results.
-      IRMapping local;
-      for (Value v : op.getOperands())
-        local.map(v, asVector(map.lookup(v)));
-      Operation *c = b.clone(op, local);
-      for (auto [orig, res] : llvm::zip(op.getResults(), c->getResults())) {
-        res.setType(VectorType::get({lanes}, orig.getType()));
-        map.map(orig, res);
-      }
+      emit(op);
     }
     llvm_unreachable("a verified region ends in attn.yield");
   }
 
-  /// The value of one tensor.extract or tensor.dim of a score region (on
-  /// scalars), its operands mapped by `outer`.
-  Value inlineOne(Operation &op, IRMapping &outer) {
-    std::swap(map, outer);
-    firstCapture = kScoreModLeadingArgs;
-    Value v = isa<tensor::ExtractOp>(op) ? extract(cast<tensor::ExtractOp>(op))
-                                         : dimOf(cast<tensor::DimOp>(op));
-    std::swap(map, outer);
-    return v;
+  /// Emits one operation of the region (not its yield): captured tensors
+  /// read through the access, an operation that meets a vector lifted to
+  /// its elementwise vector form. Returns the emitted operation, or null
+  /// for a read of a captured tensor.
+  Operation *emit(Operation &op) {
+    if (auto e = dyn_cast<tensor::ExtractOp>(op)) {
+      map.map(e.getResult(), extract(e));
+      return nullptr;
+    }
+    if (auto d = dyn_cast<tensor::DimOp>(op)) {
+      map.map(d.getResult(), dimOf(d));
+      return nullptr;
+    }
+    bool vector = llvm::any_of(op.getOperands(), [&](Value v) {
+      return isa<VectorType>(map.lookup(v).getType());
+    });
+    if (!vector)
+      return b.clone(op, map);
+    // Every operand as a vector, then the op with vector results.
+    IRMapping local;
+    for (Value v : op.getOperands())
+      local.map(v, asVector(map.lookup(v)));
+    Operation *c = b.clone(op, local);
+    for (auto [orig, res] : llvm::zip(op.getResults(), c->getResults())) {
+      res.setType(VectorType::get({lanes}, orig.getType()));
+      map.map(orig, res);
+    }
+    return c;
   }
+
+  /// The emitted value of region value `v`.
+  Value lookup(Value v) const { return map.lookup(v); }
 
 private:
   Value asVector(Value v) {
@@ -153,30 +158,29 @@ std::pair<Value, Value>
 mlir::attn::emitScoreModWithDerivative(ImplicitLocOpBuilder &b, Region &region,
                                        ValueRange args,
                                        const CaptureAccess &access) {
-  // The region's values, then the tangents of those that depend on the
-  // score (absent: 0).
+  // The region's values (scalars, or vectors over the query rows as
+  // emitModRegion lifts them), then the tangents of those that depend on
+  // the score (absent: 0), of the values' types.
   Block &block = region.front();
-  IRMapping map;
   llvm::DenseMap<Value, Value> tangent;
-  for (auto [arg, v] : llvm::zip(block.getArguments(), args))
-    map.map(arg, v);
-  tangent[block.getArgument(0)] =
-      arith::ConstantOp::create(b, b.getF32FloatAttr(1.0));
   RegionInliner inliner(b, access);
+  inliner.bind(region, args);
+  auto constant = [&](Type type, double v) -> Value {
+    Type elem = getElementTypeOrSelf(type);
+    TypedAttr attr = b.getFloatAttr(elem, v);
+    if (auto vec = dyn_cast<VectorType>(type))
+      attr = DenseElementsAttr::get(vec, attr);
+    return arith::ConstantOp::create(b, attr);
+  };
+  tangent[block.getArgument(0)] = constant(args[0].getType(), 1.0);
   for (Operation &op : block) {
     if (auto yield = dyn_cast<YieldOp>(op)) {
+      Value v = inliner.lookup(yield.getValue());
       Value t = tangent.lookup(yield.getValue());
-      return {map.lookup(yield.getValue()),
-              t ? t : arith::ConstantOp::create(b, b.getF32FloatAttr(0.0))};
+      return {v, t ? t : constant(v.getType(), 0.0)};
     }
-    // The value itself: extracts and dims through the inliner's rules.
-    if (isa<tensor::ExtractOp, tensor::DimOp>(op)) {
-      Value v = inliner.inlineOne(op, map);
-      map.map(op.getResult(0), v);
-      continue;
-    }
-    Operation *c = b.clone(op, map);
-    if (op.getNumResults() != 1)
+    Operation *c = inliner.emit(op);
+    if (!c || op.getNumResults() != 1)
       continue;
     Value x = c->getResult(0);
     auto t = [&](unsigned i) -> Value {
@@ -187,12 +191,19 @@ mlir::attn::emitScoreModWithDerivative(ImplicitLocOpBuilder &b, Region &region,
                             [&](Value v) { return tangent.count(v); });
     if (!any || isa<arith::CmpFOp, arith::FPToSIOp, arith::FPToUIOp>(op))
       continue;
-    auto zero = [&] {
-      return arith::ConstantOp::create(b, b.getZeroAttr(x.getType()));
-    };
+    auto zero = [&] { return constant(x.getType(), 0.0); };
     auto tan = [&](unsigned i) -> Value {
       Value v = t(i);
-      return v ? v : Value(zero());
+      if (!v)
+        return zero();
+      // A scalar tangent meeting a vector (the region lifted the op).
+      if (isa<VectorType>(x.getType()) && !isa<VectorType>(v.getType()))
+        return vector::BroadcastOp::create(
+            b,
+            VectorType::get(cast<VectorType>(x.getType()).getShape(),
+                            v.getType()),
+            v);
+      return v;
     };
     auto mul = [&](Value a, Value v) -> Value {
       return arith::MulFOp::create(b, a, v);
@@ -219,9 +230,10 @@ mlir::attn::emitScoreModWithDerivative(ImplicitLocOpBuilder &b, Region &region,
         })
         .Case<arith::ExtFOp, arith::TruncFOp>([&](Operation *) {
           dx = tan(0);
-          if (dx.getType() != x.getType())
-            dx = x.getType().getIntOrFloatBitWidth() >
-                         dx.getType().getIntOrFloatBitWidth()
+          Type from = getElementTypeOrSelf(dx.getType());
+          Type to = getElementTypeOrSelf(x.getType());
+          if (from != to)
+            dx = to.getIntOrFloatBitWidth() > from.getIntOrFloatBitWidth()
                      ? Value(arith::ExtFOp::create(b, x.getType(), dx))
                      : Value(arith::TruncFOp::create(b, x.getType(), dx));
         })
@@ -233,16 +245,14 @@ mlir::attn::emitScoreModWithDerivative(ImplicitLocOpBuilder &b, Region &region,
           dx = arith::SelectOp::create(b, first, tan(0), tan(1));
         })
         .Case([&](math::TanhOp) {
-          Value one =
-              arith::ConstantOp::create(b, b.getFloatAttr(x.getType(), 1.0));
+          Value one = constant(x.getType(), 1.0);
           dx = mul(arith::SubFOp::create(b, one, mul(x, x)), tan(0));
         })
         .Case([&](math::ExpOp) { dx = mul(x, tan(0)); })
         .Case(
             [&](math::LogOp) { dx = arith::DivFOp::create(b, tan(0), in(0)); })
         .Case([&](math::SqrtOp) {
-          Value two =
-              arith::ConstantOp::create(b, b.getFloatAttr(x.getType(), 2.0));
+          Value two = constant(x.getType(), 2.0);
           dx = arith::DivFOp::create(b, tan(0), mul(two, x));
         })
         .Case([&](math::AbsFOp) {

@@ -45,10 +45,11 @@ struct CaptureAccess {
 Value emitModRegion(ImplicitLocOpBuilder &b, Region &region, ValueRange args,
                     const CaptureAccess &access);
 
-/// Emits a score region on scalars (as emitModRegion) together with its
-/// derivative with respect to the score (forward mode: the tangent of
-/// every float value, 1 for the score argument, 0 for what does not depend
-/// on it). Returns (value, derivative). The region must be differentiable
+/// Emits a score region as emitModRegion does (on scalars, or on vectors
+/// of query rows) together with its derivative with respect to the score
+/// (forward mode: the tangent of every float value, 1 for the score
+/// argument, 0 for what does not depend on it). Returns (value,
+/// derivative), of the score's type. The region must be differentiable
 /// (scoreModDerivativeIssue).
 std::pair<Value, Value> emitScoreModWithDerivative(ImplicitLocOpBuilder &b,
                                                    Region &region,
