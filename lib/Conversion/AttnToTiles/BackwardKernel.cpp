@@ -138,6 +138,9 @@ public:
     softmax = p.isSoftmax();
     pointwise = dyn_cast<PointwiseAttr>(p.normalizer);
     modified = p.modifiers.softcap || p.regions.scoreMod;
+    inlineScores = !modified && !p.modifiers.bias && !p.modifiers.alibiSlopes &&
+                   !p.masking.tensor && !p.regions.maskMod &&
+                   !p.segments.query;
     f32 = b.getF32Type();
     vf = VectorType::get({lanes}, f32);
   }
@@ -205,8 +208,11 @@ private:
   bool softmax;
   PointwiseAttr pointwise;
   /// Whether a modifier has a derivative other than 1 (softcap, a score
-  /// region): the block step keeps it per score.
+  /// region): the score gradient is multiplied by it.
   bool modified;
+  /// Whether the per-score code is short (no modifier, bias, mask tensor,
+  /// region or segment ids): then it runs in the product's registers.
+  bool inlineScores;
   Type f32;
   VectorType vf;
   /// Padded copies: Q and dO rows and transposed (dO times the gate), K
@@ -459,14 +465,26 @@ private:
   // The block step
   //===--------------------------------------------------------------------===//
 
-  /// Buffers of one block step, `blockK x blockQ` each: P^T, dS^T and the
-  /// modifiers' derivative (null unless `modified`).
+  /// Buffers of one block step, `blockK x blockQ` each: P^T, dS^T, dP^T.
   struct StepBuffers {
-    Value pt, dst, dmod;
+    Value pt, dst, dpt;
   };
   StepBuffers stepBuffers() {
     return {alloc({blockK, blockQ}), alloc({blockK, blockQ}),
-            modified ? alloc({blockK, blockQ}) : Value()};
+            alloc({blockK, blockQ})};
+  }
+
+  /// Runs `body(m, n)` for every vector of a `blockK x blockQ` block: key
+  /// `m`, queries from `n` (loops, so that the per-score code, which may
+  /// be long with modifiers and regions, is emitted once).
+  void forEachVector(function_ref<void(Value m, Value n)> body) {
+    forLoop(idx(0), idx(blockK), 1, {}, [&](Value m, ValueRange) {
+      forLoop(idx(0), idx(blockQ), lanes, {}, [&](Value n, ValueRange) {
+        body(m, n);
+        return SmallVector<Value>{};
+      });
+      return SmallVector<Value>{};
+    });
   }
 
   /// Fills P^T and dS^T (the gradient of the raw scores `Q K^T`: scale,
@@ -479,88 +497,88 @@ private:
                  bool masked, const StepBuffers &sb, bool writeBias) {
     Value zero = fsplat(0.0);
     Value slope = f.alibiSlope(QueryRows{i0, lanes});
-    // S^T = K_j Q_i^T, then P^T (pointwise: its derivative in dst).
+    // The step of one vector of scores (key `m`, queries from `n`): the
+    // score from S^T (in pt), P^T into pt, dS^T from dP^T (`dp`) into dst.
+    auto scoreStep = [&](Value m, Value n, Value dp) {
+      // The score, then P^T (pointwise: its derivative `fac`).
+      QueryRows rows{add(i0, n), lanes};
+      Value key = add(k0, m);
+      Value s = arith::MulFOp::create(b, vload(sb.pt, {m, n}), fsplat(p.scale));
+      if (f.biasBuf)
+        s = arith::AddFOp::create(b, s,
+                                  f.loadBias(rows, f.keyRow(key, masked)));
+      Value dmod;
+      std::tie(s, dmod) = f.modifyScoreWithDerivative(s, rows, key, slope);
+      Value ok = masked ? f.allowed(rows, key) : Value();
+      if (masked && f.maskBuf) {
+        auto [added, tensorOk] = f.loadMaskTensor(rows, f.keyRow(key, masked));
+        if (added)
+          s = arith::AddFOp::create(b, s, added);
+        ok = arith::AndIOp::create(b, ok, tensorOk);
+      }
+      Value pv, fac;
+      if (softmax) {
+        Value l = vload(lsep, {bIdx, h, add(i0, n)});
+        // (A NaN score or row stays NaN: the approximated exp need not
+        // keep it.)
+        Value x = arith::SubFOp::create(b, s, l);
+        Value nan = arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, x, x);
+        pv = arith::SelectOp::create(b, nan, x, softmaxExp(b, x));
+      } else {
+        pv = f.pointwiseWeight(s, Value());
+        fac = arith::MulFOp::create(
+            b, applyPointwiseDerivative(b, pointwise.getFn(), s),
+            fsplat(f.spec.lengthFactor));
+        if (ok)
+          fac = arith::SelectOp::create(b, ok, fac, zero);
+      }
+      if (ok)
+        pv = arith::SelectOp::create(b, ok, pv, zero);
+      vstore(pv, sb.pt, {m, n});
+      // dS^T: exactly 0 where the weight (softmax) or its derivative
+      // (pointwise) is: masked scores, whose dP and D may hold a NaN of
+      // keys or rows the score does not see, as the reference gradient.
+      Value ds, isZero;
+      if (softmax) {
+        Value dd = vload(dvec, {bIdx, h, add(i0, n)});
+        ds = arith::MulFOp::create(b, pv, arith::SubFOp::create(b, dp, dd));
+        isZero = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, pv, zero);
+      } else {
+        ds = arith::MulFOp::create(b, fac, dp);
+        isZero =
+            arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, fac, zero);
+      }
+      if (modified)
+        ds = arith::MulFOp::create(b, ds, dmod);
+      ds = arith::SelectOp::create(b, isZero, zero, ds);
+      if (writeBias)
+        storeBiasGradient(ds, bIdx, h, add(i0, n), key);
+      vstore(arith::MulFOp::create(b, ds, fsplat(p.scale)), sb.dst, {m, n});
+    };
+    // S^T = K_j Q_i^T, then dP^T = V_j dO_i^T: register-tiled products.
+    // Plain scores are finished in the second product's registers; scores
+    // with modifiers, a bias, a mask tensor or regions (long per-score
+    // code) in a loop over the block.
     gemm(
         blockK, blockQ, dim,
         [&](Value m, Value d) { return load(kp, {bIdx, kh, add(k0, m), d}); },
         [&](Value d, Value n) { return vload(qt, {bIdx, h, d, add(i0, n)}); },
         [&](Value, Value) { return zero; },
-        [&](Value m, Value n, Value acc) {
-          QueryRows rows{add(i0, n), lanes};
-          Value key = add(k0, m);
-          Value s = arith::MulFOp::create(b, acc, fsplat(p.scale));
-          if (f.biasBuf)
-            s = arith::AddFOp::create(b, s,
-                                      f.loadBias(rows, f.keyRow(key, masked)));
-          Value dmod;
-          std::tie(s, dmod) = f.modifyScoreWithDerivative(s, rows, key, slope);
-          Value ok = masked ? f.allowed(rows, key) : Value();
-          if (masked && f.maskBuf) {
-            auto [added, tensorOk] =
-                f.loadMaskTensor(rows, f.keyRow(key, masked));
-            if (added)
-              s = arith::AddFOp::create(b, s, added);
-            ok = arith::AndIOp::create(b, ok, tensorOk);
-          }
-          Value pv;
-          if (softmax) {
-            Value l = vload(lsep, {bIdx, h, add(i0, n)});
-            // (A NaN score or row stays NaN: the approximated exp need not
-            // keep it.)
-            Value x = arith::SubFOp::create(b, s, l);
-            Value nan =
-                arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, x, x);
-            pv = arith::SelectOp::create(b, nan, x, softmaxExp(b, x));
-            if (sb.dmod)
-              vstore(dmod, sb.dmod, {m, n});
-          } else {
-            pv = f.pointwiseWeight(s, Value());
-            Value fac = arith::MulFOp::create(
-                b, applyPointwiseDerivative(b, pointwise.getFn(), s),
-                fsplat(f.spec.lengthFactor));
-            if (sb.dmod)
-              fac = arith::MulFOp::create(b, fac, dmod);
-            if (ok)
-              fac = arith::SelectOp::create(b, ok, fac, zero);
-            vstore(fac, sb.dst, {m, n});
-          }
-          if (ok)
-            pv = arith::SelectOp::create(b, ok, pv, zero);
-          vstore(pv, sb.pt, {m, n});
-        });
-    // dP^T = V_j dO_i^T, then dS^T.
+        [&](Value m, Value n, Value acc) { vstore(acc, sb.pt, {m, n}); });
     gemm(
         blockK, blockQ, vdim,
         [&](Value m, Value e) { return load(vp, {bIdx, kh, add(k0, m), e}); },
         [&](Value e, Value n) { return vload(dot, {bIdx, h, e, add(i0, n)}); },
         [&](Value, Value) { return zero; },
         [&](Value m, Value n, Value dp) {
-          // Exactly 0 where the weight (softmax) or its derivative
-          // (pointwise) is: masked scores, whose dP and D may hold a NaN
-          // of keys or rows the score does not see, as the reference
-          // gradient.
-          Value ds, isZero;
-          if (softmax) {
-            Value pv = vload(sb.pt, {m, n});
-            Value dd = vload(dvec, {bIdx, h, add(i0, n)});
-            ds = arith::MulFOp::create(b, pv,
-                                       arith::SubFOp::create(b, dp, dd));
-            if (sb.dmod)
-              ds = arith::MulFOp::create(b, ds, vload(sb.dmod, {m, n}));
-            isZero =
-                arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, pv, zero);
-          } else {
-            Value fac = vload(sb.dst, {m, n});
-            ds = arith::MulFOp::create(b, fac, dp);
-            isZero =
-                arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, fac, zero);
-          }
-          ds = arith::SelectOp::create(b, isZero, zero, ds);
-          if (writeBias)
-            storeBiasGradient(ds, bIdx, h, add(i0, n), add(k0, m));
-          vstore(arith::MulFOp::create(b, ds, fsplat(p.scale)), sb.dst,
-                 {m, n});
+          if (inlineScores)
+            scoreStep(m, n, dp);
+          else
+            vstore(dp, sb.dpt, {m, n});
         });
+    if (!inlineScores)
+      forEachVector(
+          [&](Value m, Value n) { scoreStep(m, n, vload(sb.dpt, {m, n})); });
   }
 
   /// Stores the score gradients of queries `row ..` (the lanes) and key
