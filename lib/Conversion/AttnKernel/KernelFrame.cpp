@@ -953,9 +953,10 @@ Value KernelFrame::modifyScore(Value score, QueryRows rows, Value key,
   return modify(score, rows, key, slope, nullptr);
 }
 
-std::pair<Value, Value>
-KernelFrame::modifyScoreWithDerivative(Value score, QueryRows rows, Value key,
-                                       Value slope) {
+std::pair<Value, Value> KernelFrame::modifyScoreWithDerivative(Value score,
+                                                               QueryRows rows,
+                                                               Value key,
+                                                               Value slope) {
   Value derivative;
   Value s = modify(score, rows, key, slope, &derivative);
   return {s, derivative};

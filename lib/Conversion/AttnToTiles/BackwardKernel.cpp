@@ -63,9 +63,9 @@ const Capability &mlir::attn::getFusedBackwardCapability() {
   // qk-layernorm, with the gradients of bias, gate and sinks.
   auto profile = [](Feature normalizer) {
     return getApplicableFeatures(normalizer) -
-           FeatureSet{Feature::QkNormEps,    Feature::DynamicBatch,
+           FeatureSet{Feature::QkNormEps,      Feature::DynamicBatch,
                       Feature::DynamicLengths, Feature::QueryLengths,
-                      Feature::KeyLengths,   Feature::QueryOffsets,
+                      Feature::KeyLengths,     Feature::QueryOffsets,
                       Feature::KeyOffsets};
   };
   static const Capability capability = forGradients(
@@ -139,8 +139,7 @@ public:
     pointwise = dyn_cast<PointwiseAttr>(p.normalizer);
     modified = p.modifiers.softcap || p.regions.scoreMod;
     inlineScores = !modified && !p.modifiers.bias && !p.modifiers.alibiSlopes &&
-                   !p.masking.tensor && !p.regions.maskMod &&
-                   !p.segments.query;
+                   !p.masking.tensor && !p.regions.maskMod && !p.segments.query;
     f32 = b.getF32Type();
     vf = VectorType::get({lanes}, f32);
   }
@@ -178,12 +177,11 @@ public:
       });
     } else {
       parallel({batch, kvHeads, lkp / blockK}, [&](ValueRange ivs) {
-        keyBlockTask(ivs[0], ivs[1], ivs[2], columns,
-                     layout.getNumKeyBlocks(), Value(), Value());
+        keyBlockTask(ivs[0], ivs[1], ivs[2], columns, layout.getNumKeyBlocks(),
+                     Value(), Value());
       });
-      parallel({batch, heads, lqp / blockQ}, [&](ValueRange ivs) {
-        queryBlockTask(ivs[0], ivs[1], ivs[2]);
-      });
+      parallel({batch, heads, lqp / blockQ},
+               [&](ValueRange ivs) { queryBlockTask(ivs[0], ivs[1], ivs[2]); });
     }
     SmallVector<Value> grads = {toTensor(dq), toTensor(dk), toTensor(dv)};
     if (dbias)
@@ -377,8 +375,8 @@ private:
   /// when given, `colsBuf` (`[b, h, paddedCols, paddedRows]`); the padding
   /// is zero.
   void padRows(Value src, Value rowsBuf, Value colsBuf, Value bIdx, Value h,
-               int64_t valid, int64_t padded, int64_t cols,
-               int64_t paddedCols, Value factor = {}) {
+               int64_t valid, int64_t padded, int64_t cols, int64_t paddedCols,
+               Value factor = {}) {
     forRange(idx(0), idx(padded), [&](Value i) {
       Value rowInside = lt(i, valid);
       forRange(idx(0), idx(paddedCols), [&](Value c) {
@@ -493,8 +491,8 @@ private:
   /// block from `k0`; masked per element when `masked`. The scores are the
   /// frame's (bias, ALiBi, softcap, score region, mask tensor), the mask
   /// its `allowed`. With `writeBias`, the bias gradient's block too.
-  void blockStep(Value bIdx, Value h, Value kh, Value i0, Value k0,
-                 bool masked, const StepBuffers &sb, bool writeBias) {
+  void blockStep(Value bIdx, Value h, Value kh, Value i0, Value k0, bool masked,
+                 const StepBuffers &sb, bool writeBias) {
     Value zero = fsplat(0.0);
     Value slope = f.alibiSlope(QueryRows{i0, lanes});
     // The step of one vector of scores (key `m`, queries from `n`): the
@@ -545,8 +543,7 @@ private:
         isZero = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, pv, zero);
       } else {
         ds = arith::MulFOp::create(b, fac, dp);
-        isZero =
-            arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, fac, zero);
+        isZero = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, fac, zero);
       }
       if (modified)
         ds = arith::MulFOp::create(b, ds, dmod);
@@ -631,8 +628,7 @@ private:
   /// `cols`) to `dst[bIdx, h, first + r, :cols]`, each element times
   /// `factor[bIdx, h, first + r, c]` when given.
   void storeRows(Value acc, Value dst, Value bIdx, Value h, Value first,
-                 int64_t rows, int64_t limit, int64_t cols,
-                 Value factor = {}) {
+                 int64_t rows, int64_t limit, int64_t cols, Value factor = {}) {
     Value count = minIdx(sub(idx(limit), first), rows);
     forRange(idx(0), count, [&](Value r) {
       Value row = add(first, r);
@@ -741,8 +737,7 @@ private:
     Value rows = memref::SubViewOp::create(
         b, acc, SmallVector<OpFoldResult>{bIdx, h, i0, b.getIndexAttr(0)},
         SmallVector<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
-                                  b.getIndexAttr(blockQ),
-                                  b.getIndexAttr(cols)},
+                                  b.getIndexAttr(blockQ), b.getIndexAttr(cols)},
         SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
     return memref::CollapseShapeOp::create(
         b, rows, ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
@@ -766,8 +761,8 @@ private:
       Value h = add(mul(kh, group), g);
       forRange(idx(0), idx(lqp / blockQ), [&](Value qb) {
         Value i0 = mul(qb, blockQ);
-        storeRows(rowsOf(dqAcc, bIdx, h, i0, dimp), dq, bIdx, h, i0, blockQ,
-                  lq, dim);
+        storeRows(rowsOf(dqAcc, bIdx, h, i0, dimp), dq, bIdx, h, i0, blockQ, lq,
+                  dim);
         if (outAcc)
           storeGateRows(rowsOf(outAcc, bIdx, h, i0, vdimp), bIdx, h, i0);
       });
@@ -790,16 +785,16 @@ private:
     Value kh = div(h, group);
     Value i0 = mul(qb, blockQ);
     f.forTile(bIdx, h, qb, [&] {
-      f.visitTile({}, [&](Value k0, bool masked,
-                          ValueRange) -> SmallVector<Value> {
-        blockStep(bIdx, h, kh, i0, k0, masked, sb, /*writeBias=*/false);
-        accumulateRows(sb.dst, kp, dimp, bIdx, kh, k0, dqAcc, {idx(0)},
-                       masked);
-        if (outAcc)
-          accumulateRows(sb.pt, vp, vdimp, bIdx, kh, k0, outAcc, {idx(0)},
-                         masked);
-        return {};
-      });
+      f.visitTile(
+          {}, [&](Value k0, bool masked, ValueRange) -> SmallVector<Value> {
+            blockStep(bIdx, h, kh, i0, k0, masked, sb, /*writeBias=*/false);
+            accumulateRows(sb.dst, kp, dimp, bIdx, kh, k0, dqAcc, {idx(0)},
+                           masked);
+            if (outAcc)
+              accumulateRows(sb.pt, vp, vdimp, bIdx, kh, k0, outAcc, {idx(0)},
+                             masked);
+            return {};
+          });
     });
     storeRows(dqAcc, dq, bIdx, h, i0, blockQ, lq, dim);
     if (outAcc)
@@ -829,7 +824,8 @@ private:
             for (int64_t bb = 0; bb < (perBatch ? 1 : batch); ++bb)
               for (int64_t hh = 0; hh < (perHead ? 1 : heads); ++hh) {
                 Value bi = perBatch ? ob : idx(bb), hi = perHead ? oh : idx(hh);
-                sum = arith::AddFOp::create(b, sum, load(dbias, {bi, hi, i, j}));
+                sum =
+                    arith::AddFOp::create(b, sum, load(dbias, {bi, hi, i, j}));
               }
             if (shape.size() == 4)
               store(sum, out, {ob, oh, i, j});
@@ -852,7 +848,8 @@ private:
       Value h = ivs[0];
       Value sink = toF32(load(sinks, {h}));
       Value total = forLoop(
-          idx(0), idx(batch), 1, {f32Const(0.0)}, [&](Value bIdx, ValueRange acc) {
+          idx(0), idx(batch), 1, {f32Const(0.0)},
+          [&](Value bIdx, ValueRange acc) {
             return forLoop(idx(0), idx(lq), 1, acc, [&](Value i, ValueRange a) {
               Value w = math::ExpOp::create(
                   b, arith::SubFOp::create(b, sink, load(lsep, {bIdx, h, i})));
@@ -942,10 +939,10 @@ struct FlashBackwardPass
     op.emitRemark() << getArgument() << ": fused backward, "
                     << (gen.onePass() ? "one pass" : "two passes")
                     << ", blocks of " << blockQ << " queries x " << blockK
-                    << " keys, " << layout.countVisited()
-                    << " of " << layout.countBlocks()
-                    << " blocks visited per pass (" << layout.countFull()
-                    << " full); " << target.lanes << " lanes";
+                    << " keys, " << layout.countVisited() << " of "
+                    << layout.countBlocks() << " blocks visited per pass ("
+                    << layout.countFull() << " full); " << target.lanes
+                    << " lanes";
     rewriter.replaceOp(op, grads);
     if (fwd->use_empty())
       rewriter.eraseOp(fwd);

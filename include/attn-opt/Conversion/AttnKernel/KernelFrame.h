@@ -277,9 +277,8 @@ public:
   Value modifyScore(Value score, QueryRows rows, Value key, Value slope);
   /// modifyScore and its derivative with respect to the score (1 without
   /// modifiers; the region's derivative: emitScoreModWithDerivative).
-  std::pair<Value, Value> modifyScoreWithDerivative(Value score,
-                                                    QueryRows rows, Value key,
-                                                    Value slope);
+  std::pair<Value, Value> modifyScoreWithDerivative(Value score, QueryRows rows,
+                                                    Value key, Value slope);
 
   //===--------------------------------------------------------------------===//
   // Normalizers
