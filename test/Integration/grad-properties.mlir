@@ -36,6 +36,34 @@
 // REDEFINE: %{fn} = two_passes
 // RUN: %{threads}
 // two_passes: remark: attn-flash-backward: fused backward, two passes
+// The modifiers' gradients too (bias summed over the batch, gate, sinks),
+// with segment ids, soft-capping, a score region and the LSE's cotangent;
+// and lengths known at run time (blocks classified at run time, two
+// passes), with a window and ALiBi:
+// DEFINE: %{grads} = --output %t/%{fn}.%{n}.dq.npy --output %t/%{fn}.%{n}.dk.npy --output %t/%{fn}.%{n}.dv.npy --output %t/%{fn}.%{n}.d4.npy
+// DEFINE: %{n} = 1
+// DEFINE: %{mods} = attn-run %s --entry %{fn} --grad --random-inputs --seed 12 %{shapes} %{grads} %{extra} --threads %{n} --remarks 2> %t/%{fn}.%{n}.remarks > /dev/null
+// DEFINE: %{shapes} =
+// DEFINE: %{extra} =
+// DEFINE: %{same} = cmp %t/%{fn}.1.dq.npy %t/%{fn}.2.dq.npy && cmp %t/%{fn}.1.dk.npy %t/%{fn}.2.dk.npy && cmp %t/%{fn}.1.dv.npy %t/%{fn}.2.dv.npy && cmp %t/%{fn}.1.d4.npy %t/%{fn}.2.d4.npy
+// REDEFINE: %{fn} = mods_one_pass
+// REDEFINE: %{extra} = --output %t/%{fn}.%{n}.d5.npy --output %t/%{fn}.%{n}.d6.npy
+// RUN: %{mods}
+// REDEFINE: %{n} = 2
+// RUN: %{mods}
+// RUN: %{same} && cmp %t/%{fn}.1.d5.npy %t/%{fn}.2.d5.npy && cmp %t/%{fn}.1.d6.npy %t/%{fn}.2.d6.npy
+// RUN: FileCheck %s --check-prefix=mods_one_pass < %t/%{fn}.1.remarks
+// mods_one_pass: remark: attn-flash-backward: fused backward, one pass
+// REDEFINE: %{fn} = mods_dynamic
+// REDEFINE: %{extra} =
+// REDEFINE: %{shapes} = --shape q=1x3x150x32 --shape k=1x1x150x32 --shape v=1x1x150x32 --shape d_output=1x3x150x32 --shape bias=1x3x150x150
+// REDEFINE: %{n} = 1
+// RUN: %{mods}
+// REDEFINE: %{n} = 2
+// RUN: %{mods}
+// RUN: %{same}
+// RUN: FileCheck %s --check-prefix=mods_dynamic < %t/%{fn}.1.remarks
+// mods_dynamic: remark: attn-flash-backward: fused backward, two passes, {{.*}} classified at run time
 
 func.func @window(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor<1x2x40x16xf32>) -> tensor<1x2x40x16xf32> {
   %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.window<before = 3, after = 0>} : tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32> -> tensor<1x2x40x16xf32>
@@ -50,4 +78,19 @@ func.func @one_pass(%q: tensor<2x4x200x32xf32>, %k: tensor<2x2x200x32xf32>, %v: 
 func.func @two_passes(%q: tensor<1x3x200x32xf32>, %k: tensor<1x1x200x32xf32>, %v: tensor<1x1x200x32xf32>) -> tensor<1x3x200x32xf32> {
   %0 = attn.attention %q, %k, %v {normalizer = #attn.pointwise<relu>, pattern = #attn.window<before = 50, after = 10>} : tensor<1x3x200x32xf32>, tensor<1x1x200x32xf32>, tensor<1x1x200x32xf32> -> tensor<1x3x200x32xf32>
   return %0 : tensor<1x3x200x32xf32>
+}
+
+func.func @mods_one_pass(%q: tensor<2x4x150x32xf32>, %k: tensor<2x2x150x32xf32>, %v: tensor<2x2x150x32xf32>, %bias: tensor<1x4x150x150xf32>, %gate: tensor<2x4x150x32xf32>, %ids: tensor<2x150xi32>, %sinks: tensor<4xf32>) -> (tensor<2x4x150x32xf32>, tensor<2x4x150xf32>) {
+  %0, %1 = attn.attention %q, %k, %v bias(%bias : tensor<1x4x150x150xf32>) gate(%gate : tensor<2x4x150x32xf32>) segments(%ids : tensor<2x150xi32>) sinks(%sinks : tensor<4xf32>) {normalizer = #attn.softmax, pattern = #attn.intersect<[#attn.causal, #attn.segments]>, softcap = 3.0 : f32} : tensor<2x4x150x32xf32>, tensor<2x2x150x32xf32>, tensor<2x2x150x32xf32> -> tensor<2x4x150x32xf32>, tensor<2x4x150xf32>
+      score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %t = math.tanh %s : f32
+        attn.yield %t : f32
+      }
+  return %0, %1 : tensor<2x4x150x32xf32>, tensor<2x4x150xf32>
+}
+
+func.func @mods_dynamic(%q: tensor<1x3x?x32xf32>, %k: tensor<1x1x?x32xf32>, %v: tensor<1x1x?x32xf32>, %bias: tensor<1x3x?x?xf32>, %slopes: tensor<3xf32>) -> tensor<1x3x?x32xf32> {
+  %0 = attn.attention %q, %k, %v bias(%bias : tensor<1x3x?x?xf32>) alibi_slopes(%slopes : tensor<3xf32>) {normalizer = #attn.softmax, pattern = #attn.window<before = 40, after = 5>} : tensor<1x3x?x32xf32>, tensor<1x1x?x32xf32>, tensor<1x1x?x32xf32> -> tensor<1x3x?x32xf32>
+  return %0 : tensor<1x3x?x32xf32>
 }

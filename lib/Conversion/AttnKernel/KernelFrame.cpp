@@ -662,20 +662,54 @@ SmallVector<Value> KernelFrame::visitBlocks(
   });
 }
 
+MaskEmitter KernelFrame::runtimeEmitter() {
+  MaskEmitter::CustomLookup region;
+  if (spec.maskProgram)
+    region.tileKind = [this](ImplicitLocOpBuilder &eb, const mask::Node &,
+                             Value q0, Value q1, Value k0,
+                             Value k1) -> MaskEmitter::TileKind {
+      return emitMaskTileKind(eb, *spec.maskProgram, batch, head, q0, q1, k0,
+                              k1, captureAccess());
+    };
+  return MaskEmitter(spec.mask, {}, {}, region);
+}
+
+SmallVector<Value>
+KernelFrame::visitClassified(MaskEmitter &emitter, Value kb, ValueRange state,
+                             std::optional<std::pair<Value, Value>> qIds,
+                             BlockBody body) {
+  // The tile's real queries (rows past the sequence are dropped).
+  Value q0 = firstQuery;
+  Value q1 = sub(minIdx(add(firstQuery, blockQ), seqQueryLen), idx(1));
+  Value k0 = mul(kb, blockK);
+  Value kEnd = minIdx(add(k0, blockK), seqKeyLen);
+  MaskEmitter::TileKind kind =
+      emitter.emitTileKind(b, head, q0, q1, k0, sub(kEnd, idx(1)), maskOffset);
+  // A block reaching past the sequence's keys needs their bound.
+  Value whole = lt(add(k0, blockK - 1), seqKeyLen);
+  Value full = arith::AndIOp::create(b, kind.all, whole);
+  auto ifFull = scf::IfOp::create(
+      b, full,
+      [&](OpBuilder &, Location) {
+        scf::YieldOp::create(b, visitBlock(k0, false, state, qIds, body));
+      },
+      [&](OpBuilder &, Location) {
+        auto ifAny = scf::IfOp::create(
+            b, kind.any,
+            [&](OpBuilder &, Location) {
+              scf::YieldOp::create(b, visitBlock(k0, true, state, qIds, body));
+            },
+            [&](OpBuilder &, Location) { scf::YieldOp::create(b, state); });
+        scf::YieldOp::create(b, ifAny.getResults());
+      });
+  return SmallVector<Value>(ifFull.getResults());
+}
+
 SmallVector<Value>
 KernelFrame::visitRuntimeBlocks(ValueRange state,
                                 std::optional<std::pair<Value, Value>> qIds,
                                 BlockBody body) {
-  MaskEmitter::CustomLookup region;
-  if (spec.maskProgram)
-    region.tileKind = [&](ImplicitLocOpBuilder &eb, const mask::Node &,
-                          Value q0, Value q1, Value k0,
-                          Value k1) -> MaskEmitter::TileKind {
-      return emitMaskTileKind(eb, *spec.maskProgram, batch, head, q0, q1, k0,
-                              k1, captureAccess());
-    };
-  MaskEmitter emitter(spec.mask, {}, {}, region);
-  // The tile's real queries (rows past the sequence are dropped).
+  MaskEmitter emitter = runtimeEmitter();
   Value q0 = firstQuery;
   Value q1 = sub(minIdx(add(firstQuery, blockQ), seqQueryLen), idx(1));
   // Key blocks the pattern can reach, within the sequence.
@@ -692,28 +726,21 @@ KernelFrame::visitRuntimeBlocks(ValueRange state,
     kbEnd = minIdx(kbEnd, maxIdx(hiNext, kbBegin));
   }
   return forLoop(kbBegin, kbEnd, 1, state, [&](Value kb, ValueRange st) {
-    Value k0 = mul(kb, blockK);
-    Value kEnd = minIdx(add(k0, blockK), seqKeyLen);
-    MaskEmitter::TileKind kind = emitter.emitTileKind(
-        b, head, q0, q1, k0, sub(kEnd, idx(1)), maskOffset);
-    // A block reaching past the sequence's keys needs their bound.
-    Value whole = lt(add(k0, blockK - 1), seqKeyLen);
-    Value full = arith::AndIOp::create(b, kind.all, whole);
-    auto ifFull = scf::IfOp::create(
-        b, full,
-        [&](OpBuilder &, Location) {
-          scf::YieldOp::create(b, visitBlock(k0, false, st, qIds, body));
-        },
-        [&](OpBuilder &, Location) {
-          auto ifAny = scf::IfOp::create(
-              b, kind.any,
-              [&](OpBuilder &, Location) {
-                scf::YieldOp::create(b, visitBlock(k0, true, st, qIds, body));
-              },
-              [&](OpBuilder &, Location) { scf::YieldOp::create(b, st); });
-          scf::YieldOp::create(b, ifAny.getResults());
-        });
-    return SmallVector<Value>(ifFull.getResults());
+    return visitClassified(emitter, kb, st, qIds, body);
+  });
+}
+
+SmallVector<Value> KernelFrame::visitKeyBlockAtRuntime(Value kb,
+                                                       ValueRange state,
+                                                       BlockBody body) {
+  assert(!layout && "blocks classified at run time");
+  std::optional<std::pair<Value, Value>> qIds;
+  if (spec.segments.bound)
+    qIds = idRange(querySegmentBuf, firstQuery, blockQ, seqQueryLen);
+  MaskEmitter emitter = runtimeEmitter();
+  // (Blocks past the sequence's keys hold none.)
+  return ifThenElseKeep(lt(mul(kb, blockK), seqKeyLen), state, [&] {
+    return visitClassified(emitter, kb, state, qIds, body);
   });
 }
 
@@ -766,6 +793,13 @@ SmallVector<Value, 3> KernelFrame::kvAt(Value keyRow) {
 }
 
 Value KernelFrame::rowInside(Value row) { return lt(row, seqQueryLen); }
+
+std::pair<Value, Value> KernelFrame::sequenceLengths(Value batchIdx) {
+  assert(!spec.sequences.isPacked() && "the lengths of a batch row");
+  Value lq = queryLengthBuf ? loadIndex(queryLengthBuf, batchIdx) : queryLen;
+  Value lk = keyLengthBuf ? loadIndex(keyLengthBuf, batchIdx) : keyLen;
+  return {lq, lk};
+}
 
 //===----------------------------------------------------------------------===//
 // Scores
@@ -1038,15 +1072,17 @@ Value KernelFrame::softmaxSum(Value runningSum, Value alpha, Value blockSum) {
                                blockSum);
 }
 
+Value KernelFrame::lengthFactorLike(Value like) {
+  if (!lengthFactor)
+    return splat(like, spec.lengthFactor);
+  if (isa<VectorType>(like.getType()))
+    return vector::BroadcastOp::create(b, like.getType(), lengthFactor);
+  return lengthFactor;
+}
+
 Value KernelFrame::pointwiseWeight(Value score, Value ok) {
   Value p = applyPointwiseFn(b, spec.fn, score);
-  Value factor = splat(p, spec.lengthFactor);
-  if (lengthFactor)
-    factor =
-        isa<VectorType>(p.getType())
-            ? Value(vector::BroadcastOp::create(b, p.getType(), lengthFactor))
-            : lengthFactor;
-  p = arith::MulFOp::create(b, p, factor);
+  p = arith::MulFOp::create(b, p, lengthFactorLike(p));
   if (!ok)
     return p;
   return arith::SelectOp::create(b, ok, p, splat(p, 0.0));

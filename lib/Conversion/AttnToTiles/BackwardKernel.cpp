@@ -35,6 +35,7 @@
 #include "attn-opt/Dialect/Attn/Utils/MaskEmitter.h"
 #include "attn-opt/Dialect/Attn/Utils/RuntimeChecks.h"
 #include "attn-opt/Mask/BlockLayout.h"
+#include "attn-opt/Runtime/Host/RuntimeErrors.h"
 #include "attn-opt/Support/TileSizes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -43,6 +44,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -58,15 +60,14 @@ using namespace mlir;
 using namespace mlir::attn;
 
 const Capability &mlir::attn::getFusedBackwardCapability() {
-  // Static shapes, a compile-time layout; f16 and bf16 are read into f32
-  // (the sums stay f32). Every modifier the kernel frame applies but
-  // qk-layernorm, with the gradients of bias, gate and sinks.
+  // Static or dynamic sizes (blocks classified at run time), padded varlen
+  // batches; f16 and bf16 are read into f32 (the sums stay f32). Every
+  // modifier the kernel frame applies but qk-layernorm, with the gradients
+  // of bias, gate and sinks.
   auto profile = [](Feature normalizer) {
-    return getApplicableFeatures(normalizer) -
-           FeatureSet{Feature::QkNormEps,      Feature::DynamicBatch,
-                      Feature::DynamicLengths, Feature::QueryLengths,
-                      Feature::KeyLengths,     Feature::QueryOffsets,
-                      Feature::KeyOffsets};
+    return getApplicableFeatures(normalizer) - FeatureSet{Feature::QkNormEps,
+                                                          Feature::QueryOffsets,
+                                                          Feature::KeyOffsets};
   };
   static const Capability capability = forGradients(
       {"fused-backward",
@@ -95,8 +96,6 @@ std::string unsupportedReason(AttentionGradOp op) {
   if (std::optional<Refusal> r =
           getFusedBackwardCapability().refusal(gradientFeatures(op)))
     return r->text();
-  if (!BlockLayout::fitsAtCompileTime(op.getForwardOp().getPatternMask()))
-    return "a layout too large for compile time";
   return "";
 }
 
@@ -121,20 +120,15 @@ public:
         lanes(target.lanes), registers(target.registers), output(output),
         lse(lse) {
     const AttentionDims &d = p.dims;
-    batch = d.batch;
     heads = d.queryHeads;
     kvHeads = d.kvHeads;
     group = d.groupSize();
-    lq = d.queryLen;
-    lk = d.keyLen;
     dim = d.headDim;
     vdim = d.valueDim;
     blockQ = f.blockQ;
     blockK = f.blockK;
-    lqp = llvm::alignTo(lq, blockQ);
     dimp = llvm::alignTo(dim, lanes);
     vdimp = llvm::alignTo(vdim, lanes);
-    lkp = llvm::alignTo(lk, blockK);
     softmax = p.isSoftmax();
     pointwise = dyn_cast<PointwiseAttr>(p.normalizer);
     modified = p.modifiers.softcap || p.regions.scoreMod;
@@ -148,41 +142,40 @@ public:
   /// (fewer leave threads idle: two passes then).
   static constexpr int64_t kMinHeadTasks = 4;
 
-  /// True if one pass over (batch row, key/value head) computes dQ too.
-  bool onePass() const { return batch * kvHeads >= kMinHeadTasks; }
+  /// True if one pass over (batch row, key/value head) computes dQ too
+  /// (with a batch known only at run time: when the heads alone are
+  /// enough).
+  bool onePass() const {
+    int64_t rows = ShapedType::isDynamic(p.dims.batch) ? 1 : p.dims.batch;
+    return rows * kvHeads >= kMinHeadTasks;
+  }
 
   /// The gradients of query, key and value, then those of the bias, gate
-  /// and sinks the op asks for.
-  SmallVector<Value> build(const BlockLayout &layout) {
+  /// and sinks the op asks for. `layout` is the compile-time block layout,
+  /// or null: blocks classified at run time (dynamic sizes, varlen).
+  SmallVector<Value> build(const BlockLayout *layout) {
     f.prepareInputs();
-    prologue();
-    KernelTables columns =
-        KernelTables::build(b, layout.transposed(), lq, f.spec.mask);
+    // The sizes (constants when static), the rows padded to whole blocks.
+    auto size = [&](int64_t n, Value v) {
+      return ShapedType::isDynamic(n) ? v : idx(n);
+    };
+    batch = size(p.dims.batch, f.batchSize);
+    lq = size(p.dims.queryLen, f.queryLen);
+    lk = size(p.dims.keyLen, f.keyLen);
+    lqp = padTo(lq, blockQ);
+    lkp = padTo(lk, blockK);
     dq = alloc({batch, heads, lq, dim});
     dk = alloc({batch, kvHeads, lk, dim});
     dv = alloc({batch, kvHeads, lk, vdim});
     if (op.getGradBias())
-      dbias = zeroed({batch, heads, lq, lk});
+      dbias = alloc({batch, heads, lq, lk});
     if (op.getGradGate())
       dgate = alloc({batch, heads, lq, vdim});
-    if (onePass()) {
-      // dQ (and the ungated output) summed in the task of its key/value
-      // head, key block by key block: five products per block, none
-      // recomputed. (Each task sums the rows of its heads only.)
-      Value dqAcc = alloc({batch, heads, lqp, dimp});
-      Value outAcc = dgate ? alloc({batch, heads, lqp, vdimp}) : Value();
-      parallel({batch, kvHeads}, [&](ValueRange ivs) {
-        headTask(ivs[0], ivs[1], columns, layout.getNumKeyBlocks(), dqAcc,
-                 outAcc);
-      });
-    } else {
-      parallel({batch, kvHeads, lkp / blockK}, [&](ValueRange ivs) {
-        keyBlockTask(ivs[0], ivs[1], ivs[2], columns, layout.getNumKeyBlocks(),
-                     Value(), Value());
-      });
-      parallel({batch, heads, lqp / blockQ},
-               [&](ValueRange ivs) { queryBlockTask(ivs[0], ivs[1], ivs[2]); });
-    }
+    allocatePadded();
+    // (Under the run-time checks of dynamic sizes and varlen operands:
+    // when one fails the hook has reported it and the gradients are left
+    // uninitialized.)
+    f.guarded([&] { compute(layout); });
     SmallVector<Value> grads = {toTensor(dq), toTensor(dk), toTensor(dv)};
     if (dbias)
       grads.push_back(biasGradient());
@@ -194,15 +187,62 @@ public:
   }
 
 private:
+  /// Visits the query blocks that key block `kb` of head `h` of batch row
+  /// `bIdx` may meet (and whether the layout lists them partial).
+  using QueryBlockWalk = std::function<void(
+      Value bIdx, Value h, Value kb, function_ref<void(Value, bool)> body)>;
+
+  /// The prologue and the passes.
+  void compute(const BlockLayout *layout) {
+    prologue();
+    if (dbias)
+      linalg::FillOp::create(b, ValueRange{f32Const(0.0)}, ValueRange{dbias});
+    std::optional<KernelTables> columns;
+    if (layout)
+      columns = KernelTables::build(b, layout->transposed(), p.dims.queryLen,
+                                    f.spec.mask);
+    // A key block's walk over the query blocks: the transposed layout's
+    // row, or every query block of the sequence, classified at run time.
+    QueryBlockWalk walk = [&, layout](Value bIdx, Value h, Value kb,
+                                      function_ref<void(Value, bool)> body) {
+      if (layout) {
+        visitRow(*columns, layout->getNumKeyBlocks(), h, kb, body);
+        return;
+      }
+      Value tiles = arith::CeilDivUIOp::create(b, f.sequenceLengths(bIdx).first,
+                                               idx(blockQ));
+      forRange(idx(0), tiles, [&](Value qb) { body(qb, /*masked=*/true); });
+    };
+    if (onePass()) {
+      // dQ (and the ungated output) summed in the task of its key/value
+      // head, key block by key block: five products per block, none
+      // recomputed. (Each task sums the rows of its heads only.)
+      Value dqAcc = alloc({batch, heads, lqp, dimp});
+      Value outAcc = dgate ? alloc({batch, heads, lqp, vdimp}) : Value();
+      parallel({batch, kvHeads}, [&](ValueRange ivs) {
+        headTask(ivs[0], ivs[1], walk, dqAcc, outAcc);
+      });
+      return;
+    }
+    parallel({batch, kvHeads, blocksIn(lkp, blockK)}, [&](ValueRange ivs) {
+      keyBlockTask(ivs[0], ivs[1], ivs[2], walk, Value(), Value());
+    });
+    parallel({batch, heads, blocksIn(lqp, blockQ)},
+             [&](ValueRange ivs) { queryBlockTask(ivs[0], ivs[1], ivs[2]); });
+  }
+
   AttentionGradOp op;
   AttentionProblem p;
   KernelFrame &f;
   int64_t lanes, registers;
   Value output, lse;
-  int64_t batch, heads, kvHeads, group, lq, lk, dim, vdim;
+  int64_t heads, kvHeads, group, dim, vdim;
   /// The head dims padded to whole vectors.
   int64_t dimp, vdimp;
-  int64_t blockQ, blockK, lqp, lkp;
+  int64_t blockQ, blockK;
+  /// The batch rows, query and key rows (index values, constants when
+  /// static) and the rows padded to whole blocks.
+  Value batch, lq, lk, lqp, lkp;
   bool softmax;
   PointwiseAttr pointwise;
   /// Whether a modifier has a derivative other than 1 (softcap, a score
@@ -224,20 +264,57 @@ private:
   // Small builders
   //===--------------------------------------------------------------------===//
 
-  Value alloc(ArrayRef<int64_t> shape) {
-    return memref::AllocOp::create(b, MemRefType::get(shape, f32),
+  /// A size: a constant or an index value (a constant index value counts
+  /// as a constant).
+  struct Size {
+    Size(int64_t n) : n(n) {}
+    Size(Value v) : v(v) {
+      if (std::optional<int64_t> c = getConstantIntValue(v))
+        n = *c;
+    }
+    int64_t n = ShapedType::kDynamic;
+    Value v;
+  };
+  Value upper(const Size &s) {
+    return ShapedType::isDynamic(s.n) ? s.v : idx(s.n);
+  }
+  /// `n` rounded up to a multiple of `block`.
+  Value padTo(Value n, int64_t block) {
+    if (std::optional<int64_t> c = getConstantIntValue(n))
+      return idx(llvm::alignTo(*c, block));
+    return mul(arith::CeilDivUIOp::create(b, n, idx(block)), block);
+  }
+
+  /// The blocks of `block` rows in `padded` (a multiple of it) rows.
+  Value blocksIn(Value padded, int64_t block) {
+    if (std::optional<int64_t> c = getConstantIntValue(padded))
+      return idx(*c / block);
+    return div(padded, block);
+  }
+
+  Value alloc(ArrayRef<Size> shape) {
+    SmallVector<int64_t> dims;
+    SmallVector<Value> dynamic;
+    for (const Size &s : shape) {
+      dims.push_back(s.n);
+      if (ShapedType::isDynamic(s.n))
+        dynamic.push_back(s.v);
+    }
+    return memref::AllocOp::create(b, MemRefType::get(dims, f32), dynamic,
                                    b.getI64IntegerAttr(64));
   }
   /// A gradient buffer (f32) as a tensor of the operands' element type.
-  Value toTensor(Value buf) {
+  Value toTensor(Value buf, Type elem = {}) {
     auto type = cast<MemRefType>(buf.getType());
     Value t = bufferization::ToTensorOp::create(
         b, RankedTensorType::get(type.getShape(), f32), buf,
         /*restrict=*/true, /*writable=*/true);
-    if (p.elementType.isF32())
+    if (!elem)
+      elem = p.elementType;
+    if (elem.isF32())
       return t;
     TensorBuilder tb(b);
-    return fromF32Tensor(tb, t, p.elementType);
+    return fromF32Tensor(tb, t, elem);
   }
   Value load(Value mem, ValueRange at) {
     return memref::LoadOp::create(b, mem, at);
@@ -256,11 +333,11 @@ private:
         b, DenseElementsAttr::get(vf, b.getF32FloatAttr(v)));
   }
 
-  void parallel(ArrayRef<int64_t> ubs, function_ref<void(ValueRange)> body) {
+  void parallel(ArrayRef<Size> ubs, function_ref<void(ValueRange)> body) {
     SmallVector<Value> lbs, ups, steps;
-    for (int64_t u : ubs) {
+    for (const Size &u : ubs) {
       lbs.push_back(idx(0));
-      ups.push_back(idx(u));
+      ups.push_back(upper(u));
       steps.push_back(idx(1));
     }
     scf::ParallelOp::create(b, lbs, ups, steps,
@@ -372,12 +449,12 @@ private:
 
   /// Copies `src` (`[b, h, rows, cols]`, times `factor` of the same shape
   /// when given) into `rowsBuf` (`[b, h, paddedRows, paddedCols]`) and,
-  /// when given, `colsBuf` (`[b, h, paddedCols, paddedRows]`); the padding
-  /// is zero.
+  /// when given, `colsBuf` (`[b, h, paddedCols, paddedRows]`); rows from
+  /// `valid` on and the padding are zero.
   void padRows(Value src, Value rowsBuf, Value colsBuf, Value bIdx, Value h,
-               int64_t valid, int64_t padded, int64_t cols, int64_t paddedCols,
+               Value valid, Value padded, int64_t cols, int64_t paddedCols,
                Value factor = {}) {
-    forRange(idx(0), idx(padded), [&](Value i) {
+    forRange(idx(0), padded, [&](Value i) {
       Value rowInside = lt(i, valid);
       forRange(idx(0), idx(paddedCols), [&](Value c) {
         Value inside = arith::AndIOp::create(b, rowInside, lt(c, cols));
@@ -401,36 +478,43 @@ private:
     });
   }
 
-  void prologue() {
-    Value dO = readOnlyBuffer(b, op.getGradOutput());
-    Value dlse = readOnlyBuffer(b, op.getGradLse());
+  /// The prologue's buffers.
+  void allocatePadded() {
     qp = alloc({batch, heads, lqp, dimp});
     qt = alloc({batch, heads, dimp, lqp});
     dop = alloc({batch, heads, lqp, vdimp});
     dot = alloc({batch, heads, vdimp, lqp});
     kp = alloc({batch, kvHeads, lkp, dimp});
     vp = alloc({batch, kvHeads, lkp, vdimp});
-    Value o, l;
     if (softmax) {
       lsep = alloc({batch, heads, lqp});
       dvec = alloc({batch, heads, lqp});
+    }
+  }
+
+  void prologue() {
+    Value dO = readOnlyBuffer(b, op.getGradOutput());
+    Value dlse = readOnlyBuffer(b, op.getGradLse());
+    Value o, l;
+    if (softmax) {
       o = readOnlyBuffer(b, output);
       l = readOnlyBuffer(b, lse);
     }
     parallel({batch, heads}, [&](ValueRange ivs) {
       Value bIdx = ivs[0], h = ivs[1];
-      padRows(f.queryBuf, qp, qt, bIdx, h, lq, lqp, dim, dimp);
+      // (Rows past a padded batch row's length are zeros too.)
+      Value rows = f.sequenceLengths(bIdx).first;
+      padRows(f.queryBuf, qp, qt, bIdx, h, rows, lqp, dim, dimp);
       // (The gradient of the ungated output: dO times the gate.)
-      padRows(dO, dop, dot, bIdx, h, lq, lqp, vdim, vdimp, f.gateBuf);
+      padRows(dO, dop, dot, bIdx, h, rows, lqp, vdim, vdimp, f.gateBuf);
       if (!softmax)
         return;
       // LSE (+inf past the queries: P = 0 there) and D = rowsum(dO * O)
       // (the gated output and its cotangent: the same sum), less the
       // LSE's cotangent.
-      forRange(idx(0), idx(lqp), [&](Value i) {
-        Value inside = lt(i, lq);
+      forRange(idx(0), lqp, [&](Value i) {
         auto ifRow = scf::IfOp::create(
-            b, inside,
+            b, lt(i, rows),
             [&](OpBuilder &, Location) {
               Value sum = forLoop(idx(0), idx(vdim), 1, {f32Const(0.0)},
                                   [&](Value e, ValueRange acc) {
@@ -454,8 +538,9 @@ private:
       });
     });
     parallel({batch, kvHeads}, [&](ValueRange ivs) {
-      padRows(f.keyBuf, kp, Value(), ivs[0], ivs[1], lk, lkp, dim, dimp);
-      padRows(f.valueBuf, vp, Value(), ivs[0], ivs[1], lk, lkp, vdim, vdimp);
+      Value keys = f.sequenceLengths(ivs[0]).second;
+      padRows(f.keyBuf, kp, Value(), ivs[0], ivs[1], keys, lkp, dim, dimp);
+      padRows(f.valueBuf, vp, Value(), ivs[0], ivs[1], keys, lkp, vdim, vdimp);
     });
   }
 
@@ -526,7 +611,7 @@ private:
         pv = f.pointwiseWeight(s, Value());
         fac = arith::MulFOp::create(
             b, applyPointwiseDerivative(b, pointwise.getFn(), s),
-            fsplat(f.spec.lengthFactor));
+            f.lengthFactorLike(s));
         if (ok)
           fac = arith::SelectOp::create(b, ok, fac, zero);
       }
@@ -587,7 +672,7 @@ private:
                                       ValueRange{bIdx, h, row, key},
                                       alongQueries, ArrayRef<bool>{false});
     };
-    if (lk % blockK == 0) {
+    if (!ShapedType::isDynamic(p.dims.keyLen) && p.dims.keyLen % blockK == 0) {
       write();
       return;
     }
@@ -618,7 +703,7 @@ private:
     entries(t.partialOffsets, t.partialBlocks, true);
   }
 
-  Value zeroed(ArrayRef<int64_t> shape) {
+  Value zeroed(ArrayRef<Size> shape) {
     Value buf = alloc(shape);
     linalg::FillOp::create(b, ValueRange{f32Const(0.0)}, ValueRange{buf});
     return buf;
@@ -628,8 +713,8 @@ private:
   /// `cols`) to `dst[bIdx, h, first + r, :cols]`, each element times
   /// `factor[bIdx, h, first + r, c]` when given.
   void storeRows(Value acc, Value dst, Value bIdx, Value h, Value first,
-                 int64_t rows, int64_t limit, int64_t cols, Value factor = {}) {
-    Value count = minIdx(sub(idx(limit), first), rows);
+                 int64_t rows, Value limit, int64_t cols, Value factor = {}) {
+    Value count = maxIdx(minIdx(sub(limit, first), rows), idx(0));
     forRange(idx(0), count, [&](Value r) {
       Value row = add(first, r);
       if (factor) {
@@ -672,11 +757,26 @@ private:
         masked);
   }
 
+  /// Runs `body` on key block `kb` of query block `qb` of the frame's
+  /// current tile when the mask, segment ids and mask tensor let it
+  /// through (`listedMasked`: the layout lists it partial).
+  void visitKeyBlock(Value kb, bool listedMasked,
+                     function_ref<void(bool masked)> body) {
+    auto visit = [&](Value, bool masked, ValueRange) -> SmallVector<Value> {
+      body(masked);
+      return {};
+    };
+    if (f.layout)
+      f.visitKeyBlock(kb, listedMasked, {}, visit);
+    else
+      f.visitKeyBlockAtRuntime(kb, {}, visit);
+  }
+
   /// dK and dV of key block `kb` of key/value head `kh` (pass A); with
   /// `dqAcc` (`[B, Hq, Lqp, dimp]`) also each query block's dQ, with
   /// `outAcc` (`[B, Hq, Lqp, vdimp]`) its ungated output.
-  void keyBlockTask(Value bIdx, Value kh, Value kb, const KernelTables &t,
-                    int64_t numKeyBlocks, Value dqAcc, Value outAcc) {
+  void keyBlockTask(Value bIdx, Value kh, Value kb, const QueryBlockWalk &walk,
+                    Value dqAcc, Value outAcc) {
     // (`masked` blocks skip the zero weights and gradients of masked
     // scores in their products.)
     Value dkAcc = zeroed({blockK, dimp}), dvAcc = zeroed({blockK, vdimp});
@@ -684,39 +784,34 @@ private:
     Value k0 = mul(kb, blockK);
     forRange(idx(0), idx(group), [&](Value g) {
       Value h = add(mul(kh, group), g);
-      visitRow(t, numKeyBlocks, h, kb, [&](Value qb, bool listedMasked) {
+      walk(bIdx, h, kb, [&](Value qb, bool listedMasked) {
         f.forTile(bIdx, h, qb, [&] {
-          f.visitKeyBlock(
-              kb, listedMasked, {},
-              [&](Value, bool masked, ValueRange) -> SmallVector<Value> {
-                Value i0 = mul(qb, blockQ);
-                blockStep(bIdx, h, kh, i0, k0, masked, sb,
-                          /*writeBias=*/static_cast<bool>(dbias));
-                // dV_j += P^T dO_i; dK_j += dS^T Q_i.
-                auto accumulate = [&](Value lhs, Value rhs, Value acc,
-                                      int64_t cols) {
-                  gemm(
-                      blockK, cols, blockQ,
-                      [&](Value m, Value k) { return load(lhs, {m, k}); },
-                      [&](Value k, Value n) {
-                        return vload(rhs, {bIdx, h, add(i0, k), n});
-                      },
-                      [&](Value m, Value n) { return vload(acc, {m, n}); },
-                      [&](Value m, Value n, Value v) {
-                        vstore(v, acc, {m, n});
-                      },
-                      masked);
-                };
-                accumulate(sb.pt, dop, dvAcc, vdimp);
-                accumulate(sb.dst, qp, dkAcc, dimp);
-                if (dqAcc)
-                  accumulateRows(sb.dst, kp, dimp, bIdx, kh, k0, dqAcc,
-                                 {bIdx, h, i0}, masked);
-                if (outAcc)
-                  accumulateRows(sb.pt, vp, vdimp, bIdx, kh, k0, outAcc,
-                                 {bIdx, h, i0}, masked);
-                return {};
-              });
+          visitKeyBlock(kb, listedMasked, [&](bool masked) {
+            Value i0 = mul(qb, blockQ);
+            blockStep(bIdx, h, kh, i0, k0, masked, sb,
+                      /*writeBias=*/static_cast<bool>(dbias));
+            // dV_j += P^T dO_i; dK_j += dS^T Q_i.
+            auto accumulate = [&](Value lhs, Value rhs, Value acc,
+                                  int64_t cols) {
+              gemm(
+                  blockK, cols, blockQ,
+                  [&](Value m, Value k) { return load(lhs, {m, k}); },
+                  [&](Value k, Value n) {
+                    return vload(rhs, {bIdx, h, add(i0, k), n});
+                  },
+                  [&](Value m, Value n) { return vload(acc, {m, n}); },
+                  [&](Value m, Value n, Value v) { vstore(v, acc, {m, n}); },
+                  masked);
+            };
+            accumulate(sb.pt, dop, dvAcc, vdimp);
+            accumulate(sb.dst, qp, dkAcc, dimp);
+            if (dqAcc)
+              accumulateRows(sb.dst, kp, dimp, bIdx, kh, k0, dqAcc,
+                             {bIdx, h, i0}, masked);
+            if (outAcc)
+              accumulateRows(sb.pt, vp, vdimp, bIdx, kh, k0, outAcc,
+                             {bIdx, h, i0}, masked);
+          });
         });
       });
     });
@@ -726,7 +821,7 @@ private:
 
   /// Zeroes rows [0, lqp) of head `h`'s part of `acc` (`[B, Hq, Lqp, n]`).
   void zeroRows(Value acc, Value bIdx, Value h, int64_t cols) {
-    forRange(idx(0), idx(lqp), [&](Value i) {
+    forRange(idx(0), lqp, [&](Value i) {
       for (int64_t c = 0; c < cols; c += lanes)
         vstore(fsplat(0.0), acc, {bIdx, h, i, idx(c)});
     });
@@ -746,20 +841,20 @@ private:
   /// One pass: every gradient of key/value head `kh`, its key blocks in
   /// order (dQ of its query heads summed over them, and their ungated
   /// outputs into `outAcc` for the gate's gradient).
-  void headTask(Value bIdx, Value kh, const KernelTables &t,
-                int64_t numKeyBlocks, Value dqAcc, Value outAcc) {
+  void headTask(Value bIdx, Value kh, const QueryBlockWalk &walk, Value dqAcc,
+                Value outAcc) {
     forRange(idx(0), idx(group), [&](Value g) {
       Value h = add(mul(kh, group), g);
       zeroRows(dqAcc, bIdx, h, dimp);
       if (outAcc)
         zeroRows(outAcc, bIdx, h, vdimp);
     });
-    forRange(idx(0), idx(lkp / blockK), [&](Value kb) {
-      keyBlockTask(bIdx, kh, kb, t, numKeyBlocks, dqAcc, outAcc);
+    forRange(idx(0), blocksIn(lkp, blockK), [&](Value kb) {
+      keyBlockTask(bIdx, kh, kb, walk, dqAcc, outAcc);
     });
     forRange(idx(0), idx(group), [&](Value g) {
       Value h = add(mul(kh, group), g);
-      forRange(idx(0), idx(lqp / blockQ), [&](Value qb) {
+      forRange(idx(0), blocksIn(lqp, blockQ), [&](Value qb) {
         Value i0 = mul(qb, blockQ);
         storeRows(rowsOf(dqAcc, bIdx, h, i0, dimp), dq, bIdx, h, i0, blockQ, lq,
                   dim);
@@ -810,63 +905,74 @@ private:
   Value biasGradient() {
     auto type = cast<RankedTensorType>(p.modifiers.bias.getType());
     ArrayRef<int64_t> shape = type.getShape();
-    if (shape == ArrayRef<int64_t>{batch, heads, lq, lk})
+    bool full = shape.size() == 4;
+    // (A broadcast dim is a static 1; the verifier and run-time checks tie
+    // the others to the batch and the heads.)
+    bool perBatch = full && shape[0] != 1;
+    bool perHead = full && shape[1] != 1;
+    if (perBatch && perHead)
       return toTensor(dbias);
-    bool perBatch = shape.size() == 4 && shape[0] == batch;
-    bool perHead = shape.size() == 4 && shape[1] == heads;
-    Value out = alloc(shape);
-    parallel({lq}, [&](ValueRange ivs) {
-      Value i = ivs[0];
-      forRange(idx(0), idx(shape.size() == 4 ? shape[0] : 1), [&](Value ob) {
-        forRange(idx(0), idx(shape.size() == 4 ? shape[1] : 1), [&](Value oh) {
-          forRange(idx(0), idx(lk), [&](Value j) {
-            Value sum = f32Const(0.0);
-            for (int64_t bb = 0; bb < (perBatch ? 1 : batch); ++bb)
-              for (int64_t hh = 0; hh < (perHead ? 1 : heads); ++hh) {
-                Value bi = perBatch ? ob : idx(bb), hi = perHead ? oh : idx(hh);
-                sum =
-                    arith::AddFOp::create(b, sum, load(dbias, {bi, hi, i, j}));
-              }
-            if (shape.size() == 4)
-              store(sum, out, {ob, oh, i, j});
-            else
-              store(sum, out, {i, j});
+    Value out = full ? alloc({perBatch ? Size(batch) : Size(1),
+                              perHead ? heads : 1, lq, lk})
+                     : alloc({lq, lk});
+    f.guarded([&] {
+      parallel({lq}, [&](ValueRange ivs) {
+        Value i = ivs[0];
+        Value rowsB = perBatch ? batch : idx(1);
+        Value rowsH = idx(perHead ? heads : 1);
+        forRange(idx(0), rowsB, [&](Value ob) {
+          forRange(idx(0), rowsH, [&](Value oh) {
+            forRange(idx(0), lk, [&](Value j) {
+              // Sum over what the bias broadcasts over, in order.
+              Value sum = forLoop(
+                  idx(0), perBatch ? idx(1) : batch, 1, {f32Const(0.0)},
+                  [&](Value bb, ValueRange acc) {
+                    return forLoop(idx(0), idx(perHead ? 1 : heads), 1, acc,
+                                   [&](Value hh, ValueRange a) {
+                                     Value bi = perBatch ? ob : bb;
+                                     Value hi = perHead ? oh : hh;
+                                     Value x = load(dbias, {bi, hi, i, j});
+                                     return SmallVector<Value>{
+                                         arith::AddFOp::create(b, a[0], x)};
+                                   });
+                  })[0];
+              if (full)
+                store(sum, out, {ob, oh, i, j});
+              else
+                store(sum, out, {i, j});
+            });
           });
         });
       });
     });
-    return toTensor(out);
+    return toTensor(out, type.getElementType());
   }
 
-  /// d sink_h = sum over the batch rows and queries of
+  /// d sink_h = sum over the batch rows and their queries of
   /// `exp(sink_h - lse) * (dlse - D)` (the sink's weight times the row's
   /// cotangent less D), rows in order.
   Value sinkGradient() {
-    Value sinks = f.sinkBuf;
     Value out = alloc({heads});
-    parallel({heads}, [&](ValueRange ivs) {
-      Value h = ivs[0];
-      Value sink = toF32(load(sinks, {h}));
-      Value total = forLoop(
-          idx(0), idx(batch), 1, {f32Const(0.0)},
-          [&](Value bIdx, ValueRange acc) {
-            return forLoop(idx(0), idx(lq), 1, acc, [&](Value i, ValueRange a) {
-              Value w = math::ExpOp::create(
-                  b, arith::SubFOp::create(b, sink, load(lsep, {bIdx, h, i})));
-              Value g = arith::NegFOp::create(b, load(dvec, {bIdx, h, i}));
-              return SmallVector<Value>{math::FmaOp::create(b, w, g, a[0])};
-            });
-          })[0];
-      store(total, out, {h});
+    f.guarded([&] {
+      parallel({heads}, [&](ValueRange ivs) {
+        Value h = ivs[0];
+        Value sink = toF32(load(f.sinkBuf, {h}));
+        Value total = forLoop(
+            idx(0), batch, 1, {f32Const(0.0)}, [&](Value bIdx, ValueRange acc) {
+              Value rows = f.sequenceLengths(bIdx).first;
+              return forLoop(idx(0), rows, 1, acc, [&](Value i, ValueRange a) {
+                Value w = math::ExpOp::create(
+                    b,
+                    arith::SubFOp::create(b, sink, load(lsep, {bIdx, h, i})));
+                Value g = arith::NegFOp::create(b, load(dvec, {bIdx, h, i}));
+                return SmallVector<Value>{math::FmaOp::create(b, w, g, a[0])};
+              });
+            })[0];
+        store(total, out, {h});
+      });
     });
-    Value t = bufferization::ToTensorOp::create(
-        b, RankedTensorType::get({heads}, f32), out, /*restrict=*/true,
-        /*writable=*/true);
-    Type elem = cast<ShapedType>(op.getGradSinks().getType()).getElementType();
-    if (elem.isF32())
-      return t;
-    TensorBuilder tb(b);
-    return fromF32Tensor(tb, t, elem);
+    return toTensor(
+        out, cast<ShapedType>(op.getGradSinks().getType()).getElementType());
   }
 };
 
@@ -895,6 +1001,38 @@ std::pair<Value, Value> forwardResults(RewriterBase &rewriter,
     fwd = withLse;
   }
   return {out ? out : fwd.getResult(), lse ? lse : fwd.getLse()};
+}
+
+/// The run-time checks of the gradient of `op`: its forward op's (dynamic
+/// sizes, varlen operands) and the cotangents' sizes against the forward
+/// results'; an i1, or null when there is nothing to check.
+Value gradientChecks(ImplicitLocOpBuilder &b, AttentionGradOp op) {
+  AttentionOp fwd = op.getForwardOp();
+  Value ok = emitRuntimeChecks(b, fwd);
+  auto sameSizes = [&](Value cotangent, Value like, int64_t first) {
+    auto type = cast<RankedTensorType>(cotangent.getType());
+    auto likeType = cast<RankedTensorType>(like.getType());
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d) && !likeType.isDynamicDim(d))
+        continue; // the verifier's
+      Value x = tensor::DimOp::create(b, cotangent, d);
+      Value y = tensor::DimOp::create(b, like, d);
+      Value differ = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, x, y);
+      scf::IfOp::create(b, differ, [&](OpBuilder &, Location) {
+        emitRuntimeError(b, op,
+                         static_cast<int32_t>(RuntimeError::GradientSize),
+                         arith::ConstantIndexOp::create(b, first + d), x, y);
+        scf::YieldOp::create(b);
+      });
+      Value same = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x, y);
+      ok = ok ? Value(arith::AndIOp::create(b, ok, same)) : same;
+    }
+  };
+  // (The forward's result has the query's rows and batch.)
+  sameSizes(op.getGradOutput(), fwd.getResult(), 0);
+  if (Value dlse = op.getGradLse())
+    sameSizes(dlse, fwd.getLse(), 8);
+  return ok;
 }
 
 struct FlashBackwardPass
@@ -926,23 +1064,34 @@ struct FlashBackwardPass
     AttentionOp fwd = op.getForwardOp();
     TileSizes tiles = TileSizes::backward(target);
     int64_t blockQ = tiles.queryTile(target), blockK = tiles.keyBlock;
-    BlockLayout layout =
-        BlockLayout::compute(fwd.getPatternMask(), blockQ, blockK);
     KernelSpec spec = KernelSpec::get(fwd);
+    // The layout at compile time when the sizes are static, else blocks
+    // classified at run time (as the forward kernels do).
+    std::optional<BlockLayout> layout;
+    if (spec.hasStaticLayout())
+      layout = BlockLayout::compute(fwd.getPatternMask(), blockQ, blockK);
+    spec.runtimeOk = gradientChecks(b, op);
     BackwardTarget frameTarget;
-    KernelFrame frame(b, spec, &layout, blockQ, blockK, frameTarget);
+    KernelFrame frame(b, spec, layout ? &*layout : nullptr, blockQ, blockK,
+                      frameTarget);
     // (K and V are copied into the kernel's padded f32 rows: read them in
     // their own type.)
     frame.kvInElementType = true;
     BackwardGen gen(b, op, frame, target, output, lse);
-    SmallVector<Value> grads = gen.build(layout);
-    op.emitRemark() << getArgument() << ": fused backward, "
-                    << (gen.onePass() ? "one pass" : "two passes")
-                    << ", blocks of " << blockQ << " queries x " << blockK
-                    << " keys, " << layout.countVisited() << " of "
-                    << layout.countBlocks() << " blocks visited per pass ("
-                    << layout.countFull() << " full); " << target.lanes
-                    << " lanes";
+    SmallVector<Value> grads = gen.build(layout ? &*layout : nullptr);
+    InFlightDiagnostic remark = op.emitRemark();
+    remark << getArgument() << ": fused backward, "
+           << (gen.onePass() ? "one pass" : "two passes") << ", blocks of "
+           << blockQ << " queries x " << blockK << " keys, ";
+    if (layout)
+      remark << layout->countVisited() << " of " << layout->countBlocks()
+             << " blocks visited per pass (" << layout->countFull()
+             << " full); ";
+    else
+      remark << "classified at run time (" << spec.runtimeLayoutReason()
+             << "); ";
+    remark << target.lanes << " lanes";
+    remark.report();
     rewriter.replaceOp(op, grads);
     if (fwd->use_empty())
       rewriter.eraseOp(fwd);

@@ -146,6 +146,12 @@ int mlir::attn::formatRuntimeError(char *buffer, size_t size, int32_t code,
                     " positions (every rank passes the ids of the whole "
                     "sequence)",
                     attentionOperandName(a), b, c);
+  case RuntimeError::GradientSize:
+    return snprintf(buffer, size,
+                    "attn.attention_grad: dimension %" PRId64
+                    " of %s is %" PRId64 ", the attention's %s has %" PRId64,
+                    a % 8, a >= 8 ? "grad_lse" : "grad_output", b,
+                    a >= 8 ? "log-sum-exp" : "output", c);
   case RuntimeError::NullPointer:
     return snprintf(buffer, size,
                     "the %s pointer of tensor %" PRId64

@@ -53,18 +53,37 @@ func.func @relu_two_passes(%q: tensor<1x2x90x16xf32>, %k: tensor<1x1x90x16xf32>,
 // CHECK-LABEL: func.func @not_fused
 // CHECK: attn.attention_grad
 // CHECK: attn.attention_grad
-// CHECK: attn.attention_grad
-func.func @not_fused(%q: tensor<1x1x8x16xf32>, %qd: tensor<1x1x?x16xf32>, %do: tensor<1x1x8x16xf32>, %dod: tensor<1x1x?x16xf32>) -> (tensor<1x1x8x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x8x16xf32>) {
+func.func @not_fused(%q: tensor<1x1x8x16xf32>, %do: tensor<1x1x8x16xf32>) -> (tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>) {
   %o1 = attn.attention %q, %q, %q {normalizer = #attn.softmax, qk_norm_eps = 1.0e-5 : f32} : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>
   // expected-remark @+1 {{attn-flash-backward: not fused (attribute 'qk_norm_eps'); convert-attn-grad-to-linalg computes it}}
   %dq1, %dk1, %dv1 = attn.attention_grad %o1, %do : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>
-  %o2 = attn.attention %qd, %qd, %qd {normalizer = #attn.softmax} : tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32> -> tensor<1x1x?x16xf32>
-  // expected-remark @+1 {{attn-flash-backward: not fused (dynamic lengths); convert-attn-grad-to-linalg computes it}}
-  %dq2, %dk2, %dv2 = attn.attention_grad %o2, %dod : tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32> -> tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32>
   %o3 = attn.attention %q, %q, %q {normalizer = #attn.kernel<elu_plus_one>} : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>
   // expected-remark @+1 {{attn-flash-backward: not fused (kernelized attention); convert-attn-grad-to-linalg computes it}}
   %dq3, %dk3, %dv3 = attn.attention_grad %o3, %do : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>
-  return %dq1, %dq2, %dq3 : tensor<1x1x8x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x8x16xf32>
+  return %dq1, %dq3 : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>
+}
+
+// -----
+
+/// Lengths known at run time: one compiled backward for every length. The
+/// buffers take the run-time sizes (rounded up to whole blocks), the key
+/// blocks' walk classifies every query block of the sequence at run time
+/// (the pattern's bounds), and the kernel runs under the run-time checks:
+/// the forward's and the cotangent's rows against the output's
+/// (RuntimeError::GradientSize, 17).
+// CHECK-LABEL: func.func @dynamic_lengths
+// CHECK-NOT: attn.attention_grad
+// CHECK: arith.cmpi ne
+// CHECK: func.call @attn_opt_runtime_error(%c17_i32
+// CHECK: memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<1x2x?x16xf32>
+// CHECK: scf.if
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+func.func @dynamic_lengths(%q: tensor<1x2x?x16xf32>, %do: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
+  %o = attn.attention %q, %q, %q {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32>
+  // expected-remark @+1 {{attn-flash-backward: fused backward, two passes, blocks of 64 queries x 64 keys, classified at run time (lengths known at run time); 16 lanes}}
+  %dq, %dk, %dv = attn.attention_grad %o, %do : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>
+  return %dq : tensor<1x2x?x16xf32>
 }
 
 // -----

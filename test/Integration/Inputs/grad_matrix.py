@@ -189,7 +189,10 @@ for case in cases:
            "--output", os.path.join(d, "d_v.npy")] + shapes
     for e in extra:
         run += ["--output", os.path.join(d, e + ".npy")]
-    tol = (["--rtol", "1e-4", "--atol", "1e-5", "--max-rel-err", "2e-6"]
+    # (The modifier cases' f32 bound is looser: ALiBi's distances and the
+    # captured table add terms of the scores' size.)
+    tol = (["--rtol", "1e-4", "--atol", "1e-5", "--max-rel-err",
+            "5e-6" if extra or shapes else "2e-6"]
            if dtype == "f32" else
            ["--rtol", "3e-2", "--atol", "3e-2", "--max-rel-err", "2e-2"])
     ref = [attn_ref, module, "--entry", name, "--inputs", d, "--grad", d] + tol

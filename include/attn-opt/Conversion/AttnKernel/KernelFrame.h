@@ -221,6 +221,11 @@ public:
   /// key blocks).
   SmallVector<Value> visitKeyBlock(Value kb, bool masked, ValueRange state,
                                    BlockBody body);
+  /// The same without a compile-time layout: key block `kb` of the current
+  /// tile, classified at run time (full, partial or skipped) as visitTile
+  /// classifies each block.
+  SmallVector<Value> visitKeyBlockAtRuntime(Value kb, ValueRange state,
+                                            BlockBody body);
 
   //===--------------------------------------------------------------------===//
   // Rows
@@ -234,6 +239,9 @@ public:
   Value keyRow(Value key, bool clamp);
   /// i1: query `row` lies in the current sequence (its result is stored).
   Value rowInside(Value row);
+  /// The query and key lengths of batch row `batchIdx` (a padded varlen
+  /// batch's lengths, else the operands'; not for a packed batch).
+  std::pair<Value, Value> sequenceLengths(Value batchIdx);
   /// The indices of buffer row `keyRow` (from keyRow, within the keys) in
   /// the K and V buffers, but for the dim: the batch row, the key/value
   /// head and the row; in a paged cache the page (from the page table),
@@ -294,6 +302,9 @@ public:
   /// `L^-alpha h(score)` where `ok` (may be null), 0 elsewhere; L is the key
   /// length of the current sequence.
   Value pointwiseWeight(Value score, Value ok);
+  /// Pointwise attention's `L^-alpha` of the current sequence in the shape
+  /// of `like`.
+  Value lengthFactorLike(Value like);
 
   //===--------------------------------------------------------------------===//
   // Query rows and the epilogue
@@ -447,6 +458,14 @@ private:
                                  bool masked, ValueRange state,
                                  std::optional<std::pair<Value, Value>> qIds,
                                  BlockBody body);
+  /// The mask emitter of blocks classified at run time (the mask region's
+  /// interval analysis for its lookups).
+  MaskEmitter runtimeEmitter();
+  /// Classifies key block `kb` for the current tile and runs `body` on it
+  /// (visitBlock) when it holds an allowed key.
+  SmallVector<Value>
+  visitClassified(MaskEmitter &emitter, Value kb, ValueRange state,
+                  std::optional<std::pair<Value, Value>> qIds, BlockBody body);
   SmallVector<Value>
   visitRuntimeBlocks(ValueRange state,
                      std::optional<std::pair<Value, Value>> qIds,

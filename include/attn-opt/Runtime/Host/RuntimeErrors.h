@@ -87,6 +87,10 @@ enum class RuntimeError : int32_t {
   /// AttentionOperand, replicated on every rank) has `b` ids per row, the
   /// sharded sequence `c` positions.
   SequenceIds = 16,
+  /// attn.attention_grad: dimension `a` of the output's cotangent
+  /// (grad_output; `a` + 8: of the log-sum-exp's, grad_lse) is `b`, the
+  /// forward output's (log-sum-exp's) `c`.
+  GradientSize = 17,
 };
 
 /// Whether `code` is about sizes (a shape error) rather than the values of
@@ -97,7 +101,8 @@ constexpr bool isShapeError(int32_t code) {
          code == static_cast<int32_t>(RuntimeError::ResultSize) ||
          code == static_cast<int32_t>(RuntimeError::SequenceRanks) ||
          code == static_cast<int32_t>(RuntimeError::SequenceChunk) ||
-         code == static_cast<int32_t>(RuntimeError::SequenceIds);
+         code == static_cast<int32_t>(RuntimeError::SequenceIds) ||
+         code == static_cast<int32_t>(RuntimeError::GradientSize);
 }
 
 /// Whether `code` is about memory (status ATTN_OPT_ERROR_MEMORY of a kernel
