@@ -152,17 +152,13 @@ def _tensor(dims, t):
     return "tensor<" + "x".join(dims) + "x" + t + ">"
 
 
-def _signature(key, static=None):
+def _signature(key):
     """The arguments, operand list, attribute dictionary and q, k, v and
-    result types of one signature (dynamic batch and lengths, or the
-    `static` (batch, Lq, Lk))."""
+    result types of one signature (dynamic batch and lengths, but for the
+    static lengths of block layouts)."""
     (t, hq, hkv, d, dv, norm, pattern, scale, qk_eps, bias, gate, seg, kseg,
      proj, lengths, mods) = key
-    if static is not None:
-        bs, lq, lk = (str(x) for x in static)
-        lengths = (lq, lk)
-    else:
-        bs = "?"
+    bs = "?"
     lq, lk = ("?", "?") if lengths is None else (str(lengths[0]),
                                                  str(lengths[1]))
     q = _tensor([bs, str(hq), lq, str(d)], t)
@@ -181,13 +177,11 @@ def _signature(key, static=None):
         operands += f" gate(%gate : {r})"
         grads.append(("gate", r))
     if seg:
-        st = f"tensor<?x?x{seg}>" if static is None else \
-            f"tensor<{bs}x{lq}x{seg}>"
+        st = f"tensor<?x{lq}x{seg}>"
         args.append(f"%segments: {st}")
         operands += f" segments(%segments : {st})"
     if kseg:
-        st = f"tensor<?x?x{kseg}>" if static is None else \
-            f"tensor<{bs}x{lk}x{kseg}>"
+        st = f"tensor<?x{lk}x{kseg}>"
         args.append(f"%key_segments: {st}")
         operands += f" key_segments(%key_segments : {st})"
     if proj is not None:
@@ -306,18 +300,20 @@ def _mpi_handle(comm):
                                  else "mpich")
 
 
-def _build_grad(key, static):
-    """MLIR source of the forward and backward entries of one signature at
-    static batch and lengths (the fused backward kernels need them):
-    @forward returns the attention (and, for softmax, its log-sum-exp, which
-    the backward reads with the output instead of recomputing them);
-    @backward takes the arguments, the saved output (and log-sum-exp) and
-    the output's cotangent, and returns the gradients of query, key, value
-    (and bias, gate)."""
-    args, operands, attrs, (q, k, v, r), grads, regions = _signature(key,
-                                                                     static)
+def _build_grad(key):
+    """MLIR source of the forward and backward entries of one signature,
+    with dynamic batch and lengths as attention()'s own (one compilation
+    serves every length: the fused backward classifies its blocks at run
+    time): @forward returns the attention (and, for softmax, its
+    log-sum-exp, which the backward reads with the output instead of
+    recomputing them); @backward takes the arguments, the saved output
+    (and log-sum-exp) and the output's cotangent, and returns the gradients
+    of query, key, value (and bias, gate)."""
+    args, operands, attrs, (q, k, v, r), grads, regions = _signature(key)
     softmax = key[5] == "#attn.softmax"
-    lse = _tensor([str(static[0]), str(key[1]), str(static[1])], "f32")
+    lengths = key[14]
+    lse = _tensor(["?", str(key[1]), "?" if lengths is None
+                   else str(lengths[0])], "f32")
     fwd_results = f"{r}, {lse}" if softmax else r
     src = (f"func.func @forward({', '.join(args)}) -> ({fwd_results}) {{\n"
            f"  %0{':2' if softmax else ''} = attn.attention %query, %key, "
@@ -363,15 +359,14 @@ def _torch_module():
 _grad_functions = {}
 
 
-def _grad_library(key, static):
-    k = (key, static)
-    lib = _grad_functions.get(k)
+def _grad_library(key):
+    lib = _grad_functions.get(key)
     if lib is None:
         with _functions_lock:
-            lib = _grad_functions.get(k)
+            lib = _grad_functions.get(key)
             if lib is None:
-                lib = compile(_build_grad(key, static))
-                _grad_functions[k] = lib
+                lib = compile(_build_grad(key))
+                _grad_functions[key] = lib
     return lib
 
 
@@ -389,8 +384,8 @@ def _autograd_function():
 
         @staticmethod
         def forward(ctx, q, k, v, bias, gate, call):
-            key, static, passive, threads = call
-            lib = _grad_library(key, static)
+            key, passive, threads = call
+            lib = _grad_library(key)
             if threads is not None:
                 lib.set_num_threads(threads)
             inputs = [x.detach().contiguous()
@@ -413,8 +408,8 @@ def _autograd_function():
                     "backward was called with create_graph=True (a "
                     "gradient penalty or double backward); compute that "
                     "part with PyTorch's attention")
-            key, static, passive, threads = ctx.call
-            lib = _grad_library(key, static)
+            key, passive, threads = ctx.call
+            lib = _grad_library(key)
             if threads is not None:
                 lib.set_num_threads(threads)
             tensors = ctx.saved_tensors
@@ -616,12 +611,12 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
            bias_key, gate is not None, seg_key, kseg_key, proj_key,
            (lq, lk) if spelled[2] else None, mods_key)
     if _grad is not None:
-        # Differentiable: static batch and lengths (one compilation per
-        # shape; the fused backward kernels need them).
+        # Differentiable: one compilation of the forward and backward for
+        # every batch and length, as without gradients.
         passive = [x for x in (segments if seg_key else None,
                                key_segments if kseg_key else None,
                                projection) if x is not None] + captured
-        call = (key, (b, lq, lk), passive, threads)
+        call = (key, passive, threads)
         return _autograd_function().apply(q, k, v, bias, gate, call)
     handle = mpi = order = None
     if sequence_parallel is not None:

@@ -43,16 +43,15 @@ const Capability &mlir::attn::getReferenceGradientCapability() {
 
 const Capability &mlir::attn::getLinearGradientCapability() {
   // The forward's linear form (attn-reassociate); its chunked prefix form
-  // needs static Lq = Lk.
+  // needs Lq = Lk (with dynamic lengths checked at run time: the quadratic
+  // gradient otherwise, as the forward).
   static const Capability capability = forGradients(
       {"linear-gradient",
        "convert-attn-grad-to-linalg{linear-kernelized=1}",
        "the linear-time gradient of kernelized attention (prefix sums for "
        "causal masks and documents)",
        {getLinearFormFeatures()},
-       {{Feature::PatternCausal, Feature::DynamicLengths},
-        {Feature::PatternCausal, Feature::UnequalLengths},
-        {Feature::PatternSegments, Feature::DynamicLengths},
+       {{Feature::PatternCausal, Feature::UnequalLengths},
         {Feature::PatternSegments, Feature::UnequalLengths}}});
   return capability;
 }
@@ -230,8 +229,32 @@ struct GradLowering {
   /// materialized score gradient.
   SmallVector<Value> build() {
     if (linear)
-      if (std::optional<LinearMaskForm> form = linearForm())
-        return buildLinear(*form);
+      if (std::optional<LinearMaskForm> form = linearForm()) {
+        const AttentionDims &d = p.dims;
+        bool dynamic = ShapedType::isDynamic(d.queryLen) ||
+                       ShapedType::isDynamic(d.keyLen);
+        if (!(form->causal || form->segments) || !dynamic)
+          return buildLinear(*form);
+        // Lengths known at run time: the chunked prefix form when Lq ==
+        // Lk (the forward's condition, attn-reassociate), else the
+        // quadratic form, chosen at run time.
+        op.emitRemark() << "convert-attn-grad-to-linalg: lengths are "
+                           "dynamic: the linear-time gradient when Lq == Lk, "
+                           "else the quadratic gradient, chosen at run time";
+        ImplicitLocOpBuilder &b = tb.b;
+        Value same = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                           tensor::DimOp::create(b, p.query, 2),
+                                           tensor::DimOp::create(b, p.key, 2));
+        auto pick = scf::IfOp::create(
+            b, same,
+            [&](OpBuilder &, Location) {
+              scf::YieldOp::create(b, buildLinear(*form));
+            },
+            [&](OpBuilder &, Location) {
+              scf::YieldOp::create(b, buildQuadratic());
+            });
+        return pick.getResults();
+      }
     return buildQuadratic();
   }
 
@@ -332,35 +355,44 @@ struct GradLowering {
 
   //===--- The linear form of kernelized attention ----------------------===//
 
-  /// `x` (`B x H x L x C`) with its sequence reversed (static L). (Read by
+  /// The last index of dimension `d` of `x` (a constant when static).
+  Value lastIndex(Value x, int64_t d) {
+    int64_t len = shapeOf(x)[d];
+    if (!ShapedType::isDynamic(len))
+      return tb.index(len - 1);
+    return arith::SubIOp::create(tb.b, tensor::DimOp::create(tb.b, x, d),
+                                 tb.index(1));
+  }
+
+  /// `x` (`B x H x L x C`) with its sequence reversed. (Read by
   /// tensor.extract, not through an indexing map `L - 1 - i`: tiling takes
   /// an operand's slice to grow with the loop's.)
   Value reversed(Value x) {
-    int64_t len = shapeOf(x)[2];
-    return tb.generic(
-        {}, {}, tb.empty(tb.sizes(x), getElementTypeOrSelf(x.getType())),
-        tb.map(4, {0, 1, 2, 3}), "pppp",
-        [&](ImplicitLocOpBuilder &bb, ValueRange) -> Value {
-          SmallVector<Value> at;
-          for (int64_t d = 0; d < 4; ++d)
-            at.push_back(linalg::IndexOp::create(bb, d));
-          at[2] = arith::SubIOp::create(bb, tb.index(len - 1), at[2]);
-          return tensor::ExtractOp::create(bb, x, at);
-        });
+    Value last = lastIndex(x, 2);
+    return tb.generic({}, {},
+                      tb.empty(tb.sizes(x), getElementTypeOrSelf(x.getType())),
+                      tb.map(4, {0, 1, 2, 3}), "pppp",
+                      [&](ImplicitLocOpBuilder &bb, ValueRange) -> Value {
+                        SmallVector<Value> at;
+                        for (int64_t d = 0; d < 4; ++d)
+                          at.push_back(linalg::IndexOp::create(bb, d));
+                        at[2] = arith::SubIOp::create(bb, last, at[2]);
+                        return tensor::ExtractOp::create(bb, x, at);
+                      });
   }
 
   /// Segment ids (`B x L`) reversed and negated: the ids of the reversed
   /// sequence, non-decreasing again where they were (the chunked form's
   /// fast case); negation keeps which positions share an id.
   Value reversedIds(Value ids) {
-    int64_t len = shapeOf(ids)[1];
+    Value last = lastIndex(ids, 1);
     Type type = getElementTypeOrSelf(ids.getType());
     return tb.generic(
         {}, {}, tb.empty(tb.sizes(ids), type), tb.map(2, {0, 1}), "pp",
         [&](ImplicitLocOpBuilder &bb, ValueRange) -> Value {
-          Value at[2] = {linalg::IndexOp::create(bb, 0),
-                         arith::SubIOp::create(bb, tb.index(len - 1),
-                                               linalg::IndexOp::create(bb, 1))};
+          Value at[2] = {
+              linalg::IndexOp::create(bb, 0),
+              arith::SubIOp::create(bb, last, linalg::IndexOp::create(bb, 1))};
           return arith::SubIOp::create(
               bb, arith::ConstantOp::create(bb, bb.getIntegerAttr(type, 0)),
               tensor::ExtractOp::create(bb, ids, at));
