@@ -65,6 +65,14 @@
 // REDEFINE: %{fn} = packed_relu
 // REDEFINE: %{args} = --input cq=%t/in/cq.npy --input ck=%t/in/ck.npy --shape q=1x2x60x16 --shape k=1x2x50x16 --shape v=1x2x50x16
 // RUN: %{check}
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/cq3.npy --dtype '<i4' --shape 4 --values 0,70,71,200
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/ck3.npy --dtype '<i4' --shape 4 --values 0,90,91,200
+// REDEFINE: %{fn} = packed_softmax_gqa_mods
+// REDEFINE: %{args} = --input cq=%t/in/cq3.npy --input ck=%t/in/ck3.npy --shape q=1x4x200x16 --shape k=1x2x200x16 --shape v=1x2x200x8 --shape gate=1x4x200x8 --shape d_output=1x4x200x8
+// REDEFINE: %{extra} = --output %t/%{fn}/d_gate.npy --output %t/%{fn}/d_sinks.npy
+// RUN: %{check}
+// REDEFINE: %{args} =
+// REDEFINE: %{extra} =
 // REDEFINE: %{fn} = dynamic_causal
 // REDEFINE: %{args} = --shape q=2x4x33x16 --shape k=2x2x41x16 --shape v=2x2x41x16
 // RUN: %{check}
@@ -191,6 +199,14 @@ func.func @modifiers_lse(%q: tensor<2x4x40x16xf32>, %k: tensor<2x2x40x16xf32>, %
 func.func @padded_causal(%q: tensor<4x2x?x16xf32>, %k: tensor<4x1x?x16xf32>, %v: tensor<4x1x?x8xf32>, %lq: tensor<4xi32>, %lk: tensor<4xi32>) -> tensor<4x2x?x8xf32> {
   %0 = attn.attention %q, %k, %v query_lengths(%lq : tensor<4xi32>) key_lengths(%lk : tensor<4xi32>) {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<4x2x?x16xf32>, tensor<4x1x?x16xf32>, tensor<4x1x?x8xf32> -> tensor<4x2x?x8xf32>
   return %0 : tensor<4x2x?x8xf32>
+}
+
+// Packed varlen batch, sequences over several tiles and key blocks (Lq !=
+// Lk per sequence: causal bottom-right), GQA, a gate and sinks (their
+// gradients): the fused backward's flat tiles and key blocks.
+func.func @packed_softmax_gqa_mods(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x8xf32>, %gate: tensor<1x4x?x8xf32>, %cq: tensor<4xi32>, %ck: tensor<4xi32>, %sinks: tensor<4xf32>) -> tensor<1x4x?x8xf32> {
+  %0 = attn.attention %q, %k, %v gate(%gate : tensor<1x4x?x8xf32>) query_offsets(%cq : tensor<4xi32>) key_offsets(%ck : tensor<4xi32>) sinks(%sinks : tensor<4xf32>) {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x8xf32> -> tensor<1x4x?x8xf32>
+  return %0 : tensor<1x4x?x8xf32>
 }
 
 // Packed varlen batch; rows past the last offset are no sequence's.

@@ -309,39 +309,43 @@ void KernelFrame::prepareTables(Type outElem) {
 }
 
 void KernelFrame::preparePackedTiles() {
+  auto [starts, count] = packedTiles(queryOffsetBuf, blockQ);
+  tileStartBuf = starts;
+  numTiles = count;
+}
+
+std::pair<Value, Value> KernelFrame::packedTiles(Value offsets, int64_t block) {
   // A packed batch: the tiles of every sequence, one after the other;
-  // tileStart[s] is the first tile of sequence s, tileStart[N] their count.
+  // starts[s] is the first tile of sequence s, starts[N] their count.
   // (The deallocation pipeline frees the buffer.)
   // The offsets are read only once the run-time checks hold (they may be
   // empty or decreasing otherwise); a failed check leaves no tiles.
-  Value n = memref::DimOp::create(b, queryOffsetBuf, 0);
-  tileStartBuf = memref::AllocOp::create(
+  Value n = memref::DimOp::create(b, offsets, 0);
+  Value starts = memref::AllocOp::create(
       b, MemRefType::get({ShapedType::kDynamic}, b.getIndexType()),
       ValueRange{arith::MaxUIOp::create(b, n, idx(1))});
   auto countTiles = [&]() -> Value {
-    memref::StoreOp::create(b, idx(0), tileStartBuf, ValueRange{idx(0)});
+    memref::StoreOp::create(b, idx(0), starts, ValueRange{idx(0)});
     return forLoop(idx(1), n, 1, {idx(0)}, [&](Value s, ValueRange acc) {
-      Value len = sub(loadIndex(queryOffsetBuf, s),
-                      loadIndex(queryOffsetBuf, sub(s, idx(1))));
-      Value total =
-          add(acc[0], arith::CeilDivUIOp::create(b, len, idx(blockQ)));
-      memref::StoreOp::create(b, total, tileStartBuf, ValueRange{s});
+      Value len =
+          sub(loadIndex(offsets, s), loadIndex(offsets, sub(s, idx(1))));
+      Value total = add(acc[0], arith::CeilDivUIOp::create(b, len, idx(block)));
+      memref::StoreOp::create(b, total, starts, ValueRange{s});
       return SmallVector<Value>{total};
     })[0];
   };
-  if (!spec.runtimeOk) {
-    numTiles = countTiles();
-    return;
-  }
-  numTiles = scf::IfOp::create(
-                 b, spec.runtimeOk,
-                 [&](OpBuilder &, Location) {
-                   scf::YieldOp::create(b, ValueRange{countTiles()});
-                 },
-                 [&](OpBuilder &, Location) {
-                   scf::YieldOp::create(b, ValueRange{idx(0)});
-                 })
-                 .getResult(0);
+  if (!spec.runtimeOk)
+    return {starts, countTiles()};
+  Value count = scf::IfOp::create(
+                    b, spec.runtimeOk,
+                    [&](OpBuilder &, Location) {
+                      scf::YieldOp::create(b, ValueRange{countTiles()});
+                    },
+                    [&](OpBuilder &, Location) {
+                      scf::YieldOp::create(b, ValueRange{idx(0)});
+                    })
+                    .getResult(0);
+  return {starts, count};
 }
 
 void KernelFrame::guarded(function_ref<void()> body) {
@@ -381,12 +385,20 @@ Value KernelFrame::finishLse() {
 //===----------------------------------------------------------------------===//
 
 Value KernelFrame::sequenceOfTile(Value tileIdx) {
-  // The last s with tileStart[s] <= tileIdx, by bisection over [0, N).
-  Value n = sub(memref::DimOp::create(b, tileStartBuf, 0), idx(1));
+  return sequenceOf(tileStartBuf, tileIdx);
+}
+
+Value KernelFrame::firstTileOf(Value s) {
+  return memref::LoadOp::create(b, tileStartBuf, ValueRange{s});
+}
+
+Value KernelFrame::sequenceOf(Value starts, Value tileIdx) {
+  // The last s with starts[s] <= tileIdx, by bisection over [0, N).
+  Value n = sub(memref::DimOp::create(b, starts, 0), idx(1));
   SmallVector<Value> range =
       forLoop(idx(0), idx(32), 1, {idx(0), n}, [&](Value, ValueRange lh) {
         Value mid = div(add(lh[0], lh[1]), 2);
-        Value start = memref::LoadOp::create(b, tileStartBuf, ValueRange{mid});
+        Value start = memref::LoadOp::create(b, starts, ValueRange{mid});
         Value below =
             arith::CmpIOp::create(b, arith::CmpIPredicate::ule, start, tileIdx);
         Value narrow = lt(add(lh[0], 1), lh[1]);

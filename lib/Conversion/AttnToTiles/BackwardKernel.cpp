@@ -65,9 +65,7 @@ const Capability &mlir::attn::getFusedBackwardCapability() {
   // modifier the kernel frame applies but qk-layernorm, with the gradients
   // of bias, gate and sinks.
   auto profile = [](Feature normalizer) {
-    return getApplicableFeatures(normalizer) - FeatureSet{Feature::QkNormEps,
-                                                          Feature::QueryOffsets,
-                                                          Feature::KeyOffsets};
+    return getApplicableFeatures(normalizer) - FeatureSet{Feature::QkNormEps};
   };
   static const Capability capability = forGradients(
       {"fused-backward",
@@ -132,6 +130,7 @@ public:
     softmax = p.isSoftmax();
     pointwise = dyn_cast<PointwiseAttr>(p.normalizer);
     modified = p.modifiers.softcap || p.regions.scoreMod;
+    packed = p.sequences.isPacked();
     inlineScores = !modified && !p.modifiers.bias && !p.modifiers.alibiSlopes &&
                    !p.masking.tensor && !p.regions.maskMod && !p.segments.query;
     f32 = b.getF32Type();
@@ -164,6 +163,12 @@ public:
     lk = size(p.dims.keyLen, f.keyLen);
     lqp = padTo(lq, blockQ);
     lkp = padTo(lk, blockK);
+    if (packed) {
+      // (A sequence's tiles start at its first row: the last may reach a
+      // block past the rows.)
+      lqp = add(lqp, blockQ);
+      lkp = add(lkp, blockK);
+    }
     dq = alloc({batch, heads, lq, dim});
     dk = alloc({batch, kvHeads, lk, dim});
     dv = alloc({batch, kvHeads, lk, vdim});
@@ -187,26 +192,52 @@ public:
   }
 
 private:
-  /// Visits the query blocks that key block `kb` of head `h` of batch row
-  /// `bIdx` may meet (and whether the layout lists them partial).
-  using QueryBlockWalk = std::function<void(
-      Value bIdx, Value h, Value kb, function_ref<void(Value, bool)> body)>;
+  /// A key block: its index in its sequence, the sequence (packed
+  /// batches), the buffer row of its first key and the row its sequence
+  /// ends at (where its gradients' rows stop).
+  struct KeyBlock {
+    Value local, seq, row0, rowEnd;
+  };
+
+  /// Visits the query tiles (flat tile indices for forTile) that key block
+  /// `kb` of head `h` of batch row `bIdx` may meet, and whether the layout
+  /// lists them partial.
+  using QueryBlockWalk =
+      std::function<void(Value bIdx, Value h, const KeyBlock &kb,
+                         function_ref<void(Value, bool)> body)>;
 
   /// The prologue and the passes.
   void compute(const BlockLayout *layout) {
     prologue();
-    if (dbias)
-      linalg::FillOp::create(b, ValueRange{f32Const(0.0)}, ValueRange{dbias});
+    for (Value g : {dbias, p.sequences.isVarlen() ? dq : Value(),
+                    p.sequences.isVarlen() ? dk : Value(),
+                    p.sequences.isVarlen() ? dv : Value(),
+                    p.sequences.isVarlen() ? dgate : Value()})
+      if (g) // (rows no sequence covers, blocks no pair reaches: zeros)
+        linalg::FillOp::create(b, ValueRange{f32Const(0.0)}, ValueRange{g});
+    Value keyTiles = blocksIn(lkp, blockK);
+    if (packed)
+      std::tie(keyStarts, keyTiles) = f.packedTiles(f.keyOffsets(), blockK);
     std::optional<KernelTables> columns;
     if (layout)
       columns = KernelTables::build(b, layout->transposed(), p.dims.queryLen,
                                     f.spec.mask);
     // A key block's walk over the query blocks: the transposed layout's
     // row, or every query block of the sequence, classified at run time.
-    QueryBlockWalk walk = [&, layout](Value bIdx, Value h, Value kb,
+    QueryBlockWalk walk = [&, layout](Value bIdx, Value h, const KeyBlock &kb,
                                       function_ref<void(Value, bool)> body) {
       if (layout) {
-        visitRow(*columns, layout->getNumKeyBlocks(), h, kb, body);
+        visitRow(*columns, layout->getNumKeyBlocks(), h, kb.local, body);
+        return;
+      }
+      if (packed) {
+        // The tiles of the key block's sequence.
+        Value s1 = add(kb.seq, 1);
+        Value len = sub(f.loadIndex(f.queryOffsets(), s1),
+                        f.loadIndex(f.queryOffsets(), kb.seq));
+        Value first = f.firstTileOf(kb.seq);
+        forRange(idx(0), arith::CeilDivUIOp::create(b, len, idx(blockQ)),
+                 [&](Value t) { body(add(first, t), /*masked=*/true); });
         return;
       }
       Value tiles = arith::CeilDivUIOp::create(b, f.sequenceLengths(bIdx).first,
@@ -220,15 +251,27 @@ private:
       Value dqAcc = alloc({batch, heads, lqp, dimp});
       Value outAcc = dgate ? alloc({batch, heads, lqp, vdimp}) : Value();
       parallel({batch, kvHeads}, [&](ValueRange ivs) {
-        headTask(ivs[0], ivs[1], walk, dqAcc, outAcc);
+        headTask(ivs[0], ivs[1], keyTiles, walk, dqAcc, outAcc);
       });
       return;
     }
-    parallel({batch, kvHeads, blocksIn(lkp, blockK)}, [&](ValueRange ivs) {
+    parallel({batch, kvHeads, keyTiles}, [&](ValueRange ivs) {
       keyBlockTask(ivs[0], ivs[1], ivs[2], walk, Value(), Value());
     });
-    parallel({batch, heads, blocksIn(lqp, blockQ)},
+    parallel({batch, heads, packed ? f.numTiles : blocksIn(lqp, blockQ)},
              [&](ValueRange ivs) { queryBlockTask(ivs[0], ivs[1], ivs[2]); });
+  }
+
+  /// Key block `kb` of batch row `bIdx` (a flat index over the sequences of
+  /// a packed batch).
+  KeyBlock keyBlockOf(Value bIdx, Value kb) {
+    if (!packed)
+      return {kb, Value(), mul(kb, blockK), lk};
+    Value s = f.sequenceOf(keyStarts, kb);
+    Value local = sub(kb, load(keyStarts, {s}));
+    Value base = f.loadIndex(f.keyOffsets(), s);
+    return {local, s, add(base, mul(local, blockK)),
+            f.loadIndex(f.keyOffsets(), add(s, 1))};
   }
 
   AttentionGradOp op;
@@ -248,6 +291,11 @@ private:
   /// Whether a modifier has a derivative other than 1 (softcap, a score
   /// region): the score gradient is multiplied by it.
   bool modified;
+  /// A packed batch (query and key offsets): tiles and key blocks start at
+  /// their sequences' first rows, flat over the sequences.
+  bool packed;
+  /// The first flat key block of each sequence of a packed batch.
+  Value keyStarts;
   /// Whether the per-score code is short (no modifier, bias, mask tensor,
   /// region or segment ids): then it runs in the product's registers.
   bool inlineScores;
@@ -503,7 +551,7 @@ private:
     parallel({batch, heads}, [&](ValueRange ivs) {
       Value bIdx = ivs[0], h = ivs[1];
       // (Rows past a padded batch row's length are zeros too.)
-      Value rows = f.sequenceLengths(bIdx).first;
+      Value rows = packed ? lq : f.sequenceLengths(bIdx).first;
       padRows(f.queryBuf, qp, qt, bIdx, h, rows, lqp, dim, dimp);
       // (The gradient of the ungated output: dO times the gate.)
       padRows(dO, dop, dot, bIdx, h, rows, lqp, vdim, vdimp, f.gateBuf);
@@ -538,7 +586,7 @@ private:
       });
     });
     parallel({batch, kvHeads}, [&](ValueRange ivs) {
-      Value keys = f.sequenceLengths(ivs[0]).second;
+      Value keys = packed ? lk : f.sequenceLengths(ivs[0]).second;
       padRows(f.keyBuf, kp, Value(), ivs[0], ivs[1], keys, lkp, dim, dimp);
       padRows(f.valueBuf, vp, Value(), ivs[0], ivs[1], keys, lkp, vdim, vdimp);
     });
@@ -555,6 +603,22 @@ private:
   StepBuffers stepBuffers() {
     return {alloc({blockK, blockQ}), alloc({blockK, blockQ}),
             alloc({blockK, blockQ})};
+  }
+
+  /// i1 per lane: the queries from `start` (positions in the current
+  /// sequence) lie in it.
+  Value rowsInside(Value start) {
+    auto vi = VectorType::get({lanes}, b.getI32Type());
+    Value iota = arith::ConstantOp::create(
+        b, DenseElementsAttr::get(vi, ArrayRef<int32_t>(llvm::to_vector(
+                                          llvm::seq<int32_t>(0, lanes)))));
+    auto splat = [&](Value i) -> Value {
+      return vector::BroadcastOp::create(
+          b, vi, arith::IndexCastOp::create(b, b.getI32Type(), i));
+    };
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                 arith::AddIOp::create(b, splat(start), iota),
+                                 splat(f.seqQueryLen));
   }
 
   /// Runs `body(m, n)` for every vector of a `blockK x blockQ` block: key
@@ -579,6 +643,9 @@ private:
   void blockStep(Value bIdx, Value h, Value kh, Value i0, Value k0, bool masked,
                  const StepBuffers &sb, bool writeBias) {
     Value zero = fsplat(0.0);
+    // Buffer rows of the tile's first query and the block's first key (the
+    // positions i0 and k0 are in the current sequence).
+    Value qRow0 = add(f.queryBase, i0), kRow0 = add(f.keyBase, k0);
     Value slope = f.alibiSlope(QueryRows{i0, lanes});
     // The step of one vector of scores (key `m`, queries from `n`): the
     // score from S^T (in pt), P^T into pt, dS^T from dP^T (`dp`) into dst.
@@ -593,6 +660,8 @@ private:
       Value dmod;
       std::tie(s, dmod) = f.modifyScoreWithDerivative(s, rows, key, slope);
       Value ok = masked ? f.allowed(rows, key) : Value();
+      if (packed) // (a tile's last rows may be the next sequence's)
+        ok = arith::AndIOp::create(b, ok, rowsInside(rows.start));
       if (masked && f.maskBuf) {
         auto [added, tensorOk] = f.loadMaskTensor(rows, f.keyRow(key, masked));
         if (added)
@@ -601,7 +670,7 @@ private:
       }
       Value pv, fac;
       if (softmax) {
-        Value l = vload(lsep, {bIdx, h, add(i0, n)});
+        Value l = vload(lsep, {bIdx, h, add(qRow0, n)});
         // (A NaN score or row stays NaN: the approximated exp need not
         // keep it.)
         Value x = arith::SubFOp::create(b, s, l);
@@ -623,7 +692,7 @@ private:
       // keys or rows the score does not see, as the reference gradient.
       Value ds, isZero;
       if (softmax) {
-        Value dd = vload(dvec, {bIdx, h, add(i0, n)});
+        Value dd = vload(dvec, {bIdx, h, add(qRow0, n)});
         ds = arith::MulFOp::create(b, pv, arith::SubFOp::create(b, dp, dd));
         isZero = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, pv, zero);
       } else {
@@ -634,7 +703,7 @@ private:
         ds = arith::MulFOp::create(b, ds, dmod);
       ds = arith::SelectOp::create(b, isZero, zero, ds);
       if (writeBias)
-        storeBiasGradient(ds, bIdx, h, add(i0, n), key);
+        storeBiasGradient(ds, bIdx, h, add(qRow0, n), add(kRow0, m));
       vstore(arith::MulFOp::create(b, ds, fsplat(p.scale)), sb.dst, {m, n});
     };
     // S^T = K_j Q_i^T, then dP^T = V_j dO_i^T: register-tiled products.
@@ -643,14 +712,22 @@ private:
     // code) in a loop over the block.
     gemm(
         blockK, blockQ, dim,
-        [&](Value m, Value d) { return load(kp, {bIdx, kh, add(k0, m), d}); },
-        [&](Value d, Value n) { return vload(qt, {bIdx, h, d, add(i0, n)}); },
+        [&](Value m, Value d) {
+          return load(kp, {bIdx, kh, add(kRow0, m), d});
+        },
+        [&](Value d, Value n) {
+          return vload(qt, {bIdx, h, d, add(qRow0, n)});
+        },
         [&](Value, Value) { return zero; },
         [&](Value m, Value n, Value acc) { vstore(acc, sb.pt, {m, n}); });
     gemm(
         blockK, blockQ, vdim,
-        [&](Value m, Value e) { return load(vp, {bIdx, kh, add(k0, m), e}); },
-        [&](Value e, Value n) { return vload(dot, {bIdx, h, e, add(i0, n)}); },
+        [&](Value m, Value e) {
+          return load(vp, {bIdx, kh, add(kRow0, m), e});
+        },
+        [&](Value e, Value n) {
+          return vload(dot, {bIdx, h, e, add(qRow0, n)});
+        },
         [&](Value, Value) { return zero; },
         [&](Value m, Value n, Value dp) {
           if (inlineScores)
@@ -775,19 +852,22 @@ private:
   /// dK and dV of key block `kb` of key/value head `kh` (pass A); with
   /// `dqAcc` (`[B, Hq, Lqp, dimp]`) also each query block's dQ, with
   /// `outAcc` (`[B, Hq, Lqp, vdimp]`) its ungated output.
-  void keyBlockTask(Value bIdx, Value kh, Value kb, const QueryBlockWalk &walk,
-                    Value dqAcc, Value outAcc) {
+  void keyBlockTask(Value bIdx, Value kh, Value kbIdx,
+                    const QueryBlockWalk &walk, Value dqAcc, Value outAcc) {
     // (`masked` blocks skip the zero weights and gradients of masked
-    // scores in their products.)
+    // scores in their products; every block of a packed batch is masked:
+    // its tiles' last rows may be the next sequence's.)
     Value dkAcc = zeroed({blockK, dimp}), dvAcc = zeroed({blockK, vdimp});
     StepBuffers sb = stepBuffers();
-    Value k0 = mul(kb, blockK);
+    KeyBlock kb = keyBlockOf(bIdx, kbIdx);
+    Value k0 = mul(kb.local, blockK);
     forRange(idx(0), idx(group), [&](Value g) {
       Value h = add(mul(kh, group), g);
       walk(bIdx, h, kb, [&](Value qb, bool listedMasked) {
         f.forTile(bIdx, h, qb, [&] {
-          visitKeyBlock(kb, listedMasked, [&](bool masked) {
-            Value i0 = mul(qb, blockQ);
+          visitKeyBlock(kb.local, listedMasked, [&](bool visitMasked) {
+            bool masked = visitMasked || packed;
+            Value i0 = f.firstQuery, qRow0 = add(f.queryBase, i0);
             blockStep(bIdx, h, kh, i0, k0, masked, sb,
                       /*writeBias=*/static_cast<bool>(dbias));
             // dV_j += P^T dO_i; dK_j += dS^T Q_i.
@@ -797,7 +877,7 @@ private:
                   blockK, cols, blockQ,
                   [&](Value m, Value k) { return load(lhs, {m, k}); },
                   [&](Value k, Value n) {
-                    return vload(rhs, {bIdx, h, add(i0, k), n});
+                    return vload(rhs, {bIdx, h, add(qRow0, k), n});
                   },
                   [&](Value m, Value n) { return vload(acc, {m, n}); },
                   [&](Value m, Value n, Value v) { vstore(v, acc, {m, n}); },
@@ -806,17 +886,17 @@ private:
             accumulate(sb.pt, dop, dvAcc, vdimp);
             accumulate(sb.dst, qp, dkAcc, dimp);
             if (dqAcc)
-              accumulateRows(sb.dst, kp, dimp, bIdx, kh, k0, dqAcc,
-                             {bIdx, h, i0}, masked);
+              accumulateRows(sb.dst, kp, dimp, bIdx, kh, kb.row0, dqAcc,
+                             {bIdx, h, qRow0}, masked);
             if (outAcc)
-              accumulateRows(sb.pt, vp, vdimp, bIdx, kh, k0, outAcc,
-                             {bIdx, h, i0}, masked);
+              accumulateRows(sb.pt, vp, vdimp, bIdx, kh, kb.row0, outAcc,
+                             {bIdx, h, qRow0}, masked);
           });
         });
       });
     });
-    storeRows(dkAcc, dk, bIdx, kh, k0, blockK, lk, dim);
-    storeRows(dvAcc, dv, bIdx, kh, k0, blockK, lk, vdim);
+    storeRows(dkAcc, dk, bIdx, kh, kb.row0, blockK, kb.rowEnd, dim);
+    storeRows(dvAcc, dv, bIdx, kh, kb.row0, blockK, kb.rowEnd, vdim);
   }
 
   /// Zeroes rows [0, lqp) of head `h`'s part of `acc` (`[B, Hq, Lqp, n]`).
@@ -841,15 +921,15 @@ private:
   /// One pass: every gradient of key/value head `kh`, its key blocks in
   /// order (dQ of its query heads summed over them, and their ungated
   /// outputs into `outAcc` for the gate's gradient).
-  void headTask(Value bIdx, Value kh, const QueryBlockWalk &walk, Value dqAcc,
-                Value outAcc) {
+  void headTask(Value bIdx, Value kh, Value keyTiles,
+                const QueryBlockWalk &walk, Value dqAcc, Value outAcc) {
     forRange(idx(0), idx(group), [&](Value g) {
       Value h = add(mul(kh, group), g);
       zeroRows(dqAcc, bIdx, h, dimp);
       if (outAcc)
         zeroRows(outAcc, bIdx, h, vdimp);
     });
-    forRange(idx(0), blocksIn(lkp, blockK), [&](Value kb) {
+    forRange(idx(0), keyTiles, [&](Value kb) {
       keyBlockTask(bIdx, kh, kb, walk, dqAcc, outAcc);
     });
     forRange(idx(0), idx(group), [&](Value g) {
@@ -859,16 +939,16 @@ private:
         storeRows(rowsOf(dqAcc, bIdx, h, i0, dimp), dq, bIdx, h, i0, blockQ, lq,
                   dim);
         if (outAcc)
-          storeGateRows(rowsOf(outAcc, bIdx, h, i0, vdimp), bIdx, h, i0);
+          storeGateRows(rowsOf(outAcc, bIdx, h, i0, vdimp), bIdx, h, i0, lq);
       });
     });
   }
 
   /// dgate = dO * O_ungated for the rows from `i0` (`acc`: their ungated
   /// outputs, `blockQ x vdimp`).
-  void storeGateRows(Value acc, Value bIdx, Value h, Value i0) {
+  void storeGateRows(Value acc, Value bIdx, Value h, Value i0, Value limit) {
     Value dO = readOnlyBuffer(b, op.getGradOutput());
-    storeRows(acc, dgate, bIdx, h, i0, blockQ, lq, vdim, dO);
+    storeRows(acc, dgate, bIdx, h, i0, blockQ, limit, vdim, dO);
   }
 
   /// Pass B: dQ (and the gate's gradient) of query block `qb` of head `h`,
@@ -878,22 +958,28 @@ private:
     Value outAcc = dgate ? zeroed({blockQ, vdimp}) : Value();
     StepBuffers sb = stepBuffers();
     Value kh = div(h, group);
-    Value i0 = mul(qb, blockQ);
+    // (Tiles with no query row of their sequence are skipped: their rows
+    // are padding, zero-filled.)
     f.forTile(bIdx, h, qb, [&] {
+      Value i0 = f.firstQuery, qRow0 = add(f.queryBase, i0);
       f.visitTile(
-          {}, [&](Value k0, bool masked, ValueRange) -> SmallVector<Value> {
+          {},
+          [&](Value k0, bool visitMasked, ValueRange) -> SmallVector<Value> {
+            bool masked = visitMasked || packed;
+            Value kRow0 = add(f.keyBase, k0);
             blockStep(bIdx, h, kh, i0, k0, masked, sb, /*writeBias=*/false);
-            accumulateRows(sb.dst, kp, dimp, bIdx, kh, k0, dqAcc, {idx(0)},
+            accumulateRows(sb.dst, kp, dimp, bIdx, kh, kRow0, dqAcc, {idx(0)},
                            masked);
             if (outAcc)
-              accumulateRows(sb.pt, vp, vdimp, bIdx, kh, k0, outAcc, {idx(0)},
-                             masked);
+              accumulateRows(sb.pt, vp, vdimp, bIdx, kh, kRow0, outAcc,
+                             {idx(0)}, masked);
             return {};
           });
+      Value end = add(f.queryBase, f.seqQueryLen);
+      storeRows(dqAcc, dq, bIdx, h, qRow0, blockQ, end, dim);
+      if (outAcc)
+        storeGateRows(outAcc, bIdx, h, qRow0, end);
     });
-    storeRows(dqAcc, dq, bIdx, h, i0, blockQ, lq, dim);
-    if (outAcc)
-      storeGateRows(outAcc, bIdx, h, i0);
   }
 
   //===--------------------------------------------------------------------===//
@@ -959,7 +1045,14 @@ private:
         Value sink = toF32(load(f.sinkBuf, {h}));
         Value total = forLoop(
             idx(0), batch, 1, {f32Const(0.0)}, [&](Value bIdx, ValueRange acc) {
-              Value rows = f.sequenceLengths(bIdx).first;
+              // (The rows of a packed batch's sequences: up to the last
+              // offset.)
+              Value rows =
+                  packed
+                      ? f.loadIndex(
+                            f.queryOffsets(),
+                            sub(KernelArith::dim(f.queryOffsets(), 0), idx(1)))
+                      : f.sequenceLengths(bIdx).first;
               return forLoop(idx(0), rows, 1, acc, [&](Value i, ValueRange a) {
                 Value w = math::ExpOp::create(
                     b,

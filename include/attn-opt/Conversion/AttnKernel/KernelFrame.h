@@ -208,6 +208,20 @@ public:
   using BlockBody =
       function_ref<SmallVector<Value>(Value firstKey, bool masked, ValueRange)>;
 
+  /// A packed batch's tiles of `block` rows over the sequences of the
+  /// offsets buffer `offsets` (N + 1 entries): the first flat tile of each
+  /// sequence (a buffer of N + 1 entries, the last their count) and the
+  /// count (0 when the run-time checks fail).
+  std::pair<Value, Value> packedTiles(Value offsets, int64_t block);
+  /// The sequence of flat tile `tileIdx` of the tile starts `starts` (a
+  /// bisection).
+  Value sequenceOf(Value starts, Value tileIdx);
+  /// The first flat query tile of sequence `s` of a packed batch.
+  Value firstTileOf(Value s);
+  /// The query and key offsets of a packed batch (null otherwise).
+  Value queryOffsets() const { return queryOffsetBuf; }
+  Value keyOffsets() const { return keyOffsetBuf; }
+
   /// Visits the current tile's key blocks that hold an allowed key, threading
   /// `state` through `body`: from the compile-time layout (full blocks, then
   /// partial ones), or classified at run time (full, partial or skipped).
