@@ -121,54 +121,6 @@ struct GradLowering {
         });
   }
 
-  /// The gradient of `x` (`... x D`) from that of `layerNorm(x, eps)`:
-  /// `(dy - mean(dy) - n mean(dy n)) / sigma` with `n` the normalized `x`.
-  Value layerNormGrad(Value x, Value dy, double eps) {
-    int64_t rank = shapeOf(x).size();
-    double dim = static_cast<double>(shapeOf(x).back());
-    auto [id, outer] = tb.rowMaps(rank);
-    std::string iters(rank - 1, 'p');
-    TensorBuilder::Sizes shape = tb.sizes(x);
-    TensorBuilder::Sizes rows(shape.begin(), shape.end() - 1);
-    Value n = layerNorm(tb, x, eps);
-    // sigma from the variance of x.
-    Value mean = tb.reduceLast(
-        x, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-          return tb.fma(bb, tb.toF32(bb, a[0]), tb.f32Const(1.0 / dim), a[1]);
-        });
-    Value var =
-        tb.generic({x, mean}, {id, outer}, tb.filled(rows, 0.0), outer,
-                   iters + "r", [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                     Value c =
-                         arith::SubFOp::create(bb, tb.toF32(bb, a[0]), a[1]);
-                     return tb.fma(bb, c, c, a[2]);
-                   });
-    Value meanDy = tb.reduceLast(
-        dy, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-          return tb.fma(bb, a[0], tb.f32Const(1.0 / dim), a[1]);
-        });
-    Value meanDyN =
-        tb.generic({dy, n}, {id, id}, tb.filled(rows, 0.0), outer, iters + "r",
-                   [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                     return tb.fma(bb, arith::MulFOp::create(bb, a[0], a[1]),
-                                   tb.f32Const(1.0 / dim), a[2]);
-                   });
-    return tb.generic(
-        {dy, n, meanDy, meanDyN, var}, {id, id, outer, outer, outer},
-        tb.empty(shape), id, iters + "p",
-        [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-          Value t = arith::SubFOp::create(bb, a[0], a[2]);
-          t = arith::SubFOp::create(bb, t,
-                                    arith::MulFOp::create(bb, a[1], a[3]));
-          Value inv = math::RsqrtOp::create(
-              bb,
-              arith::AddFOp::create(
-                  bb, arith::MulFOp::create(bb, a[4], tb.f32Const(1.0 / dim)),
-                  tb.f32Const(eps)));
-          return arith::MulFOp::create(bb, t, inv);
-        });
-  }
-
   /// The cotangent reaching the weighted sum, `dO * gate` (`dO` without a
   /// gate), and the gate's gradient `dO * O_u` when requested (else null);
   /// `dO` (f32), `ungated` (`O_u`) and `gate` in one layout.
@@ -332,8 +284,8 @@ struct GradLowering {
       dK = featureMapGrad(tb, kn, dK, kernel, inputScale, p.projection);
     }
     if (p.qkNormEps) {
-      dQ5 = layerNormGrad(q5In, dQ5, *p.qkNormEps);
-      dK = layerNormGrad(kIn, dK, *p.qkNormEps);
+      dQ5 = layerNormGrad(tb, q5In, dQ5, *p.qkNormEps);
+      dK = layerNormGrad(tb, kIn, dK, *p.qkNormEps);
     }
     SmallVector<Value> results = {finishHeads(tb, dQ5, p.elementType),
                                   fromF32Tensor(tb, dK, p.elementType),
@@ -586,8 +538,8 @@ struct GradLowering {
     Value dQ = featureMapGrad(tb, qn, dFq, kernel, inputScale, p.projection);
     Value dK = featureMapGrad(tb, kn, dFk, kernel, inputScale, p.projection);
     if (p.qkNormEps) {
-      dQ = layerNormGrad(p.query, dQ, *p.qkNormEps);
-      dK = layerNormGrad(p.key, dK, *p.qkNormEps);
+      dQ = layerNormGrad(tb, p.query, dQ, *p.qkNormEps);
+      dK = layerNormGrad(tb, p.key, dK, *p.qkNormEps);
     }
     SmallVector<Value> results = {fromF32Tensor(tb, dQ, p.elementType),
                                   fromF32Tensor(tb, dK, p.elementType),

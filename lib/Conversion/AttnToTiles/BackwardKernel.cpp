@@ -60,12 +60,12 @@ using namespace mlir;
 using namespace mlir::attn;
 
 const Capability &mlir::attn::getFusedBackwardCapability() {
-  // Static or dynamic sizes (blocks classified at run time), padded varlen
-  // batches; f16 and bf16 are read into f32 (the sums stay f32). Every
-  // modifier the kernel frame applies but qk-layernorm, with the gradients
-  // of bias, gate and sinks.
+  // Static or dynamic sizes (blocks classified at run time), padded and
+  // packed varlen batches; f16 and bf16 are read into f32 (the sums stay
+  // f32). Every modifier the kernel frame applies, with the gradients of
+  // bias, gate and sinks; qk-layernorm's through the normalized rows.
   auto profile = [](Feature normalizer) {
-    return getApplicableFeatures(normalizer) - FeatureSet{Feature::QkNormEps};
+    return getApplicableFeatures(normalizer);
   };
   static const Capability capability = forGradients(
       {"fused-backward",
@@ -181,7 +181,8 @@ public:
     // when one fails the hook has reported it and the gradients are left
     // uninitialized.)
     f.guarded([&] { compute(layout); });
-    SmallVector<Value> grads = {toTensor(dq), toTensor(dk), toTensor(dv)};
+    SmallVector<Value> grads = {queryKeyGradient(dq, p.query),
+                                queryKeyGradient(dk, p.key), toTensor(dv)};
     if (dbias)
       grads.push_back(biasGradient());
     if (dgate)
@@ -351,6 +352,17 @@ private:
     return memref::AllocOp::create(b, MemRefType::get(dims, f32), dynamic,
                                    b.getI64IntegerAttr(64));
   }
+  /// The gradient of query or key (`operand`) from that of its
+  /// layer-normalized rows (`buf`) with qk-layernorm (linear in L, on
+  /// tensors after the kernel), else `buf`, in the operands' type.
+  Value queryKeyGradient(Value buf, Value operand) {
+    if (!p.qkNormEps)
+      return toTensor(buf);
+    TensorBuilder tb(b);
+    Value g = layerNormGrad(tb, operand, toTensor(buf, f32), *p.qkNormEps);
+    return p.elementType.isF32() ? g : fromF32Tensor(tb, g, p.elementType);
+  }
+
   /// A gradient buffer (f32) as a tensor of the operands' element type.
   Value toTensor(Value buf, Type elem = {}) {
     auto type = cast<MemRefType>(buf.getType());
@@ -541,6 +553,12 @@ private:
   }
 
   void prologue() {
+    // (With qk-layernorm: the rows normalized, as the frame's key.)
+    Value query = f.queryBuf;
+    if (p.qkNormEps) {
+      TensorBuilder tb(b);
+      query = readOnlyBuffer(b, layerNorm(tb, p.query, *p.qkNormEps));
+    }
     Value dO = readOnlyBuffer(b, op.getGradOutput());
     Value dlse = readOnlyBuffer(b, op.getGradLse());
     Value o, l;
@@ -552,7 +570,7 @@ private:
       Value bIdx = ivs[0], h = ivs[1];
       // (Rows past a padded batch row's length are zeros too.)
       Value rows = packed ? lq : f.sequenceLengths(bIdx).first;
-      padRows(f.queryBuf, qp, qt, bIdx, h, rows, lqp, dim, dimp);
+      padRows(query, qp, qt, bIdx, h, rows, lqp, dim, dimp);
       // (The gradient of the ungated output: dO times the gate.)
       padRows(dO, dop, dot, bIdx, h, rows, lqp, vdim, vdimp, f.gateBuf);
       if (!softmax)

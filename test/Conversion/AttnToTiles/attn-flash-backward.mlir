@@ -52,15 +52,29 @@ func.func @relu_two_passes(%q: tensor<1x2x90x16xf32>, %k: tensor<1x1x90x16xf32>,
 /// the feature (the capability list, docs/Kernels.md).
 // CHECK-LABEL: func.func @not_fused
 // CHECK: attn.attention_grad
-// CHECK: attn.attention_grad
-func.func @not_fused(%q: tensor<1x1x8x16xf32>, %do: tensor<1x1x8x16xf32>) -> (tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>) {
-  %o1 = attn.attention %q, %q, %q {normalizer = #attn.softmax, qk_norm_eps = 1.0e-5 : f32} : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>
-  // expected-remark @+1 {{attn-flash-backward: not fused (attribute 'qk_norm_eps'); convert-attn-grad-to-linalg computes it}}
-  %dq1, %dk1, %dv1 = attn.attention_grad %o1, %do : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>
+func.func @not_fused(%q: tensor<1x1x8x16xf32>, %do: tensor<1x1x8x16xf32>) -> tensor<1x1x8x16xf32> {
   %o3 = attn.attention %q, %q, %q {normalizer = #attn.kernel<elu_plus_one>} : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>
   // expected-remark @+1 {{attn-flash-backward: not fused (kernelized attention); convert-attn-grad-to-linalg computes it}}
   %dq3, %dk3, %dv3 = attn.attention_grad %o3, %do : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>
-  return %dq1, %dq3 : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>
+  return %dq3 : tensor<1x1x8x16xf32>
+}
+
+// -----
+
+/// qk-layernorm: the kernel reads the normalized rows (the key's from the
+/// frame) and the gradients of query and key go back through the layer
+/// norm after it (linalg on tensors, linear in L).
+// CHECK-LABEL: func.func @qk_layernorm
+// CHECK-NOT: attn.attention_grad
+// CHECK: math.rsqrt
+// CHECK: vector.fma
+// CHECK: linalg.generic
+// CHECK: math.rsqrt
+func.func @qk_layernorm(%q: tensor<1x1x8x16xf32>, %do: tensor<1x1x8x16xf32>) -> tensor<1x1x8x16xf32> {
+  %o1 = attn.attention %q, %q, %q {normalizer = #attn.softmax, qk_norm_eps = 1.0e-5 : f32} : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>
+  // expected-remark @+1 {{attn-flash-backward: fused backward}}
+  %dq1, %dk1, %dv1 = attn.attention_grad %o1, %do : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>
+  return %dq1 : tensor<1x1x8x16xf32>
 }
 
 // -----

@@ -90,6 +90,51 @@ Value mlir::attn::layerNorm(TensorBuilder &tb, Value x, double eps) {
       });
 }
 
+Value mlir::attn::layerNormGrad(TensorBuilder &tb, Value x, Value dy,
+                                double eps) {
+  int64_t rank = shapeOf(x).size();
+  double dim = static_cast<double>(shapeOf(x).back());
+  auto [id, outer] = tb.rowMaps(rank);
+  std::string iters(rank - 1, 'p');
+  TensorBuilder::Sizes shape = tb.sizes(x);
+  TensorBuilder::Sizes rows(shape.begin(), shape.end() - 1);
+  Value n = layerNorm(tb, x, eps);
+  // sigma from the variance of x.
+  Value mean = tb.reduceLast(
+      x, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+        return tb.fma(bb, tb.toF32(bb, a[0]), tb.f32Const(1.0 / dim), a[1]);
+      });
+  Value var =
+      tb.generic({x, mean}, {id, outer}, tb.filled(rows, 0.0), outer,
+                 iters + "r", [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                   Value c =
+                       arith::SubFOp::create(bb, tb.toF32(bb, a[0]), a[1]);
+                   return tb.fma(bb, c, c, a[2]);
+                 });
+  Value meanDy = tb.reduceLast(
+      dy, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+        return tb.fma(bb, a[0], tb.f32Const(1.0 / dim), a[1]);
+      });
+  Value meanDyN =
+      tb.generic({dy, n}, {id, id}, tb.filled(rows, 0.0), outer, iters + "r",
+                 [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                   return tb.fma(bb, arith::MulFOp::create(bb, a[0], a[1]),
+                                 tb.f32Const(1.0 / dim), a[2]);
+                 });
+  return tb.generic(
+      {dy, n, meanDy, meanDyN, var}, {id, id, outer, outer, outer},
+      tb.empty(shape), id, iters + "p",
+      [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+        Value t = arith::SubFOp::create(bb, a[0], a[2]);
+        t = arith::SubFOp::create(bb, t, arith::MulFOp::create(bb, a[1], a[3]));
+        Value inv = math::RsqrtOp::create(
+            bb, arith::AddFOp::create(
+                    bb, arith::MulFOp::create(bb, a[4], tb.f32Const(1.0 / dim)),
+                    tb.f32Const(eps)));
+        return arith::MulFOp::create(bb, t, inv);
+      });
+}
+
 /// A float constant shaped like `like` (a splat for vectors).
 Value mlir::attn::floatLike(ImplicitLocOpBuilder &b, Value like, double v) {
   Type t = like.getType();

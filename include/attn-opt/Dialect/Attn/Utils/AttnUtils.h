@@ -36,6 +36,10 @@ Value lowRankProjection(TensorBuilder &tb, Value proj, Value x);
 /// Layer normalization of the last dimension, `(x - mean) / sqrt(var +
 /// eps)` with the population variance and no affine parameters, to f32.
 Value layerNorm(TensorBuilder &tb, Value x, double eps);
+/// The gradient (f32) of `x` (`... x D`) from `dy` (f32), that of
+/// `layerNorm(x, eps)`: `(dy - mean(dy) - n mean(dy n)) / sigma` with `n`
+/// the normalized `x`.
+Value layerNormGrad(TensorBuilder &tb, Value x, Value dy, double eps);
 
 /// The discardable attribute of an f32 `math.exp` whose results below
 /// e^bound may be 0: `attn.flush_below = bound` (an f32 attribute).
