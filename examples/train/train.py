@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Train a small Transformer on associative recall with attn-opt's attention
-and with PyTorch's, from the same initial weights (issue 37).
+and with PyTorch's, from the same initial weights (issues 37 and 53).
 
   PYTHONPATH=build/python python3 examples/train/train.py [--steps 40]
 
@@ -14,6 +14,17 @@ trained twice from one initialization:
 - softmax: `softmax(QK^T / sqrt(D)) V`;
 - the seed's ReLU attention: `L^-1 relu(LN(Q) LN(K)^T / sqrt(D)) V` with
   qk-layernorm (attn_opt normalizer="relu", qk_norm_eps=1e-5).
+
+A third run packs documents as real training does: each step concatenates
+`docs` recall sequences of lengths drawn anew (so the packed length changes
+every step) into one sequence per batch row, with segment ids, positions
+restarting per document and attention causal within each document
+(pattern "causal_segments"); q, k and v are bfloat16 (attn-opt's kernels
+sum in f32; the PyTorch side computes the same attention in f32 from the
+bfloat16 inputs and rounds its output to bfloat16), the loss is the mean
+over the documents' answers. Its losses must agree within bfloat16's
+round-off, and attn-opt compiles its forward and backward once for every
+length.
 
 "attn-opt" calls attn_opt.attention (forward and backward compiled by
 attn-opt: the fused backward kernels for softmax and pointwise attention);
@@ -31,6 +42,19 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import attn_opt
+
+
+def torch_document_attention(q, k, v, ids):
+    """Causal attention within documents (segment ids `ids`, [B, L]) of
+    bfloat16 q, k, v, computed in f32 and rounded to bfloat16, as attn-opt's
+    bf16 kernels do."""
+    q, k, v = (x.to(torch.bfloat16).float() for x in (q, k, v))
+    d, length = q.shape[-1], q.shape[-2]
+    s = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(d)
+    i = torch.arange(length)
+    mask = (i[:, None] >= i[None, :]) & (ids[:, :, None] == ids[:, None, :])
+    p = torch.softmax(s.masked_fill(~mask[:, None], float("-inf")), dim=-1)
+    return torch.matmul(p, v).to(torch.bfloat16).float()
 
 
 def torch_attention(q, k, v, kind, eps):
@@ -78,11 +102,18 @@ class Model(nn.Module):
         self.norm = nn.LayerNorm(dim)
         self.out = nn.Linear(dim, vocab)
 
-    def forward(self, tokens, attention):
-        x = self.embed(tokens) + self.pos
+    def forward(self, tokens, attention, positions=None, ends=None):
+        """Logits of the last token, or with `positions` (per token) of the
+        tokens at `ends` (the last of each packed document)."""
+        if positions is None:
+            x = self.embed(tokens) + self.pos
+        else:
+            x = self.embed(tokens) + self.pos[positions]
         for blk in self.blocks:
             x = blk(x, attention)
-        return self.out(self.norm(x[:, -1]))
+        if ends is None:
+            return self.out(self.norm(x[:, -1]))
+        return self.out(self.norm(x[:, ends]))
 
 
 def batches(steps, batch, pairs, keys, values, seed):
@@ -97,6 +128,95 @@ def batches(steps, batch, pairs, keys, values, seed):
         query = k[torch.arange(batch), pick]
         answer = v[torch.arange(batch), pick]
         yield torch.cat([seq, query[:, None]], dim=1), answer
+
+
+def packed_batches(args):
+    """Steps of `docs` recall sequences per batch row, packed: tokens,
+    segment ids, positions in their document, the documents' last tokens
+    and their answers; the documents' lengths (so the packed length) drawn
+    anew each step."""
+    g = torch.Generator().manual_seed(args.seed + 1)
+    recall = batches(args.steps * args.docs, args.batch, args.pairs,
+                     args.keys, args.values, args.seed + 2)
+    for _ in range(args.steps):
+        toks, ids, pos, ends, answers = [], [], [], [], []
+        start = 0
+        for d in range(args.docs):
+            seq, answer = next(recall)
+            # (A document of `pairs` pairs or fewer: its last n pairs and
+            # the query, which asks one of them or an earlier one.)
+            n = int(torch.randint(args.pairs // 2, args.pairs + 1, (1,),
+                                  generator=g))
+            seq = seq[:, -(2 * n + 1):]
+            toks.append(seq)
+            ids.append(torch.full(seq.shape, d, dtype=torch.int32))
+            pos.append(torch.arange(seq.shape[1]))
+            start += seq.shape[1]
+            ends.append(start - 1)
+            answers.append(answer)
+        yield (torch.cat(toks, 1), torch.cat(ids, 1), torch.cat(pos),
+               torch.tensor(ends), torch.stack(answers, 1))
+
+
+def train_packed(model, attention, args):
+    """train() over packed documents: `attention(q, k, v, ids)`."""
+    opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    losses, times, lengths = [], [], []
+    for tokens, ids, pos, ends, answers in packed_batches(args):
+        t0 = time.perf_counter()
+        logits = model(tokens, lambda q, k, v: attention(q, k, v, ids), pos,
+                       ends)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                               answers.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        times.append(time.perf_counter() - t0)
+        losses.append(float(loss))
+        lengths.append(tokens.shape[1])
+    return losses, times, lengths
+
+
+def documents_run(args):
+    """The packed-documents bf16 run; True if its losses agree."""
+    vocab, length = args.keys + args.values, 2 * args.pairs + 1
+    torch.manual_seed(args.seed)
+    init = Model(vocab, length, args.dim, args.heads, args.layers)
+    state = {k: v.clone() for k, v in init.state_dict().items()}
+    from attn_opt import _attention
+    compiled = len(_attention._grad_functions)
+    backends = {
+        "attn-opt": lambda q, k, v, ids: attn_opt.attention(
+            q.to(torch.bfloat16), k.to(torch.bfloat16), v.to(torch.bfloat16),
+            pattern="causal_segments", segments=ids,
+            threads=args.threads).float(),
+        "pytorch": torch_document_attention,
+    }
+    results = {}
+    for name, attention in backends.items():
+        model = Model(vocab, length, args.dim, args.heads, args.layers)
+        model.load_state_dict(state)
+        results[name] = train_packed(model, attention, args)
+    a, t = results["attn-opt"], results["pytorch"]
+    n = min(args.compare_steps, args.steps)
+    diff = max(abs(x - y) / abs(y) for x, y in zip(a[0][:n], t[0][:n]))
+    ms = [1e3 * sum(r[1][1:]) / max(1, len(r[1]) - 1) for r in (a, t)]
+    print(f"documents bf16: {args.docs} packed documents per row, lengths "
+          f"{sorted(set(a[2]))}, batch {args.batch}, {args.layers} layers of "
+          f"{args.heads} heads")
+    print("  step  length  attn-opt loss  pytorch loss")
+    for i in range(args.steps):
+        print(f"  {i:4d}  {a[2][i]:6d}  {a[0][i]:13.6f}  {t[0][i]:12.6f}")
+    # (bfloat16's round-off: its unit is 2^-8.)
+    agree = diff < 1e-2
+    print(f"  first {n} steps: largest relative loss difference {diff:.2e} "
+          f"({'agree' if agree else 'DIFFER'}, bfloat16)")
+    print(f"  attn-opt compiled its forward and backward "
+          f"{len(_attention._grad_functions) - compiled} time(s) for "
+          f"{len(set(a[2]))} lengths")
+    print(f"  step time: attn-opt {ms[0]:.1f} ms, pytorch {ms[1]:.1f} ms "
+          f"(pytorch / attn-opt {ms[1] / ms[0]:.2f}x)")
+    return agree
 
 
 def train(model, attention, args):
@@ -129,6 +249,8 @@ def main():
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--compare-steps", type=int, default=10,
                    help="steps whose losses must agree to float32 round-off")
+    p.add_argument("--docs", type=int, default=3,
+                   help="documents packed per row in the bf16 run")
     args = p.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -171,6 +293,7 @@ def main():
               f"{diff:.2e} ({'agree' if agree else 'DIFFER'})")
         print(f"  step time: attn-opt {ms[0]:.1f} ms, pytorch {ms[1]:.1f} ms "
               f"(pytorch / attn-opt {ms[1] / ms[0]:.2f}x)")
+    ok &= documents_run(args)
     raise SystemExit(0 if ok else 1)
 
 
