@@ -8,6 +8,8 @@
 
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
 #include "attn-opt/Dialect/Attn/Transforms/Passes.h"
+#include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
+#include "attn-opt/Dialect/Attn/Utils/TensorBuilder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -56,6 +58,30 @@ FailureOr<std::pair<AttentionOp, bool>> differentiable(func::FuncOp fn) {
   return std::pair<AttentionOp, bool>{op, lse};
 }
 
+/// The one Linformer attention of `fn` (attn.lowrank_attention) that `fn`
+/// returns, null when there is none or `fn` has an attn.attention too; a
+/// diagnostic when `fn` has several or does not return it.
+FailureOr<LowRankAttentionOp> lowRankOf(func::FuncOp fn) {
+  SmallVector<LowRankAttentionOp> ops;
+  fn.walk([&](LowRankAttentionOp op) { ops.push_back(op); });
+  if (ops.empty())
+    return LowRankAttentionOp();
+  bool dense = false;
+  fn.walk([&](AttentionOp) { dense = true; });
+  if (ops.size() > 1 || dense)
+    return fn.emitError() << "attn-differentiate: @" << fn.getName()
+                          << " has several attention ops; it differentiates "
+                             "a function with one";
+  auto ret = dyn_cast<func::ReturnOp>(fn.getBody().back().getTerminator());
+  LowRankAttentionOp op = ops.front();
+  if (!ret || op->getParentOp() != fn ||
+      !llvm::is_contained(ret.getOperands(), op.getResult()))
+    return fn.emitError() << "attn-differentiate: @" << fn.getName()
+                          << " does not return the output of its "
+                             "attn.lowrank_attention (in its body's block)";
+  return op;
+}
+
 struct AttnDifferentiatePass
     : public attn::impl::AttnDifferentiateBase<AttnDifferentiatePass> {
   void runOnOperation() override {
@@ -64,6 +90,19 @@ struct AttnDifferentiatePass
     for (func::FuncOp fn : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (fn.isExternal() || fn.isPrivate())
         continue;
+      FailureOr<LowRankAttentionOp> lowRank = lowRankOf(fn);
+      if (failed(lowRank))
+        return signalPassFailure();
+      if (*lowRank) {
+        std::string name = (fn.getName() + "_grad").str();
+        if (symbols.lookup(name)) {
+          fn.emitError() << "attn-differentiate: cannot add @" << name
+                         << ": the name is taken";
+          return signalPassFailure();
+        }
+        addLowRankGradient(symbols, fn, *lowRank, name);
+        continue;
+      }
       auto found = differentiable(fn);
       if (failed(found))
         return signalPassFailure();
@@ -77,6 +116,68 @@ struct AttnDifferentiatePass
       }
       addGradient(symbols, fn, found->first, found->second, name);
     }
+  }
+
+  /// Adds `@name`, the backward function of `fn` whose output is Linformer
+  /// attention `forward` (`O = softmax(scale Q (E K)^T) (F V)`): the
+  /// attention over the projected keys and values as attn-project-lowrank
+  /// writes it, its attn.attention_grad (the fused backward: linear in L),
+  /// then the projections' chain rule, `dK = E^T dK'`, `dV = F^T dV'`,
+  /// `dE = sum dK' K^T`, `dF = sum dV' V^T` (summed over batch, heads and
+  /// the head dim). Returns the gradients of query, key, value, key_proj
+  /// and value_proj.
+  void addLowRankGradient(SymbolTable &symbols, func::FuncOp fn,
+                          LowRankAttentionOp forward, StringRef name) {
+    IRMapping map;
+    func::FuncOp grad = fn.clone(map);
+    grad.setName(name);
+    symbols.insert(grad, std::next(Block::iterator(fn)));
+    auto op = cast<LowRankAttentionOp>(map.lookup(forward.getOperation()));
+    Block &body = grad.getBody().back();
+    Location loc = op.getLoc();
+    Value dOut = body.addArgument(op.getType(), loc);
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    ImplicitLocOpBuilder b(loc, ret);
+    TensorBuilder tb(b);
+    Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+    Value e = op.getKeyProj(), f = op.getValueProj();
+    Value kp = lowRankProjection(tb, e, k), vp = lowRankProjection(tb, f, v);
+    auto attention = AttentionOp::create(b, toF32Tensor(tb, q), kp, vp,
+                                         SoftmaxAttr::get(&getContext()));
+    attention.setScaleAttr(b.getF32FloatAttr(op.getEffectiveScale()));
+    auto gradOp = AttentionGradOp::create(
+        b, loc, attention.getQuery().getType(), kp.getType(), vp.getType(),
+        Type(), Type(), Type(), attention.getResult(), toF32Tensor(tb, dOut),
+        Value(), Value(), Value());
+    // dX[b,h,j,c] = sum_p P[p,j] dX'[b,h,p,c] over loops (b, h, j, c, p);
+    // dP[p,j] = sum_{b,h,c} dX'[b,h,p,c] X[b,h,j,c] over (p, j, b, h, c).
+    auto back = [&](Value proj, Value dx, Value x) {
+      ArrayRef<int64_t> xs = shapeOf(x);
+      Value dIn =
+          tb.contract(proj, tb.map(5, {4, 2}), dx, tb.map(5, {0, 1, 4, 3}), xs,
+                      tb.map(5, {0, 1, 2, 3}), "ppppr");
+      Value dProj =
+          tb.contract(dx, tb.map(5, {2, 3, 0, 4}), x, tb.map(5, {2, 3, 1, 4}),
+                      shapeOf(proj), tb.map(5, {0, 1}), "pprrr");
+      return std::pair<Value, Value>{dIn, dProj};
+    };
+    auto [dk, de] = back(e, gradOp.getGradKey(), k);
+    auto [dv, df] = back(f, gradOp.getGradValue(), v);
+    SmallVector<Value> grads;
+    for (auto [g, like] :
+         llvm::zip(SmallVector<Value>{gradOp.getGradQuery(), dk, dv, de, df},
+                   SmallVector<Value>{q, k, v, e, f}))
+      grads.push_back(fromF32Tensor(
+          tb, g, cast<ShapedType>(like.getType()).getElementType()));
+    func::ReturnOp::create(b, ret.getLoc(), grads);
+    ret.erase();
+    // The forward op is @F_grad's description no more.
+    if (op->use_empty())
+      op->erase();
+    grad.setFunctionType(FunctionType::get(
+        &getContext(), body.getArgumentTypes(), ValueRange(grads).getTypes()));
+    grad.removeArgAttrsAttr();
+    grad.removeResAttrsAttr();
   }
 
   /// Adds `@name`, the backward function of `fn`.

@@ -42,3 +42,21 @@ func.func @taken(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
 func.func @taken_grad() {
   return
 }
+
+// -----
+
+// expected-error @+1 {{attn-differentiate: @two_kinds has several attention ops; it differentiates a function with one}}
+func.func @two_kinds(%q: tensor<1x1x4x4xf32>, %e: tensor<2x4xf32>) -> tensor<1x1x4x4xf32> {
+  %a = attn.lowrank_attention %q, %q, %q, %e, %e : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<2x4xf32>, tensor<2x4xf32> -> tensor<1x1x4x4xf32>
+  %b = attn.attention %a, %q, %q {normalizer = #attn.softmax}
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32> -> tensor<1x1x4x4xf32>
+  return %b : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{attn-differentiate: @unreturned_lowrank does not return the output of its attn.lowrank_attention (in its body's block)}}
+func.func @unreturned_lowrank(%q: tensor<1x1x4x4xf32>, %e: tensor<2x4xf32>) -> tensor<1x1x4x4xf32> {
+  %a = attn.lowrank_attention %q, %q, %q, %e, %e : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<2x4xf32>, tensor<2x4xf32> -> tensor<1x1x4x4xf32>
+  return %q : tensor<1x1x4x4xf32>
+}

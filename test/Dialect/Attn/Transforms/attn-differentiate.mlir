@@ -59,3 +59,26 @@ func.func @modifiers(%q: tensor<2x2x8x4xf32>, %k: tensor<2x2x8x4xf32>,
 func.func @plain(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
+
+// -----
+
+/// Linformer: the attention over the projected keys and values, its
+/// gradient, then the projections' chain rule (dK = E^T dK', dE = sum dK'
+/// K^T): the gradients of query, key, value and both projections.
+// CHECK-LABEL: func.func @linformer_grad
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<1x2x40x16xf32>, %[[K:[^:]*]]: tensor<1x2x40x16xf32>, %[[V:[^:]*]]: tensor<1x2x40x8xf32>, %[[E:[^:]*]]: tensor<8x40xf32>, %[[F:[^:]*]]: tensor<8x40xf32>, %[[D:[^:]*]]: tensor<1x2x40x8xf32>)
+// CHECK-SAME: -> (tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x8xf32>, tensor<8x40xf32>, tensor<8x40xf32>)
+// CHECK-NOT: attn.lowrank_attention
+// CHECK: %[[KP:.*]] = linalg.generic {{.*}} ins(%[[E]], %[[K]] :
+// CHECK: %[[VP:.*]] = linalg.generic {{.*}} ins(%[[F]], %[[V]] :
+// CHECK: %[[O:.*]] = attn.attention %[[Q]], %[[KP]], %[[VP]] {normalizer = #attn.softmax, scale = 2.500000e-01 : f32}
+// CHECK: %[[DQ:.*]], %[[DKP:.*]], %[[DVP:.*]] = attn.attention_grad %[[O]], %[[D]]
+// CHECK: %[[DK:.*]] = linalg.generic {{.*}} ins(%[[E]], %[[DKP]] :
+// CHECK: %[[DE:.*]] = linalg.generic {{.*}} ins(%[[DKP]], %[[K]] :
+// CHECK: %[[DV:.*]] = linalg.generic {{.*}} ins(%[[F]], %[[DVP]] :
+// CHECK: %[[DF:.*]] = linalg.generic {{.*}} ins(%[[DVP]], %[[V]] :
+// CHECK: return %[[DQ]], %[[DK]], %[[DV]], %[[DE]], %[[DF]]
+func.func @linformer(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor<1x2x40x8xf32>, %e: tensor<8x40xf32>, %f: tensor<8x40xf32>) -> tensor<1x2x40x8xf32> {
+  %0 = attn.lowrank_attention %q, %k, %v, %e, %f : tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x8xf32>, tensor<8x40xf32>, tensor<8x40xf32> -> tensor<1x2x40x8xf32>
+  return %0 : tensor<1x2x40x8xf32>
+}

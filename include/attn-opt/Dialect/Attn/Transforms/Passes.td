@@ -335,14 +335,26 @@ def AttnDifferentiate : Pass<"attn-differentiate", "ModuleOp"> {
 
     The gradients are those of the attention's operands (the function's
     arguments when the operands are; ops computing an operand are not
-    differentiated). Private functions and functions without an attention
+    differentiated).
+
+    Linformer (`attn.lowrank_attention`, one per function, its output
+    returned): `@F_grad` computes the attention over the projected keys and
+    values as attn-project-lowrank writes it (`K' = E K`, `V' = F V`, dense
+    softmax over the `P` projected rows), its `attn.attention_grad` (the
+    fused backward: memory and time linear in `L`), then the projections'
+    chain rule: it returns the gradients of query, key, value, `key_proj`
+    and `value_proj` (`dK = E^T dK'`, `dE = sum dK' K^T` over batch, heads
+    and the head dim; likewise for V and F). Private functions and functions without an attention
     are left alone; a
     function with several, one over a paged KV cache, one that does not
     return the attention's output, or one whose `_grad` name is taken, is
     an error naming it.
   }];
   let dependentDialects = ["::mlir::attn::AttnDialect",
-                           "::mlir::func::FuncDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def AttnPartitionSequence : Pass<"attn-partition-sequence", "::mlir::ModuleOp"> {
