@@ -514,27 +514,40 @@ private:
   void padRows(Value src, Value rowsBuf, Value colsBuf, Value bIdx, Value h,
                Value valid, Value padded, int64_t cols, int64_t paddedCols,
                Value factor = {}) {
+    // A vector of `lanes` columns at a time (read masked past `cols`, in
+    // the source's type, extended), its elements stored transposed.
+    auto read = [&](Value from, Value i, int64_t c0) -> Value {
+      Type elem = cast<MemRefType>(from.getType()).getElementType();
+      Value pad = arith::ConstantOp::create(b, b.getZeroAttr(elem));
+      Value x = vector::TransferReadOp::create(
+          b, VectorType::get({lanes}, elem), from,
+          ValueRange{bIdx, h, i, idx(c0)}, pad,
+          ArrayRef<bool>{c0 + lanes <= cols});
+      if (!elem.isF32())
+        x = arith::ExtFOp::create(b, vf, x);
+      return x;
+    };
     forRange(idx(0), padded, [&](Value i) {
       Value rowInside = lt(i, valid);
-      forRange(idx(0), idx(paddedCols), [&](Value c) {
-        Value inside = arith::AndIOp::create(b, rowInside, lt(c, cols));
+      for (int64_t c0 = 0; c0 < paddedCols; c0 += lanes) {
         Value v = scf::IfOp::create(
-                      b, inside,
+                      b, rowInside,
                       [&](OpBuilder &, Location) {
-                        Value x = toF32(load(src, {bIdx, h, i, c}));
+                        Value x = read(src, i, c0);
                         if (factor)
-                          x = arith::MulFOp::create(
-                              b, x, toF32(load(factor, {bIdx, h, i, c})));
+                          x = arith::MulFOp::create(b, x, read(factor, i, c0));
                         scf::YieldOp::create(b, ValueRange{x});
                       },
                       [&](OpBuilder &, Location) {
-                        scf::YieldOp::create(b, ValueRange{f32Const(0.0)});
+                        scf::YieldOp::create(b, ValueRange{fsplat(0.0)});
                       })
                       .getResult(0);
-        store(v, rowsBuf, {bIdx, h, i, c});
+        vstore(v, rowsBuf, {bIdx, h, i, idx(c0)});
         if (colsBuf)
-          store(v, colsBuf, {bIdx, h, c, i});
-      });
+          for (int64_t l = 0; l < lanes; ++l)
+            store(vector::ExtractOp::create(b, v, l), colsBuf,
+                  {bIdx, h, idx(c0 + l), i});
+      }
     });
   }
 
