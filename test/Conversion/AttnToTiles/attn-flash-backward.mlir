@@ -134,3 +134,18 @@ func.func @modifiers(%q: tensor<2x2x8x16xf32>, %b: tensor<1x2x8x8xf32>, %s: tens
   %dq, %dk, %dv, %db, %dg, %ds = attn.attention_grad %o, %do grad_lse(%dl : tensor<2x2x8xf32>) : tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32> -> tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32> bias(tensor<1x2x8x8xf32>) gate(tensor<2x2x8x16xf32>) sinks(tensor<2xf32>)
   return %dq, %db, %dg, %ds : tensor<2x2x8x16xf32>, tensor<1x2x8x8xf32>, tensor<2x2x8x16xf32>, tensor<2xf32>
 }
+
+// -----
+
+/// Pointwise attention with lengths known at run time: the run-time checks
+/// read the sizes off the query, so the forward op (only the gradient's
+/// description) is erased.
+// CHECK-LABEL: func.func @pointwise_dynamic
+// CHECK-NOT: attn.attention
+// CHECK: return
+func.func @pointwise_dynamic(%q: tensor<1x2x?x16xf32>, %do: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
+  %o = attn.attention %q, %q, %q {normalizer = #attn.pointwise<relu>, pattern = #attn.causal} : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32>
+  // expected-remark @+1 {{attn-flash-backward: fused backward, two passes}}
+  %dq, %dk, %dv = attn.attention_grad %o, %do : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>
+  return %dq : tensor<1x2x?x16xf32>
+}
