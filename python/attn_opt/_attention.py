@@ -592,6 +592,16 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
         mods_key, captured = _mods.trace(score_mod, mask_mod)
         for n, c in enumerate(captured):
             tensors.append(check_array(c, f"captured tensor {n}"))
+    # Gradients reach q, k, v, bias and gate only: a captured tensor or a
+    # projection that requires one would silently never train.
+    for name, x in [("projection", projection)] + [
+            (f"captured tensor {n} of score_mod/mask_mod", c)
+            for n, c in enumerate(captured)]:
+        if _needs_grad(x):
+            raise ValueError(
+                f"attn_opt.attention computes no gradient for its {name}, "
+                f"which requires one (docs/Gradients.md): detach it to use "
+                f"it as a constant, or compute that part with PyTorch")
 
     attrs = (normalizer, alpha, features, seed, orthogonal, eps, pattern)
     spelled = _spelled.get(attrs)

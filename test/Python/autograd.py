@@ -185,3 +185,22 @@ for L in (37, 64, 90, 129, 200):
 print(f"five lengths bf16 documents: "
       f"{len(_attention._grad_functions) - compiled} compilation, "
       f"gradients {'ok' if worst < 3e-2 else worst}")
+
+# A captured tensor (a learned relative-position table, as T5 trains it) or
+# a FAVOR+ projection that requires a gradient is refused: attn-opt computes
+# none for them, and they must not silently stay untrained.
+# CHECK: captured requires_grad ValueError: attn_opt.attention computes no gradient for its captured tensor 0 of score_mod/mask_mod
+# CHECK: projection requires_grad ValueError: attn_opt.attention computes no gradient for its projection
+table = torch.zeros(2, 15, requires_grad=True)
+q = torch.randn(1, 2, 8, 16, requires_grad=True)
+for what, call in (
+        ("captured", lambda: attn_opt.attention(
+            q, q, q, score_mod=lambda s, b, h, i, j: s + table[h, i - j + 7])),
+        ("projection", lambda: attn_opt.attention(
+            q, q, q, normalizer="favor",
+            projection=torch.randn(32, 16, requires_grad=True)))):
+    try:
+        call()
+        print(what, "requires_grad NOT refused")
+    except ValueError as e:
+        print(what, "requires_grad ValueError:", str(e).split(",")[0])
