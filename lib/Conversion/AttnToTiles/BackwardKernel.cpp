@@ -1,19 +1,26 @@
 //===- BackwardKernel.cpp - Fused backward pass of attention on CPUs ------===//
 //
 // attn-flash-backward: attn.attention_grad of softmax and pointwise
-// attention as two fused passes over the compile-time block layout
-// (FlashAttention-2's scheme, no atomics; see the pass description):
+// attention as two fused passes over the block layout (FlashAttention-2's
+// scheme, no atomics; see the pass description), on the forward kernels'
+// frame (KernelFrame.h): its scores, modifiers, masks and walk over the
+// layout (compile-time, or classified at run time for dynamic sizes and
+// varlen batches):
 //
-//   prologue (per batch row and head): Q and dO copied zero-padded to whole
+//   prologue (per batch row and head): Q (layer-normalized with
+//     qk-layernorm) and dO (times the gate) copied zero-padded to whole
 //     query blocks, row-major and transposed; softmax: LSE (+inf padding)
-//     and D = rowsum(dO * O); K and V zero-padded to whole key blocks
+//     and D = rowsum(dO * O) - dLSE; K and V zero-padded to whole key blocks
 //   pass A, per (batch row, key/value head, key block): for each query head
-//     of the group and each query block of the transposed layout's row
-//       block step: S^T = K_j Q_i^T, P^T, dP^T = V_j dO_i^T, dS^T
+//     of the group and each query block the key block meets
+//       block step: S^T = K_j Q_i^T, dP^T = V_j dO_i^T, then per score the
+//       frame's modifiers (and their derivative) and mask: P^T, dS^T
 //       dV_j += P^T dO_i, dK_j += dS^T Q_i           (registers x lanes)
 //     dK_j, dV_j stored
-//   pass B, per (batch row, query head, query block): for each key block
-//     of the layout's row: the block step again, dQ_i += dS K_j; stored.
+//   pass B, per (batch row, query head, query tile): for each key block
+//     of the frame's walk: the block step again, dQ_i += dS K_j; stored.
+//   then the gradients of bias (summed over what it broadcasts over), gate
+//   and sinks, and qk-layernorm's chain rule.
 //
 // Every output element has one writer and a fixed order of summation, so
 // the gradients are the same bits for any thread count. Queries sit in
