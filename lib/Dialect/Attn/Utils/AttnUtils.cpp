@@ -57,7 +57,10 @@ Value mlir::attn::fromF32Tensor(TensorBuilder &tb, Value v, Type elementType) {
       elementType);
 }
 
-Value mlir::attn::layerNorm(TensorBuilder &tb, Value x, double eps) {
+namespace {
+/// Per row of `x` (the last dim reduced, f32): the mean and the sum of the
+/// squared deviations from it.
+std::pair<Value, Value> rowMoments(TensorBuilder &tb, Value x) {
   TensorBuilder::Sizes shape = tb.sizes(x);
   TensorBuilder::Sizes rows(shape.begin(), shape.end() - 1);
   int64_t rank = shape.size();
@@ -79,15 +82,38 @@ Value mlir::attn::layerNorm(TensorBuilder &tb, Value x, double eps) {
                        arith::SubFOp::create(bb, tb.toF32(bb, a[0]), a[1]);
                    return tb.fma(bb, c, c, a[2]);
                  });
-  return tb.generic(
-      {x, mean, sq}, {id, outer, outer}, tb.empty(shape), id, iters + "p",
-      [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-        Value c = arith::SubFOp::create(bb, tb.toF32(bb, a[0]), a[1]);
-        Value var = arith::MulFOp::create(bb, a[2], tb.f32Const(1.0 / n));
-        Value inv = math::RsqrtOp::create(
-            bb, arith::AddFOp::create(bb, var, tb.f32Const(eps)));
-        return arith::MulFOp::create(bb, c, inv);
-      });
+  return {mean, sq};
+}
+
+/// `1 / sqrt(sq / n + eps)` in a region's body: the reciprocal of a row's
+/// standard deviation from its sum of squared deviations `sq`.
+Value inverseDeviation(TensorBuilder &tb, ImplicitLocOpBuilder &bb, Value sq,
+                       double n, double eps) {
+  Value var = arith::MulFOp::create(bb, sq, tb.f32Const(1.0 / n));
+  return math::RsqrtOp::create(
+      bb, arith::AddFOp::create(bb, var, tb.f32Const(eps)));
+}
+
+/// `(x - mean) / sqrt(sq / n + eps)` from rowMoments.
+Value normalizeRows(TensorBuilder &tb, Value x, Value mean, Value sq,
+                    double eps) {
+  int64_t rank = shapeOf(x).size();
+  double n = static_cast<double>(shapeOf(x).back());
+  auto [id, outer] = tb.rowMaps(rank);
+  return tb.generic({x, mean, sq}, {id, outer, outer}, tb.empty(tb.sizes(x)),
+                    id, std::string(rank - 1, 'p') + "p",
+                    [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+                      Value c =
+                          arith::SubFOp::create(bb, tb.toF32(bb, a[0]), a[1]);
+                      return arith::MulFOp::create(
+                          bb, c, inverseDeviation(tb, bb, a[2], n, eps));
+                    });
+}
+} // namespace
+
+Value mlir::attn::layerNorm(TensorBuilder &tb, Value x, double eps) {
+  auto [mean, sq] = rowMoments(tb, x);
+  return normalizeRows(tb, x, mean, sq, eps);
 }
 
 Value mlir::attn::layerNormGrad(TensorBuilder &tb, Value x, Value dy,
@@ -98,19 +124,9 @@ Value mlir::attn::layerNormGrad(TensorBuilder &tb, Value x, Value dy,
   std::string iters(rank - 1, 'p');
   TensorBuilder::Sizes shape = tb.sizes(x);
   TensorBuilder::Sizes rows(shape.begin(), shape.end() - 1);
-  Value n = layerNorm(tb, x, eps);
-  // sigma from the variance of x.
-  Value mean = tb.reduceLast(
-      x, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-        return tb.fma(bb, tb.toF32(bb, a[0]), tb.f32Const(1.0 / dim), a[1]);
-      });
-  Value var =
-      tb.generic({x, mean}, {id, outer}, tb.filled(rows, 0.0), outer,
-                 iters + "r", [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                   Value c =
-                       arith::SubFOp::create(bb, tb.toF32(bb, a[0]), a[1]);
-                   return tb.fma(bb, c, c, a[2]);
-                 });
+  // The normalized rows and sigma from one pass of moments.
+  auto [mean, sq] = rowMoments(tb, x);
+  Value n = normalizeRows(tb, x, mean, sq, eps);
   Value meanDy = tb.reduceLast(
       dy, 0.0, [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
         return tb.fma(bb, a[0], tb.f32Const(1.0 / dim), a[1]);
@@ -122,16 +138,13 @@ Value mlir::attn::layerNormGrad(TensorBuilder &tb, Value x, Value dy,
                                  tb.f32Const(1.0 / dim), a[2]);
                  });
   return tb.generic(
-      {dy, n, meanDy, meanDyN, var}, {id, id, outer, outer, outer},
+      {dy, n, meanDy, meanDyN, sq}, {id, id, outer, outer, outer},
       tb.empty(shape), id, iters + "p",
       [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
         Value t = arith::SubFOp::create(bb, a[0], a[2]);
         t = arith::SubFOp::create(bb, t, arith::MulFOp::create(bb, a[1], a[3]));
-        Value inv = math::RsqrtOp::create(
-            bb, arith::AddFOp::create(
-                    bb, arith::MulFOp::create(bb, a[4], tb.f32Const(1.0 / dim)),
-                    tb.f32Const(eps)));
-        return arith::MulFOp::create(bb, t, inv);
+        return arith::MulFOp::create(bb, t,
+                                     inverseDeviation(tb, bb, a[4], dim, eps));
       });
 }
 

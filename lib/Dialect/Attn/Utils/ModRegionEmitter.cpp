@@ -3,6 +3,7 @@
 #include "attn-opt/Dialect/Attn/Utils/ModRegionEmitter.h"
 
 #include "attn-opt/Dialect/Attn/IR/AttnOps.h"
+#include "attn-opt/Dialect/Attn/Utils/AttnUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -165,19 +166,12 @@ mlir::attn::emitScoreModWithDerivative(ImplicitLocOpBuilder &b, Region &region,
   llvm::DenseMap<Value, Value> tangent;
   RegionInliner inliner(b, access);
   inliner.bind(region, args);
-  auto constant = [&](Type type, double v) -> Value {
-    Type elem = getElementTypeOrSelf(type);
-    TypedAttr attr = b.getFloatAttr(elem, v);
-    if (auto vec = dyn_cast<VectorType>(type))
-      attr = DenseElementsAttr::get(vec, attr);
-    return arith::ConstantOp::create(b, attr);
-  };
-  tangent[block.getArgument(0)] = constant(args[0].getType(), 1.0);
+  tangent[block.getArgument(0)] = floatLike(b, args[0], 1.0);
   for (Operation &op : block) {
     if (auto yield = dyn_cast<YieldOp>(op)) {
       Value v = inliner.lookup(yield.getValue());
       Value t = tangent.lookup(yield.getValue());
-      return {v, t ? t : constant(v.getType(), 0.0)};
+      return {v, t ? t : floatLike(b, v, 0.0)};
     }
     Operation *c = inliner.emit(op);
     if (!c || op.getNumResults() != 1)
@@ -191,7 +185,7 @@ mlir::attn::emitScoreModWithDerivative(ImplicitLocOpBuilder &b, Region &region,
                             [&](Value v) { return tangent.count(v); });
     if (!any || isa<arith::CmpFOp, arith::FPToSIOp, arith::FPToUIOp>(op))
       continue;
-    auto zero = [&] { return constant(x.getType(), 0.0); };
+    auto zero = [&] { return floatLike(b, x, 0.0); };
     auto tan = [&](unsigned i) -> Value {
       Value v = t(i);
       if (!v)
@@ -245,14 +239,14 @@ mlir::attn::emitScoreModWithDerivative(ImplicitLocOpBuilder &b, Region &region,
           dx = arith::SelectOp::create(b, first, tan(0), tan(1));
         })
         .Case([&](math::TanhOp) {
-          Value one = constant(x.getType(), 1.0);
+          Value one = floatLike(b, x, 1.0);
           dx = mul(arith::SubFOp::create(b, one, mul(x, x)), tan(0));
         })
         .Case([&](math::ExpOp) { dx = mul(x, tan(0)); })
         .Case(
             [&](math::LogOp) { dx = arith::DivFOp::create(b, tan(0), in(0)); })
         .Case([&](math::SqrtOp) {
-          Value two = constant(x.getType(), 2.0);
+          Value two = floatLike(b, x, 2.0);
           dx = arith::DivFOp::create(b, tan(0), mul(two, x));
         })
         .Case([&](math::AbsFOp) {
