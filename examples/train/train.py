@@ -177,12 +177,34 @@ def train_packed(model, attention, args):
     return losses, times, lengths
 
 
+def initial_state(args, vocab, length):
+    """The weights every run of a kind starts from."""
+    torch.manual_seed(args.seed)
+    init = Model(vocab, length, args.dim, args.heads, args.layers)
+    return {k: v.clone() for k, v in init.state_dict().items()}
+
+
+def run_both(backends, trainer, state, args, vocab, length):
+    """Trains a model from `state` with each backend ("attn-opt" and
+    "pytorch"); returns their results, the steps compared, the largest
+    relative loss difference over them and the mean step times (ms, after
+    the first step, which compiles attn-opt's kernels)."""
+    results = {}
+    for name, attention in backends.items():
+        model = Model(vocab, length, args.dim, args.heads, args.layers)
+        model.load_state_dict(state)
+        results[name] = trainer(model, attention, args)
+    a, t = results["attn-opt"], results["pytorch"]
+    n = min(args.compare_steps, args.steps)
+    diff = max(abs(x - y) / abs(y) for x, y in zip(a[0][:n], t[0][:n]))
+    ms = [1e3 * sum(r[1][1:]) / max(1, len(r[1]) - 1) for r in (a, t)]
+    return a, t, n, diff, ms
+
+
 def documents_run(args):
     """The packed-documents bf16 run; True if its losses agree."""
     vocab, length = args.keys + args.values, 2 * args.pairs + 1
-    torch.manual_seed(args.seed)
-    init = Model(vocab, length, args.dim, args.heads, args.layers)
-    state = {k: v.clone() for k, v in init.state_dict().items()}
+    state = initial_state(args, vocab, length)
     from attn_opt import _attention
     compiled = len(_attention._grad_functions)
     backends = {
@@ -192,15 +214,8 @@ def documents_run(args):
             threads=args.threads).float(),
         "pytorch": torch_document_attention,
     }
-    results = {}
-    for name, attention in backends.items():
-        model = Model(vocab, length, args.dim, args.heads, args.layers)
-        model.load_state_dict(state)
-        results[name] = train_packed(model, attention, args)
-    a, t = results["attn-opt"], results["pytorch"]
-    n = min(args.compare_steps, args.steps)
-    diff = max(abs(x - y) / abs(y) for x, y in zip(a[0][:n], t[0][:n]))
-    ms = [1e3 * sum(r[1][1:]) / max(1, len(r[1]) - 1) for r in (a, t)]
+    a, t, n, diff, ms = run_both(backends, train_packed, state, args, vocab,
+                                 length)
     print(f"documents bf16: {args.docs} packed documents per row, lengths "
           f"{sorted(set(a[2]))}, batch {args.batch}, {args.layers} layers of "
           f"{args.heads} heads")
@@ -262,25 +277,15 @@ def main():
     }
     ok = True
     for kind, options in kinds.items():
-        torch.manual_seed(args.seed)
-        init = Model(vocab, length, args.dim, args.heads, args.layers)
-        state = {k: v.clone() for k, v in init.state_dict().items()}
+        state = initial_state(args, vocab, length)
         backends = {
             "attn-opt": lambda q, k, v, o=options: attn_opt.attention(
                 q, k, v, pattern="causal", threads=args.threads, **o),
             "pytorch": lambda q, k, v, kd=kind: torch_attention(
                 q, k, v, kd, eps),
         }
-        results = {}
-        for name, attention in backends.items():
-            model = Model(vocab, length, args.dim, args.heads, args.layers)
-            model.load_state_dict(state)
-            results[name] = train(model, attention, args)
-        a, t = results["attn-opt"], results["pytorch"]
-        n = min(args.compare_steps, args.steps)
-        diff = max(abs(x - y) / abs(y) for x, y in zip(a[0][:n], t[0][:n]))
-        # (Steps after the first: the first compiles attn-opt's kernels.)
-        ms = [1e3 * sum(r[1][1:]) / max(1, len(r[1]) - 1) for r in (a, t)]
+        a, t, n, diff, ms = run_both(backends, train, state, args, vocab,
+                                     length)
         print(f"{kind}: L = {length}, batch {args.batch}, "
               f"{args.layers} layers of {args.heads} heads")
         print("  step  attn-opt loss  pytorch loss")

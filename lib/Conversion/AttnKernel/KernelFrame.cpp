@@ -674,6 +674,18 @@ SmallVector<Value> KernelFrame::visitBlocks(
   });
 }
 
+std::optional<std::pair<Value, Value>> KernelFrame::tileQueryIds() {
+  if (!spec.segments.bound)
+    return std::nullopt;
+  return idRange(querySegmentBuf, firstQuery, blockQ, seqQueryLen);
+}
+
+std::pair<Value, Value> KernelFrame::tileQueries() {
+  // (Rows past the sequence are dropped.)
+  return {firstQuery,
+          sub(minIdx(add(firstQuery, blockQ), seqQueryLen), idx(1))};
+}
+
 MaskEmitter KernelFrame::runtimeEmitter() {
   MaskEmitter::CustomLookup region;
   if (spec.maskProgram)
@@ -690,9 +702,7 @@ SmallVector<Value>
 KernelFrame::visitClassified(MaskEmitter &emitter, Value kb, ValueRange state,
                              std::optional<std::pair<Value, Value>> qIds,
                              BlockBody body) {
-  // The tile's real queries (rows past the sequence are dropped).
-  Value q0 = firstQuery;
-  Value q1 = sub(minIdx(add(firstQuery, blockQ), seqQueryLen), idx(1));
+  auto [q0, q1] = tileQueries();
   Value k0 = mul(kb, blockK);
   Value kEnd = minIdx(add(k0, blockK), seqKeyLen);
   MaskEmitter::TileKind kind =
@@ -722,8 +732,7 @@ KernelFrame::visitRuntimeBlocks(ValueRange state,
                                 std::optional<std::pair<Value, Value>> qIds,
                                 BlockBody body) {
   MaskEmitter emitter = runtimeEmitter();
-  Value q0 = firstQuery;
-  Value q1 = sub(minIdx(add(firstQuery, blockQ), seqQueryLen), idx(1));
+  auto [q0, q1] = tileQueries();
   // Key blocks the pattern can reach, within the sequence.
   Value kbBegin = idx(0);
   Value kbEnd = arith::CeilDivUIOp::create(b, seqKeyLen, idx(blockK));
@@ -746,9 +755,7 @@ SmallVector<Value> KernelFrame::visitKeyBlockAtRuntime(Value kb,
                                                        ValueRange state,
                                                        BlockBody body) {
   assert(!layout && "blocks classified at run time");
-  std::optional<std::pair<Value, Value>> qIds;
-  if (spec.segments.bound)
-    qIds = idRange(querySegmentBuf, firstQuery, blockQ, seqQueryLen);
+  std::optional<std::pair<Value, Value>> qIds = tileQueryIds();
   MaskEmitter emitter = runtimeEmitter();
   // (Blocks past the sequence's keys hold none.)
   return ifThenElseKeep(lt(mul(kb, blockK), seqKeyLen), state, [&] {
@@ -760,16 +767,12 @@ SmallVector<Value> KernelFrame::visitKeyBlock(Value kb, bool masked,
                                               ValueRange state,
                                               BlockBody body) {
   assert(layout && "the key blocks of a compile-time layout");
-  std::optional<std::pair<Value, Value>> qIds;
-  if (spec.segments.bound)
-    qIds = idRange(querySegmentBuf, firstQuery, blockQ, seqQueryLen);
+  std::optional<std::pair<Value, Value>> qIds = tileQueryIds();
   return visitBlock(mul(kb, blockK), masked, state, qIds, body);
 }
 
 SmallVector<Value> KernelFrame::visitTile(ValueRange state, BlockBody body) {
-  std::optional<std::pair<Value, Value>> qIds;
-  if (spec.segments.bound)
-    qIds = idRange(querySegmentBuf, firstQuery, blockQ, seqQueryLen);
+  std::optional<std::pair<Value, Value>> qIds = tileQueryIds();
   if (!layout)
     return visitRuntimeBlocks(state, qIds, body);
   Value lay = loadIndex(tables.headLayout, head);
@@ -806,6 +809,12 @@ SmallVector<Value, 3> KernelFrame::kvAt(Value keyRow) {
 
 Value KernelFrame::rowInside(Value row) { return lt(row, seqQueryLen); }
 
+Value KernelFrame::rowsInside(QueryRows rows) {
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                               lanePositions(rows),
+                               splatI32(seqQueryLen, rows.lanes));
+}
+
 std::pair<Value, Value> KernelFrame::sequenceLengths(Value batchIdx) {
   assert(!spec.sequences.isPacked() && "the lengths of a batch row");
   Value lq = queryLengthBuf ? loadIndex(queryLengthBuf, batchIdx) : queryLen;
@@ -817,6 +826,23 @@ std::pair<Value, Value> KernelFrame::sequenceLengths(Value batchIdx) {
 // Scores
 //===----------------------------------------------------------------------===//
 
+Value KernelFrame::splatI32(Value index, int64_t lanes) {
+  return vector::BroadcastOp::create(
+      b, VectorType::get({lanes}, b.getI32Type()),
+      arith::IndexCastOp::create(b, b.getI32Type(), index));
+}
+
+Value KernelFrame::lanePositions(QueryRows rows) {
+  if (rows.positions)
+    return rows.positions;
+  auto lanesI32 = VectorType::get({rows.lanes}, b.getI32Type());
+  Value iota = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(lanesI32,
+                                ArrayRef<int32_t>(llvm::to_vector(
+                                    llvm::seq<int32_t>(0, rows.lanes)))));
+  return arith::AddIOp::create(b, splatI32(rows.start, rows.lanes), iota);
+}
+
 KernelFrame::Positions KernelFrame::positionsOf(QueryRows rows, Value key,
                                                 bool needOffset) {
   Positions p{rows.start, key, maskOffset};
@@ -824,21 +850,10 @@ KernelFrame::Positions KernelFrame::positionsOf(QueryRows rows, Value key,
     p.offset = idx(spec.dims.keyLen - spec.dims.queryLen); // static lengths
   if (rows.lanes == 0)
     return p;
-  auto lanesI32 = VectorType::get({rows.lanes}, b.getI32Type());
-  Value iota = arith::ConstantOp::create(
-      b, DenseElementsAttr::get(lanesI32,
-                                ArrayRef<int32_t>(llvm::to_vector(
-                                    llvm::seq<int32_t>(0, rows.lanes)))));
-  auto splatI32 = [&](Value index) -> Value {
-    return vector::BroadcastOp::create(
-        b, lanesI32, arith::IndexCastOp::create(b, b.getI32Type(), index));
-  };
-  p.query = rows.positions
-                ? rows.positions
-                : Value(arith::AddIOp::create(b, splatI32(rows.start), iota));
-  p.key = splatI32(key);
+  p.query = lanePositions(rows);
+  p.key = splatI32(key, rows.lanes);
   if (p.offset)
-    p.offset = splatI32(p.offset);
+    p.offset = splatI32(p.offset, rows.lanes);
   return p;
 }
 

@@ -71,15 +71,13 @@ const Capability &mlir::attn::getFusedBackwardCapability() {
   // packed varlen batches; f16 and bf16 are read into f32 (the sums stay
   // f32). Every modifier the kernel frame applies, with the gradients of
   // bias, gate and sinks; qk-layernorm's through the normalized rows.
-  auto profile = [](Feature normalizer) {
-    return getApplicableFeatures(normalizer);
-  };
   static const Capability capability = forGradients(
       {"fused-backward",
        "attn-flash-backward",
        "the fused CPU backward: FlashAttention-2's two passes over the block "
        "layout, on the kernel frame",
-       {profile(Feature::Softmax), profile(Feature::Pointwise)},
+       {getApplicableFeatures(Feature::Softmax),
+        getApplicableFeatures(Feature::Pointwise)},
        {}});
   return capability;
 }
@@ -161,13 +159,11 @@ public:
   /// or null: blocks classified at run time (dynamic sizes, varlen).
   SmallVector<Value> build(const BlockLayout *layout) {
     f.prepareInputs();
-    // The sizes (constants when static), the rows padded to whole blocks.
-    auto size = [&](int64_t n, Value v) {
-      return ShapedType::isDynamic(n) ? v : idx(n);
-    };
-    batch = size(p.dims.batch, f.batchSize);
-    lq = size(p.dims.queryLen, f.queryLen);
-    lk = size(p.dims.keyLen, f.keyLen);
+    // The frame's sizes (constants when static), the rows padded to whole
+    // blocks.
+    batch = f.batchSize;
+    lq = f.queryLen;
+    lk = f.keyLen;
     lqp = padTo(lq, blockQ);
     lkp = padTo(lk, blockK);
     if (packed) {
@@ -183,19 +179,29 @@ public:
       dbias = alloc({batch, heads, lq, lk});
     if (op.getGradGate())
       dgate = alloc({batch, heads, lq, vdim});
+    // The bias's gradient in its shape (dbias itself when the bias has a
+    // row per batch row and head) and the sinks'.
+    Value biasOut = dbias ? biasGradientBuffer() : Value();
+    Value sinkOut = op.getGradSinks() ? alloc({heads}) : Value();
     allocatePadded();
     // (Under the run-time checks of dynamic sizes and varlen operands:
     // when one fails the hook has reported it and the gradients are left
     // uninitialized.)
-    f.guarded([&] { compute(layout); });
+    f.guarded([&] {
+      compute(layout);
+      if (biasOut != dbias)
+        reduceBiasGradient(biasOut);
+      if (sinkOut)
+        sumSinkGradient(sinkOut);
+    });
     SmallVector<Value> grads = {queryKeyGradient(dq, p.query),
                                 queryKeyGradient(dk, p.key), toTensor(dv)};
-    if (dbias)
-      grads.push_back(biasGradient());
+    if (biasOut)
+      grads.push_back(toTensor(biasOut, elementTypeOf(p.modifiers.bias)));
     if (dgate)
       grads.push_back(toTensor(dgate));
-    if (op.getGradSinks())
-      grads.push_back(sinkGradient());
+    if (sinkOut)
+      grads.push_back(toTensor(sinkOut, elementTypeOf(op.getGradSinks())));
     return grads;
   }
 
@@ -423,12 +429,10 @@ private:
   SmallVector<Value>
   forLoop(Value lb, Value ub, int64_t step, ValueRange init,
           function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-    auto loop = scf::ForOp::create(
-        b, lb, ub, idx(step), init,
-        [&](OpBuilder &, Location, Value i, ValueRange iter) {
-          scf::YieldOp::create(b, body(i, iter));
-        });
-    return loop.getResults();
+    return f.forLoop(lb, ub, step, init, body);
+  }
+  static Type elementTypeOf(Value v) {
+    return cast<ShapedType>(v.getType()).getElementType();
   }
 
   //===--------------------------------------------------------------------===//
@@ -643,22 +647,6 @@ private:
             alloc({blockK, blockQ})};
   }
 
-  /// i1 per lane: the queries from `start` (positions in the current
-  /// sequence) lie in it.
-  Value rowsInside(Value start) {
-    auto vi = VectorType::get({lanes}, b.getI32Type());
-    Value iota = arith::ConstantOp::create(
-        b, DenseElementsAttr::get(vi, ArrayRef<int32_t>(llvm::to_vector(
-                                          llvm::seq<int32_t>(0, lanes)))));
-    auto splat = [&](Value i) -> Value {
-      return vector::BroadcastOp::create(
-          b, vi, arith::IndexCastOp::create(b, b.getI32Type(), i));
-    };
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
-                                 arith::AddIOp::create(b, splat(start), iota),
-                                 splat(f.seqQueryLen));
-  }
-
   /// Runs `body(m, n)` for every vector of a `blockK x blockQ` block: key
   /// `m`, queries from `n` (loops, so that the per-score code, which may
   /// be long with modifiers and regions, is emitted once).
@@ -691,17 +679,17 @@ private:
       // The score, then P^T (pointwise: its derivative `fac`).
       QueryRows rows{add(i0, n), lanes};
       Value key = add(k0, m);
+      Value keyRead = f.keyRow(key, masked); // (the bias's and mask's row)
       Value s = arith::MulFOp::create(b, vload(sb.pt, {m, n}), fsplat(p.scale));
       if (f.biasBuf)
-        s = arith::AddFOp::create(b, s,
-                                  f.loadBias(rows, f.keyRow(key, masked)));
+        s = arith::AddFOp::create(b, s, f.loadBias(rows, keyRead));
       Value dmod;
       std::tie(s, dmod) = f.modifyScoreWithDerivative(s, rows, key, slope);
       Value ok = masked ? f.allowed(rows, key) : Value();
       if (packed) // (a tile's last rows may be the next sequence's)
-        ok = arith::AndIOp::create(b, ok, rowsInside(rows.start));
+        ok = arith::AndIOp::create(b, ok, f.rowsInside(rows));
       if (masked && f.maskBuf) {
-        auto [added, tensorOk] = f.loadMaskTensor(rows, f.keyRow(key, masked));
+        auto [added, tensorOk] = f.loadMaskTensor(rows, keyRead);
         if (added)
           s = arith::AddFOp::create(b, s, added);
         ok = arith::AndIOp::create(b, ok, tensorOk);
@@ -791,10 +779,7 @@ private:
       write();
       return;
     }
-    scf::IfOp::create(b, lt(key, lk), [&](OpBuilder &, Location) {
-      write();
-      scf::YieldOp::create(b);
-    });
+    f.ifThen(lt(key, lk), write);
   }
 
   /// Visits the blocks of row `row` of the layout tables `t` (rows of
@@ -1024,86 +1009,87 @@ private:
   // The modifiers' gradients
   //===--------------------------------------------------------------------===//
 
-  /// dbias summed over the batch rows and heads the bias broadcasts over,
-  /// in a fixed order, as a tensor of the bias's type.
-  Value biasGradient() {
-    auto type = cast<RankedTensorType>(p.modifiers.bias.getType());
-    ArrayRef<int64_t> shape = type.getShape();
+  /// Whether the bias has a row per batch row (dims 0) and per head (dim
+  /// 1): a broadcast dim is a static 1 (the verifier and run-time checks
+  /// tie the others to the batch and the heads).
+  std::pair<bool, bool> biasRows() {
+    ArrayRef<int64_t> shape = shapeOf(p.modifiers.bias);
     bool full = shape.size() == 4;
-    // (A broadcast dim is a static 1; the verifier and run-time checks tie
-    // the others to the batch and the heads.)
-    bool perBatch = full && shape[0] != 1;
-    bool perHead = full && shape[1] != 1;
+    return {full && shape[0] != 1, full && shape[1] != 1};
+  }
+
+  /// The buffer of the bias's gradient in the bias's shape (f32): dbias
+  /// itself when the bias broadcasts over nothing.
+  Value biasGradientBuffer() {
+    auto [perBatch, perHead] = biasRows();
     if (perBatch && perHead)
-      return toTensor(dbias);
-    Value out = full ? alloc({perBatch ? Size(batch) : Size(1),
-                              perHead ? heads : 1, lq, lk})
-                     : alloc({lq, lk});
-    f.guarded([&] {
-      parallel({lq}, [&](ValueRange ivs) {
-        Value i = ivs[0];
-        Value rowsB = perBatch ? batch : idx(1);
-        Value rowsH = idx(perHead ? heads : 1);
-        forRange(idx(0), rowsB, [&](Value ob) {
-          forRange(idx(0), rowsH, [&](Value oh) {
-            forRange(idx(0), lk, [&](Value j) {
-              // Sum over what the bias broadcasts over, in order.
-              Value sum = forLoop(
-                  idx(0), perBatch ? idx(1) : batch, 1, {f32Const(0.0)},
-                  [&](Value bb, ValueRange acc) {
-                    return forLoop(idx(0), idx(perHead ? 1 : heads), 1, acc,
-                                   [&](Value hh, ValueRange a) {
-                                     Value bi = perBatch ? ob : bb;
-                                     Value hi = perHead ? oh : hh;
-                                     Value x = load(dbias, {bi, hi, i, j});
-                                     return SmallVector<Value>{
-                                         arith::AddFOp::create(b, a[0], x)};
-                                   });
-                  })[0];
-              if (full)
-                store(sum, out, {ob, oh, i, j});
-              else
-                store(sum, out, {i, j});
-            });
+      return dbias;
+    if (shapeOf(p.modifiers.bias).size() != 4)
+      return alloc({lq, lk});
+    return alloc(
+        {perBatch ? Size(batch) : Size(1), perHead ? heads : 1, lq, lk});
+  }
+
+  /// `out` = dbias summed over the batch rows and heads the bias broadcasts
+  /// over, in a fixed order.
+  void reduceBiasGradient(Value out) {
+    auto [perBatch, perHead] = biasRows();
+    bool full = shapeOf(p.modifiers.bias).size() == 4;
+    parallel({lq}, [&](ValueRange ivs) {
+      Value i = ivs[0];
+      Value rowsB = perBatch ? batch : idx(1);
+      Value rowsH = idx(perHead ? heads : 1);
+      forRange(idx(0), rowsB, [&](Value ob) {
+        forRange(idx(0), rowsH, [&](Value oh) {
+          forRange(idx(0), lk, [&](Value j) {
+            // Sum over what the bias broadcasts over, in order.
+            Value sum = forLoop(idx(0), perBatch ? idx(1) : batch, 1,
+                                {f32Const(0.0)}, [&](Value bb, ValueRange acc) {
+                                  return forLoop(
+                                      idx(0), idx(perHead ? 1 : heads), 1, acc,
+                                      [&](Value hh, ValueRange a) {
+                                        Value bi = perBatch ? ob : bb;
+                                        Value hi = perHead ? oh : hh;
+                                        Value x = load(dbias, {bi, hi, i, j});
+                                        return SmallVector<Value>{
+                                            arith::AddFOp::create(b, a[0], x)};
+                                      });
+                                })[0];
+            if (full)
+              store(sum, out, {ob, oh, i, j});
+            else
+              store(sum, out, {i, j});
           });
         });
       });
     });
-    return toTensor(out, type.getElementType());
   }
 
-  /// d sink_h = sum over the batch rows and their queries of
+  /// `out[h]` = d sink_h, the sum over the batch rows and their queries of
   /// `exp(sink_h - lse) * (dlse - D)` (the sink's weight times the row's
   /// cotangent less D), rows in order.
-  Value sinkGradient() {
-    Value out = alloc({heads});
-    f.guarded([&] {
-      parallel({heads}, [&](ValueRange ivs) {
-        Value h = ivs[0];
-        Value sink = toF32(load(f.sinkBuf, {h}));
-        Value total = forLoop(
-            idx(0), batch, 1, {f32Const(0.0)}, [&](Value bIdx, ValueRange acc) {
-              // (The rows of a packed batch's sequences: up to the last
-              // offset.)
-              Value rows =
-                  packed
-                      ? f.loadIndex(
-                            f.queryOffsets(),
-                            sub(KernelArith::dim(f.queryOffsets(), 0), idx(1)))
-                      : f.sequenceLengths(bIdx).first;
-              return forLoop(idx(0), rows, 1, acc, [&](Value i, ValueRange a) {
-                Value w = math::ExpOp::create(
-                    b,
-                    arith::SubFOp::create(b, sink, load(lsep, {bIdx, h, i})));
-                Value g = arith::NegFOp::create(b, load(dvec, {bIdx, h, i}));
-                return SmallVector<Value>{math::FmaOp::create(b, w, g, a[0])};
-              });
-            })[0];
-        store(total, out, {h});
-      });
+  void sumSinkGradient(Value out) {
+    parallel({heads}, [&](ValueRange ivs) {
+      Value h = ivs[0];
+      Value sink = toF32(load(f.sinkBuf, {h}));
+      Value total = forLoop(
+          idx(0), batch, 1, {f32Const(0.0)}, [&](Value bIdx, ValueRange acc) {
+            // (The rows of a packed batch's sequences: up to the last
+            // offset.)
+            Value rows =
+                packed ? f.loadIndex(
+                             f.queryOffsets(),
+                             sub(KernelArith::dim(f.queryOffsets(), 0), idx(1)))
+                       : f.sequenceLengths(bIdx).first;
+            return forLoop(idx(0), rows, 1, acc, [&](Value i, ValueRange a) {
+              Value w = math::ExpOp::create(
+                  b, arith::SubFOp::create(b, sink, load(lsep, {bIdx, h, i})));
+              Value g = arith::NegFOp::create(b, load(dvec, {bIdx, h, i}));
+              return SmallVector<Value>{math::FmaOp::create(b, w, g, a[0])};
+            });
+          })[0];
+      store(total, out, {h});
     });
-    return toTensor(
-        out, cast<ShapedType>(op.getGradSinks().getType()).getElementType());
   }
 };
 

@@ -253,6 +253,8 @@ public:
   Value keyRow(Value key, bool clamp);
   /// i1: query `row` lies in the current sequence (its result is stored).
   Value rowInside(Value row);
+  /// The same for the lanes of `rows` (a vector of i1).
+  Value rowsInside(QueryRows rows);
   /// The query and key lengths of batch row `batchIdx` (a padded varlen
   /// batch's lengths, else the operands'; not for a packed batch).
   std::pair<Value, Value> sequenceLengths(Value batchIdx);
@@ -435,6 +437,15 @@ private:
     Value query, key, offset;
   };
   Positions positionsOf(QueryRows rows, Value key, bool needOffset);
+  /// `index` as i32 in each of `lanes` lanes.
+  Value splatI32(Value index, int64_t lanes);
+  /// The query positions of the lanes of `rows` (a vector of i32).
+  Value lanePositions(QueryRows rows);
+  /// The smallest and largest segment id of the current tile's queries
+  /// (with segment-bound masks; std::nullopt otherwise).
+  std::optional<std::pair<Value, Value>> tileQueryIds();
+  /// The current tile's first and last query inside its sequence.
+  std::pair<Value, Value> tileQueries();
 
   /// The smallest and largest segment id of `count` positions from `start`
   /// (positions past `length` read the last one).

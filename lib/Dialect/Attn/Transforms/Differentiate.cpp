@@ -90,31 +90,29 @@ struct AttnDifferentiatePass
     for (func::FuncOp fn : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (fn.isExternal() || fn.isPrivate())
         continue;
+      // Its one attention: Linformer's, or an attn.attention.
       FailureOr<LowRankAttentionOp> lowRank = lowRankOf(fn);
       if (failed(lowRank))
         return signalPassFailure();
-      if (*lowRank) {
-        std::string name = (fn.getName() + "_grad").str();
-        if (symbols.lookup(name)) {
-          fn.emitError() << "attn-differentiate: cannot add @" << name
-                         << ": the name is taken";
+      FailureOr<std::pair<AttentionOp, bool>> found =
+          std::pair<AttentionOp, bool>{};
+      if (!*lowRank) {
+        found = differentiable(fn);
+        if (failed(found))
           return signalPassFailure();
-        }
-        addLowRankGradient(symbols, fn, *lowRank, name);
-        continue;
+        if (!found->first)
+          continue;
       }
-      auto found = differentiable(fn);
-      if (failed(found))
-        return signalPassFailure();
-      if (!found->first)
-        continue;
       std::string name = (fn.getName() + "_grad").str();
       if (symbols.lookup(name)) {
         fn.emitError() << "attn-differentiate: cannot add @" << name
                        << ": the name is taken";
         return signalPassFailure();
       }
-      addGradient(symbols, fn, found->first, found->second, name);
+      if (*lowRank)
+        addLowRankGradient(symbols, fn, *lowRank, name);
+      else
+        addGradient(symbols, fn, found->first, found->second, name);
     }
   }
 
