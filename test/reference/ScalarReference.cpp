@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <numeric>
 
 using namespace ref;
@@ -239,6 +240,22 @@ inline Var binary(const Var &x, const Var &y, double value, double dx,
     tape.edge(x.node, dx);
   if (!y.isConstant())
     tape.edge(y.node, dy);
+  return {value, tape.push()};
+}
+
+/// A node of `value` over several parents, each with its partial
+/// derivative (constants skipped).
+inline Var nary(const std::vector<std::pair<Var, double>> &parents,
+                double value) {
+  Tape &tape = *Tape::active();
+  bool any = false;
+  for (const auto &[x, dx] : parents)
+    if (!x.isConstant()) {
+      tape.edge(x.node, dx);
+      any = true;
+    }
+  if (!any)
+    return Var(value);
   return {value, tape.push()};
 }
 
@@ -535,7 +552,16 @@ static std::vector<Sequence> sequences(const Tensor &q, const Tensor &k,
 
 namespace {
 /// The differentiable operands of attn.attention.
-enum class Operand { Query, Key, Value, Bias, Gate, Sinks };
+enum class Operand {
+  Query,
+  Key,
+  Value,
+  Bias,
+  Gate,
+  Sinks,
+  AlibiSlopes,
+  Capture
+};
 } // namespace
 
 /// attn.attention over the scalar type `Eval::Scalar`. The evaluation
@@ -552,10 +578,27 @@ static double applyScoreMod(const AttentionSpec &spec, double s, int64_t b,
                             int64_t h, int64_t i, int64_t j) {
   return spec.scoreMod(s, b, h, i, j).first;
 }
+template <typename Eval>
+static double applyScoreMod(const AttentionSpec &spec, double s, int64_t b,
+                            int64_t h, int64_t i, int64_t j, Eval &) {
+  return applyScoreMod(spec, s, b, h, i, j);
+}
+/// (With the captured tensors' gradients: a node over the score and the
+/// region's reads, each read a leaf of `eval`.)
+template <typename Eval>
 static ad::Var applyScoreMod(const AttentionSpec &spec, const ad::Var &s,
-                             int64_t b, int64_t h, int64_t i, int64_t j) {
+                             int64_t b, int64_t h, int64_t i, int64_t j,
+                             Eval &eval) {
   auto [value, derivative] = spec.scoreMod(s.value, b, h, i, j);
-  return ad::unary(s, value, derivative);
+  if (!spec.scoreModReads)
+    return ad::unary(s, value, derivative);
+  std::vector<std::pair<ad::Var, double>> parents = {{s, derivative}};
+  for (const AttentionSpec::CaptureRead &r :
+       spec.scoreModReads(s.value, b, h, i, j))
+    parents.push_back(
+        {eval.read(Operand::Capture, *spec.captures[r.capture], r.element),
+         r.partial});
+  return ad::nary(parents, value);
 }
 
 template <typename Eval>
@@ -608,9 +651,11 @@ static void attentionRows(const Tensor &q, const Tensor &k, const Tensor &v,
         for (int64_t e = 0; e < dv; ++e)
           valueColumns[e][j] = value[e];
       }
-      std::optional<T> sink;
+      std::optional<T> sink, slope;
       if (spec.sinks)
         sink = eval.read(Operand::Sinks, *spec.sinks, h);
+      if (spec.alibiSlopes)
+        slope = eval.read(Operand::AlibiSlopes, *spec.alibiSlopes, h);
       eval.beginRows();
       for (int64_t i = 0; i < lq; ++i) {
         int64_t qi = seq.qStart + i;
@@ -633,12 +678,11 @@ static void attentionRows(const Tensor &q, const Tensor &k, const Tensor &v,
                              flatIndex(bias.shape, {bb, bh, i, j}));
             }
             if (spec.alibiSlopes)
-              s -=
-                  spec.alibiSlopes->data[h] * std::abs(double(i + lk - lq - j));
+              s -= *slope * std::abs(double(i + lk - lq - j));
             if (spec.softcap)
               s = *spec.softcap * tanh(s / *spec.softcap);
             if (spec.scoreMod)
-              s = applyScoreMod(spec, s, b, h, i, j);
+              s = applyScoreMod(spec, s, b, h, i, j, eval);
           }
           scores[j] = s;
           if (spec.pattern)
@@ -727,13 +771,20 @@ public:
       grads.gate = Tensor(spec.gate->shape);
     if (spec.sinks)
       grads.sinks = Tensor(spec.sinks->shape);
+    if (spec.alibiSlopes)
+      grads.alibiSlopes = Tensor(spec.alibiSlopes->shape);
+    if (spec.scoreModReads)
+      for (const Tensor *c : spec.captures) {
+        captureOf[c] = grads.captures.size();
+        grads.captures.push_back(Tensor(c->shape));
+      }
   }
   GradientEvaluation(const GradientEvaluation &) = delete;
   GradientEvaluation &operator=(const GradientEvaluation &) = delete;
 
   ad::Var read(Operand operand, const Tensor &t, int64_t i) {
     ad::Var x = ad::Var::leaf(t.data[i]);
-    leaves.push_back({x.node, &gradient(operand), i});
+    leaves.push_back({x.node, &gradient(operand, t), i});
     return x;
   }
   void beginRows() { rowStart = tape.size(); }
@@ -762,7 +813,7 @@ private:
     int64_t index;
   };
 
-  Tensor &gradient(Operand operand) {
+  Tensor &gradient(Operand operand, const Tensor &t) {
     switch (operand) {
     case Operand::Query:
       return grads.query;
@@ -776,6 +827,10 @@ private:
       return grads.gate;
     case Operand::Sinks:
       return grads.sinks;
+    case Operand::AlibiSlopes:
+      return grads.alibiSlopes;
+    case Operand::Capture:
+      return grads.captures[captureOf.at(&t)];
     }
     fatal("unknown operand");
   }
@@ -798,6 +853,7 @@ private:
   ad::Tape tape;
   ad::Tape::Scope scope{tape};
   std::vector<Leaf> leaves; // in the order of their nodes
+  std::map<const Tensor *, size_t> captureOf;
   int64_t rowStart = 0;
 };
 } // namespace

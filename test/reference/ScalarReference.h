@@ -103,6 +103,19 @@ struct AttentionSpec {
   std::function<std::pair<double, double>(double s, int64_t b, int64_t h,
                                           int64_t q, int64_t k)>
       scoreMod;
+  /// The tensors the regions capture, and, for the gradients of the
+  /// floating-point ones, the score region's reads at one score: the
+  /// capture, the element (row-major) and the partial derivative of the
+  /// region's result with respect to it.
+  std::vector<const Tensor *> captures;
+  struct CaptureRead {
+    size_t capture;
+    int64_t element;
+    double partial;
+  };
+  std::function<std::vector<CaptureRead>(double s, int64_t b, int64_t h,
+                                         int64_t q, int64_t k)>
+      scoreModReads;
 };
 
 /// attn.attention; with `lse` (softmax) also its log-sum-exp result,
@@ -115,9 +128,12 @@ Tensor attention(const Tensor &q, const Tensor &k, const Tensor &v,
 struct AttentionGrads {
   /// Shaped like q, k and v.
   Tensor query, key, value;
-  /// Shaped like spec.bias, spec.gate and spec.sinks when they are set
-  /// (broadcast bias dimensions summed), empty otherwise.
-  Tensor bias, gate, sinks;
+  /// Shaped like spec.bias, spec.gate, spec.sinks and spec.alibiSlopes
+  /// when they are set (broadcast bias dimensions summed), empty otherwise.
+  Tensor bias, gate, sinks, alibiSlopes;
+  /// Shaped like spec.captures, with spec.scoreModReads (zeros for what
+  /// the score region does not read).
+  std::vector<Tensor> captures;
 };
 
 /// Gradients of attn.attention (the vector-Jacobian product): given the

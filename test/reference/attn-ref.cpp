@@ -236,7 +236,20 @@ public:
   RegionInterpreter(Region &region, std::vector<const ref::Tensor *> captures)
       : region(region), captures(std::move(captures)) {}
 
-  Num run(ArrayRef<Num> leading) const {
+  /// A floating-point read of a captured tensor: the capture and the
+  /// element (row-major).
+  struct Read {
+    Operation *op;
+    size_t capture;
+    int64_t element;
+  };
+
+  /// The region's result at `leading` (the score's tangent in its `d`);
+  /// with `seed`, the tangent is the result's derivative with respect to
+  /// that read instead (the score's `d` set to 0 by the caller); the
+  /// floating-point reads of captured tensors are appended to `reads`.
+  Num run(ArrayRef<Num> leading, Operation *seed = nullptr,
+          std::vector<Read> *reads = nullptr) const {
     Block &block = region.front();
     llvm::DenseMap<Value, Num> env;
     unsigned n = leading.size();
@@ -248,12 +261,35 @@ public:
       SmallVector<Num> in;
       for (Value v : op.getOperands())
         in.push_back(env.lookup(v));
-      env[op.getResult(0)] = eval(op, in, n);
+      Num r = eval(op, in, n);
+      if (auto e = dyn_cast<tensor::ExtractOp>(op);
+          e && isa<FloatType>(e.getType())) {
+        r.d = &op == seed ? 1.0 : 0.0;
+        if (reads)
+          reads->push_back({&op, captureOf(e.getTensor(), n),
+                            elementOf(e.getTensor(), in, n)});
+      }
+      env[op.getResult(0)] = r;
     }
     fail("a region without attn.yield");
   }
 
 private:
+  static size_t captureOf(Value tensor, unsigned firstCapture) {
+    return cast<BlockArgument>(tensor).getArgNumber() - firstCapture;
+  }
+  /// The row-major element of a read at `in[1..]` (clamped).
+  int64_t elementOf(Value tensor, ArrayRef<Num> in,
+                    unsigned firstCapture) const {
+    const ref::Tensor &t = *captures[captureOf(tensor, firstCapture)];
+    int64_t flat = 0;
+    for (size_t i = 0; i < t.shape.size(); ++i) {
+      int64_t at = std::clamp<int64_t>(int64_t(in[1 + i].v), 0, t.shape[i] - 1);
+      flat = flat * t.shape[i] + at;
+    }
+    return flat;
+  }
+
   static double floorDiv(double a, double b) { return std::floor(a / b); }
   static double truncDiv(double a, double b) { return std::trunc(a / b); }
 
@@ -415,18 +451,9 @@ private:
       return c(std::floor(a().v));
     if (name == "math.ceil")
       return c(std::ceil(a().v));
-    if (auto e = dyn_cast<tensor::ExtractOp>(op)) {
-      const ref::Tensor &t =
-          *captures[cast<BlockArgument>(e.getTensor()).getArgNumber() -
-                    firstCapture];
-      int64_t flat = 0;
-      for (size_t i = 0; i < t.shape.size(); ++i) {
-        int64_t at =
-            std::clamp<int64_t>(int64_t(in[1 + i].v), 0, t.shape[i] - 1);
-        flat = flat * t.shape[i] + at;
-      }
-      return c(t.data[flat]);
-    }
+    if (auto e = dyn_cast<tensor::ExtractOp>(op))
+      return c(captures[captureOf(e.getTensor(), firstCapture)]
+                   ->data[elementOf(e.getTensor(), in, firstCapture)]);
     if (auto d = dyn_cast<tensor::DimOp>(op)) {
       const ref::Tensor &t =
           *captures[cast<BlockArgument>(d.getSource()).getArgNumber() -
@@ -463,6 +490,19 @@ static void bindRegions(AttentionOp op, ref::AttentionSpec &spec,
           {s, 1.0}, {double(b)}, {double(h)}, {double(q)}, {double(k)}};
       Num r = interp->run(args);
       return std::make_pair(r.v, r.d);
+    };
+    // The captured tensors' gradients (attn-differentiate's): one forward
+    // run per floating-point read, seeded at it.
+    spec.captures = captures;
+    spec.scoreModReads = [interp](double s, int64_t b, int64_t h, int64_t q,
+                                  int64_t k) {
+      Num args[] = {{s}, {double(b)}, {double(h)}, {double(q)}, {double(k)}};
+      std::vector<RegionInterpreter::Read> reads;
+      interp->run(args, nullptr, &reads);
+      std::vector<ref::AttentionSpec::CaptureRead> partials;
+      for (const RegionInterpreter::Read &r : reads)
+        partials.push_back({r.capture, r.element, interp->run(args, r.op).d});
+      return partials;
     };
   }
 }
@@ -663,6 +703,14 @@ static bool checkGradRun(const LoadedModule &loaded, const std::string &dir,
     operands.push_back({op.getGate(), &grads.gate});
   if (op.getSinks())
     operands.push_back({op.getSinks(), &grads.sinks});
+  if (op.getAlibiSlopes())
+    operands.push_back({op.getAlibiSlopes(), &grads.alibiSlopes});
+  // The floating-point tensors a score region captures (as
+  // attn-differentiate returns them).
+  for (auto [c, value] : llvm::enumerate(op.getCaptures()))
+    if (!grads.captures.empty() &&
+        isa<FloatType>(getElementTypeOrSelf(value.getType())))
+      operands.push_back({value, &grads.captures[c]});
   std::vector<unsigned> order;
   std::map<unsigned, ref::Tensor> argGrads;
   for (auto [value, grad] : operands) {

@@ -174,15 +174,7 @@ CaptureAccess KernelFrame::captureAccess() {
   access.read = [this](ImplicitLocOpBuilder &eb, unsigned c,
                        ValueRange at) -> Value {
     auto vec = dyn_cast<VectorType>(at[0].getType());
-    // The row-major offset of `at`.
-    Value linear = at[0];
-    for (size_t d = 1; d < at.size(); ++d) {
-      Value size = captureDims[c][d];
-      if (vec)
-        size = vector::BroadcastOp::create(eb, vec, size);
-      linear = arith::AddIOp::create(
-          eb, arith::MulIOp::create(eb, linear, size), at[d]);
-    }
+    Value linear = captureOffset(c, at);
     Value buf = captureBufs[c];
     Type elem = cast<MemRefType>(buf.getType()).getElementType();
     if (!vec)
@@ -198,6 +190,19 @@ CaptureAccess KernelFrame::captureAccess() {
         linear, all, zero);
   };
   return access;
+}
+
+Value KernelFrame::captureOffset(unsigned c, ValueRange at) {
+  auto vec = dyn_cast<VectorType>(at[0].getType());
+  Value linear = at[0];
+  for (size_t d = 1; d < at.size(); ++d) {
+    Value size = captureDims[c][d];
+    if (vec)
+      size = vector::BroadcastOp::create(b, vec, size);
+    linear =
+        arith::AddIOp::create(b, arith::MulIOp::create(b, linear, size), at[d]);
+  }
+  return linear;
 }
 
 SmallVector<Value, 4> KernelFrame::regionIndices(QueryRows rows, Value q,
@@ -1014,17 +1019,17 @@ Value KernelFrame::modifyScore(Value score, QueryRows rows, Value key,
   return modify(score, rows, key, slope, nullptr);
 }
 
-std::pair<Value, Value> KernelFrame::modifyScoreWithDerivative(Value score,
-                                                               QueryRows rows,
-                                                               Value key,
-                                                               Value slope) {
+std::pair<Value, Value>
+KernelFrame::modifyScoreWithDerivative(Value score, QueryRows rows, Value key,
+                                       Value slope,
+                                       ModifierTangents *tangents) {
   Value derivative;
-  Value s = modify(score, rows, key, slope, &derivative);
+  Value s = modify(score, rows, key, slope, &derivative, tangents);
   return {s, derivative};
 }
 
 Value KernelFrame::modify(Value score, QueryRows rows, Value key, Value slope,
-                          Value *derivative) {
+                          Value *derivative, ModifierTangents *tangents) {
   // (ALiBi adds a constant: its derivative is 1.)
   if (derivative)
     *derivative = splat(score, 1.0);
@@ -1039,6 +1044,8 @@ Value KernelFrame::modify(Value score, QueryRows rows, Value key, Value slope,
     Type distType = rows.lanes ? Type(VectorType::get({rows.lanes}, f32)) : f32;
     Value d = arith::SIToFPOp::create(b, distType, dist);
     score = arith::SubFOp::create(b, score, arith::MulFOp::create(b, slope, d));
+    if (tangents)
+      tangents->slope = arith::NegFOp::create(b, d);
   }
   if (spec.modifiers.softcap) {
     // cap * tanh(s / cap)
@@ -1064,8 +1071,9 @@ Value KernelFrame::modify(Value score, QueryRows rows, Value key, Value slope,
   if (!derivative)
     return lanesOf(
         emitModRegion(b, *spec.regions.scoreMod, args, captureAccess()));
-  auto [r, dr] = emitScoreModWithDerivative(b, *spec.regions.scoreMod, args,
-                                            captureAccess());
+  auto [r, dr] = emitScoreModWithDerivative(
+      b, *spec.regions.scoreMod, args, captureAccess(),
+      tangents ? &tangents->captures : nullptr);
   *derivative = arith::MulFOp::create(b, lanesOf(dr), *derivative);
   return lanesOf(r);
 }

@@ -302,6 +302,23 @@ struct GradLowering {
           cast<RankedTensorType>(p.modifiers.gate.getType()).getElementType()));
     if (op.getGradSinks())
       results.push_back(sinksGrad(lse, cot));
+    if (op.getGradAlibiSlopes())
+      results.push_back(alibiSlopeGradient5(tb, dy, sc.spec));
+    if (!op.getGradCaptures().empty()) {
+      // The gradient of the score region's result, scattered through its
+      // reads of the captured tensors.
+      ScoreCotangent atResult = cot;
+      atResult.atRegionResult = true;
+      SmallVector<unsigned> captures;
+      for (auto [c, t] : llvm::enumerate(p.regions.captures))
+        if (isa<FloatType>(getElementTypeOrSelf(t.getType())))
+          captures.push_back(c);
+      Value dyFinal = scoreGradient5(tb, sc.scores, sc.spec, atResult);
+      for (auto [g, grad] : llvm::zip(
+               captureGradients5(tb, sc.scores, sc.spec, dyFinal, captures),
+               op.getGradCaptures()))
+        results.push_back(fromF32Tensor(tb, g, getElementTypeOrSelf(grad)));
+    }
     return results;
   }
 
@@ -608,6 +625,12 @@ SmallVector<Value> lowerUnderChecks(ImplicitLocOpBuilder &b, AttentionGradOp op,
           like.push_back(p.modifiers.gate);
         if (op.getGradSinks())
           like.push_back(p.modifiers.sinks);
+        if (op.getGradAlibiSlopes())
+          like.push_back(p.modifiers.alibiSlopes);
+        if (!op.getGradCaptures().empty())
+          for (Value c : p.regions.captures)
+            if (isa<FloatType>(getElementTypeOrSelf(c.getType())))
+              like.push_back(c);
         SmallVector<Value> empty;
         for (Value v : like)
           empty.push_back(

@@ -444,7 +444,8 @@ struct WeightsLowering {
   /// score, the scale, the bias, ALiBi and soft-capping, in that order.
   Value modifiedScore(ImplicitLocOpBuilder &bb, ValueRange idx,
                       const std::optional<SequencePosition> &pos, Value x,
-                      Value *capped = nullptr, Value *regionSlope = nullptr) {
+                      Value *capped = nullptr, Value *regionSlope = nullptr,
+                      SmallVectorImpl<CaptureTangent> *tangents = nullptr) {
     if (spec.extraScore)
       x = arith::AddFOp::create(bb, x, spec.extraScore(bb, idx));
     if (!kernel && spec.scale != 1.0)
@@ -453,18 +454,10 @@ struct WeightsLowering {
       x = arith::AddFOp::create(bb, x, spec.bias(bb, idx));
     if (spec.alibiSlopes) {
       // -slope[h] * |i + Lk - Lq - j|, per sequence for varlen batches.
-      Value q = pos ? pos->query : idx[3], k = pos ? pos->key : idx[4];
-      Value offset = pos ? pos->offset : alibiOffset;
-      Value dist =
-          arith::SubIOp::create(bb, arith::AddIOp::create(bb, q, offset), k);
-      dist = math::AbsIOp::create(
-          bb, arith::IndexCastOp::create(bb, bb.getI64Type(), dist));
       Value slope = tensor::ExtractOp::create(bb, spec.alibiSlopes,
                                               ValueRange{headOf(bb, idx)});
       x = arith::SubFOp::create(
-          bb, x,
-          arith::MulFOp::create(bb, slope,
-                                arith::SIToFPOp::create(bb, tb.f32, dist)));
+          bb, x, arith::MulFOp::create(bb, slope, alibiDistance(bb, idx, pos)));
     }
     if (spec.softcap) {
       Value t = math::TanhOp::create(
@@ -480,10 +473,23 @@ struct WeightsLowering {
                                   pos ? pos->key : idx[4]};
     if (!regionSlope)
       return emitModRegion(bb, *spec.scoreMod, args, captureAccess());
-    auto [y, slope] =
-        emitScoreModWithDerivative(bb, *spec.scoreMod, args, captureAccess());
+    auto [y, slope] = emitScoreModWithDerivative(bb, *spec.scoreMod, args,
+                                                 captureAccess(), tangents);
     *regionSlope = slope;
     return y;
+  }
+
+  /// The distance ALiBi scales at score indices `idx`: |i + Lk - Lq - j|
+  /// (per sequence for varlen batches), as f32.
+  Value alibiDistance(ImplicitLocOpBuilder &bb, ValueRange idx,
+                      const std::optional<SequencePosition> &pos) {
+    Value q = pos ? pos->query : idx[3], k = pos ? pos->key : idx[4];
+    Value offset = pos ? pos->offset : alibiOffset;
+    Value dist =
+        arith::SubIOp::create(bb, arith::AddIOp::create(bb, q, offset), k);
+    dist = math::AbsIOp::create(
+        bb, arith::IndexCastOp::create(bb, bb.getI64Type(), dist));
+    return arith::SIToFPOp::create(bb, tb.f32, dist);
   }
 
   /// The captured tensors of the regions, read in place.
@@ -579,7 +585,8 @@ struct WeightsLowering {
 
   /// The body of scoreGradient5: `a` = raw score, then softmax's P, dP, D
   /// (and dLse) or pointwise's dP.
-  Value scoreGradient(ImplicitLocOpBuilder &bb, ValueRange a, bool hasDLse) {
+  Value scoreGradient(ImplicitLocOpBuilder &bb, ValueRange a, bool hasDLse,
+                      bool atRegionResult) {
     SmallVector<Value> idx;
     for (int64_t d = 0; d < 5; ++d)
       idx.push_back(linalg::IndexOp::create(bb, d));
@@ -634,6 +641,8 @@ struct WeightsLowering {
       if (allowed)
         dx = arith::SelectOp::create(bb, allowed, dx, zero);
     }
+    if (atRegionResult)
+      return dx;
     if (regionSlope) {
       // (Zero where the score takes no gradient, whatever the region's
       // derivative is there.)
@@ -783,8 +792,97 @@ Value mlir::attn::scoreGradient5(TensorBuilder &tb, Value s,
   bool hasDLse = w.isSoftmax && c.dLse;
   return tb.generic(inputs, maps, tb.empty(shape), id, "ppppp",
                     [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
-                      return w.scoreGradient(bb, a, hasDLse);
+                      return w.scoreGradient(bb, a, hasDLse, c.atRegionResult);
                     });
+}
+
+Value mlir::attn::alibiSlopeGradient5(TensorBuilder &tb, Value dy,
+                                      const WeightSpec &spec) {
+  WeightsLowering w(tb, spec);
+  TensorBuilder::Sizes shape = w.prepare(dy);
+  // Over (b, kvHead, g, i, j) into [kvHead, g], then the query heads.
+  Value perGroup = tb.generic(
+      {dy}, {tb.map(5, {0, 1, 2, 3, 4})}, tb.filled({shape[1], shape[2]}, 0.0),
+      tb.map(5, {1, 2}), "rpprr",
+      [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+        SmallVector<Value> idx;
+        for (int64_t d = 0; d < 5; ++d)
+          idx.push_back(linalg::IndexOp::create(bb, d));
+        std::optional<SequencePosition> pos;
+        if (w.varlen)
+          pos = positionOf(bb, spec, idx[0], idx[3], idx[4], w.queryLen,
+                           w.keyLen);
+        Value term = arith::MulFOp::create(
+            bb, a[0], arith::NegFOp::create(bb, w.alibiDistance(bb, idx, pos)));
+        // (A zero gradient adds nothing.)
+        Value none = arith::CmpFOp::create(bb, arith::CmpFPredicate::OEQ, a[0],
+                                           tb.f32Const(0.0));
+        return arith::SelectOp::create(bb, none, a[1],
+                                       arith::AddFOp::create(bb, a[1], term));
+      });
+  return tensor::CollapseShapeOp::create(
+      tb.b, perGroup, ArrayRef<ReassociationIndices>{{0, 1}});
+}
+
+SmallVector<Value> mlir::attn::captureGradients5(TensorBuilder &tb, Value s,
+                                                 const WeightSpec &spec,
+                                                 Value dyFinal,
+                                                 ArrayRef<unsigned> captures) {
+  WeightsLowering w(tb, spec);
+  TensorBuilder::Sizes shape = w.prepare(s);
+  ImplicitLocOpBuilder &b = tb.b;
+  SmallVector<Value> init;
+  for (unsigned c : captures)
+    init.push_back(tb.filled(tb.sizes(spec.captures[c]), 0.0));
+  if (!spec.scoreMod) // (mask regions' reads take no gradient)
+    return init;
+  // for b, kvHead, g, i, j: where dyFinal is not 0, each read's partial
+  // derivative times it added at the read's element.
+  std::function<SmallVector<Value>(int64_t, SmallVector<Value> &, ValueRange)>
+      nest = [&](int64_t d, SmallVector<Value> &idx,
+                 ValueRange acc) -> SmallVector<Value> {
+    if (d == 5) {
+      Value x = tensor::ExtractOp::create(b, dyFinal, idx);
+      Value some = arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, x,
+                                         tb.f32Const(0.0));
+      auto ifOp = scf::IfOp::create(
+          b, some,
+          [&](OpBuilder &, Location) {
+            std::optional<SequencePosition> pos;
+            if (w.varlen)
+              pos = positionOf(b, spec, idx[0], idx[3], idx[4], w.queryLen,
+                               w.keyLen);
+            Value capped, slope;
+            SmallVector<CaptureTangent> tangents;
+            w.modifiedScore(b, idx, pos, tensor::ExtractOp::create(b, s, idx),
+                            &capped, &slope, &tangents);
+            SmallVector<Value> out(acc);
+            for (const CaptureTangent &t : tangents) {
+              auto at = llvm::find(captures, t.capture);
+              if (at == captures.end())
+                continue;
+              Value &g = out[at - captures.begin()];
+              Value old = tensor::ExtractOp::create(b, g, t.indices);
+              Value add = arith::MulFOp::create(b, x, t.derivative);
+              g = tensor::InsertOp::create(
+                  b, arith::AddFOp::create(b, old, add), g, t.indices);
+            }
+            scf::YieldOp::create(b, out);
+          },
+          [&](OpBuilder &, Location) { scf::YieldOp::create(b, acc); });
+      return SmallVector<Value>(ifOp.getResults());
+    }
+    auto loop = scf::ForOp::create(
+        b, tb.index(0), tb.indexOf(shape[d]), tb.index(1), acc,
+        [&](OpBuilder &, Location, Value iv, ValueRange inner) {
+          idx.push_back(iv);
+          scf::YieldOp::create(b, nest(d + 1, idx, inner));
+          idx.pop_back();
+        });
+    return SmallVector<Value>(loop.getResults());
+  };
+  SmallVector<Value> idx;
+  return nest(0, idx, init);
 }
 
 Value mlir::attn::divideRows(TensorBuilder &tb, Value num, Value den,

@@ -138,6 +138,12 @@ public:
     packed = p.sequences.isPacked();
     inlineScores = !modified && !p.modifiers.bias && !p.modifiers.alibiSlopes &&
                    !p.masking.tensor && !p.regions.maskMod && !p.segments.query;
+    // The captured tensors whose gradients the op asks for: every
+    // floating-point one, in order.
+    if (!op.getGradCaptures().empty())
+      for (auto [c, t] : llvm::enumerate(op.getForwardOp().getCaptures()))
+        if (isa<FloatType>(elementTypeOf(t)))
+          slotOf[c] = gradCaptures.size(), gradCaptures.push_back(c);
     f32 = b.getF32Type();
     vf = VectorType::get({lanes}, f32);
   }
@@ -183,6 +189,10 @@ public:
     // row per batch row and head) and the sinks'.
     Value biasOut = dbias ? biasGradientBuffer() : Value();
     Value sinkOut = op.getGradSinks() ? alloc({heads}) : Value();
+    Value slopeOut = op.getGradAlibiSlopes() ? alloc({heads}) : Value();
+    SmallVector<Value> captureOuts;
+    for (unsigned c : gradCaptures)
+      captureOuts.push_back(alloc({captureSize(c)}));
     allocatePadded();
     // (Under the run-time checks of dynamic sizes and varlen operands:
     // when one fails the hook has reported it and the gradients are left
@@ -193,6 +203,10 @@ public:
         reduceBiasGradient(biasOut);
       if (sinkOut)
         sumSinkGradient(sinkOut);
+      if (slopeOut)
+        sumSlopeGradient(slopeOut);
+      for (auto [slot, out] : llvm::enumerate(captureOuts))
+        sumCaptureGradient(captureParts[slot], out);
     });
     SmallVector<Value> grads = {queryKeyGradient(dq, p.query),
                                 queryKeyGradient(dk, p.key), toTensor(dv)};
@@ -202,6 +216,12 @@ public:
       grads.push_back(toTensor(dgate));
     if (sinkOut)
       grads.push_back(toTensor(sinkOut, elementTypeOf(op.getGradSinks())));
+    if (slopeOut)
+      grads.push_back(
+          toTensor(slopeOut, elementTypeOf(op.getGradAlibiSlopes())));
+    for (auto [c, out, grad] :
+         llvm::zip(gradCaptures, captureOuts, op.getGradCaptures()))
+      grads.push_back(captureGradient(c, out, grad.getType()));
     return grads;
   }
 
@@ -232,6 +252,16 @@ private:
     Value keyTiles = blocksIn(lkp, blockK);
     if (packed)
       std::tie(keyStarts, keyTiles) = f.packedTiles(f.keyOffsets(), blockK);
+    // Pass A's tasks (batch row, key/value head, key block) each sum their
+    // part of the learned parameters' gradients (the slopes of the heads
+    // of their group, the captured tensors), reduced in task order at the
+    // end: the same bits for any thread count.
+    numKeyTiles = keyTiles;
+    Value tasks = mul(mul(batch, kvHeads), keyTiles);
+    if (op.getGradAlibiSlopes())
+      slopeParts = alloc({tasks, group});
+    for (unsigned c : gradCaptures)
+      captureParts.push_back(alloc({tasks, captureSize(c)}));
     std::optional<KernelTables> columns;
     if (layout)
       columns = KernelTables::build(b, layout->transposed(), p.dims.queryLen,
@@ -308,6 +338,16 @@ private:
   /// A packed batch (query and key offsets): tiles and key blocks start at
   /// their sequences' first rows, flat over the sequences.
   bool packed;
+  /// The captured tensors with a gradient (their positions among the
+  /// captures) and each one's position among them.
+  SmallVector<unsigned> gradCaptures;
+  llvm::DenseMap<unsigned, unsigned> slotOf;
+  /// Pass A's key blocks per (batch row, key/value head), and the tasks'
+  /// parts of the gradients of the slopes (`[tasks, group]`) and of the
+  /// captured tensors (`[tasks, size]`, flattened), null when not asked
+  /// for.
+  Value numKeyTiles, slopeParts;
+  SmallVector<Value> captureParts;
   /// The first flat key block of each sequence of a packed batch.
   Value keyStarts;
   /// Whether the per-score code is short (no modifier, bias, mask tensor,
@@ -638,6 +678,13 @@ private:
   // The block step
   //===--------------------------------------------------------------------===//
 
+  /// Where a task of pass A sums the learned parameters' gradients: its
+  /// index among the tasks (its row of the parts) and, with ALiBi slopes,
+  /// the lanes of the current head's sum.
+  struct TaskGradients {
+    Value index, slopeAcc;
+  };
+
   /// Buffers of one block step, `blockK x blockQ` each: P^T, dS^T, dP^T.
   struct StepBuffers {
     Value pt, dst, dpt;
@@ -665,9 +712,10 @@ private:
   /// (query block from `i0`, head `h`, key/value head `kh`) and the key
   /// block from `k0`; masked per element when `masked`. The scores are the
   /// frame's (bias, ALiBi, softcap, score region, mask tensor), the mask
-  /// its `allowed`. With `writeBias`, the bias gradient's block too.
+  /// its `allowed`. With `task` (pass A), the gradients of the bias (its
+  /// block), the ALiBi slopes and the captured tensors too.
   void blockStep(Value bIdx, Value h, Value kh, Value i0, Value k0, bool masked,
-                 const StepBuffers &sb, bool writeBias) {
+                 const StepBuffers &sb, const TaskGradients *task) {
     Value zero = fsplat(0.0);
     // Buffer rows of the tile's first query and the block's first key (the
     // positions i0 and k0 are in the current sequence).
@@ -684,7 +732,9 @@ private:
       if (f.biasBuf)
         s = arith::AddFOp::create(b, s, f.loadBias(rows, keyRead));
       Value dmod;
-      std::tie(s, dmod) = f.modifyScoreWithDerivative(s, rows, key, slope);
+      KernelFrame::ModifierTangents tangents;
+      std::tie(s, dmod) = f.modifyScoreWithDerivative(
+          s, rows, key, slope, task ? &tangents : nullptr);
       Value ok = masked ? f.allowed(rows, key) : Value();
       if (packed) // (a tile's last rows may be the next sequence's)
         ok = arith::AndIOp::create(b, ok, f.rowsInside(rows));
@@ -725,11 +775,18 @@ private:
         ds = arith::MulFOp::create(b, fac, dp);
         isZero = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, fac, zero);
       }
+      // (The gradient of the score region's result: its captured tensors'.)
+      Value dsFinal = ds;
       if (modified)
         ds = arith::MulFOp::create(b, ds, dmod);
       ds = arith::SelectOp::create(b, isZero, zero, ds);
-      if (writeBias)
-        storeBiasGradient(ds, bIdx, h, add(qRow0, n), add(kRow0, m));
+      if (task) {
+        if (dbias)
+          storeBiasGradient(ds, bIdx, h, add(qRow0, n), add(kRow0, m));
+        addParameterGradients(*task,
+                              arith::SelectOp::create(b, isZero, zero, dsFinal),
+                              ds, tangents);
+      }
       vstore(arith::MulFOp::create(b, ds, fsplat(p.scale)), sb.dst, {m, n});
     };
     // S^T = K_j Q_i^T, then dP^T = V_j dO_i^T: register-tiled products.
@@ -884,15 +941,17 @@ private:
     StepBuffers sb = stepBuffers();
     KeyBlock kb = keyBlockOf(bIdx, kbIdx);
     Value k0 = mul(kb.local, blockK);
+    TaskGradients taskGrads = beginTaskGradients(bIdx, kh, kbIdx);
     forRange(idx(0), idx(group), [&](Value g) {
       Value h = add(mul(kh, group), g);
+      if (taskGrads.slopeAcc)
+        vstore(fsplat(0.0), taskGrads.slopeAcc, {idx(0)});
       walk(bIdx, h, kb, [&](Value qb, bool listedMasked) {
         f.forTile(bIdx, h, qb, [&] {
           visitKeyBlock(kb.local, listedMasked, [&](bool visitMasked) {
             bool masked = visitMasked || packed;
             Value i0 = f.firstQuery, qRow0 = add(f.queryBase, i0);
-            blockStep(bIdx, h, kh, i0, k0, masked, sb,
-                      /*writeBias=*/static_cast<bool>(dbias));
+            blockStep(bIdx, h, kh, i0, k0, masked, sb, &taskGrads);
             // dV_j += P^T dO_i; dK_j += dS^T Q_i.
             auto accumulate = [&](Value lhs, Value rhs, Value acc,
                                   int64_t cols) {
@@ -917,6 +976,10 @@ private:
           });
         });
       });
+      if (taskGrads.slopeAcc) // (the lanes summed in order)
+        store(vector::ReductionOp::create(b, vector::CombiningKind::ADD,
+                                          vload(taskGrads.slopeAcc, {idx(0)})),
+              slopeParts, {taskGrads.index, g});
     });
     storeRows(dkAcc, dk, bIdx, kh, kb.row0, blockK, kb.rowEnd, dim);
     storeRows(dvAcc, dv, bIdx, kh, kb.row0, blockK, kb.rowEnd, vdim);
@@ -990,7 +1053,7 @@ private:
           [&](Value k0, bool visitMasked, ValueRange) -> SmallVector<Value> {
             bool masked = visitMasked || packed;
             Value kRow0 = add(f.keyBase, k0);
-            blockStep(bIdx, h, kh, i0, k0, masked, sb, /*writeBias=*/false);
+            blockStep(bIdx, h, kh, i0, k0, masked, sb, /*task=*/nullptr);
             accumulateRows(sb.dst, kp, dimp, bIdx, kh, kRow0, dqAcc, {idx(0)},
                            masked);
             if (outAcc)
@@ -1063,6 +1126,131 @@ private:
         });
       });
     });
+  }
+
+  /// The task of key block `kbIdx` of key/value head `kh` of batch row
+  /// `bIdx`, its rows of the captured tensors' parts zeroed.
+  TaskGradients beginTaskGradients(Value bIdx, Value kh, Value kbIdx) {
+    TaskGradients t;
+    t.index = add(mul(add(mul(bIdx, kvHeads), kh), numKeyTiles), kbIdx);
+    if (slopeParts)
+      t.slopeAcc = alloc({lanes});
+    for (auto [c, part] : llvm::zip(gradCaptures, captureParts)) {
+      Value buf = part;
+      forRange(idx(0), captureSize(c),
+               [&](Value o) { store(f32Const(0.0), buf, {t.index, o}); });
+    }
+    return t;
+  }
+
+  /// Adds one vector of scores' part to the gradients of the ALiBi slopes
+  /// (`ds`, the gradient of the score after ALiBi, times its tangent) and
+  /// of the captured tensors the score region read (`dsFinal`, the
+  /// gradient of the region's result, times each read's partial
+  /// derivative, added at the read's element lane by lane in order). A
+  /// zero score gradient adds exactly nothing, whatever the derivative.
+  void addParameterGradients(const TaskGradients &t, Value dsFinal, Value ds,
+                             const KernelFrame::ModifierTangents &tangents) {
+    Value zero = fsplat(0.0);
+    if (t.slopeAcc && tangents.slope)
+      vstore(math::FmaOp::create(b, ds, tangents.slope,
+                                 vload(t.slopeAcc, {idx(0)})),
+             t.slopeAcc, {idx(0)});
+    Value none =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, dsFinal, zero);
+    for (const CaptureTangent &ct : tangents.captures) {
+      auto slot = slotOf.find(ct.capture);
+      if (slot == slotOf.end())
+        continue;
+      Value part = captureParts[slot->second];
+      Value d = ct.derivative;
+      if (!isa<VectorType>(d.getType()))
+        d = vector::BroadcastOp::create(b, vf, d);
+      Value add = arith::SelectOp::create(b, none, zero,
+                                          arith::MulFOp::create(b, dsFinal, d));
+      Value offset = f.captureOffset(ct.capture, ct.indices);
+      auto addAt = [&](Value at, Value x) {
+        store(arith::AddFOp::create(b, load(part, {t.index, at}), x), part,
+              {t.index, at});
+      };
+      if (!isa<VectorType>(offset.getType())) {
+        // One element for every lane: their sum, in order.
+        addAt(offset,
+              vector::ReductionOp::create(b, vector::CombiningKind::ADD, add));
+        continue;
+      }
+      forRange(idx(0), idx(lanes), [&](Value l) {
+        addAt(vector::ExtractOp::create(b, offset, OpFoldResult(l)),
+              vector::ExtractOp::create(b, add, OpFoldResult(l)));
+      });
+    }
+  }
+
+  /// The number of elements of captured tensor `c`.
+  Value captureSize(unsigned c) {
+    Value n = idx(1);
+    for (Value d : f.captureDims[c])
+      n = mul(n, d);
+    return n;
+  }
+
+  /// `out[h]` = d slope_h: the tasks' parts summed in task order.
+  void sumSlopeGradient(Value out) {
+    parallel({heads}, [&](ValueRange ivs) {
+      Value h = ivs[0], kh = div(h, group), g = rem(h, group);
+      Value total = forLoop(
+          idx(0), batch, 1, {f32Const(0.0)}, [&](Value bIdx, ValueRange acc) {
+            Value first = mul(add(mul(bIdx, kvHeads), kh), numKeyTiles);
+            return forLoop(
+                idx(0), numKeyTiles, 1, acc, [&](Value kb, ValueRange a) {
+                  Value x = load(slopeParts, {add(first, kb), g});
+                  return SmallVector<Value>{arith::AddFOp::create(b, a[0], x)};
+                });
+          })[0];
+      store(total, out, {h});
+    });
+  }
+
+  /// `out` (flattened) = the tasks' parts `parts` summed in task order.
+  void sumCaptureGradient(Value parts, Value out) {
+    Value tasks = KernelArith::dim(parts, 0);
+    parallel({KernelArith::dim(out, 0)}, [&](ValueRange ivs) {
+      Value total = forLoop(
+          idx(0), tasks, 1, {f32Const(0.0)}, [&](Value t, ValueRange a) {
+            return SmallVector<Value>{
+                arith::AddFOp::create(b, a[0], load(parts, {t, ivs[0]}))};
+          })[0];
+      store(total, out, ivs);
+    });
+  }
+
+  /// The gradient of captured tensor `c` from its flattened sum `out`, of
+  /// type `type`.
+  Value captureGradient(unsigned c, Value out, Type type) {
+    auto shaped = cast<RankedTensorType>(type);
+    Value flat = toTensor(out, f32);
+    // (The flat size: static when the shape is.)
+    int64_t n = shaped.hasStaticShape() ? shaped.getNumElements()
+                                        : ShapedType::kDynamic;
+    auto flatType = RankedTensorType::get({n}, f32);
+    if (flat.getType() != flatType)
+      flat = tensor::CastOp::create(b, flatType, flat);
+    if (shaped.getRank() != 1) {
+      SmallVector<OpFoldResult> sizes;
+      for (auto [d, n] : llvm::enumerate(shaped.getShape()))
+        sizes.push_back(ShapedType::isDynamic(n)
+                            ? OpFoldResult(f.captureDims[c][d])
+                            : OpFoldResult(b.getIndexAttr(n)));
+      ReassociationIndices all =
+          llvm::to_vector(llvm::seq<int64_t>(0, shaped.getRank()));
+      flat = tensor::ExpandShapeOp::create(b, shaped.clone(f32), flat,
+                                           ArrayRef<ReassociationIndices>{all},
+                                           sizes);
+    }
+    if (shaped.getElementType().isF32())
+      return flat;
+    TensorBuilder tb(b);
+    return fromF32Tensor(tb, flat, shaped.getElementType());
   }
 
   /// `out[h]` = d sink_h, the sum over the batch rows and their queries of

@@ -95,6 +95,7 @@ def modifier_case(mod, n, p, dtype, dynamic):
     elif mod == "alibi":
         args.append(f"%slopes: tensor<{HQ}xf32>")
         ops["alibi_slopes"] = f"%slopes : tensor<{HQ}xf32>"
+        extra.append("d_slopes")
     elif mod == "softcap":
         attrs.append("softcap = 2.0 : f32")
     elif mod == "sinks_lse":
@@ -107,6 +108,7 @@ def modifier_case(mod, n, p, dtype, dynamic):
         table = f"tensor<{HQ}x{2 * L - 1}xf32>"
         args.append(f"%table: {table}")
         ops["captures"] = f"%table : {table}"
+        extra.append("d_table")
         region = (
             "\n      score_mod {\n"
             f"      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %c: {table}):\n"
@@ -191,9 +193,19 @@ for case in cases:
         run += ["--output", os.path.join(d, e + ".npy")]
     # (The modifier cases' f32 bound is looser: ALiBi's distances and the
     # captured table add terms of the scores' size.)
+    # The ALiBi slopes' gradient sums every score's gradient times its
+    # distance (up to L), terms that cancel (a softmax row's score
+    # gradients sum to 0): its rounding error is that of the largest terms.
+    # With bf16, D = rowsum(dO * O) reads the bf16-rounded output (as
+    # FlashAttention's backward does), which shifts each row's score
+    # gradients by P * dD: harmless for dQ, dK, dV, but the distance
+    # weighting adds it up.
+    slopes = "d_slopes" in extra
     tol = (["--rtol", "1e-4", "--atol", "1e-5", "--max-rel-err",
-            "5e-6" if extra or shapes else "2e-6"]
+            "5e-5" if slopes else "5e-6" if extra or shapes else "2e-6"]
            if dtype == "f32" else
+           ["--rtol", "3e-1", "--atol", "3e-1", "--max-rel-err", "1e-1"]
+           if slopes else
            ["--rtol", "3e-2", "--atol", "3e-2", "--max-rel-err", "2e-2"])
     ref = [attn_ref, module, "--entry", name, "--inputs", d, "--grad", d] + tol
     r = subprocess.run(run, capture_output=True, text=True)

@@ -299,10 +299,25 @@ public:
   /// null without ALiBi; `i'` the row's key position), then soft-capped,
   /// `cap * tanh(s / cap)`. The score itself when the op has neither.
   Value modifyScore(Value score, QueryRows rows, Value key, Value slope);
+  /// The derivatives of a modified score with respect to the modifiers'
+  /// learned parameters (the backward's gradients of ALiBi slopes and of
+  /// captured tensors).
+  struct ModifierTangents {
+    /// d (score after ALiBi) / d slope, `-|i' - key|`; null without ALiBi.
+    Value slope;
+    /// The score region's partial derivatives with respect to its reads of
+    /// floating-point captured tensors (d result / d read).
+    SmallVector<CaptureTangent> captures;
+  };
   /// modifyScore and its derivative with respect to the score (1 without
-  /// modifiers; the region's derivative: emitScoreModWithDerivative).
-  std::pair<Value, Value> modifyScoreWithDerivative(Value score, QueryRows rows,
-                                                    Value key, Value slope);
+  /// modifiers; the region's derivative: emitScoreModWithDerivative); with
+  /// `tangents`, the derivatives with respect to the learned parameters.
+  std::pair<Value, Value>
+  modifyScoreWithDerivative(Value score, QueryRows rows, Value key, Value slope,
+                            ModifierTangents *tangents = nullptr);
+  /// The row-major offset of `at` (index scalars, or vectors of them) in
+  /// captured tensor `c` (its flattened buffer, captureBufs).
+  Value captureOffset(unsigned c, ValueRange at);
 
   //===--------------------------------------------------------------------===//
   // Normalizers
@@ -400,9 +415,10 @@ private:
   void prepareOperandBuffers(TensorBuilder &tb);
   /// batchSize, queryLen and keyLen from the operand buffers.
   void prepareSizes();
-  /// modifyScore, and its derivative into `derivative` when given.
+  /// modifyScore, and its derivative into `derivative` when given (and
+  /// the learned parameters' into `tangents`).
   Value modify(Value score, QueryRows rows, Value key, Value slope,
-               Value *derivative);
+               Value *derivative, ModifierTangents *tangents = nullptr);
   /// maskBuf from the mask tensor `m`: f32 for an additive mask, i8 for a
   /// boolean one (reinterpreted in place when the target reads converted
   /// operands, `convert`; else extended to bytes).

@@ -134,6 +134,9 @@ struct ScoreCotangent {
   /// Kernel attention: the rows' denominators `sum_j A_ij + eps` (`A` the
   /// masked feature products, maskedScores5).
   Value denominator;
+  /// Stop at the score region's result: the gradient of the final score
+  /// (what the region's captured tensors take), not of its input.
+  bool atRegionResult = false;
 };
 
 /// The masked scores of weights5 before normalization: softmax's -inf and
@@ -149,6 +152,21 @@ Value maskedScores5(TensorBuilder &tb, Value s, const WeightSpec &spec);
 /// is masked (never NaN there).
 Value scoreGradient5(TensorBuilder &tb, Value s, const WeightSpec &spec,
                      const ScoreCotangent &cotangent);
+
+/// The gradient of the ALiBi slopes (`Hq`, f32) from `dy`, scoreGradient5's
+/// result: `d slope_h = -sum dy |i + Lk - Lq - j|` (per sequence for varlen
+/// batches) over batch rows, queries and keys.
+Value alibiSlopeGradient5(TensorBuilder &tb, Value dy, const WeightSpec &spec);
+
+/// The gradients (f32, in their shapes) of the captured tensors
+/// `captures` (positions among spec.captures) of the score region: every
+/// read of the region at a score adds `dyFinal` there (scoreGradient5's
+/// result with `atRegionResult`) times the region's partial derivative
+/// with respect to the read. `s` the raw scores. Loops over the scores
+/// (the reference's scatter), skipping those with a zero gradient.
+SmallVector<Value> captureGradients5(TensorBuilder &tb, Value s,
+                                     const WeightSpec &spec, Value dyFinal,
+                                     ArrayRef<unsigned> captures);
 
 /// The pieces of attn.attention's reference lowering up to the raw scores,
 /// shared by the forward and the gradient lowerings: the 5-D queries and

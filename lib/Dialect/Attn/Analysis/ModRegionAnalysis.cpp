@@ -28,10 +28,15 @@ static bool hasDerivativeRule(Operation &op) {
              arith::FPToUIOp>(op);
 }
 
-Operation *mlir::attn::scoreModDerivativeIssue(Region &region) {
+Operation *mlir::attn::scoreModDerivativeIssue(Region &region, bool captures) {
   Block &block = region.front();
   llvm::DenseSet<Value> dependent = {block.getArgument(0)};
   for (Operation &op : block.without_terminator()) {
+    if (auto e = dyn_cast<tensor::ExtractOp>(op);
+        e && captures && isa<FloatType>(e.getType())) {
+      dependent.insert(e.getResult());
+      continue;
+    }
     bool reads = llvm::any_of(op.getOperands(),
                               [&](Value v) { return dependent.contains(v); });
     if (!reads)

@@ -809,11 +809,14 @@ LogicalResult AttentionGradOp::verify() {
   if (forward.isPaged())
     return emitOpError() << "differentiates no attention over a paged KV "
                             "cache (a page_table is for inference)";
+  bool captures = !getGradCaptures().empty();
   if (!forward.getScoreMod().empty())
-    if (Operation *op = scoreModDerivativeIssue(forward.getScoreMod()))
+    if (Operation *op =
+            scoreModDerivativeIssue(forward.getScoreMod(), captures))
       return emitOpError() << "cannot differentiate the forward's score_mod "
-                              "region: the score reaches '"
-                           << op->getName()
+                              "region: the score"
+                           << (captures ? " or a captured value" : "")
+                           << " reaches '" << op->getName()
                            << "', which has no derivative rule";
   auto requireType = [&](Value v, Type expected, StringRef what,
                          StringRef of) -> LogicalResult {
@@ -867,7 +870,9 @@ LogicalResult AttentionGradOp::verify() {
   for (auto [grad, operand, name] :
        {Optional{getGradBias(), forward.getBias(), "bias"},
         Optional{getGradGate(), forward.getGate(), "gate"},
-        Optional{getGradSinks(), forward.getSinks(), "sinks"}}) {
+        Optional{getGradSinks(), forward.getSinks(), "sinks"},
+        Optional{getGradAlibiSlopes(), forward.getAlibiSlopes(),
+                 "alibi_slopes"}}) {
     if (!grad)
       continue;
     if (!operand)
@@ -877,6 +882,24 @@ LogicalResult AttentionGradOp::verify() {
     if (failed(requireType(grad, operand.getType(), ("grad_" + name).str(),
                            ("the " + name + "'s").str())))
       return failure();
+  }
+  // None, or one per floating-point captured tensor, in order.
+  if (captures) {
+    SmallVector<Value> floats;
+    for (Value c : forward.getCaptures())
+      if (isa<FloatType>(cast<ShapedType>(c.getType()).getElementType()))
+        floats.push_back(c);
+    if (floats.size() != getGradCaptures().size())
+      return emitOpError() << "expects one grad_captures result per "
+                              "floating-point captured tensor of the forward "
+                              "attn.attention ("
+                           << floats.size() << "), got "
+                           << getGradCaptures().size();
+    for (auto [i, grad, capture] : llvm::enumerate(getGradCaptures(), floats))
+      if (failed(requireType(grad, capture.getType(),
+                             ("grad_captures #" + Twine(i)).str(),
+                             "the captured tensor's")))
+        return failure();
   }
   return success();
 }

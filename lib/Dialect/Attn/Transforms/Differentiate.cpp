@@ -84,6 +84,8 @@ FailureOr<LowRankAttentionOp> lowRankOf(func::FuncOp fn) {
 
 struct AttnDifferentiatePass
     : public attn::impl::AttnDifferentiateBase<AttnDifferentiatePass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
@@ -145,8 +147,8 @@ struct AttnDifferentiatePass
     attention.setScaleAttr(b.getF32FloatAttr(op.getEffectiveScale()));
     auto gradOp = AttentionGradOp::create(
         b, loc, attention.getQuery().getType(), kp.getType(), vp.getType(),
-        Type(), Type(), Type(), attention.getResult(), toF32Tensor(tb, dOut),
-        Value(), Value(), Value());
+        Type(), Type(), Type(), Type(), TypeRange(), attention.getResult(),
+        toF32Tensor(tb, dOut), Value(), Value(), Value());
     // dX[b,h,j,c] = sum_p P[p,j] dX'[b,h,p,c] over loops (b, h, j, c, p);
     // dP[p,j] = sum_{b,h,c} dX'[b,h,p,c] X[b,h,j,c] over (p, j, b, h, c).
     auto back = [&](Value proj, Value dx, Value x) {
@@ -195,10 +197,19 @@ struct AttnDifferentiatePass
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     OpBuilder b(ret);
     auto typeOr = [](Value v) { return v ? v.getType() : Type(); };
+    // The floating-point captured tensors of a score region (a learned
+    // bias table, slopes): their gradients too, unless the pass is told
+    // otherwise.
+    SmallVector<Type> captures;
+    if (captureGradients && !op.getScoreMod().empty())
+      for (Value c : op.getCaptures())
+        if (isa<FloatType>(getElementTypeOrSelf(c.getType())))
+          captures.push_back(c.getType());
     auto gradOp = AttentionGradOp::create(
         b, loc, op.getQuery().getType(), op.getKey().getType(),
         op.getValue().getType(), typeOr(op.getBias()), typeOr(op.getGate()),
-        typeOr(op.getSinks()), op.getResult(), dOut, dLse, Value(), Value());
+        typeOr(op.getSinks()), typeOr(op.getAlibiSlopes()), captures,
+        op.getResult(), dOut, dLse, Value(), Value());
     func::ReturnOp::create(b, ret.getLoc(), gradOp.getResults());
     ret.erase();
     grad.setFunctionType(FunctionType::get(

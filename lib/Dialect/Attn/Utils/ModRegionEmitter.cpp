@@ -86,16 +86,23 @@ public:
   /// The emitted value of region value `v`.
   Value lookup(Value v) const { return map.lookup(v); }
 
+  /// The captured tensor `tensor` (a region argument) is.
+  unsigned captureOf(Value tensor) {
+    return cast<BlockArgument>(tensor).getArgNumber() - firstCapture;
+  }
+
+  /// The indices (clamped) at which read `extract` of a captured tensor was
+  /// emitted.
+  SmallVector<Value> indicesOf(Operation *extract) const {
+    return readIndices.lookup(extract);
+  }
+
 private:
   Value asVector(Value v) {
     if (isa<VectorType>(v.getType()))
       return v;
     return vector::BroadcastOp::create(b, VectorType::get({lanes}, v.getType()),
                                        v);
-  }
-
-  unsigned captureOf(Value tensor) {
-    return cast<BlockArgument>(tensor).getArgNumber() - firstCapture;
   }
 
   Value dimOf(tensor::DimOp d) {
@@ -138,12 +145,14 @@ private:
     if (vector)
       for (Value &v : at)
         v = asVector(v);
+    readIndices[e] = at;
     return access.read(b, c, at);
   }
 
   ImplicitLocOpBuilder &b;
   const CaptureAccess &access;
   IRMapping map;
+  llvm::DenseMap<Operation *, SmallVector<Value>> readIndices;
   int64_t lanes = 0;
   unsigned firstCapture = 0;
 };
@@ -155,110 +164,137 @@ Value mlir::attn::emitModRegion(ImplicitLocOpBuilder &b, Region &region,
   return inliner.run(region, args);
 }
 
-std::pair<Value, Value>
-mlir::attn::emitScoreModWithDerivative(ImplicitLocOpBuilder &b, Region &region,
-                                       ValueRange args,
-                                       const CaptureAccess &access) {
+/// The forward-mode derivative of operation `op` of a region (emitted as
+/// `c`, its result `x`) given the tangents of its operands (`tan(i)`, of
+/// the result's shape); null when `op` has no rule.
+static Value derivativeOf(ImplicitLocOpBuilder &b, Operation &op, Operation *c,
+                          function_ref<Value(unsigned)> tan) {
+  Value x = c->getResult(0);
+  auto in = [&](unsigned i) { return c->getOperand(i); };
+  auto zero = [&] { return floatLike(b, x, 0.0); };
+  auto mul = [&](Value a, Value v) -> Value {
+    return arith::MulFOp::create(b, a, v);
+  };
+  Value dx;
+  llvm::TypeSwitch<Operation *>(&op)
+      .Case(
+          [&](arith::AddFOp) { dx = arith::AddFOp::create(b, tan(0), tan(1)); })
+      .Case(
+          [&](arith::SubFOp) { dx = arith::SubFOp::create(b, tan(0), tan(1)); })
+      .Case([&](arith::MulFOp) {
+        dx = arith::AddFOp::create(b, mul(tan(0), in(1)), mul(in(0), tan(1)));
+      })
+      .Case([&](arith::DivFOp) {
+        // (a' - x b') / b
+        dx = arith::DivFOp::create(
+            b, arith::SubFOp::create(b, tan(0), mul(x, tan(1))), in(1));
+      })
+      .Case([&](arith::NegFOp) { dx = arith::NegFOp::create(b, tan(0)); })
+      .Case([&](arith::SelectOp) {
+        dx = arith::SelectOp::create(b, in(0), tan(1), tan(2));
+      })
+      .Case<arith::ExtFOp, arith::TruncFOp>([&](Operation *) {
+        dx = tan(0);
+        Type from = getElementTypeOrSelf(dx.getType());
+        Type to = getElementTypeOrSelf(x.getType());
+        if (from != to)
+          dx = to.getIntOrFloatBitWidth() > from.getIntOrFloatBitWidth()
+                   ? Value(arith::ExtFOp::create(b, x.getType(), dx))
+                   : Value(arith::TruncFOp::create(b, x.getType(), dx));
+      })
+      .Case<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
+            arith::MinNumFOp>([&](Operation *) {
+        // The tangent of the operand the result is.
+        Value first =
+            arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, x, in(0));
+        dx = arith::SelectOp::create(b, first, tan(0), tan(1));
+      })
+      .Case([&](math::TanhOp) {
+        Value one = floatLike(b, x, 1.0);
+        dx = mul(arith::SubFOp::create(b, one, mul(x, x)), tan(0));
+      })
+      .Case([&](math::ExpOp) { dx = mul(x, tan(0)); })
+      .Case([&](math::LogOp) { dx = arith::DivFOp::create(b, tan(0), in(0)); })
+      .Case([&](math::SqrtOp) {
+        Value two = floatLike(b, x, 2.0);
+        dx = arith::DivFOp::create(b, tan(0), mul(two, x));
+      })
+      .Case([&](math::AbsFOp) {
+        Value neg =
+            arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, in(0), zero());
+        dx = arith::SelectOp::create(b, neg, arith::NegFOp::create(b, tan(0)),
+                                     tan(0));
+      });
+  return dx;
+}
+
+std::pair<Value, Value> mlir::attn::emitScoreModWithDerivative(
+    ImplicitLocOpBuilder &b, Region &region, ValueRange args,
+    const CaptureAccess &access, SmallVectorImpl<CaptureTangent> *captures) {
   // The region's values (scalars, or vectors over the query rows as
-  // emitModRegion lifts them), then the tangents of those that depend on
-  // the score (absent: 0), of the values' types.
+  // emitModRegion lifts them), then, per seed, the tangents of those that
+  // depend on it (absent: 0), of the values' types. Seed 0 is the score;
+  // with `captures`, each floating-point read of a captured tensor is one
+  // more.
   Block &block = region.front();
-  llvm::DenseMap<Value, Value> tangent;
+  SmallVector<Operation *> reads;
+  if (captures)
+    for (Operation &op : block)
+      if (auto e = dyn_cast<tensor::ExtractOp>(op))
+        if (isa<FloatType>(e.getType()))
+          reads.push_back(e);
+  SmallVector<llvm::DenseMap<Value, Value>> tangents(1 + reads.size());
   RegionInliner inliner(b, access);
   inliner.bind(region, args);
-  tangent[block.getArgument(0)] = floatLike(b, args[0], 1.0);
+  tangents[0][block.getArgument(0)] = floatLike(b, args[0], 1.0);
   for (Operation &op : block) {
     if (auto yield = dyn_cast<YieldOp>(op)) {
       Value v = inliner.lookup(yield.getValue());
-      Value t = tangent.lookup(yield.getValue());
-      return {v, t ? t : floatLike(b, v, 0.0)};
+      auto result = [&](unsigned k) {
+        Value t = tangents[k].lookup(yield.getValue());
+        return t ? t : floatLike(b, v, 0.0);
+      };
+      for (auto [k, read] : llvm::enumerate(reads)) {
+        auto e = cast<tensor::ExtractOp>(read);
+        captures->push_back({inliner.captureOf(e.getTensor()),
+                             inliner.indicesOf(read), result(k + 1)});
+      }
+      return {v, result(0)};
     }
     Operation *c = inliner.emit(op);
-    if (!c || op.getNumResults() != 1)
+    if (auto at = llvm::find(reads, &op); at != reads.end()) {
+      Value x = inliner.lookup(op.getResult(0));
+      tangents[at - reads.begin() + 1][op.getResult(0)] = floatLike(b, x, 1.0);
+      continue;
+    }
+    if (!c || op.getNumResults() != 1 ||
+        isa<arith::CmpFOp, arith::FPToSIOp, arith::FPToUIOp>(op))
       continue;
     Value x = c->getResult(0);
-    auto t = [&](unsigned i) -> Value {
-      return tangent.lookup(op.getOperand(i));
-    };
-    auto in = [&](unsigned i) { return c->getOperand(i); };
-    bool any = llvm::any_of(op.getOperands(),
-                            [&](Value v) { return tangent.count(v); });
-    if (!any || isa<arith::CmpFOp, arith::FPToSIOp, arith::FPToUIOp>(op))
-      continue;
-    auto zero = [&] { return floatLike(b, x, 0.0); };
-    auto tan = [&](unsigned i) -> Value {
-      Value v = t(i);
-      if (!v)
-        return zero();
-      // A scalar tangent meeting a vector (the region lifted the op).
-      if (isa<VectorType>(x.getType()) && !isa<VectorType>(v.getType()))
-        return vector::BroadcastOp::create(
-            b,
-            VectorType::get(cast<VectorType>(x.getType()).getShape(),
-                            v.getType()),
-            v);
-      return v;
-    };
-    auto mul = [&](Value a, Value v) -> Value {
-      return arith::MulFOp::create(b, a, v);
-    };
-    Value dx;
-    llvm::TypeSwitch<Operation *>(&op)
-        .Case([&](arith::AddFOp) {
-          dx = arith::AddFOp::create(b, tan(0), tan(1));
-        })
-        .Case([&](arith::SubFOp) {
-          dx = arith::SubFOp::create(b, tan(0), tan(1));
-        })
-        .Case([&](arith::MulFOp) {
-          dx = arith::AddFOp::create(b, mul(tan(0), in(1)), mul(in(0), tan(1)));
-        })
-        .Case([&](arith::DivFOp) {
-          // (a' - x b') / b
-          dx = arith::DivFOp::create(
-              b, arith::SubFOp::create(b, tan(0), mul(x, tan(1))), in(1));
-        })
-        .Case([&](arith::NegFOp) { dx = arith::NegFOp::create(b, tan(0)); })
-        .Case([&](arith::SelectOp) {
-          dx = arith::SelectOp::create(b, in(0), tan(1), tan(2));
-        })
-        .Case<arith::ExtFOp, arith::TruncFOp>([&](Operation *) {
-          dx = tan(0);
-          Type from = getElementTypeOrSelf(dx.getType());
-          Type to = getElementTypeOrSelf(x.getType());
-          if (from != to)
-            dx = to.getIntOrFloatBitWidth() > from.getIntOrFloatBitWidth()
-                     ? Value(arith::ExtFOp::create(b, x.getType(), dx))
-                     : Value(arith::TruncFOp::create(b, x.getType(), dx));
-        })
-        .Case<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
-              arith::MinNumFOp>([&](Operation *m) {
-          // The tangent of the operand the result is.
-          Value first =
-              arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, x, in(0));
-          dx = arith::SelectOp::create(b, first, tan(0), tan(1));
-        })
-        .Case([&](math::TanhOp) {
-          Value one = floatLike(b, x, 1.0);
-          dx = mul(arith::SubFOp::create(b, one, mul(x, x)), tan(0));
-        })
-        .Case([&](math::ExpOp) { dx = mul(x, tan(0)); })
-        .Case(
-            [&](math::LogOp) { dx = arith::DivFOp::create(b, tan(0), in(0)); })
-        .Case([&](math::SqrtOp) {
-          Value two = floatLike(b, x, 2.0);
-          dx = arith::DivFOp::create(b, tan(0), mul(two, x));
-        })
-        .Case([&](math::AbsFOp) {
-          Value neg = arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, in(0),
-                                            zero());
-          dx = arith::SelectOp::create(b, neg, arith::NegFOp::create(b, tan(0)),
-                                       tan(0));
-        });
-    // (A verified gradient's region has a rule for every op the score
-    // reaches: scoreModDerivativeIssue.)
-    assert(dx && "no derivative rule");
-    tangent[op.getResult(0)] = dx;
+    for (llvm::DenseMap<Value, Value> &tangent : tangents) {
+      bool any = llvm::any_of(op.getOperands(),
+                              [&](Value v) { return tangent.count(v); });
+      if (!any)
+        continue;
+      auto tan = [&](unsigned i) -> Value {
+        Value v = tangent.lookup(op.getOperand(i));
+        if (!v)
+          return floatLike(b, x, 0.0);
+        // A scalar tangent meeting a vector (the region lifted the op).
+        if (isa<VectorType>(x.getType()) && !isa<VectorType>(v.getType()))
+          return vector::BroadcastOp::create(
+              b,
+              VectorType::get(cast<VectorType>(x.getType()).getShape(),
+                              v.getType()),
+              v);
+        return v;
+      };
+      Value dx = derivativeOf(b, op, c, tan);
+      // (A verified gradient's region has a rule for every op the score or
+      // a differentiated read reaches: scoreModDerivativeIssue.)
+      assert(dx && "no derivative rule");
+      tangent[op.getResult(0)] = dx;
+    }
   }
   llvm_unreachable("a verified region ends in attn.yield");
 }

@@ -61,8 +61,10 @@ constexpr unsigned kMaxCaptures = 16;
 
 /// The first operation of score region `region` through which the score
 /// flows but which has no derivative rule (emitScoreModWithDerivative), or
-/// null when the region is differentiable with respect to the score.
-Operation *scoreModDerivativeIssue(Region &region);
+/// null when the region is differentiable with respect to the score. With
+/// `captures`, the floating-point values it reads from captured tensors
+/// too (their gradients: attn.attention_grad's grad_captures).
+Operation *scoreModDerivativeIssue(Region &region, bool captures = false);
 
 /// A mask region compiled for the interval analysis: one instruction per
 /// operation, in order; operands are earlier instructions.

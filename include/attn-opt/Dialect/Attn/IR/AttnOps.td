@@ -436,15 +436,38 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
     - the gate: `dgate = dO * O_ungated`, and `dO * gate` flows on.
 
     Masked scores have zero gradient; a query row with no allowed key gives
-    zero gradients (never NaN). The gradient of an additive mask, the ALiBi
-    slopes and a FAVOR+ projection is not computed. A paged KV cache is for
-    inference: its forward op has no gradient.
+    zero gradients (never NaN). The gradient of an additive mask and a
+    FAVOR+ projection is not computed. A paged KV cache is for inference:
+    its forward op has no gradient.
+
+    Learned modifier parameters:
+    - ALiBi slopes: `dslope_h = -sum_{b,i,j} dS_bhij |i + Lk - Lq - j|`
+      (per sequence for varlen batches), `dS` the gradient of the score
+      after ALiBi;
+    - captured tensors of the `score_mod` region (a learned relative-bias
+      table as T5 trains it, slopes read from a tensor): every element the
+      region reads at `(b, h, i, j)` takes `dS'_bhij * df/dx`, `dS'` the
+      gradient of the region's result and `df/dx` the region's partial
+      derivative with respect to that read (forward mode, the same rules
+      as the score's), summed over every score that reads it. Reads that
+      only decide (comparisons, integer conversions) and every read of the
+      `mask_mod` region contribute nothing. The region must have a
+      derivative rule for every operation a read value reaches.
+
+    ```mlir
+    %dq, %dk, %dv, %dtable = attn.attention_grad %o, %do
+        : tensor<1x8x256x64xf32>, tensor<1x8x256x64xf32>
+        -> tensor<1x8x256x64xf32>, tensor<1x8x256x64xf32>,
+           tensor<1x8x256x64xf32> captures(tensor<8x32xf32>)
+    ```
 
     Results: `grad_query`, `grad_key`, `grad_value` with the types of
-    query, key and value; `grad_bias`, `grad_gate`, `grad_sinks` (each
-    optional, allowed only when the forward op has that operand) with its
-    type. Element type: the gradients are computed in f32 and rounded to
-    the operands' element type.
+    query, key and value; `grad_bias`, `grad_gate`, `grad_sinks`,
+    `grad_alibi_slopes` (each optional, allowed only when the forward op
+    has that operand) with its type; `grad_captures`: none, or one per
+    floating-point captured tensor of the forward op, in order, each of
+    its type. Element type: the gradients are computed in f32 and rounded
+    to the operands' element type.
   }];
   let arguments = (ins Attn_FloatTensor:$forward,
                        Attn_FloatTensor:$grad_output,
@@ -456,7 +479,9 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
                       Attn_FloatTensor:$grad_value,
                       Optional<Attn_FloatTensor>:$grad_bias,
                       Optional<Attn_FloatTensor>:$grad_gate,
-                      Optional<Attn_HeadVector>:$grad_sinks);
+                      Optional<Attn_HeadVector>:$grad_sinks,
+                      Optional<Attn_HeadVector>:$grad_alibi_slopes,
+                      Variadic<AnyRankedTensor>:$grad_captures);
   let assemblyFormat = [{
     $forward `,` $grad_output
     (`grad_lse` `(` $grad_lse^ `:` type($grad_lse) `)`)?
@@ -467,6 +492,8 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
     (`bias` `(` type($grad_bias)^ `)`)?
     (`gate` `(` type($grad_gate)^ `)`)?
     (`sinks` `(` type($grad_sinks)^ `)`)?
+    (`alibi_slopes` `(` type($grad_alibi_slopes)^ `)`)?
+    (`captures` `(` type($grad_captures)^ `)`)?
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

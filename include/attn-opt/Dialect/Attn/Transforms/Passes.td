@@ -310,7 +310,9 @@ def AttnDifferentiate : Pass<"attn-differentiate", "ModuleOp"> {
     `@F_grad`: `@F`'s arguments, then the cotangent of the output
     (`d_output`, the output's type) and, when `@F` returns the log-sum-exp,
     its cotangent (`d_lse`); it returns the gradients of the attention's
-    query, key and value and of its bias, gate and sinks when it has them,
+    query, key and value, of its bias, gate, sinks and ALiBi slopes when it
+    has them, then of each floating-point tensor its `score_mod` region
+    captures (a learned bias table; with `capture-gradients=false`, none),
     in that order (docs/Gradients.md). The body is `@F`'s, ending in an
     `attn.attention_grad` of the attention:
 
@@ -350,6 +352,11 @@ def AttnDifferentiate : Pass<"attn-differentiate", "ModuleOp"> {
     return the attention's output, or one whose `_grad` name is taken, is
     an error naming it.
   }];
+  let options = [
+    Option<"captureGradients", "capture-gradients", "bool", "true",
+           "Return the gradients of the floating-point tensors a score_mod "
+           "region captures (false: they are constants to @F_grad)">
+  ];
   let dependentDialects = ["::mlir::attn::AttnDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",

@@ -45,16 +45,31 @@ struct CaptureAccess {
 Value emitModRegion(ImplicitLocOpBuilder &b, Region &region, ValueRange args,
                     const CaptureAccess &access);
 
+/// The partial derivative of a score region's result with respect to one
+/// floating-point read of a captured tensor.
+struct CaptureTangent {
+  /// The captured tensor (its position among the captures).
+  unsigned capture;
+  /// Where it was read (clamped into its shape): index scalars, or vectors
+  /// of index (one per query row of the lanes).
+  SmallVector<Value> indices;
+  /// d result / d read, a scalar or a vector of f32.
+  Value derivative;
+};
+
 /// Emits a score region as emitModRegion does (on scalars, or on vectors
 /// of query rows) together with its derivative with respect to the score
 /// (forward mode: the tangent of every float value, 1 for the score
 /// argument, 0 for what does not depend on it). Returns (value,
-/// derivative), of the score's type. The region must be differentiable
-/// (scoreModDerivativeIssue).
-std::pair<Value, Value> emitScoreModWithDerivative(ImplicitLocOpBuilder &b,
-                                                   Region &region,
-                                                   ValueRange args,
-                                                   const CaptureAccess &access);
+/// derivative), of the score's type. With `captures`, appends the partial
+/// derivative with respect to each floating-point read of a captured
+/// tensor, one forward-mode seed per read (their gradients). The region
+/// must be differentiable (scoreModDerivativeIssue, with its reads too
+/// when `captures`).
+std::pair<Value, Value>
+emitScoreModWithDerivative(ImplicitLocOpBuilder &b, Region &region,
+                           ValueRange args, const CaptureAccess &access,
+                           SmallVectorImpl<CaptureTangent> *captures = nullptr);
 
 /// Emits the interval analysis of the mask program `p` over batch row
 /// `batch`, head `head`, queries [q0, q1] and keys [k0, k1] (index scalars,
