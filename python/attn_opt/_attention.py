@@ -300,7 +300,20 @@ def _mpi_handle(comm):
                                  else "mpich")
 
 
-def _build_grad(key):
+_FLOATS = ("f32", "f16", "bf16")
+
+
+def _float_captures(key):
+    """The MLIR types of the floating-point captured tensors of signature
+    `key`'s regions (in order): those with gradients."""
+    mods = key[15]
+    if mods is None:
+        return []
+    return ["tensor<" + "x".join("?" * rank) + f"x{elem}>"
+            for elem, rank in mods[1] if elem in _FLOATS]
+
+
+def _build_grad(key, capture_grads=False):
     """MLIR source of the forward and backward entries of one signature,
     with dynamic batch and lengths as attention()'s own (one compilation
     serves every length: the fused backward classifies its blocks at run
@@ -308,7 +321,8 @@ def _build_grad(key):
     log-sum-exp, which the backward reads with the output instead of
     recomputing them); @backward takes the arguments, the saved output
     (and log-sum-exp) and the output's cotangent, and returns the gradients
-    of query, key, value (and bias, gate)."""
+    of query, key, value (and bias, gate; with `capture_grads`, those of
+    the floating-point tensors the score region captures)."""
     args, operands, attrs, (q, k, v, r), grads, regions = _signature(key)
     softmax = key[5] == "#attn.softmax"
     lengths = key[14]
@@ -329,6 +343,9 @@ def _build_grad(key):
     bargs.append(f"%d_output: {r}")
     gtypes = [q, k, v] + [gt for _, gt in grads]
     optional = "".join(f" {name}({gt})" for name, gt in grads)
+    if capture_grads:
+        gtypes += _float_captures(key)
+        optional += f" captures({', '.join(_float_captures(key))})"
     n = len(gtypes)
     src += (f"func.func @backward({', '.join(bargs)}) -> "
             f"({', '.join(gtypes)}) {{\n"
@@ -359,14 +376,14 @@ def _torch_module():
 _grad_functions = {}
 
 
-def _grad_library(key):
-    lib = _grad_functions.get(key)
+def _grad_library(key, capture_grads=False):
+    lib = _grad_functions.get((key, capture_grads))
     if lib is None:
         with _functions_lock:
-            lib = _grad_functions.get(key)
+            lib = _grad_functions.get((key, capture_grads))
             if lib is None:
-                lib = compile(_build_grad(key))
-                _grad_functions[key] = lib
+                lib = compile(_build_grad(key, capture_grads))
+                _grad_functions[(key, capture_grads)] = lib
     return lib
 
 
@@ -383,9 +400,12 @@ def _autograd_function():
         the fused backward kernels where they apply)."""
 
         @staticmethod
-        def forward(ctx, q, k, v, bias, gate, call):
+        def forward(ctx, q, k, v, bias, gate, call, *captures):
+            # (`captures`: the floating-point captured tensors of the
+            # score region when one requires a gradient, inputs here so
+            # that autograd reaches them; `passive` holds them detached.)
             key, passive, threads = call
-            lib = _grad_library(key)
+            lib = _grad_library(key, bool(captures))
             if threads is not None:
                 lib.set_num_threads(threads)
             inputs = [x.detach().contiguous()
@@ -393,6 +413,7 @@ def _autograd_function():
             results = lib.forward(*inputs, *passive)
             saved = results if isinstance(results, tuple) else (results,)
             ctx.call = call
+            ctx.captures = len(captures)
             ctx.has = (bias is not None, gate is not None)
             ctx.save_for_backward(*inputs, *saved)
             return saved[0]
@@ -409,7 +430,7 @@ def _autograd_function():
                     "gradient penalty or double backward); compute that "
                     "part with PyTorch's attention")
             key, passive, threads = ctx.call
-            lib = _grad_library(key)
+            lib = _grad_library(key, bool(ctx.captures))
             if threads is not None:
                 lib.set_num_threads(threads)
             tensors = ctx.saved_tensors
@@ -426,7 +447,10 @@ def _autograd_function():
             rest = iter(grads[3:])
             out.append(next(rest) if ctx.has[0] else None)
             out.append(next(rest) if ctx.has[1] else None)
-            return (*out, None)
+            captured = [next(rest) for _ in range(ctx.captures)]
+            captured = [g if need else None for g, need in
+                        zip(captured, ctx.needs_input_grad[6:])]
+            return (*out, None, *captured)
 
     _AttentionFunction = AttentionFunction
     return AttentionFunction
@@ -503,7 +527,7 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
             raise ValueError("sequence_parallel has no gradients yet: call "
                              "it under torch.no_grad() or with detached "
                              "tensors")
-    elif _grad is None and _needs_grad(q, k, v, bias, gate):
+    def differentiable():
         return _differentiable(q, k, v, bias, gate, dict(
             normalizer=normalizer, pattern=pattern, scale=scale, alpha=alpha,
             features=features, seed=seed, orthogonal=orthogonal, eps=eps,
@@ -511,6 +535,9 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
             key_segments=key_segments, projection=projection,
             score_mod=score_mod, mask_mod=mask_mod, threads=threads,
             out=out))
+    if sequence_parallel is None and _grad is None and _needs_grad(
+            q, k, v, bias, gate):
+        return differentiable()
     tensors = [check_array(q, "q"), check_array(k, "k"), check_array(v, "v")]
     t = dtype_name(q)
     if t not in _elem:
@@ -592,16 +619,22 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
         mods_key, captured = _mods.trace(score_mod, mask_mod)
         for n, c in enumerate(captured):
             tensors.append(check_array(c, f"captured tensor {n}"))
-    # Gradients reach q, k, v, bias and gate only: a captured tensor or a
-    # projection that requires one would silently never train.
-    for name, x in [("projection", projection)] + [
-            (f"captured tensor {n} of score_mod/mask_mod", c)
-            for n, c in enumerate(captured)]:
-        if _needs_grad(x):
-            raise ValueError(
-                f"attn_opt.attention computes no gradient for its {name}, "
-                f"which requires one (docs/Gradients.md): detach it to use "
-                f"it as a constant, or compute that part with PyTorch")
+    # Gradients reach q, k, v, bias, gate and the floating-point tensors a
+    # score_mod captures (a mask_mod's reads have none: a mask is piecewise
+    # constant); a projection that requires one would silently never
+    # train.
+    if _needs_grad(projection):
+        raise ValueError(
+            "attn_opt.attention computes no gradient for its projection, "
+            "which requires one (docs/Gradients.md): detach it to use it "
+            "as a constant, or compute that part with PyTorch")
+    capture_grads = score_mod is not None and _needs_grad(*captured)
+    if capture_grads and sequence_parallel is not None:
+        raise ValueError("sequence_parallel has no gradients yet: a tensor "
+                         "the score_mod captures requires one")
+    if capture_grads and _grad is None:
+        # (Only a captured tensor, a learned bias table, trains.)
+        return differentiable()
 
     attrs = (normalizer, alpha, features, seed, orthogonal, eps, pattern)
     spelled = _spelled.get(attrs)
@@ -623,11 +656,16 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
     if _grad is not None:
         # Differentiable: one compilation of the forward and backward for
         # every batch and length, as without gradients.
+        # (The floating-point captures are the Function's inputs when one
+        # requires a gradient: the backward returns theirs.)
+        floats = [c for c in captured if dtype_name(c) in _FLOATS] \
+            if capture_grads else []
         passive = [x for x in (segments if seg_key else None,
                                key_segments if kseg_key else None,
-                               projection) if x is not None] + captured
+                               projection) if x is not None] + [
+            c.detach() if is_torch_tensor(c) else c for c in captured]
         call = (key, passive, threads)
-        return _autograd_function().apply(q, k, v, bias, gate, call)
+        return _autograd_function().apply(q, k, v, bias, gate, call, *floats)
     handle = mpi = order = None
     if sequence_parallel is not None:
         why = _refusal("partition-sequence", _features(

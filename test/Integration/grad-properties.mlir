@@ -39,7 +39,9 @@
 // The modifiers' gradients too (bias summed over the batch, gate, sinks),
 // with segment ids, soft-capping, a score region and the LSE's cotangent;
 // and lengths known at run time (blocks classified at run time, two
-// passes), with a window and ALiBi:
+// passes), with a window and ALiBi (the slopes' gradient); the gradient of
+// a captured T5 bias table (summed per task, lane by lane), in one pass
+// and in two:
 // DEFINE: %{grads} = --output %t/%{fn}.%{n}.dq.npy --output %t/%{fn}.%{n}.dk.npy --output %t/%{fn}.%{n}.dv.npy --output %t/%{fn}.%{n}.d4.npy
 // DEFINE: %{n} = 1
 // DEFINE: %{mods} = attn-run %s --entry %{fn} --grad --random-inputs --seed 12 %{shapes} %{grads} %{extra} --threads %{n} --remarks 2> %t/%{fn}.%{n}.remarks > /dev/null
@@ -55,15 +57,33 @@
 // RUN: FileCheck %s --check-prefix=mods_one_pass < %t/%{fn}.1.remarks
 // mods_one_pass: remark: attn-flash-backward: fused backward, one pass
 // REDEFINE: %{fn} = mods_dynamic
-// REDEFINE: %{extra} =
+// REDEFINE: %{extra} = --output %t/%{fn}.%{n}.d5.npy
 // REDEFINE: %{shapes} = --shape q=1x3x150x32 --shape k=1x1x150x32 --shape v=1x1x150x32 --shape d_output=1x3x150x32 --shape bias=1x3x150x150
 // REDEFINE: %{n} = 1
 // RUN: %{mods}
 // REDEFINE: %{n} = 2
 // RUN: %{mods}
-// RUN: %{same}
+// RUN: %{same} && cmp %t/%{fn}.1.d5.npy %t/%{fn}.2.d5.npy
 // RUN: FileCheck %s --check-prefix=mods_dynamic < %t/%{fn}.1.remarks
 // mods_dynamic: remark: attn-flash-backward: fused backward, two passes, {{.*}} classified at run time
+// REDEFINE: %{extra} =
+// REDEFINE: %{shapes} =
+// REDEFINE: %{fn} = table_one_pass
+// REDEFINE: %{n} = 1
+// RUN: %{mods}
+// REDEFINE: %{n} = 2
+// RUN: %{mods}
+// RUN: %{same}
+// RUN: FileCheck %s --check-prefix=table_one_pass < %t/%{fn}.1.remarks
+// table_one_pass: remark: attn-flash-backward: fused backward, one pass
+// REDEFINE: %{fn} = table_two_passes
+// REDEFINE: %{n} = 1
+// RUN: %{mods}
+// REDEFINE: %{n} = 2
+// RUN: %{mods}
+// RUN: %{same}
+// RUN: FileCheck %s --check-prefix=table_two_passes < %t/%{fn}.1.remarks
+// table_two_passes: remark: attn-flash-backward: fused backward, two passes
 
 func.func @window(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor<1x2x40x16xf32>) -> tensor<1x2x40x16xf32> {
   %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.window<before = 3, after = 0>} : tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32> -> tensor<1x2x40x16xf32>
@@ -93,4 +113,33 @@ func.func @mods_one_pass(%q: tensor<2x4x150x32xf32>, %k: tensor<2x2x150x32xf32>,
 func.func @mods_dynamic(%q: tensor<1x3x?x32xf32>, %k: tensor<1x1x?x32xf32>, %v: tensor<1x1x?x32xf32>, %bias: tensor<1x3x?x?xf32>, %slopes: tensor<3xf32>) -> tensor<1x3x?x32xf32> {
   %0 = attn.attention %q, %k, %v bias(%bias : tensor<1x3x?x?xf32>) alibi_slopes(%slopes : tensor<3xf32>) {normalizer = #attn.softmax, pattern = #attn.window<before = 40, after = 5>} : tensor<1x3x?x32xf32>, tensor<1x1x?x32xf32>, tensor<1x1x?x32xf32> -> tensor<1x3x?x32xf32>
   return %0 : tensor<1x3x?x32xf32>
+}
+
+// (T5: a learned bias per head and clamped relative distance.)
+func.func @table_one_pass(%q: tensor<2x4x150x32xf32>, %k: tensor<2x2x150x32xf32>, %v: tensor<2x2x150x32xf32>, %table: tensor<4x33xf32>) -> tensor<2x4x150x32xf32> {
+  %0 = attn.attention %q, %k, %v captures(%table : tensor<4x33xf32>) {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<2x4x150x32xf32>, tensor<2x2x150x32xf32>, tensor<2x2x150x32xf32> -> tensor<2x4x150x32xf32>
+      score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %t: tensor<4x33xf32>):
+        %d = arith.subi %i, %j : index
+        %c16 = arith.constant 16 : index
+        %r = arith.addi %d, %c16 : index
+        %x = tensor.extract %t[%h, %r] : tensor<4x33xf32>
+        %y = arith.addf %s, %x : f32
+        attn.yield %y : f32
+      }
+  return %0 : tensor<2x4x150x32xf32>
+}
+
+func.func @table_two_passes(%q: tensor<1x3x150x32xf32>, %k: tensor<1x1x150x32xf32>, %v: tensor<1x1x150x32xf32>, %table: tensor<3x33xf32>) -> tensor<1x3x150x32xf32> {
+  %0 = attn.attention %q, %k, %v captures(%table : tensor<3x33xf32>) {normalizer = #attn.pointwise<relu>, pattern = #attn.window<before = 60, after = 5>} : tensor<1x3x150x32xf32>, tensor<1x1x150x32xf32>, tensor<1x1x150x32xf32> -> tensor<1x3x150x32xf32>
+      score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %t: tensor<3x33xf32>):
+        %d = arith.subi %i, %j : index
+        %c16 = arith.constant 16 : index
+        %r = arith.addi %d, %c16 : index
+        %x = tensor.extract %t[%h, %r] : tensor<3x33xf32>
+        %y = arith.mulf %s, %x : f32
+        attn.yield %y : f32
+      }
+  return %0 : tensor<1x3x150x32xf32>
 }

@@ -56,7 +56,7 @@
 // RUN: %{check}
 // REDEFINE: %{fn} = modifiers_lse
 // REDEFINE: %{args} = --input slopes=%t/in/s4.npy
-// REDEFINE: %{extra} = --output %t/%{fn}/d_bias.npy --output %t/%{fn}/d_sinks.npy
+// REDEFINE: %{extra} = --output %t/%{fn}/d_bias.npy --output %t/%{fn}/d_sinks.npy --output %t/%{fn}/d_slopes.npy
 // RUN: %{check}
 // REDEFINE: %{extra} =
 // REDEFINE: %{fn} = padded_causal

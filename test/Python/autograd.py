@@ -186,21 +186,76 @@ print(f"five lengths bf16 documents: "
       f"{len(_attention._grad_functions) - compiled} compilation, "
       f"gradients {'ok' if worst < 3e-2 else worst}")
 
-# A captured tensor (a learned relative-position table, as T5 trains it) or
-# a FAVOR+ projection that requires a gradient is refused: attn-opt computes
-# none for them, and they must not silently stay untrained.
-# CHECK: captured requires_grad ValueError: attn_opt.attention computes no gradient for its captured tensor 0 of score_mod/mask_mod
+# A captured tensor that requires a gradient trains: a learned
+# relative-position bias table as T5 trains it (score_mod reads
+# table[h, i - j + 7]), and slopes read from a tensor (ALiBi as a score_mod):
+# their gradients (attn.attention_grad's grad_captures, summed per task of
+# the fused backward) against PyTorch's autograd of the same attention in
+# float64, with q, k, v trainable or frozen (then only the table trains);
+# an integer capture (document ids of a mask_mod) takes none. A FAVOR+
+# projection that requires a gradient is refused (none is computed).
+# CHECK: captured table: grad_fn AttentionFunctionBackward, gradients ok
+# CHECK: frozen q, k, v: table gradient ok, q.grad None
+# CHECK: slopes and documents: gradients ok
 # CHECK: projection requires_grad ValueError: attn_opt.attention computes no gradient for its projection
-table = torch.zeros(2, 15, requires_grad=True)
-q = torch.randn(1, 2, 8, 16, requires_grad=True)
-for what, call in (
-        ("captured", lambda: attn_opt.attention(
-            q, q, q, score_mod=lambda s, b, h, i, j: s + table[h, i - j + 7])),
-        ("projection", lambda: attn_opt.attention(
-            q, q, q, normalizer="favor",
-            projection=torch.randn(32, 16, requires_grad=True)))):
-    try:
-        call()
-        print(what, "requires_grad NOT refused")
-    except ValueError as e:
-        print(what, "requires_grad ValueError:", str(e).split(",")[0])
+L = 23
+table = torch.randn(2, 2 * L - 1, requires_grad=True)
+slopes = torch.tensor([0.5, 0.25], requires_grad=True)
+docs = torch.tensor([0] * 9 + [1] * (L - 9), dtype=torch.int32)
+q, k, v = (torch.randn(1, 2, L, 16, requires_grad=True) for _ in range(3))
+do = torch.randn(1, 2, L, 16)
+
+
+def reference(qq, kk, vv, bias_of, allowed=None):
+    s = torch.matmul(qq, kk.transpose(-1, -2)) / 4.0
+    i = torch.arange(L).view(L, 1)
+    j = torch.arange(L).view(1, L)
+    s = s + bias_of(i, j)
+    causal = j <= i
+    if allowed is not None:
+        causal = causal & allowed
+    s = s.masked_fill(~causal, float("-inf"))
+    return torch.matmul(torch.softmax(s, -1), vv)
+
+
+def check(got, want):
+    return max(float((g.double() - w).abs().max() / w.abs().max())
+               for g, w in zip(got, want))
+
+
+o = attn_opt.attention(q, k, v, pattern="causal",
+                       score_mod=lambda s, b, h, i, j: s + table[h, i - j + L - 1])
+got = torch.autograd.grad(o, (q, k, v, table), do)
+ref = [x.detach().double().requires_grad_() for x in (q, k, v, table)]
+want = torch.autograd.grad(
+    reference(*ref[:3], lambda i, j: ref[3][:, (i - j + L - 1)].unsqueeze(0)),
+    ref, do.double())
+err = check(got, want)
+print(f"captured table: grad_fn {type(o.grad_fn).__name__}, gradients "
+      f"{'ok' if err < 1e-5 else err}")
+frozen = [x.detach() for x in (q, k, v)]
+o = attn_opt.attention(*frozen, pattern="causal",
+                       score_mod=lambda s, b, h, i, j: s + table[h, i - j + L - 1])
+(g,) = torch.autograd.grad(o, (table,), do)
+err = check([g], want[3:])
+print(f"frozen q, k, v: table gradient {'ok' if err < 1e-5 else err}, "
+      f"q.grad {frozen[0].grad}")
+o = attn_opt.attention(
+    q, k, v, pattern="causal",
+    score_mod=lambda s, b, h, i, j: s - slopes[h] * abs(i - j),
+    mask_mod=lambda b, h, i, j: docs[i] == docs[j])
+got = torch.autograd.grad(o, (q, k, v, slopes), do)
+ref = [x.detach().double().requires_grad_() for x in (q, k, v, slopes)]
+same = docs.view(L, 1) == docs.view(1, L)
+want = torch.autograd.grad(
+    reference(*ref[:3], lambda i, j: -ref[3].view(2, 1, 1) * (i - j).abs(),
+              same),
+    ref, do.double())
+err = check(got, want)
+print(f"slopes and documents: gradients {'ok' if err < 1e-5 else err}")
+try:
+    attn_opt.attention(q, q, q, normalizer="favor",
+                       projection=torch.randn(32, 16, requires_grad=True))
+    print("projection requires_grad NOT refused")
+except ValueError as e:
+    print("projection requires_grad ValueError:", str(e).split(",")[0])

@@ -99,7 +99,14 @@ void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
           {grad.getGradValue(), fwd.getValue()},
           {grad.getGradBias(), fwd.getBias()},
           {grad.getGradGate(), fwd.getGate()},
-          {grad.getGradSinks(), fwd.getSinks()}};
+          {grad.getGradSinks(), fwd.getSinks()},
+          {grad.getGradAlibiSlopes(), fwd.getAlibiSlopes()}};
+      // (grad_captures: one per floating-point captured tensor.)
+      auto captured = grad.getGradCaptures().begin();
+      if (!grad.getGradCaptures().empty())
+        for (Value c : fwd.getCaptures())
+          if (isa<FloatType>(cast<ShapedType>(c.getType()).getElementType()))
+            pairs.push_back({*captured++, c});
       for (auto [result, operand] : pairs)
         if (result)
           if (auto shape = shapeOfValue(operand))

@@ -191,8 +191,14 @@ public:
     Value sinkOut = op.getGradSinks() ? alloc({heads}) : Value();
     Value slopeOut = op.getGradAlibiSlopes() ? alloc({heads}) : Value();
     SmallVector<Value> captureOuts;
-    for (unsigned c : gradCaptures)
-      captureOuts.push_back(alloc({captureSize(c)}));
+    for (unsigned c : gradCaptures) {
+      SmallVector<Size> shape;
+      for (auto [d, n] :
+           llvm::enumerate(shapeOf(op.getForwardOp().getCaptures()[c])))
+        shape.push_back(ShapedType::isDynamic(n) ? Size(f.captureDims[c][d])
+                                                 : Size(n));
+      captureOuts.push_back(alloc(shape));
+    }
     allocatePadded();
     // (Under the run-time checks of dynamic sizes and varlen operands:
     // when one fails the hook has reported it and the gradients are left
@@ -206,7 +212,7 @@ public:
       if (slopeOut)
         sumSlopeGradient(slopeOut);
       for (auto [slot, out] : llvm::enumerate(captureOuts))
-        sumCaptureGradient(captureParts[slot], out);
+        sumCaptureGradient(gradCaptures[slot], captureParts[slot], out);
     });
     SmallVector<Value> grads = {queryKeyGradient(dq, p.query),
                                 queryKeyGradient(dk, p.key), toTensor(dv)};
@@ -219,9 +225,8 @@ public:
     if (slopeOut)
       grads.push_back(
           toTensor(slopeOut, elementTypeOf(op.getGradAlibiSlopes())));
-    for (auto [c, out, grad] :
-         llvm::zip(gradCaptures, captureOuts, op.getGradCaptures()))
-      grads.push_back(captureGradient(c, out, grad.getType()));
+    for (auto [out, grad] : llvm::zip(captureOuts, op.getGradCaptures()))
+      grads.push_back(toTensor(out, elementTypeOf(grad)));
     return grads;
   }
 
@@ -1211,46 +1216,26 @@ private:
     });
   }
 
-  /// `out` (flattened) = the tasks' parts `parts` summed in task order.
-  void sumCaptureGradient(Value parts, Value out) {
+  /// `out` (captured tensor `c`'s shape) = the tasks' parts `parts`
+  /// (flattened) summed in task order.
+  void sumCaptureGradient(unsigned c, Value parts, Value out) {
     Value tasks = KernelArith::dim(parts, 0);
-    parallel({KernelArith::dim(out, 0)}, [&](ValueRange ivs) {
+    parallel({captureSize(c)}, [&](ValueRange ivs) {
       Value total = forLoop(
           idx(0), tasks, 1, {f32Const(0.0)}, [&](Value t, ValueRange a) {
             return SmallVector<Value>{
                 arith::AddFOp::create(b, a[0], load(parts, {t, ivs[0]}))};
           })[0];
-      store(total, out, ivs);
+      // The element's indices, row-major.
+      SmallVector<Value> at(f.captureDims[c].size());
+      Value rest = ivs[0];
+      for (int64_t d = at.size() - 1; d >= 0; --d) {
+        Value n = f.captureDims[c][d];
+        at[d] = arith::RemUIOp::create(b, rest, n);
+        rest = arith::DivUIOp::create(b, rest, n);
+      }
+      store(total, out, at);
     });
-  }
-
-  /// The gradient of captured tensor `c` from its flattened sum `out`, of
-  /// type `type`.
-  Value captureGradient(unsigned c, Value out, Type type) {
-    auto shaped = cast<RankedTensorType>(type);
-    Value flat = toTensor(out, f32);
-    // (The flat size: static when the shape is.)
-    int64_t n = shaped.hasStaticShape() ? shaped.getNumElements()
-                                        : ShapedType::kDynamic;
-    auto flatType = RankedTensorType::get({n}, f32);
-    if (flat.getType() != flatType)
-      flat = tensor::CastOp::create(b, flatType, flat);
-    if (shaped.getRank() != 1) {
-      SmallVector<OpFoldResult> sizes;
-      for (auto [d, n] : llvm::enumerate(shaped.getShape()))
-        sizes.push_back(ShapedType::isDynamic(n)
-                            ? OpFoldResult(f.captureDims[c][d])
-                            : OpFoldResult(b.getIndexAttr(n)));
-      ReassociationIndices all =
-          llvm::to_vector(llvm::seq<int64_t>(0, shaped.getRank()));
-      flat = tensor::ExpandShapeOp::create(b, shaped.clone(f32), flat,
-                                           ArrayRef<ReassociationIndices>{all},
-                                           sizes);
-    }
-    if (shaped.getElementType().isF32())
-      return flat;
-    TensorBuilder tb(b);
-    return fromF32Tensor(tb, flat, shaped.getElementType());
   }
 
   /// `out[h]` = d sink_h, the sum over the batch rows and their queries of

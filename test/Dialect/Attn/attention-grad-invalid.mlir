@@ -156,3 +156,88 @@ func.func @score_mod_sin(%q: tensor<1x2x4x4xf32>, %do: tensor<1x2x4x4xf32>) {
       -> tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
   return
 }
+
+// -----
+
+func.func @slopes_without_alibi(%q: tensor<1x2x4x4xf32>, %do: tensor<1x2x4x4xf32>) {
+  %o = attn.attention %q, %q, %q {normalizer = #attn.softmax}
+      : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+      -> tensor<1x2x4x4xf32>
+  // expected-error @+1 {{has a grad_alibi_slopes result but the forward attn.attention has no alibi_slopes}}
+  %dq, %dk, %dv, %ds = attn.attention_grad %o, %do
+      : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+      -> tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+         alibi_slopes(tensor<2xf32>)
+  return
+}
+
+// -----
+
+/// grad_captures: one per floating-point captured tensor (the ids are not).
+func.func @capture_count(%q: tensor<1x2x4x4xf32>, %t: tensor<2x7xf32>,
+                         %ids: tensor<4xi32>, %do: tensor<1x2x4x4xf32>) {
+  %o = attn.attention %q, %q, %q captures(%t, %ids : tensor<2x7xf32>, tensor<4xi32>)
+      {normalizer = #attn.softmax}
+      : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+      -> tensor<1x2x4x4xf32>
+      score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %c: tensor<2x7xf32>, %d: tensor<4xi32>):
+        %x = tensor.extract %c[%h, %i] : tensor<2x7xf32>
+        %y = arith.addf %s, %x : f32
+        attn.yield %y : f32
+      }
+  // expected-error @+1 {{expects one grad_captures result per floating-point captured tensor of the forward attn.attention (1), got 2}}
+  %dq, %dk, %dv, %dt, %di = attn.attention_grad %o, %do
+      : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+      -> tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+         captures(tensor<2x7xf32>, tensor<4xi32>)
+  return
+}
+
+// -----
+
+func.func @capture_type(%q: tensor<1x2x4x4xf32>, %t: tensor<2x7xf32>, %do: tensor<1x2x4x4xf32>) {
+  %o = attn.attention %q, %q, %q captures(%t : tensor<2x7xf32>)
+      {normalizer = #attn.softmax}
+      : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+      -> tensor<1x2x4x4xf32>
+      score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %c: tensor<2x7xf32>):
+        %x = tensor.extract %c[%h, %i] : tensor<2x7xf32>
+        %y = arith.addf %s, %x : f32
+        attn.yield %y : f32
+      }
+  // expected-error @+1 {{expects grad_captures #0 of type 'tensor<2x7xf32>' (the captured tensor's), got 'tensor<7x2xf32>'}}
+  %dq, %dk, %dv, %dt = attn.attention_grad %o, %do
+      : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+      -> tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+         captures(tensor<7x2xf32>)
+  return
+}
+
+// -----
+
+/// With grad_captures, the captured reads must be differentiable too: the
+/// score's own derivative does not need math.floor's, the table's does.
+func.func @capture_floor(%q: tensor<1x2x4x4xf32>, %t: tensor<2x7xf32>, %do: tensor<1x2x4x4xf32>) {
+  %o = attn.attention %q, %q, %q captures(%t : tensor<2x7xf32>)
+      {normalizer = #attn.softmax}
+      : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+      -> tensor<1x2x4x4xf32>
+      score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %c: tensor<2x7xf32>):
+        %x = tensor.extract %c[%h, %i] : tensor<2x7xf32>
+        %f = math.floor %x : f32
+        %y = arith.addf %s, %f : f32
+        attn.yield %y : f32
+      }
+  %dq0, %dk0, %dv0 = attn.attention_grad %o, %do
+      : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+      -> tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+  // expected-error @+1 {{cannot differentiate the forward's score_mod region: the score or a captured value reaches 'math.floor', which has no derivative rule}}
+  %dq, %dk, %dv, %dt = attn.attention_grad %o, %do
+      : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+      -> tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+         captures(tensor<2x7xf32>)
+  return
+}

@@ -785,6 +785,12 @@ AttentionGradOp::reifyResultShapes(OpBuilder &b,
     sources.push_back(forward.getGate());
   if (getGradSinks())
     sources.push_back(forward.getSinks());
+  if (getGradAlibiSlopes())
+    sources.push_back(forward.getAlibiSlopes());
+  if (!getGradCaptures().empty())
+    for (Value c : forward.getCaptures())
+      if (isa<FloatType>(cast<ShapedType>(c.getType()).getElementType()))
+        sources.push_back(c);
   for (Value source : sources) {
     auto type = cast<RankedTensorType>(source.getType());
     SmallVector<OpFoldResult> sizes;

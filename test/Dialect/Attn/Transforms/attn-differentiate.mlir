@@ -1,5 +1,6 @@
 // RUN: attn-opt %s -split-input-file --attn-differentiate | FileCheck %s
 // RUN: attn-opt %s -split-input-file --attn-differentiate --convert-attn-grad-to-linalg | FileCheck %s --check-prefix=LOWERED
+// RUN: attn-opt %s -split-input-file --attn-differentiate=capture-gradients=false | FileCheck %s --check-prefix=NOCAPTURES
 
 /// attn-differentiate adds @F_grad: @F's arguments, the output's
 /// cotangent, the gradients of query, key and value.
@@ -48,6 +49,47 @@ func.func @modifiers(%q: tensor<2x2x8x4xf32>, %k: tensor<2x2x8x4xf32>,
       : tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>
       -> tensor<2x2x8x4xf32>, tensor<2x2x8xf32>
   return %o, %l : tensor<2x2x8x4xf32>, tensor<2x2x8xf32>
+}
+
+// -----
+
+/// ALiBi slopes and the floating-point tensors a score region captures (a
+/// T5 bias table; not the integer ids) add their gradients, last;
+/// capture-gradients=false leaves the captures constant.
+
+// CHECK-LABEL: func.func @learned_grad(
+// CHECK-SAME: -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2xf32>, tensor<2x15xf32>)
+// CHECK: attn.attention_grad
+// CHECK-SAME: alibi_slopes(tensor<2xf32>) captures(tensor<2x15xf32>)
+// NOCAPTURES-LABEL: func.func @learned_grad(
+// NOCAPTURES-SAME: -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2xf32>)
+// NOCAPTURES: attn.attention_grad
+// NOCAPTURES-SAME: alibi_slopes(tensor<2xf32>){{$}}
+func.func @learned(%q: tensor<1x2x8x4xf32>, %s: tensor<2xf32>,
+                   %t: tensor<2x15xf32>, %ids: tensor<8xi32>)
+    -> tensor<1x2x8x4xf32> {
+  %o = attn.attention %q, %q, %q alibi_slopes(%s : tensor<2xf32>)
+      captures(%t, %ids : tensor<2x15xf32>, tensor<8xi32>)
+      {normalizer = #attn.softmax}
+      : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
+      -> tensor<1x2x8x4xf32>
+      mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index, %c: tensor<2x15xf32>, %d: tensor<8xi32>):
+        %a = tensor.extract %d[%i] : tensor<8xi32>
+        %z = tensor.extract %d[%j] : tensor<8xi32>
+        %e = arith.cmpi eq, %a, %z : i32
+        attn.yield %e : i1
+      }
+      score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index, %c: tensor<2x15xf32>, %d: tensor<8xi32>):
+        %r = arith.subi %i, %j : index
+        %c7 = arith.constant 7 : index
+        %at = arith.addi %r, %c7 : index
+        %e = tensor.extract %c[%h, %at] : tensor<2x15xf32>
+        %y = arith.addf %x, %e : f32
+        attn.yield %y : f32
+      }
+  return %o : tensor<1x2x8x4xf32>
 }
 
 // -----

@@ -473,8 +473,13 @@ def run_numbers(r, generator, path, flags, cell):
     os.makedirs(gdir, exist_ok=True)
     outputs = [f"--output={gdir}/d_{n}.npy" for n in ("q", "k", "v")]
     for kw, n, _ in cell.operands:
-        if kw in ("bias", "gate", "sinks"):
+        if kw in ("bias", "gate", "sinks", "alibi_slopes"):
             outputs.append(f"--output={gdir}/d_{n}.npy")
+    # (The floating-point tensors a score region captures have gradients.)
+    if cell.score_mod:
+        for n, ty in cell.captures:
+            if re.search(r"x(f32|f16|bf16)>$", ty):
+                outputs.append(f"--output={gdir}/d_{n}.npy")
     cmd = base + ["--grad", f"--save-inputs={gdir}"] + outputs
     if generator == "reference-gradient":
         cmd.append("--reference")
