@@ -15,7 +15,11 @@
 # gqa_window_alibi_mod (8 query heads over 2 key/value heads, window 256,
 # ALiBi written as a score region over captured slopes), softcap_mod
 # (30 tanh(s / 30) as a score region), doc_mask_mod (causal and a mask
-# region over captured document ids, 4 documents).
+# region over captured document ids, 4 documents), t5_table_mod (causal
+# and a learned T5 bias table of 8 heads x 128 clamped distances as a
+# score region: its gradient too). The captured slopes of
+# gqa_window_alibi_mod take their gradient as well (attn-differentiate's
+# default).
 #
 # Prints per variant the forward and forward + backward medians, the
 # backward's share (their difference) as a multiple of the forward and as
@@ -112,6 +116,21 @@ func.func @f(%q: $t, %k: $t, %v: $t) -> $t {
 }
 MLIR
       ;;
+    t5_table_mod)
+      cat > "$3" <<MLIR
+func.func @f(%q: $t, %k: $t, %v: $t, %table: tensor<8x128xf32>) -> $t {
+  %0 = attn.attention %q, %k, %v captures(%table : tensor<8x128xf32>) {normalizer = #attn.softmax, pattern = #attn.causal} : $t, $t, $t -> $t
+      score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %c: tensor<8x128xf32>):
+        %d = arith.subi %i, %j : index
+        %x = tensor.extract %c[%h, %d] : tensor<8x128xf32>
+        %r = arith.addf %s, %x : f32
+        attn.yield %r : f32
+      }
+  return %0 : $t
+}
+MLIR
+      ;;
     doc_mask_mod)
       cat > "$3" <<MLIR
 func.func @f(%q: $t, %k: $t, %v: $t, %doc: tensor<${l}xi32>) -> $t {
@@ -163,7 +182,7 @@ recomputes() {
 # share VARIANT L: the allowed pairs' share of the L x L scores.
 share() {
   awk -v v="$1" -v l="$2" 'BEGIN {
-    if (v == "causal" || v == "causal_linear" || v == "bf16_causal" || v == "softcap_mod") s = (l + 1) / (2 * l);
+    if (v == "causal" || v == "causal_linear" || v == "bf16_causal" || v == "softcap_mod" || v == "t5_table_mod") s = (l + 1) / (2 * l);
     else if (v == "causal_segments" || v == "doc_mask_mod") s = (l / 4 + 1) / (2 * l);
     else if (v == "window256" || v == "gqa_window_alibi_mod") s = (256 * l - 255 * 256 / 2) / (l * l);
     else s = 1;

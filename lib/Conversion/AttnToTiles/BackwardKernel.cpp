@@ -788,9 +788,18 @@ private:
       if (task) {
         if (dbias)
           storeBiasGradient(ds, bIdx, h, add(qRow0, n), add(kRow0, m));
-        addParameterGradients(*task,
-                              arith::SelectOp::create(b, isZero, zero, dsFinal),
-                              ds, tangents);
+        // (A key past the sequence, zero padding in an unmasked block, has
+        // a weight of its own: its score gradient meets zero rows in dQ
+        // and dK, but a parameter's gradient only through this guard.)
+        Value out = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, key,
+                                          f.seqKeyLen);
+        Value none = arith::OrIOp::create(
+            b, isZero,
+            vector::BroadcastOp::create(
+                b, VectorType::get({lanes}, b.getI1Type()), out));
+        addParameterGradients(
+            *task, arith::SelectOp::create(b, none, zero, dsFinal),
+            arith::SelectOp::create(b, none, zero, ds), tangents);
       }
       vstore(arith::MulFOp::create(b, ds, fsplat(p.scale)), sb.dst, {m, n});
     };

@@ -22,6 +22,9 @@ os.makedirs(work, exist_ok=True)
 B, HQ, HKV, L, D = 2, 4, 2, 203, 16
 def T(h, l, d, dt="f32", b=B): return f"tensor<{b}x{h}x{l}x{d}x{dt}>"
 funcs = []
+learned = {}
+
+
 def attn(name, body_mask=None, body_score=None, caps=(), norm="#attn.softmax", dt="f32", extra_attrs="",
          q=None, k=None, v=None, extra_args="", extra_ops=""):
     q = q or T(HQ, L, D, dt); k = k or T(HKV, L, D, dt); v = v or T(HKV, L, D, dt)
@@ -38,6 +41,10 @@ def attn(name, body_mask=None, body_score=None, caps=(), norm="#attn.softmax", d
         s += f"      score_mod {{\n      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index{capsig}):\n" + body_score + "      }\n"
     s += f"  return %0 : {o}\n}}\n"
     funcs.append(s)
+    # The floating-point captures of a score region have gradients.
+    if body_score:
+        learned[name] = [n for n, t in caps
+                         if t.endswith(("xf32>", "xbf16>", "xf16>"))]
 
 PREFIX = """        %c20 = arith.constant 20 : index
         %p = arith.cmpi ult, %j, %c20 : index
@@ -222,7 +229,7 @@ for name in names:
 for name in names:
     d = os.path.join(work, f"{name}_grad")
     outs = []
-    for g in ("d_q", "d_k", "d_v"):
+    for g in ["d_q", "d_k", "d_v"] + [f"d_{n}" for n in learned.get(name, [])]:
         outs += ["--output", os.path.join(d, g + ".npy")]
     tol = (["--rtol", "3e-2", "--atol", "3e-2"] if "bf16" in name else
            ["--rtol", "1e-4", "--atol", "1e-5"])
