@@ -266,7 +266,7 @@ private:
     if (op.getGradAlibiSlopes())
       slopeParts = alloc({tasks, group});
     for (unsigned c : gradCaptures)
-      captureParts.push_back(alloc({tasks, captureSize(c)}));
+      captureParts.push_back(alloc({tasks, captureSize(c), lanes}));
     std::optional<KernelTables> columns;
     if (layout)
       columns = KernelTables::build(b, layout->transposed(), p.dims.queryLen,
@@ -1151,8 +1151,9 @@ private:
       t.slopeAcc = alloc({lanes});
     for (auto [c, part] : llvm::zip(gradCaptures, captureParts)) {
       Value buf = part;
-      forRange(idx(0), captureSize(c),
-               [&](Value o) { store(f32Const(0.0), buf, {t.index, o}); });
+      forRange(idx(0), captureSize(c), [&](Value o) {
+        vstore(fsplat(0.0), buf, {t.index, o, idx(0)});
+      });
     }
     return t;
   }
@@ -1161,8 +1162,9 @@ private:
   /// (`ds`, the gradient of the score after ALiBi, times its tangent) and
   /// of the captured tensors the score region read (`dsFinal`, the
   /// gradient of the region's result, times each read's partial
-  /// derivative, added at the read's element lane by lane in order). A
-  /// zero score gradient adds exactly nothing, whatever the derivative.
+  /// derivative, added at the read's element in the lane's own slot: one
+  /// vector when every lane reads one element). A zero score gradient adds
+  /// exactly nothing, whatever the derivative.
   void addParameterGradients(const TaskGradients &t, Value dsFinal, Value ds,
                              const KernelFrame::ModifierTangents &tangents) {
     Value zero = fsplat(0.0);
@@ -1183,19 +1185,17 @@ private:
       Value add = arith::SelectOp::create(b, none, zero,
                                           arith::MulFOp::create(b, dsFinal, d));
       Value offset = f.captureOffset(ct.capture, ct.indices);
-      auto addAt = [&](Value at, Value x) {
-        store(arith::AddFOp::create(b, load(part, {t.index, at}), x), part,
-              {t.index, at});
-      };
       if (!isa<VectorType>(offset.getType())) {
-        // One element for every lane: their sum, in order.
-        addAt(offset,
-              vector::ReductionOp::create(b, vector::CombiningKind::ADD, add));
+        // One element for every lane: the lanes' slots at once.
+        SmallVector<Value> at = {t.index, offset, idx(0)};
+        vstore(arith::AddFOp::create(b, vload(part, at), add), part, at);
         continue;
       }
       forRange(idx(0), idx(lanes), [&](Value l) {
-        addAt(vector::ExtractOp::create(b, offset, OpFoldResult(l)),
-              vector::ExtractOp::create(b, add, OpFoldResult(l)));
+        SmallVector<Value> at = {
+            t.index, vector::ExtractOp::create(b, offset, OpFoldResult(l)), l};
+        Value x = vector::ExtractOp::create(b, add, OpFoldResult(l));
+        store(arith::AddFOp::create(b, load(part, at), x), part, at);
       });
     }
   }
@@ -1226,15 +1226,18 @@ private:
   }
 
   /// `out` (captured tensor `c`'s shape) = the tasks' parts `parts`
-  /// (flattened) summed in task order.
+  /// (`[tasks, elements, lanes]`) summed in task order, then the lanes in
+  /// order.
   void sumCaptureGradient(unsigned c, Value parts, Value out) {
     Value tasks = KernelArith::dim(parts, 0);
     parallel({captureSize(c)}, [&](ValueRange ivs) {
-      Value total = forLoop(
-          idx(0), tasks, 1, {f32Const(0.0)}, [&](Value t, ValueRange a) {
-            return SmallVector<Value>{
-                arith::AddFOp::create(b, a[0], load(parts, {t, ivs[0]}))};
+      Value lanesSum = forLoop(
+          idx(0), tasks, 1, {fsplat(0.0)}, [&](Value t, ValueRange a) {
+            return SmallVector<Value>{arith::AddFOp::create(
+                b, a[0], vload(parts, {t, ivs[0], idx(0)}))};
           })[0];
+      Value total =
+          vector::ReductionOp::create(b, vector::CombiningKind::ADD, lanesSum);
       // The element's indices, row-major.
       SmallVector<Value> at(f.captureDims[c].size());
       Value rest = ivs[0];
