@@ -313,7 +313,7 @@ def _float_captures(key):
             for elem, rank in mods[1] if elem in _FLOATS]
 
 
-def _build_grad(key, capture_grads=False):
+def _build_grad(key, capture_grads=False, projection_grad=False):
     """MLIR source of the forward and backward entries of one signature,
     with dynamic batch and lengths as attention()'s own (one compilation
     serves every length: the fused backward classifies its blocks at run
@@ -321,8 +321,9 @@ def _build_grad(key, capture_grads=False):
     log-sum-exp, which the backward reads with the output instead of
     recomputing them); @backward takes the arguments, the saved output
     (and log-sum-exp) and the output's cotangent, and returns the gradients
-    of query, key, value (and bias, gate; with `capture_grads`, those of
-    the floating-point tensors the score region captures)."""
+    of query, key, value (and bias, gate; with `projection_grad`, that of
+    the FAVOR+ projection; with `capture_grads`, those of the
+    floating-point tensors the score region captures)."""
     args, operands, attrs, (q, k, v, r), grads, regions = _signature(key)
     softmax = key[5] == "#attn.softmax"
     lengths = key[14]
@@ -343,6 +344,10 @@ def _build_grad(key, capture_grads=False):
     bargs.append(f"%d_output: {r}")
     gtypes = [q, k, v] + [gt for _, gt in grads]
     optional = "".join(f" {name}({gt})" for name, gt in grads)
+    if projection_grad:
+        pt = _tensor([str(n) for n in key[13]], key[0])
+        gtypes.append(pt)
+        optional += f" projection({pt})"
     if capture_grads:
         gtypes += _float_captures(key)
         optional += f" captures({', '.join(_float_captures(key))})"
@@ -376,14 +381,16 @@ def _torch_module():
 _grad_functions = {}
 
 
-def _grad_library(key, capture_grads=False):
-    lib = _grad_functions.get((key, capture_grads))
+def _grad_library(key, learned=(False, False)):
+    """The library of _build_grad(key, *learned): `learned` says whether
+    the projection's and the captures' gradients are asked for."""
+    lib = _grad_functions.get((key, learned))
     if lib is None:
         with _functions_lock:
-            lib = _grad_functions.get((key, capture_grads))
+            lib = _grad_functions.get((key, learned))
             if lib is None:
-                lib = compile(_build_grad(key, capture_grads))
-                _grad_functions[(key, capture_grads)] = lib
+                lib = compile(_build_grad(key, learned[1], learned[0]))
+                _grad_functions[(key, learned)] = lib
     return lib
 
 
@@ -400,12 +407,14 @@ def _autograd_function():
         the fused backward kernels where they apply)."""
 
         @staticmethod
-        def forward(ctx, q, k, v, bias, gate, call, *captures):
-            # (`captures`: the floating-point captured tensors of the
-            # score region when one requires a gradient, inputs here so
-            # that autograd reaches them; `passive` holds them detached.)
-            key, passive, threads = call
-            lib = _grad_library(key, bool(captures))
+        def forward(ctx, q, k, v, bias, gate, call, *learned):
+            # (`learned`: the FAVOR+ projection when it requires a
+            # gradient, then the floating-point captured tensors of the
+            # score region when one does: inputs here so that autograd
+            # reaches them; `passive` holds them detached. call[3] says
+            # which.)
+            key, passive, threads, which = call
+            lib = _grad_library(key, which)
             if threads is not None:
                 lib.set_num_threads(threads)
             inputs = [x.detach().contiguous()
@@ -413,7 +422,6 @@ def _autograd_function():
             results = lib.forward(*inputs, *passive)
             saved = results if isinstance(results, tuple) else (results,)
             ctx.call = call
-            ctx.captures = len(captures)
             ctx.has = (bias is not None, gate is not None)
             ctx.save_for_backward(*inputs, *saved)
             return saved[0]
@@ -429,8 +437,8 @@ def _autograd_function():
                     "backward was called with create_graph=True (a "
                     "gradient penalty or double backward); compute that "
                     "part with PyTorch's attention")
-            key, passive, threads = ctx.call
-            lib = _grad_library(key, bool(ctx.captures))
+            key, passive, threads, which = ctx.call
+            lib = _grad_library(key, which)
             if threads is not None:
                 lib.set_num_threads(threads)
             tensors = ctx.saved_tensors
@@ -447,10 +455,10 @@ def _autograd_function():
             rest = iter(grads[3:])
             out.append(next(rest) if ctx.has[0] else None)
             out.append(next(rest) if ctx.has[1] else None)
-            captured = [next(rest) for _ in range(ctx.captures)]
-            captured = [g if need else None for g, need in
-                        zip(captured, ctx.needs_input_grad[6:])]
-            return (*out, None, *captured)
+            learned = list(rest)
+            learned = [g if need else None for g, need in
+                       zip(learned, ctx.needs_input_grad[6:])]
+            return (*out, None, *learned)
 
     _AttentionFunction = AttentionFunction
     return AttentionFunction
@@ -619,16 +627,16 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
         mods_key, captured = _mods.trace(score_mod, mask_mod)
         for n, c in enumerate(captured):
             tensors.append(check_array(c, f"captured tensor {n}"))
-    # Gradients reach q, k, v, bias, gate and the floating-point tensors a
-    # score_mod captures (a mask_mod's reads have none: a mask is piecewise
-    # constant); a projection that requires one would silently never
-    # train.
-    if _needs_grad(projection):
-        raise ValueError(
-            "attn_opt.attention computes no gradient for its projection, "
-            "which requires one (docs/Gradients.md): detach it to use it "
-            "as a constant, or compute that part with PyTorch")
+    # Gradients reach q, k, v, bias, gate, a FAVOR+ projection and the
+    # floating-point tensors a score_mod captures (a mask_mod's reads have
+    # none: a mask is piecewise constant).
+    projection_grad = _needs_grad(projection)
     capture_grads = score_mod is not None and _needs_grad(*captured)
+    if projection_grad and sequence_parallel is not None:
+        raise ValueError("sequence_parallel has no gradients yet: the "
+                         "projection requires one")
+    if projection_grad and _grad is None:
+        return differentiable()
     if capture_grads and sequence_parallel is not None:
         raise ValueError("sequence_parallel has no gradients yet: a tensor "
                          "the score_mod captures requires one")
@@ -660,12 +668,14 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
         # requires a gradient: the backward returns theirs.)
         floats = [c for c in captured if dtype_name(c) in _FLOATS] \
             if capture_grads else []
-        passive = [x for x in (segments if seg_key else None,
-                               key_segments if kseg_key else None,
-                               projection) if x is not None] + [
-            c.detach() if is_torch_tensor(c) else c for c in captured]
-        call = (key, passive, threads)
-        return _autograd_function().apply(q, k, v, bias, gate, call, *floats)
+        detach = (lambda x: x.detach() if is_torch_tensor(x) else x)
+        passive = [detach(x) for x in (segments if seg_key else None,
+                                       key_segments if kseg_key else None,
+                                       projection) if x is not None] + [
+            detach(c) for c in captured]
+        learned = ([projection] if projection_grad else []) + floats
+        call = (key, passive, threads, (projection_grad, capture_grads))
+        return _autograd_function().apply(q, k, v, bias, gate, call, *learned)
     handle = mpi = order = None
     if sequence_parallel is not None:
         why = _refusal("partition-sequence", _features(

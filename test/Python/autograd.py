@@ -192,12 +192,12 @@ print(f"five lengths bf16 documents: "
 # their gradients (attn.attention_grad's grad_captures, summed per task of
 # the fused backward) against PyTorch's autograd of the same attention in
 # float64, with q, k, v trainable or frozen (then only the table trains);
-# an integer capture (document ids of a mask_mod) takes none. A FAVOR+
-# projection that requires a gradient is refused (none is computed).
+# an integer capture (document ids of a mask_mod) takes none; a learned
+# FAVOR+ projection trains too.
 # CHECK: captured table: grad_fn AttentionFunctionBackward, gradients ok
 # CHECK: frozen q, k, v: table gradient ok, q.grad None
 # CHECK: slopes and documents: gradients ok
-# CHECK: projection requires_grad ValueError: attn_opt.attention computes no gradient for its projection
+# CHECK: favor projection: gradients ok
 L = 23
 table = torch.randn(2, 2 * L - 1, requires_grad=True)
 slopes = torch.tensor([0.5, 0.25], requires_grad=True)
@@ -253,9 +253,25 @@ want = torch.autograd.grad(
     ref, do.double())
 err = check(got, want)
 print(f"slopes and documents: gradients {'ok' if err < 1e-5 else err}")
-try:
-    attn_opt.attention(q, q, q, normalizer="favor",
-                       projection=torch.randn(32, 16, requires_grad=True))
-    print("projection requires_grad NOT refused")
-except ValueError as e:
-    print("projection requires_grad ValueError:", str(e).split(",")[0])
+# FAVOR+ with a learned projection W (phi(x) = exp(x W^T - |x|^2 / 2) /
+# sqrt(m), causal: the linear-time gradient) against PyTorch float64.
+w = (0.3 * torch.randn(24, 16)).requires_grad_()
+qs, ks = (0.5 * torch.randn(1, 2, L, 16) for _ in range(2))
+qs.requires_grad_(), ks.requires_grad_()
+o = attn_opt.attention(qs, ks, v, normalizer="favor", features=24,
+                       pattern="causal", projection=w)
+got = torch.autograd.grad(o, (qs, ks, v, w), do)
+ref = [x.detach().double().requires_grad_() for x in (qs, ks, v, w)]
+
+
+def favor(x, ww):
+    return torch.exp(torch.matmul(x, ww.t()) - 0.5 * (x * x).sum(-1, True)) \
+        / math.sqrt(ww.shape[0])
+
+
+a = torch.matmul(favor(ref[0], ref[3]), favor(ref[1], ref[3]).transpose(-1, -2))
+a = a * torch.ones(L, L, dtype=torch.float64).tril()
+want = torch.autograd.grad(torch.matmul(a, ref[2]) / a.sum(-1, True), ref,
+                           do.double())
+err = check(got, want)
+print(f"favor projection: gradients {'ok' if err < 1e-5 else err}")

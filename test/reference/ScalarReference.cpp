@@ -407,7 +407,7 @@ static BasicRow<T> layerNorm(BasicRow<T> x, double eps) {
 
 template <typename T>
 static BasicRow<T> featureMap(BasicRow<T> x, const AttentionSpec &spec,
-                              const std::vector<double> &w) {
+                              const std::vector<T> &w) {
   using std::exp;
   using std::max;
   if (spec.scale)
@@ -560,6 +560,7 @@ enum class Operand {
   Gate,
   Sinks,
   AlibiSlopes,
+  Projection,
   Capture
 };
 } // namespace
@@ -638,6 +639,12 @@ static void attentionRows(const Tensor &q, const Tensor &k, const Tensor &v,
   for (const Sequence &seq : sequences(q, k, spec))
     for (int64_t h = 0; h < hq; ++h) {
       int64_t b = seq.b, kh = h / group, lq = seq.lq, lk = seq.lk;
+      // FAVOR+'s projection: a given one read through `eval` (its
+      // gradient), a seeded one constant.
+      std::vector<T> wh(w.begin(), w.end());
+      if (spec.projection && !w.empty())
+        for (size_t i = 0; i < w.size(); ++i)
+          wh[i] = eval.read(Operand::Projection, *spec.projection, i);
       // The keys (normalized and mapped) and the values, by column.
       std::vector<BasicRow<T>> keys(lk), valueColumns(dv, BasicRow<T>(lk));
       for (int64_t j = 0; j < lk; ++j) {
@@ -646,7 +653,7 @@ static void attentionRows(const Tensor &q, const Tensor &k, const Tensor &v,
         if (spec.qkNormEps)
           keys[j] = layerNorm(keys[j], *spec.qkNormEps);
         if (kernel)
-          keys[j] = featureMap(keys[j], spec, w);
+          keys[j] = featureMap(keys[j], spec, wh);
         BasicRow<T> value = readRow(Operand::Value, v, kb, kh, kr);
         for (int64_t e = 0; e < dv; ++e)
           valueColumns[e][j] = value[e];
@@ -663,7 +670,7 @@ static void attentionRows(const Tensor &q, const Tensor &k, const Tensor &v,
         if (spec.qkNormEps)
           qRow = layerNorm(qRow, *spec.qkNormEps);
         if (kernel)
-          qRow = featureMap(qRow, spec, w);
+          qRow = featureMap(qRow, spec, wh);
         BasicRow<T> scores(lk);
         std::vector<bool> ok(lk, true);
         for (int64_t j = 0; j < lk; ++j) {
@@ -773,6 +780,8 @@ public:
       grads.sinks = Tensor(spec.sinks->shape);
     if (spec.alibiSlopes)
       grads.alibiSlopes = Tensor(spec.alibiSlopes->shape);
+    if (spec.projection)
+      grads.projection = Tensor(spec.projection->shape);
     if (spec.scoreModReads)
       for (const Tensor *c : spec.captures) {
         captureOf[c] = grads.captures.size();
@@ -829,6 +838,8 @@ private:
       return grads.sinks;
     case Operand::AlibiSlopes:
       return grads.alibiSlopes;
+    case Operand::Projection:
+      return grads.projection;
     case Operand::Capture:
       return grads.captures[captureOf.at(&t)];
     }

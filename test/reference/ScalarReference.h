@@ -128,9 +128,10 @@ Tensor attention(const Tensor &q, const Tensor &k, const Tensor &v,
 struct AttentionGrads {
   /// Shaped like q, k and v.
   Tensor query, key, value;
-  /// Shaped like spec.bias, spec.gate, spec.sinks and spec.alibiSlopes
-  /// when they are set (broadcast bias dimensions summed), empty otherwise.
-  Tensor bias, gate, sinks, alibiSlopes;
+  /// Shaped like spec.bias, spec.gate, spec.sinks, spec.alibiSlopes and
+  /// spec.projection when they are set (broadcast bias dimensions summed),
+  /// empty otherwise.
+  Tensor bias, gate, sinks, alibiSlopes, projection;
   /// Shaped like spec.captures, with spec.scoreModReads (zeros for what
   /// the score region does not read).
   std::vector<Tensor> captures;

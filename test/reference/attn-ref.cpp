@@ -705,6 +705,8 @@ static bool checkGradRun(const LoadedModule &loaded, const std::string &dir,
     operands.push_back({op.getSinks(), &grads.sinks});
   if (op.getAlibiSlopes())
     operands.push_back({op.getAlibiSlopes(), &grads.alibiSlopes});
+  if (op.getProjection())
+    operands.push_back({op.getProjection(), &grads.projection});
   // The floating-point tensors a score region captures (as
   // attn-differentiate returns them).
   for (auto [c, value] : llvm::enumerate(op.getCaptures()))

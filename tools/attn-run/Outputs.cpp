@@ -100,7 +100,8 @@ void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
           {grad.getGradBias(), fwd.getBias()},
           {grad.getGradGate(), fwd.getGate()},
           {grad.getGradSinks(), fwd.getSinks()},
-          {grad.getGradAlibiSlopes(), fwd.getAlibiSlopes()}};
+          {grad.getGradAlibiSlopes(), fwd.getAlibiSlopes()},
+          {grad.getGradProjection(), fwd.getProjection()}};
       // (grad_captures: one per floating-point captured tensor.)
       auto captured = grad.getGradCaptures().begin();
       if (!grad.getGradCaptures().empty())

@@ -273,6 +273,7 @@ struct GradLowering {
                               tb.map(6, {0, 1, 2, 3}), "pppprr", 1.0);
     // Back through the feature map, then qk-layernorm.
     Value q5In = splitHeads(tb, p.query, d.kvHeads), kIn = p.key;
+    Value dW; // (a FAVOR+ projection's gradient)
     if (kernel) {
       Value qn = q5In, kn = kIn;
       if (p.qkNormEps) {
@@ -280,8 +281,10 @@ struct GradLowering {
         kn = layerNorm(tb, kIn, *p.qkNormEps);
       }
       double inputScale = p.explicitScale ? std::sqrt(p.scale) : 1.0;
-      dQ5 = featureMapGrad(tb, qn, dQ5, kernel, inputScale, p.projection);
-      dK = featureMapGrad(tb, kn, dK, kernel, inputScale, p.projection);
+      dQ5 = featureMapGrad(tb, qn, dQ5, kernel, inputScale, p.projection,
+                           op.getGradProjection() ? &dW : nullptr);
+      dK = featureMapGrad(tb, kn, dK, kernel, inputScale, p.projection,
+                          op.getGradProjection() ? &dW : nullptr);
     }
     if (p.qkNormEps) {
       dQ5 = layerNormGrad(tb, q5In, dQ5, *p.qkNormEps);
@@ -304,6 +307,9 @@ struct GradLowering {
       results.push_back(sinksGrad(lse, cot));
     if (op.getGradAlibiSlopes())
       results.push_back(alibiSlopeGradient5(tb, dy, sc.spec));
+    if (op.getGradProjection())
+      results.push_back(
+          fromF32Tensor(tb, dW, getElementTypeOrSelf(op.getGradProjection())));
     if (!op.getGradCaptures().empty()) {
       // The gradient of the score region's result, scattered through its
       // reads of the captured tensors.
@@ -552,8 +558,12 @@ struct GradLowering {
     Value dFq = maskedSum(x, y, fk, form, ids);
     Value dFk = sumGroups(maskedSuffixSum(repeatHeads(y), x, fq, form, ids));
     Value dV = sumGroups(maskedSuffixSum(repeatHeads(fk), fq, dN, form, ids));
-    Value dQ = featureMapGrad(tb, qn, dFq, kernel, inputScale, p.projection);
-    Value dK = featureMapGrad(tb, kn, dFk, kernel, inputScale, p.projection);
+    Value dW; // (a FAVOR+ projection's gradient)
+    Value *dWp = op.getGradProjection() ? &dW : nullptr;
+    Value dQ =
+        featureMapGrad(tb, qn, dFq, kernel, inputScale, p.projection, dWp);
+    Value dK =
+        featureMapGrad(tb, kn, dFk, kernel, inputScale, p.projection, dWp);
     if (p.qkNormEps) {
       dQ = layerNormGrad(tb, p.query, dQ, *p.qkNormEps);
       dK = layerNormGrad(tb, p.key, dK, *p.qkNormEps);
@@ -565,6 +575,9 @@ struct GradLowering {
       results.push_back(fromF32Tensor(
           tb, dGate,
           cast<RankedTensorType>(p.modifiers.gate.getType()).getElementType()));
+    if (dW)
+      results.push_back(
+          fromF32Tensor(tb, dW, getElementTypeOrSelf(op.getGradProjection())));
     return results;
   }
 
@@ -627,6 +640,8 @@ SmallVector<Value> lowerUnderChecks(ImplicitLocOpBuilder &b, AttentionGradOp op,
           like.push_back(p.modifiers.sinks);
         if (op.getGradAlibiSlopes())
           like.push_back(p.modifiers.alibiSlopes);
+        if (op.getGradProjection())
+          like.push_back(p.projection);
         if (!op.getGradCaptures().empty())
           for (Value c : p.regions.captures)
             if (isa<FloatType>(getElementTypeOrSelf(c.getType())))

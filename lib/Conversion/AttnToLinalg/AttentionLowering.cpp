@@ -105,7 +105,7 @@ Value mlir::attn::favorWeights(TensorBuilder &tb, KernelAttr kernel,
 
 Value mlir::attn::featureMapGrad(TensorBuilder &tb, Value x, Value dPhi,
                                  KernelAttr kernel, double inputScale,
-                                 Value projection) {
+                                 Value projection, Value *dProjection) {
   int64_t rank = shapeOf(x).size(), dim = shapeOf(x).back();
   Value scaleCst = tb.f32Const(inputScale);
   auto scaled = [&](ImplicitLocOpBuilder &bb, Value v) -> Value {
@@ -147,6 +147,29 @@ Value mlir::attn::featureMapGrad(TensorBuilder &tb, Value x, Value dPhi,
   Value proj = tb.contract(t, tb.map(rank + 1, tDims), w,
                            tb.map(rank + 1, {rank, rank - 1}), tb.sizes(x),
                            tb.map(rank + 1, outDims), iters);
+  if (dProjection && kernel.getFeatureMap() == FeatureMap::favor) {
+    // dW[r, d] = sum over the rows of t[.., r] v[.., d]: loops (r, d, rows).
+    Value v = tb.elementwise({x}, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+      return scaled(bb, a[0]);
+    });
+    SmallVector<int64_t> rowsR = {}, rowsD = {};
+    for (int64_t d = 0; d + 1 < rank; ++d) {
+      rowsR.push_back(2 + d);
+      rowsD.push_back(2 + d);
+    }
+    rowsR.push_back(0);
+    rowsD.push_back(1);
+    Value dw = tb.contract(
+        t, tb.map(rank + 1, rowsR), v, tb.map(rank + 1, rowsD), tb.sizes(w),
+        tb.map(rank + 1, {0, 1}), "pp" + std::string(rank - 1, 'r'));
+    *dProjection =
+        *dProjection
+            ? tb.elementwise({*dProjection, dw},
+                             [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                               return tb.add(bb, a[0], a[1]);
+                             })
+            : dw;
+  }
   Value sum = tb.rowSum(t);
   auto [id, outer] = tb.rowMaps(rank);
   return tb.generic({proj, x, sum}, {id, id, outer}, tb.empty(tb.sizes(x)), id,

@@ -1231,8 +1231,8 @@ private:
   void sumCaptureGradient(unsigned c, Value parts, Value out) {
     Value tasks = KernelArith::dim(parts, 0);
     parallel({captureSize(c)}, [&](ValueRange ivs) {
-      Value lanesSum = forLoop(
-          idx(0), tasks, 1, {fsplat(0.0)}, [&](Value t, ValueRange a) {
+      Value lanesSum =
+          forLoop(idx(0), tasks, 1, {fsplat(0.0)}, [&](Value t, ValueRange a) {
             return SmallVector<Value>{arith::AddFOp::create(
                 b, a[0], vload(parts, {t, ivs[0], idx(0)}))};
           })[0];

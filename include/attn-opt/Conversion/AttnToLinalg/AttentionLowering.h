@@ -43,9 +43,12 @@ Value favorWeights(TensorBuilder &tb, KernelAttr kernel, int64_t dim,
 /// The gradient of `x` from that of `featureMap(x, kernel, inputScale,
 /// projection)` (`dPhi`, f32): elu+1 `exp(v)` below 0 and 1 above, relu
 /// 0 / 1, FAVOR+ `W^T (dPhi phi) - v sum_r (dPhi phi)_r`, with `v` the
-/// scaled input, times `inputScale`.
+/// scaled input, times `inputScale`. With `dProjection` (FAVOR+), adds the
+/// projection's gradient `sum over the rows of (dPhi phi) v^T` (`m x D`,
+/// f32) to it (sets it when null).
 Value featureMapGrad(TensorBuilder &tb, Value x, Value dPhi, KernelAttr kernel,
-                     double inputScale, Value projection);
+                     double inputScale, Value projection,
+                     Value *dProjection = nullptr);
 
 /// `S[b,k,g,i,j] = sum_d q5[b,k,g,i,d] * key[b,k,j,d]` in f32.
 Value scores5(TensorBuilder &tb, Value q5, Value key);

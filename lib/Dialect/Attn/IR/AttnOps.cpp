@@ -787,6 +787,8 @@ AttentionGradOp::reifyResultShapes(OpBuilder &b,
     sources.push_back(forward.getSinks());
   if (getGradAlibiSlopes())
     sources.push_back(forward.getAlibiSlopes());
+  if (getGradProjection())
+    sources.push_back(forward.getProjection());
   if (!getGradCaptures().empty())
     for (Value c : forward.getCaptures())
       if (isa<FloatType>(cast<ShapedType>(c.getType()).getElementType()))
@@ -878,7 +880,8 @@ LogicalResult AttentionGradOp::verify() {
         Optional{getGradGate(), forward.getGate(), "gate"},
         Optional{getGradSinks(), forward.getSinks(), "sinks"},
         Optional{getGradAlibiSlopes(), forward.getAlibiSlopes(),
-                 "alibi_slopes"}}) {
+                 "alibi_slopes"},
+        Optional{getGradProjection(), forward.getProjection(), "projection"}}) {
     if (!grad)
       continue;
     if (!operand)

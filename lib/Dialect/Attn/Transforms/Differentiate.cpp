@@ -147,8 +147,9 @@ struct AttnDifferentiatePass
     attention.setScaleAttr(b.getF32FloatAttr(op.getEffectiveScale()));
     auto gradOp = AttentionGradOp::create(
         b, loc, attention.getQuery().getType(), kp.getType(), vp.getType(),
-        Type(), Type(), Type(), Type(), TypeRange(), attention.getResult(),
-        toF32Tensor(tb, dOut), Value(), Value(), Value());
+        Type(), Type(), Type(), Type(), Type(), TypeRange(),
+        attention.getResult(), toF32Tensor(tb, dOut), Value(), Value(),
+        Value());
     // dX[b,h,j,c] = sum_p P[p,j] dX'[b,h,p,c] over loops (b, h, j, c, p);
     // dP[p,j] = sum_{b,h,c} dX'[b,h,p,c] X[b,h,j,c] over (p, j, b, h, c).
     auto back = [&](Value proj, Value dx, Value x) {
@@ -208,8 +209,9 @@ struct AttnDifferentiatePass
     auto gradOp = AttentionGradOp::create(
         b, loc, op.getQuery().getType(), op.getKey().getType(),
         op.getValue().getType(), typeOr(op.getBias()), typeOr(op.getGate()),
-        typeOr(op.getSinks()), typeOr(op.getAlibiSlopes()), captures,
-        op.getResult(), dOut, dLse, Value(), Value());
+        typeOr(op.getSinks()), typeOr(op.getAlibiSlopes()),
+        typeOr(op.getProjection()), captures, op.getResult(), dOut, dLse,
+        Value(), Value());
     func::ReturnOp::create(b, ret.getLoc(), gradOp.getResults());
     ret.erase();
     grad.setFunctionType(FunctionType::get(

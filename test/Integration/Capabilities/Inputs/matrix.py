@@ -473,7 +473,7 @@ def run_numbers(r, generator, path, flags, cell):
     os.makedirs(gdir, exist_ok=True)
     outputs = [f"--output={gdir}/d_{n}.npy" for n in ("q", "k", "v")]
     for kw, n, _ in cell.operands:
-        if kw in ("bias", "gate", "sinks", "alibi_slopes"):
+        if kw in ("bias", "gate", "sinks", "alibi_slopes", "projection"):
             outputs.append(f"--output={gdir}/d_{n}.npy")
     # (The floating-point tensors a score region captures have gradients.)
     if cell.score_mod:

@@ -436,9 +436,9 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
     - the gate: `dgate = dO * O_ungated`, and `dO * gate` flows on.
 
     Masked scores have zero gradient; a query row with no allowed key gives
-    zero gradients (never NaN). The gradient of an additive mask and a
-    FAVOR+ projection is not computed. A paged KV cache is for inference:
-    its forward op has no gradient.
+    zero gradients (never NaN). The gradient of an additive mask is not
+    computed. A paged KV cache is for inference: its forward op has no
+    gradient.
 
     Learned modifier parameters:
     - ALiBi slopes: `dslope_h = -sum_{b,i,j} dS_bhij |i + Lk - Lq - j|`
@@ -452,7 +452,10 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
       as the score's), summed over every score that reads it. Reads that
       only decide (comparisons, integer conversions) and every read of the
       `mask_mod` region contribute nothing. The region must have a
-      derivative rule for every operation a read value reaches.
+      derivative rule for every operation a read value reaches;
+    - a FAVOR+ projection `W` (`m x D`, `phi_r(x) = exp(<w_r, x'> -
+      |x'|^2 / 2) / sqrt(m)`, `x'` the scaled row): `dW = sum over the
+      query and key rows of (dphi * phi) x'^T`.
 
     ```mlir
     %dq, %dk, %dv, %dtable = attn.attention_grad %o, %do
@@ -463,8 +466,8 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
 
     Results: `grad_query`, `grad_key`, `grad_value` with the types of
     query, key and value; `grad_bias`, `grad_gate`, `grad_sinks`,
-    `grad_alibi_slopes` (each optional, allowed only when the forward op
-    has that operand) with its type; `grad_captures`: none, or one per
+    `grad_alibi_slopes`, `grad_projection` (each optional, allowed only
+    when the forward op has that operand) with its type; `grad_captures`: none, or one per
     floating-point captured tensor of the forward op, in order, each of
     its type. Element type: the gradients are computed in f32 and rounded
     to the operands' element type.
@@ -481,6 +484,7 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
                       Optional<Attn_FloatTensor>:$grad_gate,
                       Optional<Attn_HeadVector>:$grad_sinks,
                       Optional<Attn_HeadVector>:$grad_alibi_slopes,
+                      Optional<Attn_FloatTensor>:$grad_projection,
                       Variadic<AnyRankedTensor>:$grad_captures);
   let assemblyFormat = [{
     $forward `,` $grad_output
@@ -493,6 +497,7 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
     (`gate` `(` type($grad_gate)^ `)`)?
     (`sinks` `(` type($grad_sinks)^ `)`)?
     (`alibi_slopes` `(` type($grad_alibi_slopes)^ `)`)?
+    (`projection` `(` type($grad_projection)^ `)`)?
     (`captures` `(` type($grad_captures)^ `)`)?
   }];
   let hasVerifier = 1;

@@ -310,8 +310,8 @@ def AttnDifferentiate : Pass<"attn-differentiate", "ModuleOp"> {
     `@F_grad`: `@F`'s arguments, then the cotangent of the output
     (`d_output`, the output's type) and, when `@F` returns the log-sum-exp,
     its cotangent (`d_lse`); it returns the gradients of the attention's
-    query, key and value, of its bias, gate, sinks and ALiBi slopes when it
-    has them, then of each floating-point tensor its `score_mod` region
+    query, key and value, of its bias, gate, sinks, ALiBi slopes and FAVOR+
+    projection when it has them, then of each floating-point tensor its `score_mod` region
     captures (a learned bias table; with `capture-gradients=false`, none),
     in that order (docs/Gradients.md). The body is `@F`'s, ending in an
     `attn.attention_grad` of the attention:
