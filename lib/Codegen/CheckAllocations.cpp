@@ -27,6 +27,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNGUARDALLOCATIONSIZES
+#define GEN_PASS_DEF_ATTNHOISTSTACKBUFFERS
 #define GEN_PASS_DEF_ATTNCHECKALLOCATIONS
 #include "attn-opt/Codegen/Passes.h.inc"
 } // namespace mlir::attn
@@ -140,6 +141,52 @@ struct GuardAllocationSizesPass
     getOperation().walk([&](memref::AllocOp a) { allocs.push_back(a); });
     for (memref::AllocOp a : allocs)
       guardAllocation(a);
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// attn-hoist-stack-buffers
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct AttnHoistStackBuffersPass
+    : public attn::impl::AttnHoistStackBuffersBase<AttnHoistStackBuffersPass> {
+  void runOnOperation() override {
+    SmallVector<memref::AllocaOp> allocas;
+    getOperation().walk([&](memref::AllocaOp a) {
+      if (a->getNumOperands() == 0 && a.getType().hasStaticShape())
+        allocas.push_back(a);
+    });
+    for (memref::AllocaOp a : allocas) {
+      // The scope that releases it: the first function or parallel region
+      // above it (scf loops are allocation scopes by their trait, but
+      // their lowering to branches releases nothing per iteration), unless
+      // a memref.alloca_scope below the first loop does.
+      Operation *scope = nullptr;
+      bool inLoop = false;
+      for (Operation *p = a->getParentOp(); p; p = p->getParentOp()) {
+        bool loop =
+            isa<scf::ForOp, scf::WhileOp, scf::ParallelOp, omp::LoopNestOp>(p);
+        if (!inLoop && isa<memref::AllocaScopeOp>(p))
+          break;
+        inLoop |= loop;
+        if (!loop && p->hasTrait<OpTrait::AutomaticAllocationScope>()) {
+          scope = p;
+          break;
+        }
+      }
+      if (!scope || scope->getNumRegions() == 0 || scope->getRegion(0).empty())
+        continue;
+      Region *home = a->getParentRegion();
+      bool local = llvm::all_of(a->getUsers(), [&](Operation *user) {
+        return home->isAncestor(user->getParentRegion());
+      });
+      if (!inLoop || !local)
+        continue;
+      a->moveBefore(&scope->getRegion(0).front(),
+                    scope->getRegion(0).front().begin());
+    }
   }
 };
 } // namespace

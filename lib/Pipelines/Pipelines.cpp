@@ -69,6 +69,8 @@ void mlir::attn::addCpuToLLVMPasses(OpPassManager &pm, bool releaseOnError) {
   // Dynamic allocations of impossible sizes refused (checked below).
   pm.addPass(createAttnGuardAllocationSizes());
   pm.addPass(createConvertVectorToSCFPass());
+  // (The transfers' buffers allocated once, not per loop iteration.)
+  pm.addPass(createAttnHoistStackBuffers());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

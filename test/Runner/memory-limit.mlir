@@ -32,6 +32,15 @@
 // RUN: not attn-run %s --entry window_16m --random-inputs --reference 2>&1 | FileCheck %s --check-prefix=REF
 // REF: attn-run: error: run 0 needs 1125917086711808 bytes (1.0 PiB) for its inputs, outputs and the reference lowering's scores
 //
+// A gradient no fused or linear-time kernel computes (kernelized attention
+// under a window: the reference gradient's four Lq x Lk tensors) is
+// refused before its inputs are drawn, naming the bytes (issue 53); the
+// fused backward of softmax, linear in L, fits.
+// RUN: not attn-run %s --entry window_kernel --grad --random-inputs --shape q=1x2x3000x16 --shape k=1x2x3000x16 --shape v=1x2x3000x16 --shape d_output=1x2x3000x16 --max-memory 64M 2>&1 | FileCheck %s --check-prefix=GRAD
+// GRAD: attn-run: error: run 0 needs 290688000 bytes (277.2 MiB) for its inputs and outputs (with the reference gradient's Lq x Lk tensors), more than the 67108864 bytes (64.0 MiB) of --max-memory; nothing was allocated
+// RUN: attn-run %s --entry window_softmax --grad --random-inputs --shape q=1x2x3000x16 --shape k=1x2x3000x16 --shape v=1x2x3000x16 --shape d_output=1x2x3000x16 --max-memory 64M | FileCheck %s --check-prefix=FUSED
+// FUSED: result result0: 1x2x3000x16xf32
+//
 // --seed and --bench are checked by attn-run, with its own messages.
 // RUN: not attn-run %s --entry small --random-inputs --seed -1 2>&1 | FileCheck %s --check-prefix=SEED
 // SEED: attn-run: error: --seed needs an integer from 0 to 2^64 - 1, not '-1'
@@ -62,4 +71,14 @@ func.func @window_16m(%query: tensor<1x1x16777216x64xf32>, %key: tensor<1x1x1677
   %0 = attn.attention %query, %key, %value {normalizer = #attn.softmax, pattern = #attn.window<before = 256, after = 0>}
       : tensor<1x1x16777216x64xf32>, tensor<1x1x16777216x64xf32>, tensor<1x1x16777216x64xf32> -> tensor<1x1x16777216x64xf32>
   return %0 : tensor<1x1x16777216x64xf32>
+}
+
+func.func @window_kernel(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.kernel<elu_plus_one>, pattern = #attn.window<before = 4, after = 4>} : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32>
+  return %0 : tensor<1x2x?x16xf32>
+}
+
+func.func @window_softmax(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.window<before = 4, after = 4>} : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32>
+  return %0 : tensor<1x2x?x16xf32>
 }

@@ -241,10 +241,12 @@ sequenceRows(const mlir::attn::npy::Array &array,
 std::optional<double> parseBytes(llvm::StringRef text);
 
 /// Fails when run `k` needs more memory than the limit for its inputs
-/// (given, or of its arguments' shapes), `results` (twice with --check)
-/// and, with the reference lowering, `scoreBytes` of scores.
+/// (given, or of its arguments' shapes), `results` (twice with --check),
+/// with the reference lowering `scoreBytes` of scores, and always
+/// `gradientBytes` (the reference gradient's `Lq x Lk` tensors).
 void checkRunMemory(const RunPlan &plan, size_t k, const Run &run,
-                    const std::vector<Slot> &results, double scoreBytes);
+                    const std::vector<Slot> &results, double scoreBytes,
+                    double gradientBytes = 0);
 
 //===----------------------------------------------------------------------===//
 // Compiling and calling (Execute.cpp)
@@ -269,11 +271,13 @@ void executeRun(RunPlan &plan, const CompiledCode &code, size_t k);
 
 /// The shapes of `entry`'s results from its arguments' (`args`), through
 /// the attention ops, and the work of the attention ops at these sizes (of
-/// each sequence of a varlen batch).
+/// each sequence of a varlen batch); `gradientBytes`: those of the
+/// `Lq x Lk` tensors of the gradients no fused or linear-time kernel
+/// computes (the reference gradient's).
 void inferResults(mlir::func::FuncOp entry, const std::vector<Slot> &args,
                   const std::vector<mlir::attn::npy::Array> &inputs,
-                  std::vector<Slot> &results, double &flops,
-                  double &scoreBytes);
+                  std::vector<Slot> &results, double &flops, double &scoreBytes,
+                  double &gradientBytes);
 
 /// Compares `out` with `ref`; prints the errors, returns true within
 /// tolerance.

@@ -491,7 +491,8 @@ static void checkMemory(size_t k, double needed, llvm::StringRef what) {
 /// (given, or of its arguments' shapes), `results` (twice with --check)
 /// and, with the reference lowering, `scoreBytes` of scores.
 void checkRunMemory(const RunPlan &plan, size_t k, const Run &run,
-                    const std::vector<Slot> &results, double scoreBytes) {
+                    const std::vector<Slot> &results, double scoreBytes,
+                    double gradientBytes) {
   bool reference = referenceOnly || check;
   double bytes = 0;
   for (size_t i = 0; i < run.args.size(); ++i)
@@ -501,10 +502,13 @@ void checkRunMemory(const RunPlan &plan, size_t k, const Run &run,
     bytes += (check ? 2 : 1) * arrayBytes(*r.shape, r.dtype);
   if (reference)
     bytes += scoreBytes;
-  checkMemory(k, bytes,
-              reference ? "inputs, outputs and the reference lowering's "
-                          "scores"
-                        : "inputs and outputs");
+  bytes += gradientBytes;
+  std::string what = reference ? "inputs, outputs and the reference "
+                                 "lowering's scores"
+                               : "inputs and outputs";
+  if (gradientBytes > 0)
+    what += " (with the reference gradient's Lq x Lk tensors)";
+  checkMemory(k, bytes, what);
 }
 
 } // namespace attn_run

@@ -10,6 +10,8 @@
 #include "AttnRun.h"
 #include "ResultShapes.h"
 
+#include "attn-opt/Conversion/Capabilities.h"
+
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -66,8 +68,8 @@ varlenSequences(func::FuncOp entry, AttentionOp op,
 /// each sequence of a varlen batch).
 void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
                   const std::vector<npy::Array> &inputs,
-                  std::vector<Slot> &results, double &flops,
-                  double &scoreBytes) {
+                  std::vector<Slot> &results, double &flops, double &scoreBytes,
+                  double &gradientBytes) {
   attn_run::KnownSizes sizes;
   auto &known = sizes.shapes;
   for (auto [i, a] : llvm::enumerate(args))
@@ -79,8 +81,10 @@ void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
   };
   flops = 0;
   scoreBytes = 0;
-  // The work of each attention op, for its gradient's.
-  llvm::DenseMap<Operation *, double> forwardFlops;
+  gradientBytes = 0;
+  // The work and the scores' bytes of each attention op, for its
+  // gradient's.
+  llvm::DenseMap<Operation *, double> forwardFlops, forwardScoreBytes;
   entry.walk([&](Operation *op) {
     // Sharding annotations keep the (global) shape.
     if (auto shardOp = dyn_cast<shard::ShardOp>(op)) {
@@ -113,6 +117,18 @@ void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
           if (auto shape = shapeOfValue(operand))
             known[result] = *shape;
       flops += 2.5 * forwardFlops.lookup(fwd);
+      // The reference gradient (where neither the fused nor the
+      // linear-time gradient applies) holds about four Lq x Lk f32
+      // tensors: the scores, the weights, dP and dS.
+      FeatureSet features = fwd.getFeatures();
+      features.erase(Feature::Lse);
+      if (grad.getGradLse())
+        features.insert(Feature::Lse);
+      bool fused = !getFusedBackwardCapability().refusal(features);
+      bool linear = isa<KernelAttr>(fwd.getNormalizer()) &&
+                    !getLinearGradientCapability().refusal(features);
+      if (!fused && !linear)
+        gradientBytes += 4 * forwardScoreBytes.lookup(fwd);
       return;
     }
     auto attention = dyn_cast<AttentionOp>(op);
@@ -143,13 +159,16 @@ void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
       d.keyLen = (*k)[2];
       forwardFlops[op] = attention.getFlopCount(d);
       flops += forwardFlops[op];
-      scoreBytes += 4.0 * d.batch * d.queryHeads * d.queryLen * d.keyLen;
+      forwardScoreBytes[op] =
+          4.0 * d.batch * d.queryHeads * d.queryLen * d.keyLen;
+      scoreBytes += forwardScoreBytes[op];
       return;
     }
     for (auto [lq, lk] : seqs) {
       d.batch = 1;
       d.queryLen = lq;
       d.keyLen = lk;
+      forwardScoreBytes[op] += 4.0 * d.queryHeads * lq * lk;
       scoreBytes += 4.0 * d.queryHeads * lq * lk;
       if (lq > 0 && lk > 0)
         forwardFlops[op] += attention.getFlopCount(d);

@@ -248,16 +248,17 @@ static void planRun(RunPlan &plan, size_t k) {
   if (llvm::all_of(run.args, [](const Slot &a) { return a.shape; })) {
     // Shapes only (no inputs yet: a varlen batch's scores count later).
     std::vector<Slot> results = run.results;
-    double flops = 0, scoreBytes = 0;
-    inferResults(plan.entry, run.args, {}, results, flops, scoreBytes);
-    checkRunMemory(plan, k, run, results, scoreBytes);
+    double flops = 0, scoreBytes = 0, gradientBytes = 0;
+    inferResults(plan.entry, run.args, {}, results, flops, scoreBytes,
+                 gradientBytes);
+    checkRunMemory(plan, k, run, results, scoreBytes, gradientBytes);
   }
   drawInputs(plan, run, runSeed);
-  double scoreBytes = 0;
+  double scoreBytes = 0, gradientBytes = 0;
   inferResults(plan.entry, run.args, run.inputs, run.results, run.flops,
-               scoreBytes);
+               scoreBytes, gradientBytes);
   // Again with the inputs: a varlen batch's scores are known now.
-  checkRunMemory(plan, k, run, run.results, scoreBytes);
+  checkRunMemory(plan, k, run, run.results, scoreBytes, gradientBytes);
 }
 
 /// Every run's inputs, result shapes and work, before compiling: a bad

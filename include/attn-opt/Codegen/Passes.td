@@ -535,6 +535,48 @@ def AttnGuardAllocationSizes : Pass<"attn-guard-allocation-sizes",
   ];
 }
 
+def AttnHoistStackBuffers : Pass<"attn-hoist-stack-buffers", "ModuleOp"> {
+  let summary = "Allocate loops' static stack buffers once per allocation "
+                "scope";
+  let description = [{
+    `convert-vector-to-scf` gives an N-d vector transfer a temporary
+    buffer (`memref.alloca` of a static vector) next to it. Inside a loop
+    of a parallel region (the alloca scope `convert-scf-to-openmp` put in
+    the loop body is inlined by the canonicalizer while it holds no
+    allocation) each iteration then takes new stack: LLVM releases an
+    alloca outside a function's entry block only at return, so a loop over
+    the rows overflows the stack (the reference gradient with lengths
+    known at run time ended in SIGSEGV from L of about 3000).
+
+    The pass moves each `memref.alloca` with static sizes that sits inside
+    a loop (`scf.for`, `scf.while`, `scf.parallel`, `omp.loop_nest`) and
+    whose uses all lie in the region it is defined in to the start of its
+    nearest automatic allocation scope (`func.func`; `omp.parallel`: one
+    buffer per thread), allocated once. Sound for buffers that do not
+    outlive an iteration: an alloca's contents are undefined when it is
+    allocated, and one thread's iterations run one after another.
+
+    ```mlir
+    omp.parallel {
+      omp.wsloop { omp.loop_nest (%i) ... {
+        scf.for %j = ... {
+          %t = memref.alloca() : memref<vector<14x32xf32>>
+          ...
+    ```
+
+    becomes
+
+    ```mlir
+    omp.parallel {
+      %t = memref.alloca() : memref<vector<14x32xf32>>
+      omp.wsloop { omp.loop_nest (%i) ... {
+        scf.for %j = ... {
+          ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def AttnCheckAllocations : Pass<"attn-check-allocations", "ModuleOp"> {
   let summary = "Check every heap allocation of the lowered code and skip "
                 "what would use a failed one";
