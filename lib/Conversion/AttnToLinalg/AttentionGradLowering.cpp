@@ -621,7 +621,7 @@ struct GradLowering {
 /// fail (the hook has reported it) the results are uninitialized tensors.
 SmallVector<Value> lowerUnderChecks(ImplicitLocOpBuilder &b, AttentionGradOp op,
                                     GradLowering &lowering) {
-  Value ok = emitRuntimeChecks(b, op.getForwardOp());
+  Value ok = emitGradientChecks(b, op);
   if (!ok)
     return lowering.build();
   TensorBuilder &tb = lowering.tb;

@@ -1305,41 +1305,6 @@ std::pair<Value, Value> forwardResults(RewriterBase &rewriter,
   return {out ? out : fwd.getResult(), lse ? lse : fwd.getLse()};
 }
 
-/// The run-time checks of the gradient of `op`: its forward op's (dynamic
-/// sizes, varlen operands) and the cotangents' rows and batch against the
-/// query's (the output's; read off the operand, not the forward op's result:
-/// a use of it would keep alive a forward op the gradient does not need);
-/// an i1, or null when there is nothing to check.
-Value gradientChecks(ImplicitLocOpBuilder &b, AttentionGradOp op) {
-  AttentionOp fwd = op.getForwardOp();
-  Value ok = emitRuntimeChecks(b, fwd);
-  Value query = fwd.getQuery();
-  auto queryType = cast<RankedTensorType>(query.getType());
-  auto sameSizes = [&](Value cotangent, int64_t first) {
-    auto type = cast<RankedTensorType>(cotangent.getType());
-    // (Batch and rows, dims 0 and 2 of both; heads and dims are static.)
-    for (int64_t d : {0, 2}) {
-      if (!type.isDynamicDim(d) && !queryType.isDynamicDim(d))
-        continue; // the verifier's
-      Value x = tensor::DimOp::create(b, cotangent, d);
-      Value y = tensor::DimOp::create(b, query, d);
-      Value differ = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, x, y);
-      scf::IfOp::create(b, differ, [&](OpBuilder &, Location) {
-        emitRuntimeError(b, op,
-                         static_cast<int32_t>(RuntimeError::GradientSize),
-                         arith::ConstantIndexOp::create(b, first + d), x, y);
-        scf::YieldOp::create(b);
-      });
-      Value same = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x, y);
-      ok = ok ? Value(arith::AndIOp::create(b, ok, same)) : same;
-    }
-  };
-  sameSizes(op.getGradOutput(), 0);
-  if (Value dlse = op.getGradLse())
-    sameSizes(dlse, 8);
-  return ok;
-}
-
 struct FlashBackwardPass
     : public attn::impl::AttnFlashBackwardBase<FlashBackwardPass> {
   using Base::Base;
@@ -1375,7 +1340,7 @@ struct FlashBackwardPass
     std::optional<BlockLayout> layout;
     if (spec.hasStaticLayout())
       layout = BlockLayout::compute(fwd.getPatternMask(), blockQ, blockK);
-    spec.runtimeOk = gradientChecks(b, op);
+    spec.runtimeOk = emitGradientChecks(b, op);
     BackwardTarget frameTarget;
     KernelFrame frame(b, spec, layout ? &*layout : nullptr, blockQ, blockK,
                       frameTarget);

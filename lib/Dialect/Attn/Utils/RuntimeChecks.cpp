@@ -287,3 +287,34 @@ Value mlir::attn::buildUnderRuntimeChecks(ImplicitLocOpBuilder &b,
   return buildUnderRuntimeChecks(
       b, op, [&]() -> SmallVector<Value> { return {body()}; })[0];
 }
+
+Value mlir::attn::emitGradientChecks(ImplicitLocOpBuilder &b,
+                                     AttentionGradOp op) {
+  AttentionOp fwd = op.getForwardOp();
+  Value ok = emitRuntimeChecks(b, fwd);
+  Value query = fwd.getQuery();
+  auto queryType = cast<RankedTensorType>(query.getType());
+  auto sameSizes = [&](Value cotangent, int64_t first) {
+    auto type = cast<RankedTensorType>(cotangent.getType());
+    // (Batch and rows, dims 0 and 2 of both; heads and dims are static.)
+    for (int64_t d : {0, 2}) {
+      if (!type.isDynamicDim(d) && !queryType.isDynamicDim(d))
+        continue; // the verifier's
+      Value x = tensor::DimOp::create(b, cotangent, d);
+      Value y = tensor::DimOp::create(b, query, d);
+      Value differ = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, x, y);
+      scf::IfOp::create(b, differ, [&](OpBuilder &, Location) {
+        emitRuntimeError(b, op,
+                         static_cast<int32_t>(RuntimeError::GradientSize),
+                         arith::ConstantIndexOp::create(b, first + d), x, y);
+        scf::YieldOp::create(b);
+      });
+      Value same = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x, y);
+      ok = ok ? Value(arith::AndIOp::create(b, ok, same)) : same;
+    }
+  };
+  sameSizes(op.getGradOutput(), 0);
+  if (Value dlse = op.getGradLse())
+    sameSizes(dlse, 8);
+  return ok;
+}

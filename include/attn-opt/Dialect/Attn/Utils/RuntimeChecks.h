@@ -27,6 +27,15 @@ namespace mlir::attn {
 /// varlen operands).
 Value emitRuntimeChecks(ImplicitLocOpBuilder &b, AttentionOp op);
 
+/// The checks of attn.attention_grad `op`: its forward op's, and the
+/// cotangents' batch and rows against the query's (`grad_output`,
+/// `grad_lse`: `RuntimeError::GradientSize`, never a read past their end);
+/// an i1, or null when there is nothing to check. (The sizes are read off
+/// the query, not the forward op's result: a use of it would keep alive a
+/// forward op the gradient does not need.) Every gradient lowering (the
+/// reference, linear-time and fused ones) emits them.
+Value emitGradientChecks(ImplicitLocOpBuilder &b, AttentionGradOp op);
+
 /// Builds what replaces `op` (its result, from `body`) under `op`'s run-time
 /// checks: `body`'s value directly when `op` checks nothing at run time,
 /// else the result of an `scf.if` that computes it when the checks pass
