@@ -97,33 +97,15 @@ void inferResults(func::FuncOp entry, const std::vector<Slot> &args,
       // times the forward's work (five products of the scores' size, the
       // forward has two).
       AttentionOp fwd = grad.getForwardOp();
-      SmallVector<std::pair<Value, Value>> pairs = {
-          {grad.getGradQuery(), fwd.getQuery()},
-          {grad.getGradKey(), fwd.getKey()},
-          {grad.getGradValue(), fwd.getValue()},
-          {grad.getGradBias(), fwd.getBias()},
-          {grad.getGradGate(), fwd.getGate()},
-          {grad.getGradSinks(), fwd.getSinks()},
-          {grad.getGradAlibiSlopes(), fwd.getAlibiSlopes()},
-          {grad.getGradProjection(), fwd.getProjection()}};
-      // (grad_captures: one per floating-point captured tensor.)
-      auto captured = grad.getGradCaptures().begin();
-      if (!grad.getGradCaptures().empty())
-        for (Value c : fwd.getCaptures())
-          if (isa<FloatType>(cast<ShapedType>(c.getType()).getElementType()))
-            pairs.push_back({*captured++, c});
-      for (auto [result, operand] : pairs)
-        if (result)
-          if (auto shape = shapeOfValue(operand))
-            known[result] = *shape;
+      for (auto [result, operand] :
+           llvm::zip(grad.getResults(), grad.getDifferentiatedOperands()))
+        if (auto shape = shapeOfValue(operand))
+          known[result] = *shape;
       flops += 2.5 * forwardFlops.lookup(fwd);
       // The reference gradient (where neither the fused nor the
       // linear-time gradient applies) holds about four Lq x Lk f32
       // tensors: the scores, the weights, dP and dS.
-      FeatureSet features = fwd.getFeatures();
-      features.erase(Feature::Lse);
-      if (grad.getGradLse())
-        features.insert(Feature::Lse);
+      FeatureSet features = grad.getFeatures();
       bool fused = !getFusedBackwardCapability().refusal(features);
       bool linear = isa<KernelAttr>(fwd.getNormalizer()) &&
                     !getLinearGradientCapability().refusal(features);

@@ -315,14 +315,11 @@ struct GradLowering {
       // reads of the captured tensors.
       ScoreCotangent atResult = cot;
       atResult.atRegionResult = true;
-      SmallVector<unsigned> captures;
-      for (auto [c, t] : llvm::enumerate(p.regions.captures))
-        if (isa<FloatType>(getElementTypeOrSelf(t.getType())))
-          captures.push_back(c);
       Value dyFinal = scoreGradient5(tb, sc.scores, sc.spec, atResult);
-      for (auto [g, grad] : llvm::zip(
-               captureGradients5(tb, sc.scores, sc.spec, dyFinal, captures),
-               op.getGradCaptures()))
+      for (auto [g, grad] :
+           llvm::zip(captureGradients5(tb, sc.scores, sc.spec, dyFinal,
+                                       forward.getFloatCaptures()),
+                     op.getGradCaptures()))
         results.push_back(fromF32Tensor(tb, g, getElementTypeOrSelf(grad)));
     }
     return results;
@@ -630,22 +627,7 @@ SmallVector<Value> lowerUnderChecks(ImplicitLocOpBuilder &b, AttentionGradOp op,
       [&](OpBuilder &, Location) { scf::YieldOp::create(b, lowering.build()); },
       [&](OpBuilder &, Location) {
         // Each gradient has the shape of its operand.
-        const AttentionProblem &p = lowering.p;
-        SmallVector<Value> like = {p.query, p.key, p.value};
-        if (op.getGradBias())
-          like.push_back(p.modifiers.bias);
-        if (op.getGradGate())
-          like.push_back(p.modifiers.gate);
-        if (op.getGradSinks())
-          like.push_back(p.modifiers.sinks);
-        if (op.getGradAlibiSlopes())
-          like.push_back(p.modifiers.alibiSlopes);
-        if (op.getGradProjection())
-          like.push_back(p.projection);
-        if (!op.getGradCaptures().empty())
-          for (Value c : p.regions.captures)
-            if (isa<FloatType>(getElementTypeOrSelf(c.getType())))
-              like.push_back(c);
+        SmallVector<Value> like = op.getDifferentiatedOperands();
         SmallVector<Value> empty;
         for (Value v : like)
           empty.push_back(

@@ -84,20 +84,10 @@ const Capability &mlir::attn::getFusedBackwardCapability() {
 
 namespace {
 
-/// The features of `op`'s attention, with `lse` for a log-sum-exp
-/// cotangent (grad_lse) rather than for the forward's result.
-FeatureSet gradientFeatures(AttentionGradOp op) {
-  FeatureSet features = op.getForwardOp().getFeatures();
-  features.erase(Feature::Lse);
-  if (op.getGradLse())
-    features.insert(Feature::Lse);
-  return features;
-}
-
 /// Why attn-flash-backward leaves `op` to the reference gradient, or "".
 std::string unsupportedReason(AttentionGradOp op) {
   if (std::optional<Refusal> r =
-          getFusedBackwardCapability().refusal(gradientFeatures(op)))
+          getFusedBackwardCapability().refusal(op.getFeatures()))
     return r->text();
   return "";
 }
@@ -141,9 +131,8 @@ public:
     // The captured tensors whose gradients the op asks for: every
     // floating-point one, in order.
     if (!op.getGradCaptures().empty())
-      for (auto [c, t] : llvm::enumerate(op.getForwardOp().getCaptures()))
-        if (isa<FloatType>(elementTypeOf(t)))
-          slotOf[c] = gradCaptures.size(), gradCaptures.push_back(c);
+      for (unsigned c : op.getForwardOp().getFloatCaptures())
+        slotOf[c] = gradCaptures.size(), gradCaptures.push_back(c);
     f32 = b.getF32Type();
     vf = VectorType::get({lanes}, f32);
   }

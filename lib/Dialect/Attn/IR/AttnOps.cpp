@@ -770,30 +770,47 @@ AttentionOp AttentionGradOp::getForwardOp() {
   return cast<AttentionOp>(getForward().getDefiningOp());
 }
 
+SmallVector<unsigned> AttentionOp::getFloatCaptures() {
+  SmallVector<unsigned> floats;
+  for (auto [i, c] : llvm::enumerate(getCaptures()))
+    if (isa<FloatType>(cast<ShapedType>(c.getType()).getElementType()))
+      floats.push_back(i);
+  return floats;
+}
+
+SmallVector<Value> AttentionGradOp::getDifferentiatedOperands() {
+  AttentionOp forward = getForwardOp();
+  SmallVector<Value> operands = {forward.getQuery(), forward.getKey(),
+                                 forward.getValue()};
+  for (auto [grad, operand] :
+       {std::pair{getGradBias(), forward.getBias()},
+        std::pair{getGradGate(), forward.getGate()},
+        std::pair{getGradSinks(), forward.getSinks()},
+        std::pair{getGradAlibiSlopes(), forward.getAlibiSlopes()},
+        std::pair{getGradProjection(), forward.getProjection()}})
+    if (grad)
+      operands.push_back(operand);
+  if (!getGradCaptures().empty())
+    for (unsigned c : forward.getFloatCaptures())
+      operands.push_back(forward.getCaptures()[c]);
+  return operands;
+}
+
+FeatureSet AttentionGradOp::getFeatures() {
+  FeatureSet features = getForwardOp().getFeatures();
+  features.erase(Feature::Lse);
+  if (getGradLse())
+    features.insert(Feature::Lse);
+  return features;
+}
+
 /// Each gradient has its operand's shape: the dynamic sizes of grad_query
 /// are the query's, and so on (attn-compile sizes the results of an
 /// exported backward entry from its arguments through this).
 LogicalResult
 AttentionGradOp::reifyResultShapes(OpBuilder &b,
                                    ReifiedRankedShapedTypeDims &reifiedShapes) {
-  AttentionOp forward = getForwardOp();
-  SmallVector<Value> sources = {forward.getQuery(), forward.getKey(),
-                                forward.getValue()};
-  if (getGradBias())
-    sources.push_back(forward.getBias());
-  if (getGradGate())
-    sources.push_back(forward.getGate());
-  if (getGradSinks())
-    sources.push_back(forward.getSinks());
-  if (getGradAlibiSlopes())
-    sources.push_back(forward.getAlibiSlopes());
-  if (getGradProjection())
-    sources.push_back(forward.getProjection());
-  if (!getGradCaptures().empty())
-    for (Value c : forward.getCaptures())
-      if (isa<FloatType>(cast<ShapedType>(c.getType()).getElementType()))
-        sources.push_back(c);
-  for (Value source : sources) {
+  for (Value source : getDifferentiatedOperands()) {
     auto type = cast<RankedTensorType>(source.getType());
     SmallVector<OpFoldResult> sizes;
     for (int64_t d = 0; d < type.getRank(); ++d)
@@ -895,9 +912,8 @@ LogicalResult AttentionGradOp::verify() {
   // None, or one per floating-point captured tensor, in order.
   if (captures) {
     SmallVector<Value> floats;
-    for (Value c : forward.getCaptures())
-      if (isa<FloatType>(cast<ShapedType>(c.getType()).getElementType()))
-        floats.push_back(c);
+    for (unsigned c : forward.getFloatCaptures())
+      floats.push_back(forward.getCaptures()[c]);
     if (floats.size() != getGradCaptures().size())
       return emitOpError() << "expects one grad_captures result per "
                               "floating-point captured tensor of the forward "

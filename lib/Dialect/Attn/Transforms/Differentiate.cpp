@@ -203,9 +203,8 @@ struct AttnDifferentiatePass
     // otherwise.
     SmallVector<Type> captures;
     if (captureGradients && !op.getScoreMod().empty())
-      for (Value c : op.getCaptures())
-        if (isa<FloatType>(getElementTypeOrSelf(c.getType())))
-          captures.push_back(c.getType());
+      for (unsigned c : op.getFloatCaptures())
+        captures.push_back(op.getCaptures()[c].getType());
     auto gradOp = AttentionGradOp::create(
         b, loc, op.getQuery().getType(), op.getKey().getType(),
         op.getValue().getType(), typeOr(op.getBias()), typeOr(op.getGate()),

@@ -289,6 +289,10 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention",
     /// The same over dimensions `dims` (the verifier's, checked before).
     ::mlir::attn::AttentionProblem
     getProblem(const ::mlir::attn::AttentionDims &dims);
+    /// The floating-point captured tensors (their positions among the
+    /// captures, in order): those attn.attention_grad's grad_captures
+    /// differentiate.
+    ::llvm::SmallVector<unsigned> getFloatCaptures();
     /// The segment ids of the keys (`key_segments`, else `segments`).
     ::mlir::Value getEffectiveKeySegments() {
       return getKeySegments() ? getKeySegments() : getQuerySegments();
@@ -504,6 +508,14 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
   let extraClassDeclaration = [{
     /// The attn.attention this op differentiates (verified to exist).
     ::mlir::attn::AttentionOp getForwardOp();
+    /// The forward op's operand each result is the gradient of, in the
+    /// results' order (query, key, value, then those of the optional
+    /// results present, then the floating-point captures).
+    ::llvm::SmallVector<::mlir::Value> getDifferentiatedOperands();
+    /// The features of the forward op's attention, with `lse` for a
+    /// log-sum-exp cotangent (grad_lse) rather than for the forward's
+    /// result: what gradient generators check against their capabilities.
+    ::mlir::attn::FeatureSet getFeatures();
   }];
 }
 
