@@ -588,11 +588,24 @@ private:
                       })
                       .getResult(0);
         vstore(v, rowsBuf, {bIdx, h, i, idx(c0)});
-        if (colsBuf)
-          for (int64_t l = 0; l < lanes; ++l)
-            store(vector::ExtractOp::create(b, v, l), colsBuf,
-                  {bIdx, h, idx(c0 + l), i});
       }
+    });
+    if (!colsBuf)
+      return;
+    // The transposed copy from the rows just written, `lanes` rows at a
+    // time: each column's `lanes` elements (in one small block of rows,
+    // cached) gathered into one vector store. (A scalar store per element
+    // down a column of `paddedRows` floats touched a new cache line and
+    // page each: a quarter of a window's backward.)
+    forLoop(idx(0), padded, lanes, {}, [&](Value i0, ValueRange) {
+      forRange(idx(0), idx(paddedCols), [&](Value c) {
+        SmallVector<Value> column;
+        for (int64_t l = 0; l < lanes; ++l)
+          column.push_back(load(rowsBuf, {bIdx, h, add(i0, idx(l)), c}));
+        vstore(vector::FromElementsOp::create(b, vf, column), colsBuf,
+               {bIdx, h, c, i0});
+      });
+      return SmallVector<Value>{};
     });
   }
 
@@ -1099,7 +1112,8 @@ private:
   /// `out` = dbias summed over the batch rows and heads the bias broadcasts
   /// over, in a fixed order.
   void reduceBiasGradient(Value out) {
-    auto [perBatch, perHead] = biasRows();
+    bool perBatch, perHead;
+    std::tie(perBatch, perHead) = biasRows();
     bool full = shapeOf(p.modifiers.bias).size() == 4;
     parallel({lq}, [&](ValueRange ivs) {
       Value i = ivs[0];
