@@ -354,6 +354,9 @@ private:
   /// The gradients' buffers (dbias `[B, Hq, Lq, Lk]`, reduced to the
   /// bias's shape at the end; dbias and dgate null unless asked for).
   Value qp, qt, dop, dot, kp, vp, lsep, dvec;
+  /// Per batch row and head: 0 when its rows of Q and dO (queryChecks) or
+  /// of K and V (keyChecks) are all finite, NaN otherwise (padRows).
+  Value queryChecks, keyChecks;
   Value dq, dk, dv, dbias, dgate;
 
   //===--------------------------------------------------------------------===//
@@ -490,12 +493,41 @@ private:
   /// `finish(m, n, acc)`. Register tiles of `mr` rows by `nv` vectors: per
   /// step of k, `nv` vector loads, `mr` broadcasts and `mr * nv` FMAs.
   ///
-  /// With `skipZeros` (the products of partial blocks), a zero of A adds
-  /// nothing even where B holds an inf or NaN: a masked score's weight or
-  /// gradient (0) never meets what lies outside the mask (a NaN key reaches
-  /// only the gradients of the queries that see it).
+  /// With `finite` (the products of partial blocks: an i1, true when B is
+  /// all finite), a zero of A adds nothing even where B holds an inf or
+  /// NaN: a masked score's weight or gradient (0) never meets what lies
+  /// outside the mask (a NaN key reaches only the gradients of the queries
+  /// that see it). Where B is finite, `0 * b` adds a zero anyway: the
+  /// plain product, without a test per element (which costs branches and
+  /// spills), runs then.
   void gemm(int64_t M, int64_t N, int64_t K, ScalarAt a, VectorAt bv,
-            TileInit init, TileFinish finish, bool skipZeros = false) {
+            TileInit init, TileFinish finish, Value finite = {}) {
+    if (!finite) {
+      gemmTiles(M, N, K, a, bv, init, finish, /*skipZeros=*/false);
+      return;
+    }
+    scf::IfOp::create(
+        b, finite,
+        [&](OpBuilder &, Location) {
+          gemmTiles(M, N, K, a, bv, init, finish, /*skipZeros=*/false);
+          scf::YieldOp::create(b);
+        },
+        [&](OpBuilder &, Location) {
+          gemmTiles(M, N, K, a, bv, init, finish, /*skipZeros=*/true);
+          scf::YieldOp::create(b);
+        });
+  }
+
+  /// Whether the rows of Q and dO of head `h` (`queryChecks`) or of K and
+  /// V of key/value head `h` (`keyChecks`) of batch row `bIdx` are all
+  /// finite (an i1).
+  Value allFinite(Value checks, Value bIdx, Value h) {
+    return arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                 load(checks, {bIdx, h}), f32Const(0.0));
+  }
+
+  void gemmTiles(int64_t M, int64_t N, int64_t K, ScalarAt a, VectorAt bv,
+                 TileInit init, TileFinish finish, bool skipZeros) {
     int64_t vectors = N / lanes;
     int64_t maxVectors = std::min<int64_t>(vectors, registers >= 32 ? 4 : 2);
     for (int64_t n0 = 0; n0 < vectors; n0 += maxVectors) {
@@ -555,10 +587,11 @@ private:
   /// Copies `src` (`[b, h, rows, cols]`, times `factor` of the same shape
   /// when given) into `rowsBuf` (`[b, h, paddedRows, paddedCols]`) and,
   /// when given, `colsBuf` (`[b, h, paddedCols, paddedRows]`); rows from
-  /// `valid` on and the padding are zero.
-  void padRows(Value src, Value rowsBuf, Value colsBuf, Value bIdx, Value h,
-               Value valid, Value padded, int64_t cols, int64_t paddedCols,
-               Value factor = {}) {
+  /// `valid` on and the padding are zero. Returns the sum of the copied
+  /// values times 0: 0 when they are all finite, NaN otherwise.
+  Value padRows(Value src, Value rowsBuf, Value colsBuf, Value bIdx, Value h,
+                Value valid, Value padded, int64_t cols, int64_t paddedCols,
+                Value factor = {}) {
     // A vector of `lanes` columns at a time (read masked past `cols`, in
     // the source's type, extended), its elements stored transposed.
     auto read = [&](Value from, Value i, int64_t c0) -> Value {
@@ -572,26 +605,34 @@ private:
         x = arith::ExtFOp::create(b, vf, x);
       return x;
     };
-    forRange(idx(0), padded, [&](Value i) {
-      Value rowInside = lt(i, valid);
-      for (int64_t c0 = 0; c0 < paddedCols; c0 += lanes) {
-        Value v = scf::IfOp::create(
-                      b, rowInside,
-                      [&](OpBuilder &, Location) {
-                        Value x = read(src, i, c0);
-                        if (factor)
-                          x = arith::MulFOp::create(b, x, read(factor, i, c0));
-                        scf::YieldOp::create(b, ValueRange{x});
-                      },
-                      [&](OpBuilder &, Location) {
-                        scf::YieldOp::create(b, ValueRange{fsplat(0.0)});
-                      })
-                      .getResult(0);
-        vstore(v, rowsBuf, {bIdx, h, i, idx(c0)});
-      }
-    });
+    Value check =
+        forLoop(idx(0), padded, 1, {fsplat(0.0)}, [&](Value i, ValueRange acc) {
+          Value rowInside = lt(i, valid);
+          Value sum = acc[0];
+          for (int64_t c0 = 0; c0 < paddedCols; c0 += lanes) {
+            Value v =
+                scf::IfOp::create(
+                    b, rowInside,
+                    [&](OpBuilder &, Location) {
+                      Value x = read(src, i, c0);
+                      if (factor)
+                        x = arith::MulFOp::create(b, x, read(factor, i, c0));
+                      scf::YieldOp::create(b, ValueRange{x});
+                    },
+                    [&](OpBuilder &, Location) {
+                      scf::YieldOp::create(b, ValueRange{fsplat(0.0)});
+                    })
+                    .getResult(0);
+            vstore(v, rowsBuf, {bIdx, h, i, idx(c0)});
+            sum = arith::AddFOp::create(
+                b, sum, arith::MulFOp::create(b, v, fsplat(0.0)));
+          }
+          return SmallVector<Value>{sum};
+        })[0];
+    Value finite =
+        vector::ReductionOp::create(b, vector::CombiningKind::ADD, check);
     if (!colsBuf)
-      return;
+      return finite;
     // The transposed copy from the rows just written, `lanes` rows at a
     // time: each column's `lanes` elements (in one small block of rows,
     // cached) gathered into one vector store. (A scalar store per element
@@ -607,6 +648,7 @@ private:
       });
       return SmallVector<Value>{};
     });
+    return finite;
   }
 
   /// The prologue's buffers.
@@ -617,6 +659,8 @@ private:
     dot = alloc({batch, heads, vdimp, lqp});
     kp = alloc({batch, kvHeads, lkp, dimp});
     vp = alloc({batch, kvHeads, lkp, vdimp});
+    queryChecks = alloc({batch, heads});
+    keyChecks = alloc({batch, kvHeads});
     if (softmax) {
       lsep = alloc({batch, heads, lqp});
       dvec = alloc({batch, heads, lqp});
@@ -641,9 +685,12 @@ private:
       Value bIdx = ivs[0], h = ivs[1];
       // (Rows past a padded batch row's length are zeros too.)
       Value rows = packed ? lq : f.sequenceLengths(bIdx).first;
-      padRows(query, qp, qt, bIdx, h, rows, lqp, dim, dimp);
+      Value check = padRows(query, qp, qt, bIdx, h, rows, lqp, dim, dimp);
       // (The gradient of the ungated output: dO times the gate.)
-      padRows(dO, dop, dot, bIdx, h, rows, lqp, vdim, vdimp, f.gateBuf);
+      check = arith::AddFOp::create(
+          b, check,
+          padRows(dO, dop, dot, bIdx, h, rows, lqp, vdim, vdimp, f.gateBuf));
+      store(check, queryChecks, {bIdx, h});
       if (!softmax)
         return;
       // LSE (+inf past the queries: P = 0 there) and D = rowsum(dO * O)
@@ -676,8 +723,12 @@ private:
     });
     parallel({batch, kvHeads}, [&](ValueRange ivs) {
       Value keys = packed ? lk : f.sequenceLengths(ivs[0]).second;
-      padRows(f.keyBuf, kp, Value(), ivs[0], ivs[1], keys, lkp, dim, dimp);
-      padRows(f.valueBuf, vp, Value(), ivs[0], ivs[1], keys, lkp, vdim, vdimp);
+      Value check =
+          padRows(f.keyBuf, kp, Value(), ivs[0], ivs[1], keys, lkp, dim, dimp);
+      check = arith::AddFOp::create(b, check,
+                                    padRows(f.valueBuf, vp, Value(), ivs[0],
+                                            ivs[1], keys, lkp, vdim, vdimp));
+      store(check, keyChecks, {ivs[0], ivs[1]});
     });
   }
 
@@ -927,7 +978,7 @@ private:
           at.push_back(n);
           vstore(v, acc, at);
         },
-        masked);
+        masked ? allFinite(keyChecks, bIdx, kh) : Value());
   }
 
   /// Runs `body` on key block `kb` of query block `qb` of the frame's
@@ -979,7 +1030,7 @@ private:
                   },
                   [&](Value m, Value n) { return vload(acc, {m, n}); },
                   [&](Value m, Value n, Value v) { vstore(v, acc, {m, n}); },
-                  masked);
+                  masked ? allFinite(queryChecks, bIdx, h) : Value());
             };
             accumulate(sb.pt, dop, dvAcc, vdimp);
             accumulate(sb.dst, qp, dkAcc, dimp);
