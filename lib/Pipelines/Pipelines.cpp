@@ -124,6 +124,7 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
     AttnFlashBackwardOptions backward;
     backward.vectorWidth = options.vectorWidth;
     backward.vectorRegisters = options.vectorRegisters;
+    backward.bf16Dot = options.bf16Dot;
     pm.addPass(createAttnFlashBackward(backward));
   }
   // (Kernelized attention's gradient in linear time but in the reference.)

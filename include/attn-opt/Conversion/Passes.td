@@ -251,15 +251,27 @@ def AttnFlashBackward : Attn_CpuKernelPass<"attn-flash-backward"> {
     `dO * O_ungated`, the ungated output summed beside dQ (one more product
     per block); the sinks' is `sum_i exp(sink - LSE_i) (dLSE_i - D_i)`.
 
-    Fused: static shapes, softmax or pointwise, f32/f16/bf16, every
-    pattern, block table, segment ids, mask tensor and region, GQA, scale,
-    bias, gate, ALiBi, sinks, soft-capping, score regions, a log-sum-exp
-    cotangent; left to the reference gradient
-    (convert-attn-grad-to-linalg) with a remark naming why: kernelized
-    attention, dynamic sizes, varlen batches, qk-layernorm (the
-    capability list, docs/Kernels.md). Head dims are padded with zeros to
-    whole vectors.
+    Fused: softmax or pointwise, f32/f16/bf16, static sizes (the
+    compile-time layout) or sizes known at run time and padded or packed
+    varlen batches (blocks classified at run time), every pattern, block
+    table, segment ids, mask tensor and region, GQA, scale, qk-layernorm,
+    bias, gate, ALiBi, sinks, soft-capping, score regions (and the
+    gradients of their captured tensors), a log-sum-exp cotangent; what
+    is left to the reference gradient (convert-attn-grad-to-linalg) gets
+    a remark naming why (the capability list, docs/Kernels.md). Head dims
+    are padded with zeros to whole vectors.
+
+    With `bf16-dot=native` (or `emulated`, for tests) and bf16 Q, K, V and
+    dO (no gate, qk-layernorm or packed batch), the five products multiply
+    bf16 pairs with f32 sums (vdpbf16ps), as FlashAttention's bf16
+    backward multiplies bf16 tiles: Q, K, V and dO are exact in bf16, so
+    the scores and dP lose nothing; P and dS are rounded to bf16 for dV,
+    dK and dQ. The prologue writes the pairs' layouts (Q^T and dO^T in
+    pairs of head-dim columns, K and V as row words, Q, dO and K in pairs
+    of rows), each block step its P^T and dS^T words. Partial blocks whose
+    rows hold an inf or a NaN take the f32 product that skips zeros.
   }];
+  let options = !listconcat(Attn_CpuTargetOptions, [Attn_Bf16DotOption]);
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",

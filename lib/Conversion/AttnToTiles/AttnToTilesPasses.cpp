@@ -32,12 +32,9 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
-/// The target of the pass's `vector-width`, `vector-registers` and
-/// `bf16-dot` options; reports on `root` and fails for values the kernels
-/// do not support.
-static FailureOr<TargetModel> targetOf(Operation *root, StringRef pass,
-                                       int64_t lanes, int64_t registers,
-                                       const std::string &bf16Dot) {
+FailureOr<TargetModel>
+mlir::attn::cpuKernelTarget(Operation *root, StringRef pass, int64_t lanes,
+                            int64_t registers, const std::string &bf16Dot) {
   FailureOr<TargetModel> target = targetOfOptions(root, pass, lanes, registers);
   if (failed(target))
     return failure();
@@ -393,7 +390,7 @@ struct LowerPointwisePass
     : public attn::impl::AttnLowerPointwiseBase<LowerPointwisePass> {
   using Base::Base;
   void runOnOperation() override {
-    FailureOr<TargetModel> target = targetOf(
+    FailureOr<TargetModel> target = cpuKernelTarget(
         getOperation(), getArgument(), vectorWidth, vectorRegisters, bf16Dot);
     if (failed(target) ||
         failed(lowerAll<PointwiseAttr>(getOperation(), *target, queryTile,
@@ -405,7 +402,7 @@ struct LowerPointwisePass
 struct FlashPass : public attn::impl::AttnFlashBase<FlashPass> {
   using Base::Base;
   void runOnOperation() override {
-    FailureOr<TargetModel> target = targetOf(
+    FailureOr<TargetModel> target = cpuKernelTarget(
         getOperation(), getArgument(), vectorWidth, vectorRegisters, bf16Dot);
     if (failed(target) ||
         failed(lowerAll<SoftmaxAttr>(getOperation(), *target, queryTile,
@@ -426,7 +423,7 @@ struct BlockSparsePass
     : public attn::impl::AttnBlockSparseBase<BlockSparsePass> {
   using Base::Base;
   void runOnOperation() override {
-    FailureOr<TargetModel> target = targetOf(
+    FailureOr<TargetModel> target = cpuKernelTarget(
         getOperation(), getArgument(), vectorWidth, vectorRegisters, bf16Dot);
     if (failed(target))
       return signalPassFailure();

@@ -34,6 +34,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn-opt/Conversion/AttnKernel/KernelFrame.h"
+#include "attn-opt/Conversion/AttnToTiles/TileKernel.h"
 #include "attn-opt/Conversion/Capabilities.h"
 #include "attn-opt/Conversion/Passes.h"
 
@@ -135,7 +136,30 @@ public:
         slotOf[c] = gradCaptures.size(), gradCaptures.push_back(c);
     f32 = b.getF32Type();
     vf = VectorType::get({lanes}, f32);
+    vi32 = VectorType::get({lanes}, b.getI32Type());
+    vbf16 = VectorType::get({2 * lanes}, b.getBF16Type());
+    dotKind = target.bf16Dot;
+    pairs = usesPairs(op, dotKind);
   }
+
+  /// True if the products multiply bf16 pairs (vdpbf16ps, f32 sums), as
+  /// FlashAttention's bf16 backward multiplies bf16 tiles: bf16 Q, K, V
+  /// and dO (exact in bf16: the scores' products lose nothing), P and dS
+  /// rounded to bf16 for dV, dK and dQ. Not with a gate (dO times the gate
+  /// is not a bf16 value), qk-layernorm (f32 rows) or a packed batch (its
+  /// sequences may start at odd rows, and the pairs are of rows).
+  static bool usesPairs(AttentionGradOp op, TargetModel::Bf16Dot kind) {
+    AttentionProblem p = op.getForwardOp().getProblem();
+    auto bf16 = [](Value v) {
+      return cast<ShapedType>(v.getType()).getElementType().isBF16();
+    };
+    return kind != TargetModel::Bf16Dot::None && bf16(p.query) && bf16(p.key) &&
+           bf16(p.value) && bf16(op.getGradOutput()) && !p.modifiers.gate &&
+           !p.qkNormEps && !p.sequences.isPacked();
+  }
+
+  /// True if the products multiply bf16 pairs (usesPairs).
+  bool multipliesPairs() const { return pairs; }
 
   /// Key/value-head tasks from which one pass computes every gradient
   /// (fewer leave threads idle: two passes then).
@@ -317,6 +341,9 @@ private:
   KernelFrame &f;
   int64_t lanes, registers;
   Value output, lse;
+  TargetModel::Bf16Dot dotKind;
+  bool pairs = false;
+  VectorType vi32, vbf16;
   int64_t heads, kvHeads, group, dim, vdim;
   /// The head dims padded to whole vectors.
   int64_t dimp, vdimp;
@@ -354,6 +381,11 @@ private:
   /// The gradients' buffers (dbias `[B, Hq, Lq, Lk]`, reduced to the
   /// bias's shape at the end; dbias and dgate null unless asked for).
   Value qp, qt, dop, dot, kp, vp, lsep, dvec;
+  /// With bf16 pairs (i32 words of two bf16): Q^T and dO^T in pairs of
+  /// head-dim columns (`[b, h, dimp / 2, lqp]`, the scores' B), K and V
+  /// rows as words (`[b, kvh, lkp, dimp / 2]`, their A), Q, dO and K in
+  /// pairs of rows (`[b, h, lqp / 2, dimp]`: dK's, dV's and dQ's B).
+  Value qtw, dotw, kw, vw, qRowPairs, doRowPairs, kRowPairs;
   /// Per batch row and head: 0 when its rows of Q and dO (queryChecks) or
   /// of K and V (keyChecks) are all finite, NaN otherwise (padRows).
   Value queryChecks, keyChecks;
@@ -391,7 +423,7 @@ private:
     return div(padded, block);
   }
 
-  Value alloc(ArrayRef<Size> shape) {
+  Value alloc(ArrayRef<Size> shape, Type elem = {}) {
     SmallVector<int64_t> dims;
     SmallVector<Value> dynamic;
     for (const Size &s : shape) {
@@ -399,8 +431,8 @@ private:
       if (ShapedType::isDynamic(s.n))
         dynamic.push_back(s.v);
     }
-    return memref::AllocOp::create(b, MemRefType::get(dims, f32), dynamic,
-                                   b.getI64IntegerAttr(64));
+    return memref::AllocOp::create(b, MemRefType::get(dims, elem ? elem : f32),
+                                   dynamic, b.getI64IntegerAttr(64));
   }
   /// The gradient of query or key (`operand`) from that of its
   /// layer-normalized rows (`buf`) with qk-layernorm (linear in L, on
@@ -485,6 +517,13 @@ private:
   using ScalarAt = function_ref<Value(Value m, Value k)>;
   using VectorAt = function_ref<Value(Value k, Value n)>;
   using TileInit = function_ref<Value(Value m, Value n)>;
+  /// A product's factors as bf16 pairs: `K` words along k, A's `a(m, k)`
+  /// (i32), B's `bv(k, n)` (vector of i32).
+  struct Words {
+    int64_t K;
+    ScalarAt a;
+    VectorAt bv;
+  };
   using TileFinish = function_ref<void(Value m, Value n, Value acc)>;
 
   /// `C = init + A B` over an `M x N` tile, N a multiple of the lanes: A
@@ -500,16 +539,30 @@ private:
   /// that see it). Where B is finite, `0 * b` adds a zero anyway: the
   /// plain product, without a test per element (which costs branches and
   /// spills), runs then.
+  ///
+  /// With `words` (bf16 pairs), the product of its factors replaces it
+  /// where no zero needs skipping (`finite` null or true): A and B as i32
+  /// words of two bf16 along k, `words->K` of them, multiplied by
+  /// dotBf16Pairs. (0 x NaN is NaN in a pair too: the skipping product is
+  /// the f32 one.)
   void gemm(int64_t M, int64_t N, int64_t K, ScalarAt a, VectorAt bv,
-            TileInit init, TileFinish finish, Value finite = {}) {
+            TileInit init, TileFinish finish, Value finite = {},
+            const std::optional<Words> &words = std::nullopt) {
+    auto fast = [&] {
+      if (words)
+        gemmTiles(M, N, words->K, words->a, words->bv, init, finish,
+                  /*skipZeros=*/false, /*pairs=*/true);
+      else
+        gemmTiles(M, N, K, a, bv, init, finish, /*skipZeros=*/false);
+    };
     if (!finite) {
-      gemmTiles(M, N, K, a, bv, init, finish, /*skipZeros=*/false);
+      fast();
       return;
     }
     scf::IfOp::create(
         b, finite,
         [&](OpBuilder &, Location) {
-          gemmTiles(M, N, K, a, bv, init, finish, /*skipZeros=*/false);
+          fast();
           scf::YieldOp::create(b);
         },
         [&](OpBuilder &, Location) {
@@ -527,7 +580,8 @@ private:
   }
 
   void gemmTiles(int64_t M, int64_t N, int64_t K, ScalarAt a, VectorAt bv,
-                 TileInit init, TileFinish finish, bool skipZeros) {
+                 TileInit init, TileFinish finish, bool skipZeros,
+                 bool withPairs = false) {
     int64_t vectors = N / lanes;
     int64_t maxVectors = std::min<int64_t>(vectors, registers >= 32 ? 4 : 2);
     for (int64_t n0 = 0; n0 < vectors; n0 += maxVectors) {
@@ -538,32 +592,43 @@ private:
         for (int64_t r = 0; r < rows; ++r)
           for (int64_t v = 0; v < nv; ++v)
             acc.push_back(init(add(m0, r), idx((n0 + v) * lanes)));
-        SmallVector<Value> res =
-            forLoop(idx(0), idx(K), 1, acc,
-                    [&](Value k, ValueRange acc) -> SmallVector<Value> {
-                      SmallVector<Value> row;
-                      for (int64_t v = 0; v < nv; ++v)
-                        row.push_back(bv(k, idx((n0 + v) * lanes)));
-                      SmallVector<Value> next;
-                      for (int64_t r = 0; r < rows; ++r) {
-                        Value scalar = a(add(m0, r), k);
-                        Value s = vector::BroadcastOp::create(b, vf, scalar);
-                        Value zero = skipZeros
-                                         ? arith::CmpFOp::create(
-                                               b, arith::CmpFPredicate::OEQ,
-                                               scalar, f32Const(0.0))
-                                         : Value();
-                        for (int64_t v = 0; v < nv; ++v) {
-                          Value old = acc[r * nv + v];
-                          Value sum = vector::FMAOp::create(b, s, row[v], old);
-                          next.push_back(
-                              zero ? arith::SelectOp::create(b, zero, old, sum)
-                                         .getResult()
-                                   : sum);
-                        }
-                      }
-                      return next;
-                    });
+        SmallVector<Value> res = forLoop(
+            idx(0), idx(K), 1, acc,
+            [&](Value k, ValueRange acc) -> SmallVector<Value> {
+              SmallVector<Value> row;
+              for (int64_t v = 0; v < nv; ++v)
+                row.push_back(bv(k, idx((n0 + v) * lanes)));
+              SmallVector<Value> next;
+              if (withPairs) {
+                for (Value &x : row)
+                  x = vector::BitCastOp::create(b, vbf16, x);
+                for (int64_t r = 0; r < rows; ++r) {
+                  Value s = broadcastBf16Pair(b, a(add(m0, r), k), lanes);
+                  for (int64_t v = 0; v < nv; ++v)
+                    next.push_back(
+                        dotBf16Pairs(b, dotKind, acc[r * nv + v], s, row[v]));
+                }
+                return next;
+              }
+              for (int64_t r = 0; r < rows; ++r) {
+                Value scalar = a(add(m0, r), k);
+                Value s = vector::BroadcastOp::create(b, vf, scalar);
+                Value zero =
+                    skipZeros
+                        ? arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                                scalar, f32Const(0.0))
+                        : Value();
+                for (int64_t v = 0; v < nv; ++v) {
+                  Value old = acc[r * nv + v];
+                  Value sum = vector::FMAOp::create(b, s, row[v], old);
+                  next.push_back(
+                      zero ? arith::SelectOp::create(b, zero, old, sum)
+                                 .getResult()
+                           : sum);
+                }
+              }
+              return next;
+            });
         for (int64_t r = 0; r < rows; ++r)
           for (int64_t v = 0; v < nv; ++v)
             finish(add(m0, r), idx((n0 + v) * lanes), res[r * nv + v]);
@@ -654,11 +719,22 @@ private:
   /// The prologue's buffers.
   void allocatePadded() {
     qp = alloc({batch, heads, lqp, dimp});
-    qt = alloc({batch, heads, dimp, lqp});
     dop = alloc({batch, heads, lqp, vdimp});
-    dot = alloc({batch, heads, vdimp, lqp});
     kp = alloc({batch, kvHeads, lkp, dimp});
     vp = alloc({batch, kvHeads, lkp, vdimp});
+    if (pairs) {
+      Type i32 = b.getI32Type();
+      qtw = alloc({batch, heads, dimp / 2, lqp}, i32);
+      dotw = alloc({batch, heads, vdimp / 2, lqp}, i32);
+      kw = alloc({batch, kvHeads, lkp, dimp / 2}, i32);
+      vw = alloc({batch, kvHeads, lkp, vdimp / 2}, i32);
+      qRowPairs = alloc({batch, heads, blocksIn(lqp, 2), dimp}, i32);
+      doRowPairs = alloc({batch, heads, blocksIn(lqp, 2), vdimp}, i32);
+      kRowPairs = alloc({batch, kvHeads, blocksIn(lkp, 2), dimp}, i32);
+    } else {
+      qt = alloc({batch, heads, dimp, lqp});
+      dot = alloc({batch, heads, vdimp, lqp});
+    }
     queryChecks = alloc({batch, heads});
     keyChecks = alloc({batch, kvHeads});
     if (softmax) {
@@ -691,6 +767,10 @@ private:
           b, check,
           padRows(dO, dop, dot, bIdx, h, rows, lqp, vdim, vdimp, f.gateBuf));
       store(check, queryChecks, {bIdx, h});
+      if (pairs) {
+        packWords(qp, bIdx, h, lqp, dimp, qtw, qRowPairs, Value());
+        packWords(dop, bIdx, h, lqp, vdimp, dotw, doRowPairs, Value());
+      }
       if (!softmax)
         return;
       // LSE (+inf past the queries: P = 0 there) and D = rowsum(dO * O)
@@ -729,6 +809,56 @@ private:
                                     padRows(f.valueBuf, vp, Value(), ivs[0],
                                             ivs[1], keys, lkp, vdim, vdimp));
       store(check, keyChecks, {ivs[0], ivs[1]});
+      if (pairs) {
+        packWords(kp, ivs[0], ivs[1], lkp, dimp, Value(), kRowPairs, kw);
+        packWords(vp, ivs[0], ivs[1], lkp, vdimp, Value(), Value(), vw);
+      }
+    });
+  }
+
+  /// The bf16 words of head `h` of the padded f32 rows `rowsBuf` (`[b, h,
+  /// padded, cols]`, bf16 values: exact): into `columnPairs` (`[b, h,
+  /// cols / 2, padded]`) pairs of columns transposed, into `rowPairs`
+  /// (`[b, h, padded / 2, cols]`) pairs of rows, into `rowWords` (`[b, h,
+  /// padded, cols / 2]`) each row's words. Each given; vector stores.
+  void packWords(Value rowsBuf, Value bIdx, Value h, Value padded, int64_t cols,
+                 Value columnPairs, Value rowPairs, Value rowWords) {
+    auto row = [&](Value r, int64_t c0) {
+      return vload(rowsBuf, {bIdx, h, r, idx(c0)});
+    };
+    if (rowPairs || rowWords)
+      forRange(idx(0), blocksIn(padded, 2), [&](Value r2) {
+        Value r = mul(r2, 2);
+        for (int64_t c0 = 0; c0 < cols; c0 += lanes) {
+          Value x0 = row(r, c0), x1 = row(add(r, 1), c0);
+          if (rowPairs)
+            vector::StoreOp::create(b, interleaveBf16Pairs(b, x0, x1), rowPairs,
+                                    ValueRange{bIdx, h, r2, idx(c0)});
+          if (rowWords)
+            for (auto [x, at] : {std::pair(x0, r), std::pair(x1, add(r, 1))})
+              vector::StoreOp::create(b, packBf16Pairs(b, x), rowWords,
+                                      ValueRange{bIdx, h, at, idx(c0 / 2)});
+        }
+      });
+    if (!columnPairs)
+      return;
+    // (`lanes` rows at a time, from a cached block of rows: as padRows's
+    // transposed copy.)
+    forLoop(idx(0), padded, lanes, {}, [&](Value i0, ValueRange) {
+      forRange(idx(0), idx(cols / 2), [&](Value c2) {
+        Value c = mul(c2, 2);
+        SmallVector<Value> even, odd;
+        for (int64_t l = 0; l < lanes; ++l) {
+          even.push_back(load(rowsBuf, {bIdx, h, add(i0, idx(l)), c}));
+          odd.push_back(load(rowsBuf, {bIdx, h, add(i0, idx(l)), add(c, 1)}));
+        }
+        vector::StoreOp::create(
+            b,
+            interleaveBf16Pairs(b, vector::FromElementsOp::create(b, vf, even),
+                                vector::FromElementsOp::create(b, vf, odd)),
+            columnPairs, ValueRange{bIdx, h, c2, i0});
+      });
+      return SmallVector<Value>{};
     });
   }
 
@@ -743,13 +873,52 @@ private:
     Value index, slopeAcc;
   };
 
-  /// Buffers of one block step, `blockK x blockQ` each: P^T, dS^T, dP^T.
+  /// Buffers of one block step, `blockK x blockQ` each: P^T, dS^T, dP^T;
+  /// with bf16 pairs also the words of P^T's and dS^T's rows (`blockK x
+  /// blockQ / 2`: dV's and dK's A) and of dS^T's pairs of rows (`blockK /
+  /// 2 x blockQ`: dQ's A, dS read transposed).
   struct StepBuffers {
-    Value pt, dst, dpt;
+    Value pt, dst, dpt, ptw, dsw, dskw;
   };
   StepBuffers stepBuffers() {
-    return {alloc({blockK, blockQ}), alloc({blockK, blockQ}),
-            alloc({blockK, blockQ})};
+    StepBuffers sb;
+    sb.pt = alloc({blockK, blockQ});
+    sb.dst = alloc({blockK, blockQ});
+    sb.dpt = alloc({blockK, blockQ});
+    if (pairs) {
+      Type i32 = b.getI32Type();
+      sb.ptw = alloc({blockK, blockQ / 2}, i32);
+      sb.dsw = alloc({blockK, blockQ / 2}, i32);
+      sb.dskw = alloc({blockK / 2, blockQ}, i32);
+    }
+    return sb;
+  }
+
+  /// The words of the block's P^T and dS^T (StepBuffers), rounded to bf16.
+  void packStep(const StepBuffers &sb) {
+    forLoop(idx(0), idx(blockK / 2), 1, {}, [&](Value m2, ValueRange) {
+      Value m = mul(m2, 2);
+      forLoop(idx(0), idx(blockQ), lanes, {}, [&](Value n, ValueRange) {
+        Value half = div(n, 2);
+        for (auto [x, words] :
+             {std::pair(sb.pt, sb.ptw), std::pair(sb.dst, sb.dsw)})
+          for (Value at : {m, add(m, 1)})
+            vector::StoreOp::create(b, packBf16Pairs(b, vload(x, {at, n})),
+                                    words, ValueRange{at, half});
+        vector::StoreOp::create(
+            b,
+            interleaveBf16Pairs(b, vload(sb.dst, {m, n}),
+                                vload(sb.dst, {add(m, 1), n})),
+            sb.dskw, ValueRange{m2, n});
+        return SmallVector<Value>{};
+      });
+      return SmallVector<Value>{};
+    });
+  }
+
+  /// A vector of words of `mem` at `at`.
+  Value wload(Value mem, ValueRange at) {
+    return vector::LoadOp::create(b, vi32, mem, at);
   }
 
   /// Runs `body(m, n)` for every vector of a `blockK x blockQ` block: key
@@ -860,6 +1029,8 @@ private:
     // Plain scores are finished in the second product's registers; scores
     // with modifiers, a bias, a mask tensor or regions (long per-score
     // code) in a loop over the block.
+    // (With bf16 pairs: K's and V's row words times Q^T's and dO^T's
+    // column pairs.)
     gemm(
         blockK, blockQ, dim,
         [&](Value m, Value d) {
@@ -869,7 +1040,17 @@ private:
           return vload(qt, {bIdx, h, d, add(qRow0, n)});
         },
         [&](Value, Value) { return zero; },
-        [&](Value m, Value n, Value acc) { vstore(acc, sb.pt, {m, n}); });
+        [&](Value m, Value n, Value acc) { vstore(acc, sb.pt, {m, n}); },
+        Value(),
+        pairs ? std::optional<Words>(
+                    Words{(dim + 1) / 2,
+                          [&](Value m, Value d) {
+                            return load(kw, {bIdx, kh, add(kRow0, m), d});
+                          },
+                          [&](Value d, Value n) {
+                            return wload(qtw, {bIdx, h, d, add(qRow0, n)});
+                          }})
+              : std::nullopt);
     gemm(
         blockK, blockQ, vdim,
         [&](Value m, Value e) {
@@ -884,10 +1065,22 @@ private:
             scoreStep(m, n, dp);
           else
             vstore(dp, sb.dpt, {m, n});
-        });
+        },
+        Value(),
+        pairs ? std::optional<Words>(
+                    Words{(vdim + 1) / 2,
+                          [&](Value m, Value e) {
+                            return load(vw, {bIdx, kh, add(kRow0, m), e});
+                          },
+                          [&](Value e, Value n) {
+                            return wload(dotw, {bIdx, h, e, add(qRow0, n)});
+                          }})
+              : std::nullopt);
     if (!inlineScores)
       forEachVector(
           [&](Value m, Value n) { scoreStep(m, n, vload(sb.dpt, {m, n})); });
+    if (pairs)
+      packStep(sb);
   }
 
   /// Stores the score gradients of queries `row ..` (the lanes) and key
@@ -960,8 +1153,11 @@ private:
   /// `acc_i (blockQ x cols) += X_ij Y_j`, X read transposed from `xt`
   /// (blockK x blockQ: dS^T for dQ with Y = K, P^T for the ungated output
   /// with Y = V), Y the rows of `y` from key `k0`.
+  /// With `words` (bf16 pairs; dQ only): X's pairs of rows (dS^T's,
+  /// StepBuffers::dskw) times Y's (K's row pairs).
   void accumulateRows(Value xt, Value y, int64_t cols, Value bIdx, Value kh,
-                      Value k0, Value acc, ValueRange accAt, bool masked) {
+                      Value k0, Value acc, ValueRange accAt, bool masked,
+                      Value words = {}) {
     gemm(
         blockQ, cols, blockK,
         [&](Value m, Value k) { return load(xt, {k, m}); },
@@ -978,7 +1174,15 @@ private:
           at.push_back(n);
           vstore(v, acc, at);
         },
-        masked ? allFinite(keyChecks, bIdx, kh) : Value());
+        masked ? allFinite(keyChecks, bIdx, kh) : Value(),
+        words ? std::optional<Words>(
+                    Words{blockK / 2,
+                          [&](Value m, Value k) { return load(words, {k, m}); },
+                          [&](Value k, Value n) {
+                            return wload(kRowPairs,
+                                         {bIdx, kh, add(div(k0, 2), k), n});
+                          }})
+              : std::nullopt);
   }
 
   /// Runs `body` on key block `kb` of query block `qb` of the frame's
@@ -1020,8 +1224,10 @@ private:
             Value i0 = f.firstQuery, qRow0 = add(f.queryBase, i0);
             blockStep(bIdx, h, kh, i0, k0, masked, sb, &taskGrads);
             // dV_j += P^T dO_i; dK_j += dS^T Q_i.
-            auto accumulate = [&](Value lhs, Value rhs, Value acc,
-                                  int64_t cols) {
+            // (With bf16 pairs: the rows' words of P^T and dS^T times
+            // dO's and Q's row pairs.)
+            auto accumulate = [&](Value lhs, Value rhs, Value acc, int64_t cols,
+                                  Value lhsWords, Value rhsPairs) {
               gemm(
                   blockK, cols, blockQ,
                   [&](Value m, Value k) { return load(lhs, {m, k}); },
@@ -1030,13 +1236,24 @@ private:
                   },
                   [&](Value m, Value n) { return vload(acc, {m, n}); },
                   [&](Value m, Value n, Value v) { vstore(v, acc, {m, n}); },
-                  masked ? allFinite(queryChecks, bIdx, h) : Value());
+                  masked ? allFinite(queryChecks, bIdx, h) : Value(),
+                  pairs
+                      ? std::optional<Words>(Words{
+                            blockQ / 2,
+                            [&](Value m, Value k) {
+                              return load(lhsWords, {m, k});
+                            },
+                            [&](Value k, Value n) {
+                              return wload(rhsPairs,
+                                           {bIdx, h, add(div(qRow0, 2), k), n});
+                            }})
+                      : std::nullopt);
             };
-            accumulate(sb.pt, dop, dvAcc, vdimp);
-            accumulate(sb.dst, qp, dkAcc, dimp);
+            accumulate(sb.pt, dop, dvAcc, vdimp, sb.ptw, doRowPairs);
+            accumulate(sb.dst, qp, dkAcc, dimp, sb.dsw, qRowPairs);
             if (dqAcc)
               accumulateRows(sb.dst, kp, dimp, bIdx, kh, kb.row0, dqAcc,
-                             {bIdx, h, qRow0}, masked);
+                             {bIdx, h, qRow0}, masked, sb.dskw);
             if (outAcc)
               accumulateRows(sb.pt, vp, vdimp, bIdx, kh, kb.row0, outAcc,
                              {bIdx, h, qRow0}, masked);
@@ -1122,7 +1339,7 @@ private:
             Value kRow0 = add(f.keyBase, k0);
             blockStep(bIdx, h, kh, i0, k0, masked, sb, /*task=*/nullptr);
             accumulateRows(sb.dst, kp, dimp, bIdx, kh, kRow0, dqAcc, {idx(0)},
-                           masked);
+                           masked, sb.dskw);
             if (outAcc)
               accumulateRows(sb.pt, vp, vdimp, bIdx, kh, kRow0, outAcc,
                              {idx(0)}, masked);
@@ -1363,8 +1580,8 @@ struct FlashBackwardPass
     : public attn::impl::AttnFlashBackwardBase<FlashBackwardPass> {
   using Base::Base;
   void runOnOperation() override {
-    FailureOr<TargetModel> target = targetOfOptions(
-        getOperation(), getArgument(), vectorWidth, vectorRegisters);
+    FailureOr<TargetModel> target = cpuKernelTarget(
+        getOperation(), getArgument(), vectorWidth, vectorRegisters, bf16Dot);
     if (failed(target))
       return signalPassFailure();
     SmallVector<AttentionGradOp> ops;
@@ -1415,6 +1632,11 @@ struct FlashBackwardPass
       remark << "classified at run time (" << spec.runtimeLayoutReason()
              << "); ";
     remark << target.lanes << " lanes";
+    if (gen.multipliesPairs())
+      remark << "; bf16 dot products of pairs ("
+             << (target.bf16Dot == TargetModel::Bf16Dot::Native ? "native"
+                                                                : "emulated")
+             << ")";
     remark.report();
     rewriter.replaceOp(op, grads);
     if (fwd->use_empty())

@@ -1014,31 +1014,13 @@ private:
   // bf16 dot products of pairs
   //===--------------------------------------------------------------------===//
 
-  /// acc + a[2i] b[2i] + a[2i+1] b[2i+1] per f32 lane i: vdpbf16ps, or the
-  /// same in portable vector ops (the odd pair first, as the instruction;
-  /// products of bf16 are exact in f32).
+  /// acc + a[2i] b[2i] + a[2i+1] b[2i+1] per f32 lane i (dotBf16Pairs).
   Value dotPairs(Value acc, Value a, Value bv) {
-    if (dotKind == TargetModel::Bf16Dot::Native)
-      return x86vector::DotBF16Op::create(b, vf, acc, a, bv);
-    SmallVector<int64_t> even, odd;
-    for (int64_t i = 0; i < lanes; ++i) {
-      even.push_back(2 * i);
-      odd.push_back(2 * i + 1);
-    }
-    auto half = [&](Value v, ArrayRef<int64_t> mask) -> Value {
-      Value picked = vector::ShuffleOp::create(b, v, v, mask);
-      return arith::ExtFOp::create(b, vf, picked);
-    };
-    acc = vector::FMAOp::create(b, half(a, odd), half(bv, odd), acc);
-    return vector::FMAOp::create(b, half(a, even), half(bv, even), acc);
+    return dotBf16Pairs(b, dotKind, acc, a, bv);
   }
 
   /// A 32-bit pair (i32) broadcast to every lane, as bf16 pairs.
-  Value broadcastPair(Value word) {
-    auto vi = VectorType::get({lanes}, b.getI32Type());
-    return vector::BitCastOp::create(b, vbf,
-                                     vector::BroadcastOp::create(b, vi, word));
-  }
+  Value broadcastPair(Value word) { return broadcastBf16Pair(b, word, lanes); }
 
   /// V in pairs of keys (vPairs), packed in parallel over (b, h, pair);
   /// a last key without a partner pairs with zero.
@@ -1195,6 +1177,58 @@ int64_t mlir::attn::pagedKeyRun(int64_t pageSize, int64_t keyBlock,
                                 int64_t keys) {
   int64_t run = std::gcd(keys, pageSize);
   return keyBlock % run == 0 ? run : 1;
+}
+
+Value mlir::attn::dotBf16Pairs(ImplicitLocOpBuilder &b,
+                               TargetModel::Bf16Dot kind, Value acc, Value a,
+                               Value bv) {
+  auto vf = cast<VectorType>(acc.getType());
+  if (kind == TargetModel::Bf16Dot::Native)
+    return x86vector::DotBF16Op::create(b, vf, acc, a, bv);
+  int64_t lanes = vf.getNumElements();
+  SmallVector<int64_t> even, odd;
+  for (int64_t i = 0; i < lanes; ++i) {
+    even.push_back(2 * i);
+    odd.push_back(2 * i + 1);
+  }
+  auto half = [&](Value v, ArrayRef<int64_t> mask) -> Value {
+    Value picked = vector::ShuffleOp::create(b, v, v, mask);
+    return arith::ExtFOp::create(b, vf, picked);
+  };
+  acc = vector::FMAOp::create(b, half(a, odd), half(bv, odd), acc);
+  return vector::FMAOp::create(b, half(a, even), half(bv, even), acc);
+}
+
+Value mlir::attn::broadcastBf16Pair(ImplicitLocOpBuilder &b, Value word,
+                                    int64_t lanes) {
+  auto vi = VectorType::get({lanes}, b.getI32Type());
+  return vector::BitCastOp::create(
+      b, VectorType::get({2 * lanes}, b.getBF16Type()),
+      vector::BroadcastOp::create(b, vi, word));
+}
+
+Value mlir::attn::interleaveBf16Pairs(ImplicitLocOpBuilder &b, Value x0,
+                                      Value x1) {
+  int64_t lanes = cast<VectorType>(x0.getType()).getNumElements();
+  auto vbf = VectorType::get({lanes}, b.getBF16Type());
+  SmallVector<int64_t> mask;
+  for (int64_t i = 0; i < lanes; ++i) {
+    mask.push_back(i);
+    mask.push_back(lanes + i);
+  }
+  Value pairs =
+      vector::ShuffleOp::create(b, arith::TruncFOp::create(b, vbf, x0),
+                                arith::TruncFOp::create(b, vbf, x1), mask);
+  return vector::BitCastOp::create(b, VectorType::get({lanes}, b.getI32Type()),
+                                   pairs);
+}
+
+Value mlir::attn::packBf16Pairs(ImplicitLocOpBuilder &b, Value x) {
+  int64_t lanes = cast<VectorType>(x.getType()).getNumElements();
+  Value rounded =
+      arith::TruncFOp::create(b, VectorType::get({lanes}, b.getBF16Type()), x);
+  return vector::BitCastOp::create(
+      b, VectorType::get({lanes / 2}, b.getI32Type()), rounded);
 }
 
 bool mlir::attn::usesBf16Pairs(const KernelSpec &spec,

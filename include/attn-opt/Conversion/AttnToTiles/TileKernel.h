@@ -63,6 +63,33 @@ struct DecodeBlocking {
 bool usesBf16Pairs(const KernelSpec &spec, const TargetModel &target,
                    const TileSizes &tiles, bool staticLayout);
 
+/// The target of a kernel pass's `vector-width`, `vector-registers` and
+/// `bf16-dot` options (CpuTargetOptions.td); reports on `root` and fails
+/// for values the kernels do not support.
+FailureOr<TargetModel> cpuKernelTarget(Operation *root, StringRef pass,
+                                       int64_t lanes, int64_t registers,
+                                       const std::string &bf16Dot);
+
+/// bf16 dot products of pairs, shared by the forward tile kernel and the
+/// fused backward (attn-flash-backward). A word is an i32 holding two bf16
+/// (the first in its low half, as memory holds them); a vector of pairs is
+/// `2 x lanes` bf16, pair i in f32 lane i.
+///
+/// `acc + a[2i] b[2i] + a[2i+1] b[2i+1]` per f32 lane i: vdpbf16ps
+/// (`Native`, x86vector.avx512.dot) or the same in portable vector ops
+/// (`Emulated`: the odd pair first, as the instruction; products of bf16
+/// are exact in f32).
+Value dotBf16Pairs(ImplicitLocOpBuilder &b, TargetModel::Bf16Dot kind,
+                   Value acc, Value a, Value bv);
+/// A word broadcast to every lane, as a vector of pairs.
+Value broadcastBf16Pair(ImplicitLocOpBuilder &b, Value word, int64_t lanes);
+/// The words of pairs `(x0[i], x1[i])` of two f32 vectors rounded to bf16
+/// (a vector<lanes x i32>: lane i the pair of lane i).
+Value interleaveBf16Pairs(ImplicitLocOpBuilder &b, Value x0, Value x1);
+/// The words of an f32 vector rounded to bf16, pairs of consecutive lanes
+/// (a vector<lanes/2 x i32>).
+Value packBf16Pairs(ImplicitLocOpBuilder &b, Value x);
+
 /// Emits the kernel at `b`'s insertion point and returns the result tensor,
 /// then the log-sum-exp tensor when the spec has it (spec.results.lse).
 /// `layout` is the block layout of the mask in blocks of (Mr, Nb) when the spec
