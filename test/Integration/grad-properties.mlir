@@ -36,6 +36,9 @@
 // REDEFINE: %{fn} = two_passes
 // RUN: %{threads}
 // two_passes: remark: attn-flash-backward: fused backward, two passes
+// REDEFINE: %{fn} = query_heads
+// RUN: %{threads}
+// query_heads: remark: attn-flash-backward: fused backward, one pass over query heads
 // The modifiers' gradients too (bias summed over the batch, gate, sinks),
 // with segment ids, soft-capping, a score region and the LSE's cotangent;
 // and lengths known at run time (blocks classified at run time, two
@@ -93,6 +96,11 @@ func.func @window(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tens
 func.func @one_pass(%q: tensor<2x4x200x32xf32>, %k: tensor<2x2x200x32xf32>, %v: tensor<2x2x200x32xf32>) -> tensor<2x4x200x32xf32> {
   %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<2x4x200x32xf32>, tensor<2x2x200x32xf32>, tensor<2x2x200x32xf32> -> tensor<2x4x200x32xf32>
   return %0 : tensor<2x4x200x32xf32>
+}
+
+func.func @query_heads(%q: tensor<1x4x200x32xf32>, %k: tensor<1x1x200x32xf32>, %v: tensor<1x1x200x32xf32>) -> tensor<1x4x200x32xf32> {
+  %0 = attn.attention %q, %k, %v {normalizer = #attn.softmax, pattern = #attn.window<before = 70, after = 0>} : tensor<1x4x200x32xf32>, tensor<1x1x200x32xf32>, tensor<1x1x200x32xf32> -> tensor<1x4x200x32xf32>
+  return %0 : tensor<1x4x200x32xf32>
 }
 
 func.func @two_passes(%q: tensor<1x3x200x32xf32>, %k: tensor<1x1x200x32xf32>, %v: tensor<1x1x200x32xf32>) -> tensor<1x3x200x32xf32> {

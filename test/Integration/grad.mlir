@@ -58,6 +58,11 @@
 // REDEFINE: %{args} = --input slopes=%t/in/s4.npy
 // REDEFINE: %{extra} = --output %t/%{fn}/d_bias.npy --output %t/%{fn}/d_sinks.npy --output %t/%{fn}/d_slopes.npy
 // RUN: %{check}
+// (MQA over one batch row: one pass over the query heads, dK and dV summed
+// from the heads' parts.)
+// REDEFINE: %{fn} = mqa_window_alibi
+// REDEFINE: %{extra} = --output %t/%{fn}/d_slopes.npy
+// RUN: %{check}
 // REDEFINE: %{extra} =
 // REDEFINE: %{fn} = padded_causal
 // REDEFINE: %{args} = --input lq=%t/in/lq.npy --input lk=%t/in/lk.npy --shape q=4x2x40x16 --shape k=4x1x40x16 --shape v=4x1x40x8
@@ -189,6 +194,11 @@ func.func @no_key_rows_pointwise(%q: tensor<1x2x20x8xf32>, %k: tensor<1x2x12x8xf
 
 // Every score modifier, GQA, and the log-sum-exp result: @F_grad takes its
 // cotangent d_lse too.
+func.func @mqa_window_alibi(%q: tensor<1x4x45x16xf32>, %k: tensor<1x1x45x16xf32>, %v: tensor<1x1x45x12xf32>, %slopes: tensor<4xf32>) -> tensor<1x4x45x12xf32> {
+  %0 = attn.attention %q, %k, %v alibi_slopes(%slopes : tensor<4xf32>) {normalizer = #attn.softmax, pattern = #attn.window<before = 9, after = 2>} : tensor<1x4x45x16xf32>, tensor<1x1x45x16xf32>, tensor<1x1x45x12xf32> -> tensor<1x4x45x12xf32>
+  return %0 : tensor<1x4x45x12xf32>
+}
+
 func.func @modifiers_lse(%q: tensor<2x4x40x16xf32>, %k: tensor<2x2x40x16xf32>, %v: tensor<2x2x40x16xf32>, %bias: tensor<1x4x40x40xf32>, %slopes: tensor<4xf32>, %sinks: tensor<4xf32>) -> (tensor<2x4x40x16xf32>, tensor<2x4x40xf32>) {
   %0, %1 = attn.attention %q, %k, %v bias(%bias : tensor<1x4x40x40xf32>) alibi_slopes(%slopes : tensor<4xf32>) sinks(%sinks : tensor<4xf32>) {normalizer = #attn.softmax, pattern = #attn.causal, softcap = 5.0 : f32} : tensor<2x4x40x16xf32>, tensor<2x2x40x16xf32>, tensor<2x2x40x16xf32> -> tensor<2x4x40x16xf32>, tensor<2x4x40xf32>
   return %0, %1 : tensor<2x4x40x16xf32>, tensor<2x4x40xf32>

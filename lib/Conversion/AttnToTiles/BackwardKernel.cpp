@@ -165,13 +165,22 @@ public:
   /// (fewer leave threads idle: two passes then).
   static constexpr int64_t kMinHeadTasks = 4;
 
-  /// True if one pass over (batch row, key/value head) computes dQ too
-  /// (with a batch known only at run time: when the heads alone are
-  /// enough).
-  bool onePass() const {
+  /// How the gradients are scheduled: one pass over (batch row, key/value
+  /// head) tasks, each computing every gradient of its heads; with GQA and
+  /// too few of those, one pass over (batch row, query head) tasks, each
+  /// summing its own head's part of dK and dV (the group's parts added in
+  /// order afterwards); else two passes. (With a batch known only at run
+  /// time: as if it were 1.)
+  enum class Schedule { KeyValueHeads, QueryHeads, TwoPasses };
+  Schedule schedule() const {
     int64_t rows = ShapedType::isDynamic(p.dims.batch) ? 1 : p.dims.batch;
-    return rows * kvHeads >= kMinHeadTasks;
+    if (rows * kvHeads >= kMinHeadTasks)
+      return Schedule::KeyValueHeads;
+    if (group > 1 && rows * heads >= kMinHeadTasks)
+      return Schedule::QueryHeads;
+    return Schedule::TwoPasses;
   }
+  bool onePass() const { return schedule() != Schedule::TwoPasses; }
 
   /// The gradients of query, key and value, then those of the bias, gate
   /// and sinks the op asks for. `layout` is the compile-time block layout,
@@ -275,7 +284,15 @@ private:
     // of their group, the captured tensors), reduced in task order at the
     // end: the same bits for any thread count.
     numKeyTiles = keyTiles;
-    Value tasks = mul(mul(batch, kvHeads), keyTiles);
+    perQueryHead = schedule() == Schedule::QueryHeads;
+    if (perQueryHead) {
+      dkParts = alloc({batch, heads, lk, dim});
+      dvParts = alloc({batch, heads, lk, vdim});
+      if (p.sequences.isVarlen())
+        for (Value g : {dkParts, dvParts})
+          linalg::FillOp::create(b, ValueRange{f32Const(0.0)}, ValueRange{g});
+    }
+    Value tasks = mul(mul(batch, units()), keyTiles);
     if (op.getGradAlibiSlopes())
       slopeParts = alloc({tasks, group});
     for (unsigned c : gradCaptures)
@@ -312,9 +329,11 @@ private:
       // recomputed. (Each task sums the rows of its heads only.)
       Value dqAcc = alloc({batch, heads, lqp, dimp});
       Value outAcc = dgate ? alloc({batch, heads, lqp, vdimp}) : Value();
-      parallel({batch, kvHeads}, [&](ValueRange ivs) {
+      parallel({batch, units()}, [&](ValueRange ivs) {
         headTask(ivs[0], ivs[1], keyTiles, walk, dqAcc, outAcc);
       });
+      if (perQueryHead)
+        sumGroupParts();
       return;
     }
     parallel({batch, kvHeads, keyTiles}, [&](ValueRange ivs) {
@@ -389,6 +408,10 @@ private:
   /// Per batch row and head: 0 when its rows of Q and dO (queryChecks) or
   /// of K and V (keyChecks) are all finite, NaN otherwise (padRows).
   Value queryChecks, keyChecks;
+  /// Schedule::QueryHeads: each query head's part of dK and dV (`[b, h,
+  /// lk, d]`).
+  bool perQueryHead = false;
+  Value dkParts, dvParts;
   Value dq, dk, dv, dbias, dgate;
 
   //===--------------------------------------------------------------------===//
@@ -1203,8 +1226,9 @@ private:
   /// dK and dV of key block `kb` of key/value head `kh` (pass A); with
   /// `dqAcc` (`[B, Hq, Lqp, dimp]`) also each query block's dQ, with
   /// `outAcc` (`[B, Hq, Lqp, vdimp]`) its ungated output.
-  void keyBlockTask(Value bIdx, Value kh, Value kbIdx,
+  void keyBlockTask(Value bIdx, Value unit, Value kbIdx,
                     const QueryBlockWalk &walk, Value dqAcc, Value outAcc) {
+    Value kh = kvHeadOf(unit);
     // (`masked` blocks skip the zero weights and gradients of masked
     // scores in their products; every block of a packed batch is masked:
     // its tiles' last rows may be the next sequence's.)
@@ -1212,9 +1236,9 @@ private:
     StepBuffers sb = stepBuffers();
     KeyBlock kb = keyBlockOf(bIdx, kbIdx);
     Value k0 = mul(kb.local, blockK);
-    TaskGradients taskGrads = beginTaskGradients(bIdx, kh, kbIdx);
-    forRange(idx(0), idx(group), [&](Value g) {
-      Value h = add(mul(kh, group), g);
+    TaskGradients taskGrads = beginTaskGradients(bIdx, unit, kbIdx);
+    forRange(idx(0), idx(headsPerUnit()), [&](Value g) {
+      Value h = headOf(unit, g);
       if (taskGrads.slopeAcc)
         vstore(fsplat(0.0), taskGrads.slopeAcc, {idx(0)});
       walk(bIdx, h, kb, [&](Value qb, bool listedMasked) {
@@ -1263,10 +1287,47 @@ private:
       if (taskGrads.slopeAcc) // (the lanes summed in order)
         store(vector::ReductionOp::create(b, vector::CombiningKind::ADD,
                                           vload(taskGrads.slopeAcc, {idx(0)})),
-              slopeParts, {taskGrads.index, g});
+              slopeParts, {taskGrads.index, rem(h, group)});
     });
-    storeRows(dkAcc, dk, bIdx, kh, kb.row0, blockK, kb.rowEnd, dim);
-    storeRows(dvAcc, dv, bIdx, kh, kb.row0, blockK, kb.rowEnd, vdim);
+    storeRows(dkAcc, perQueryHead ? dkParts : dk, bIdx, unit, kb.row0, blockK,
+              kb.rowEnd, dim);
+    storeRows(dvAcc, perQueryHead ? dvParts : dv, bIdx, unit, kb.row0, blockK,
+              kb.rowEnd, vdim);
+  }
+
+  /// The tasks' units (Schedule): query heads or key/value heads.
+  int64_t units() const { return perQueryHead ? heads : kvHeads; }
+  int64_t headsPerUnit() const { return perQueryHead ? 1 : group; }
+  Value kvHeadOf(Value unit) { return perQueryHead ? div(unit, group) : unit; }
+  /// Query head `g` of `unit`.
+  Value headOf(Value unit, Value g) {
+    return perQueryHead ? unit : add(mul(unit, group), g);
+  }
+
+  /// dK and dV from the query heads' parts (Schedule::QueryHeads), the
+  /// group's heads added in order.
+  void sumGroupParts() {
+    parallel({batch, kvHeads, blocksIn(lkp, blockK)}, [&](ValueRange ivs) {
+      Value bIdx = ivs[0], kh = ivs[1], r0 = mul(ivs[2], blockK);
+      Value r1 = minIdx(add(r0, idx(blockK)), lk);
+      for (auto parts :
+           {std::tuple(dkParts, dk, dim), std::tuple(dvParts, dv, vdim)}) {
+        Value from = std::get<0>(parts), out = std::get<1>(parts);
+        int64_t cols = std::get<2>(parts);
+        forRange(r0, r1, [&](Value r) {
+          forRange(idx(0), idx(cols), [&](Value c) {
+            Value sum =
+                forLoop(idx(0), idx(group), 1, {f32Const(0.0)},
+                        [&](Value g, ValueRange acc) {
+                          Value h = add(mul(kh, group), g);
+                          return SmallVector<Value>{arith::AddFOp::create(
+                              b, acc[0], load(from, {bIdx, h, r, c}))};
+                        })[0];
+            store(sum, out, {bIdx, kh, r, c});
+          });
+        });
+      }
+    });
   }
 
   /// Zeroes rows [0, lqp) of head `h`'s part of `acc` (`[B, Hq, Lqp, n]`).
@@ -1291,19 +1352,19 @@ private:
   /// One pass: every gradient of key/value head `kh`, its key blocks in
   /// order (dQ of its query heads summed over them, and their ungated
   /// outputs into `outAcc` for the gate's gradient).
-  void headTask(Value bIdx, Value kh, Value keyTiles,
+  void headTask(Value bIdx, Value unit, Value keyTiles,
                 const QueryBlockWalk &walk, Value dqAcc, Value outAcc) {
-    forRange(idx(0), idx(group), [&](Value g) {
-      Value h = add(mul(kh, group), g);
+    forRange(idx(0), idx(headsPerUnit()), [&](Value g) {
+      Value h = headOf(unit, g);
       zeroRows(dqAcc, bIdx, h, dimp);
       if (outAcc)
         zeroRows(outAcc, bIdx, h, vdimp);
     });
     forRange(idx(0), keyTiles, [&](Value kb) {
-      keyBlockTask(bIdx, kh, kb, walk, dqAcc, outAcc);
+      keyBlockTask(bIdx, unit, kb, walk, dqAcc, outAcc);
     });
-    forRange(idx(0), idx(group), [&](Value g) {
-      Value h = add(mul(kh, group), g);
+    forRange(idx(0), idx(headsPerUnit()), [&](Value g) {
+      Value h = headOf(unit, g);
       forRange(idx(0), blocksIn(lqp, blockQ), [&](Value qb) {
         Value i0 = mul(qb, blockQ);
         storeRows(rowsOf(dqAcc, bIdx, h, i0, dimp), dq, bIdx, h, i0, blockQ, lq,
@@ -1415,9 +1476,9 @@ private:
 
   /// The task of key block `kbIdx` of key/value head `kh` of batch row
   /// `bIdx`, its rows of the captured tensors' parts zeroed.
-  TaskGradients beginTaskGradients(Value bIdx, Value kh, Value kbIdx) {
+  TaskGradients beginTaskGradients(Value bIdx, Value unit, Value kbIdx) {
     TaskGradients t;
-    t.index = add(mul(add(mul(bIdx, kvHeads), kh), numKeyTiles), kbIdx);
+    t.index = add(mul(add(mul(bIdx, units()), unit), numKeyTiles), kbIdx);
     if (slopeParts)
       t.slopeAcc = alloc({lanes});
     for (auto [c, part] : llvm::zip(gradCaptures, captureParts)) {
@@ -1485,7 +1546,8 @@ private:
       Value h = ivs[0], kh = div(h, group), g = rem(h, group);
       Value total = forLoop(
           idx(0), batch, 1, {f32Const(0.0)}, [&](Value bIdx, ValueRange acc) {
-            Value first = mul(add(mul(bIdx, kvHeads), kh), numKeyTiles);
+            Value unit = perQueryHead ? h : kh;
+            Value first = mul(add(mul(bIdx, units()), unit), numKeyTiles);
             return forLoop(
                 idx(0), numKeyTiles, 1, acc, [&](Value kb, ValueRange a) {
                   Value x = load(slopeParts, {add(first, kb), g});
@@ -1622,8 +1684,11 @@ struct FlashBackwardPass
     SmallVector<Value> grads = gen.build(layout ? &*layout : nullptr);
     InFlightDiagnostic remark = op.emitRemark();
     remark << getArgument() << ": fused backward, "
-           << (gen.onePass() ? "one pass" : "two passes") << ", blocks of "
-           << blockQ << " queries x " << blockK << " keys, ";
+           << (gen.schedule() == BackwardGen::Schedule::QueryHeads
+                   ? "one pass over query heads"
+               : gen.onePass() ? "one pass"
+                               : "two passes")
+           << ", blocks of " << blockQ << " queries x " << blockK << " keys, ";
     if (layout)
       remark << layout->countVisited() << " of " << layout->countBlocks()
              << " blocks visited per pass (" << layout->countFull()
