@@ -76,6 +76,22 @@
 // REDEFINE: %{args} = --input cq=%t/in/cq3.npy --input ck=%t/in/ck3.npy --shape q=1x4x200x16 --shape k=1x2x200x16 --shape v=1x2x200x8 --shape gate=1x4x200x8 --shape d_output=1x4x200x8
 // REDEFINE: %{extra} = --output %t/%{fn}/d_gate.npy --output %t/%{fn}/d_sinks.npy
 // RUN: %{check}
+// The sinks' gradient of a varlen batch in the reference gradient too,
+// over the sequences' rows only: rows past the last offset (packed) or a
+// batch row's length (padded) hold cotangents that must not count (NaN
+// from row 30 on in the padded case, where every row from 30 on is
+// padding).
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/lq30.npy --dtype '<i4' --shape 4 --values 0,1,30,17
+// RUN: %python %S/../Runner/Inputs/make_npy.py %t/in/do_nan.npy --dtype '<f4' --shape 4,2,40,8 --random 4 --nan-rows 30
+// REDEFINE: %{args} = --input cq=%t/in/cq3.npy --input ck=%t/in/ck3.npy --shape q=1x4x213x16 --shape k=1x2x200x16 --shape v=1x2x200x8 --shape gate=1x4x213x8 --shape d_output=1x4x213x8
+// REDEFINE: %{extra} = --output %t/%{fn}/d_gate.npy --output %t/%{fn}/d_sinks.npy --reference
+// RUN: %{check}
+// REDEFINE: %{fn} = padded_sinks
+// REDEFINE: %{args} = --input lq=%t/in/lq30.npy --input lk=%t/in/lk.npy --input d_output=%t/in/do_nan.npy --shape q=4x2x40x16 --shape k=4x1x40x16 --shape v=4x1x40x8
+// REDEFINE: %{extra} = --output %t/%{fn}/d_sinks.npy --reference
+// RUN: %{check}
+// REDEFINE: %{extra} = --output %t/%{fn}/d_sinks.npy
+// RUN: %{check}
 // REDEFINE: %{args} =
 // REDEFINE: %{extra} =
 // REDEFINE: %{fn} = dynamic_causal
@@ -206,6 +222,11 @@ func.func @modifiers_lse(%q: tensor<2x4x40x16xf32>, %k: tensor<2x2x40x16xf32>, %
 
 // Padded varlen batch: an empty sequence, one token, a full one, one with
 // no keys.
+func.func @padded_sinks(%q: tensor<4x2x?x16xf32>, %k: tensor<4x1x?x16xf32>, %v: tensor<4x1x?x8xf32>, %lq: tensor<4xi32>, %lk: tensor<4xi32>, %sinks: tensor<2xf32>) -> tensor<4x2x?x8xf32> {
+  %0 = attn.attention %q, %k, %v query_lengths(%lq : tensor<4xi32>) key_lengths(%lk : tensor<4xi32>) sinks(%sinks : tensor<2xf32>) {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<4x2x?x16xf32>, tensor<4x1x?x16xf32>, tensor<4x1x?x8xf32> -> tensor<4x2x?x8xf32>
+  return %0 : tensor<4x2x?x8xf32>
+}
+
 func.func @padded_causal(%q: tensor<4x2x?x16xf32>, %k: tensor<4x1x?x16xf32>, %v: tensor<4x1x?x8xf32>, %lq: tensor<4xi32>, %lk: tensor<4xi32>) -> tensor<4x2x?x8xf32> {
   %0 = attn.attention %q, %k, %v query_lengths(%lq : tensor<4xi32>) key_lengths(%lk : tensor<4xi32>) {normalizer = #attn.softmax, pattern = #attn.causal} : tensor<4x2x?x16xf32>, tensor<4x1x?x16xf32>, tensor<4x1x?x8xf32> -> tensor<4x2x?x8xf32>
   return %0 : tensor<4x2x?x8xf32>

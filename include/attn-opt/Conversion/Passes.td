@@ -56,8 +56,8 @@ def ConvertAttnGradToLinalg : Pass<"convert-attn-grad-to-linalg"> {
 
     Every normalizer (kernelized attention in its quadratic form, back
     through the feature map) with every mask, score modifier, varlen batch,
-    GQA and qk-layernorm; the gradient of sinks with a varlen batch is not
-    lowered yet: such an op is an error.
+    GQA and qk-layernorm (a varlen batch's sinks summed over the rows of
+    its sequences only).
 
     With `linear-kernelized` (the CPU pipeline's choice), kernelized
     attention without a mask or with a causal and/or segment pattern (static

@@ -94,13 +94,6 @@ struct GradLowering {
     return form;
   }
 
-  /// Why this gradient has no lowering, or the empty string.
-  std::string unsupported() {
-    if (op.getGradSinks() && p.sequences.isVarlen())
-      return "has no gradient lowering for sinks with a varlen batch yet";
-    return "";
-  }
-
   /// `sum_r lhs * rhs` as a contraction that skips the terms where `lhs`
   /// (weights or score gradients, 0 where masked) is exactly 0, so that
   /// masked entries never read what lies outside the sequences (padding may
@@ -582,7 +575,30 @@ struct GradLowering {
   /// columns [dN, dden] are padded to (the fused kernels' vector width).
   static constexpr int64_t kChunk = 64, kPad = 16;
 
-  /// `dsink_h = sum_{b,i} exp(sink_h - LSE_bhi) (dLSE_bhi - D_bhi)`.
+  /// The query rows of batch row `bIdx` that belong to a sequence (an
+  /// index), or null when every row does (no query lengths or offsets).
+  Value sequenceRows(ImplicitLocOpBuilder &bb, Value bIdx) {
+    const AttentionSequences &seq = p.sequences;
+    auto asIndex = [&](Value v) -> Value {
+      return arith::IndexCastOp::create(bb, bb.getIndexType(), v);
+    };
+    if (seq.queryOffsets) {
+      Value count = tensor::DimOp::create(bb, seq.queryOffsets, 0);
+      Value last = arith::SubIOp::create(bb, count,
+                                         arith::ConstantIndexOp::create(bb, 1));
+      return asIndex(
+          tensor::ExtractOp::create(bb, seq.queryOffsets, ValueRange{last}));
+    }
+    if (seq.queryLengths)
+      return asIndex(
+          tensor::ExtractOp::create(bb, seq.queryLengths, ValueRange{bIdx}));
+    return Value();
+  }
+
+  /// `dsink_h = sum_{b,i} exp(sink_h - LSE_bhi) (dLSE_bhi - D_bhi)` over
+  /// the rows of the sequences: in a varlen batch the rows past a batch
+  /// row's query length (padded) or past the last offset (packed) are no
+  /// query's, whatever their cotangents hold.
   Value sinksGrad(Value lse, const ScoreCotangent &cot) {
     int64_t group = p.dims.groupSize();
     Value sinks = p.modifiers.sinks;
@@ -602,7 +618,14 @@ struct GradLowering {
           Value t = arith::NegFOp::create(bb, a[1]);
           if (cot.dLse)
             t = arith::AddFOp::create(bb, t, a[2]);
-          return arith::MulFOp::create(bb, share, t);
+          Value term = arith::MulFOp::create(bb, share, t);
+          Value rows = sequenceRows(bb, linalg::IndexOp::create(bb, 0));
+          if (!rows)
+            return term;
+          Value inside =
+              arith::CmpIOp::create(bb, arith::CmpIPredicate::slt,
+                                    linalg::IndexOp::create(bb, 3), rows);
+          return arith::SelectOp::create(bb, inside, term, tb.f32Const(0.0));
         });
     Value merged = tensor::CollapseShapeOp::create(
         tb.b, terms, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}});
@@ -650,9 +673,6 @@ LogicalResult mlir::attn::lowerAttentionGrads(Operation *root,
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     TensorBuilder tb(b);
     GradLowering lowering(tb, op, linearKernelized);
-    std::string why = lowering.unsupported();
-    if (!why.empty())
-      return op.emitOpError() << why;
     AttentionOp forward = lowering.forward;
     rewriter.replaceOp(op, lowerUnderChecks(b, op, lowering));
     if (forward->use_empty())
