@@ -211,16 +211,17 @@ def AttnLinearKernels : Attn_CpuKernelPass<"attn-linear-kernels"> {
 def AttnFlashBackward : Attn_CpuKernelPass<"attn-flash-backward"> {
   let summary = "Fused backward kernels of softmax and pointwise attention";
   let description = [{
-    Lowers `attn.attention_grad` of softmax and pointwise attention to two
-    fused passes over the compile-time block layout, FlashAttention-2's
-    scheme without atomics, on the kernel frame of the forward kernels
-    (KernelFrame.h: its scores, modifiers, masks and walk over the
-    layout); the `Lq x Lk` scores never exist:
+    Lowers `attn.attention_grad` of softmax and pointwise attention to
+    fused passes over the block layout (compile-time, or classified at run
+    time), FlashAttention-2's scheme without atomics, on the kernel frame
+    of the forward kernels (KernelFrame.h: its scores, modifiers, masks and
+    walk over the layout); the `Lq x Lk` scores never exist. In two passes:
 
     ```
     prologue  scf.parallel (b, h): Q, dO (times the gate) zero-padded to
               whole query blocks (and head dims to whole vectors),
-              row-major and transposed; softmax: LSE (+inf padding) and
+              row-major and transposed (with bf16 pairs: their words, below);
+              whether they are all finite; softmax: LSE (+inf padding) and
               D = rowsum(dO * O) - dLSE; scf.parallel (b, kvh): K, V padded
     pass A    scf.parallel (b, kvh, key block j): for each query head of the
               group, each query block i of the transposed layout's row j
@@ -236,9 +237,21 @@ def AttnFlashBackward : Attn_CpuKernelPass<"attn-flash-backward"> {
               the layout's row i: the same block step, dQ_i += dS K_j
     ```
 
+    With batch x key/value heads >= 4, one pass instead: scf.parallel (b,
+    kvh), its key blocks in order, each block step also adding dS K_j to
+    its heads' dQ rows (five products per block, none recomputed). With
+    GQA and fewer such tasks but batch x query heads >= 4, one pass over
+    (b, h): each task sums its own head's part of dK and dV (`[B, Hq, Lk,
+    D]` buffers, Hq / Hkv times dK's and dV's memory), the group's parts
+    added in order afterwards. The remark names the schedule.
+
     Each gradient element has one writer and a fixed order of summation:
-    the gradients are the same bits for any number of threads. GQA's dK
-    and dV sum the group's heads inside the key-block task. The forward op
+    the gradients are the same bits for any number of threads. Partial
+    blocks' products skip the zero weights and score gradients of masked
+    scores (a NaN key or query reaches only the gradients that see it)
+    where the batch row and head's B rows (Q and dO, or K and V) hold an
+    inf or a NaN; elsewhere `0 x b` adds a zero and the plain product runs.
+    The forward op
     gains a log-sum-exp result when the gradient needs it (softmax without
     `saved_lse`); pointwise attention's gradient does not read the forward
     results, and a forward op used only by the gradient is erased. Blocks:
@@ -269,7 +282,8 @@ def AttnFlashBackward : Attn_CpuKernelPass<"attn-flash-backward"> {
     dK and dQ. The prologue writes the pairs' layouts (Q^T and dO^T in
     pairs of head-dim columns, K and V as row words, Q, dO and K in pairs
     of rows), each block step its P^T and dS^T words. Partial blocks whose
-    rows hold an inf or a NaN take the f32 product that skips zeros.
+    batch row and head hold an inf or a NaN take the f32 product that
+    skips zeros.
   }];
   let options = !listconcat(Attn_CpuTargetOptions, [Attn_Bf16DotOption]);
   let dependentDialects = [
@@ -281,6 +295,7 @@ def AttnFlashBackward : Attn_CpuKernelPass<"attn-flash-backward"> {
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect",
+    "::mlir::x86vector::X86VectorDialect",
   ];
 }
 

@@ -54,6 +54,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <limits>
@@ -161,8 +162,8 @@ public:
   /// True if the products multiply bf16 pairs (usesPairs).
   bool multipliesPairs() const { return pairs; }
 
-  /// Key/value-head tasks from which one pass computes every gradient
-  /// (fewer leave threads idle: two passes then).
+  /// Tasks from which one pass computes every gradient (fewer leave
+  /// threads idle: another schedule then).
   static constexpr int64_t kMinHeadTasks = 4;
 
   /// How the gradients are scheduled: one pass over (batch row, key/value
@@ -681,7 +682,7 @@ private:
                 Value valid, Value padded, int64_t cols, int64_t paddedCols,
                 Value factor = {}) {
     // A vector of `lanes` columns at a time (read masked past `cols`, in
-    // the source's type, extended), its elements stored transposed.
+    // the source's type, extended); the transposed copy after.
     auto read = [&](Value from, Value i, int64_t c0) -> Value {
       Type elem = cast<MemRefType>(from.getType()).getElementType();
       Value pad = arith::ConstantOp::create(b, b.getZeroAttr(elem));
@@ -1176,11 +1177,11 @@ private:
   /// `acc_i (blockQ x cols) += X_ij Y_j`, X read transposed from `xt`
   /// (blockK x blockQ: dS^T for dQ with Y = K, P^T for the ungated output
   /// with Y = V), Y the rows of `y` from key `k0`.
-  /// With `words` (bf16 pairs; dQ only): X's pairs of rows (dS^T's,
-  /// StepBuffers::dskw) times Y's (K's row pairs).
+  /// With `words` (bf16 pairs): X's pairs of rows (dS^T's,
+  /// StepBuffers::dskw) times `yPairs`, Y's row pairs.
   void accumulateRows(Value xt, Value y, int64_t cols, Value bIdx, Value kh,
                       Value k0, Value acc, ValueRange accAt, bool masked,
-                      Value words = {}) {
+                      Value words = {}, Value yPairs = {}) {
     gemm(
         blockQ, cols, blockK,
         [&](Value m, Value k) { return load(xt, {k, m}); },
@@ -1198,13 +1199,12 @@ private:
           vstore(v, acc, at);
         },
         masked ? allFinite(keyChecks, bIdx, kh) : Value(),
-        words ? std::optional<Words>(
-                    Words{blockK / 2,
-                          [&](Value m, Value k) { return load(words, {k, m}); },
-                          [&](Value k, Value n) {
-                            return wload(kRowPairs,
-                                         {bIdx, kh, add(div(k0, 2), k), n});
-                          }})
+        words ? std::optional<Words>(Words{
+                    blockK / 2,
+                    [&](Value m, Value k) { return load(words, {k, m}); },
+                    [&](Value k, Value n) {
+                      return wload(yPairs, {bIdx, kh, add(div(k0, 2), k), n});
+                    }})
               : std::nullopt);
   }
 
@@ -1223,7 +1223,8 @@ private:
       f.visitKeyBlockAtRuntime(kb, {}, visit);
   }
 
-  /// dK and dV of key block `kb` of key/value head `kh` (pass A); with
+  /// dK and dV of key block `kb` of the task's unit (a key/value head, or
+  /// with Schedule::QueryHeads a query head; pass A); with
   /// `dqAcc` (`[B, Hq, Lqp, dimp]`) also each query block's dQ, with
   /// `outAcc` (`[B, Hq, Lqp, vdimp]`) its ungated output.
   void keyBlockTask(Value bIdx, Value unit, Value kbIdx,
@@ -1277,7 +1278,7 @@ private:
             accumulate(sb.dst, qp, dkAcc, dimp, sb.dsw, qRowPairs);
             if (dqAcc)
               accumulateRows(sb.dst, kp, dimp, bIdx, kh, kb.row0, dqAcc,
-                             {bIdx, h, qRow0}, masked, sb.dskw);
+                             {bIdx, h, qRow0}, masked, sb.dskw, kRowPairs);
             if (outAcc)
               accumulateRows(sb.pt, vp, vdimp, bIdx, kh, kb.row0, outAcc,
                              {bIdx, h, qRow0}, masked);
@@ -1349,7 +1350,7 @@ private:
         b, rows, ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
   }
 
-  /// One pass: every gradient of key/value head `kh`, its key blocks in
+  /// One pass: every gradient of the unit's heads (Schedule), its key blocks in
   /// order (dQ of its query heads summed over them, and their ungated
   /// outputs into `outAcc` for the gate's gradient).
   void headTask(Value bIdx, Value unit, Value keyTiles,
@@ -1400,7 +1401,7 @@ private:
             Value kRow0 = add(f.keyBase, k0);
             blockStep(bIdx, h, kh, i0, k0, masked, sb, /*task=*/nullptr);
             accumulateRows(sb.dst, kp, dimp, bIdx, kh, kRow0, dqAcc, {idx(0)},
-                           masked, sb.dskw);
+                           masked, sb.dskw, kRowPairs);
             if (outAcc)
               accumulateRows(sb.pt, vp, vdimp, bIdx, kh, kRow0, outAcc,
                              {idx(0)}, masked);
@@ -1474,7 +1475,7 @@ private:
     });
   }
 
-  /// The task of key block `kbIdx` of key/value head `kh` of batch row
+  /// The task of key block `kbIdx` of unit `unit` (Schedule) of batch row
   /// `bIdx`, its rows of the captured tensors' parts zeroed.
   TaskGradients beginTaskGradients(Value bIdx, Value unit, Value kbIdx) {
     TaskGradients t;
