@@ -1055,51 +1055,35 @@ private:
     // code) in a loop over the block.
     // (With bf16 pairs: K's and V's row words times Q^T's and dO^T's
     // column pairs.)
-    gemm(
-        blockK, blockQ, dim,
-        [&](Value m, Value d) {
-          return load(kp, {bIdx, kh, add(kRow0, m), d});
-        },
-        [&](Value d, Value n) {
-          return vload(qt, {bIdx, h, d, add(qRow0, n)});
-        },
-        [&](Value, Value) { return zero; },
-        [&](Value m, Value n, Value acc) { vstore(acc, sb.pt, {m, n}); },
-        Value(),
-        pairs ? std::optional<Words>(
-                    Words{(dim + 1) / 2,
-                          [&](Value m, Value d) {
-                            return load(kw, {bIdx, kh, add(kRow0, m), d});
-                          },
-                          [&](Value d, Value n) {
-                            return wload(qtw, {bIdx, h, d, add(qRow0, n)});
-                          }})
-              : std::nullopt);
-    gemm(
-        blockK, blockQ, vdim,
-        [&](Value m, Value e) {
-          return load(vp, {bIdx, kh, add(kRow0, m), e});
-        },
-        [&](Value e, Value n) {
-          return vload(dot, {bIdx, h, e, add(qRow0, n)});
-        },
-        [&](Value, Value) { return zero; },
-        [&](Value m, Value n, Value dp) {
-          if (inlineScores)
-            scoreStep(m, n, dp);
-          else
-            vstore(dp, sb.dpt, {m, n});
-        },
-        Value(),
-        pairs ? std::optional<Words>(
-                    Words{(vdim + 1) / 2,
-                          [&](Value m, Value e) {
-                            return load(vw, {bIdx, kh, add(kRow0, m), e});
-                          },
-                          [&](Value e, Value n) {
-                            return wload(dotw, {bIdx, h, e, add(qRow0, n)});
-                          }})
-              : std::nullopt);
+    auto scores = [&](Value rows, Value cols, Value rowWords, Value colPairs,
+                      int64_t depth, TileFinish finish) {
+      gemm(
+          blockK, blockQ, depth,
+          [&](Value m, Value d) {
+            return load(rows, {bIdx, kh, add(kRow0, m), d});
+          },
+          [&](Value d, Value n) {
+            return vload(cols, {bIdx, h, d, add(qRow0, n)});
+          },
+          [&](Value, Value) { return zero; }, finish, Value(),
+          pairs ? std::optional<Words>(Words{
+                      (depth + 1) / 2,
+                      [&](Value m, Value d) {
+                        return load(rowWords, {bIdx, kh, add(kRow0, m), d});
+                      },
+                      [&](Value d, Value n) {
+                        return wload(colPairs, {bIdx, h, d, add(qRow0, n)});
+                      }})
+                : std::nullopt);
+    };
+    scores(kp, qt, kw, qtw, dim,
+           [&](Value m, Value n, Value acc) { vstore(acc, sb.pt, {m, n}); });
+    scores(vp, dot, vw, dotw, vdim, [&](Value m, Value n, Value dp) {
+      if (inlineScores)
+        scoreStep(m, n, dp);
+      else
+        vstore(dp, sb.dpt, {m, n});
+    });
     if (!inlineScores)
       forEachVector(
           [&](Value m, Value n) { scoreStep(m, n, vload(sb.dpt, {m, n})); });
