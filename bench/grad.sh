@@ -17,7 +17,9 @@
 # (30 tanh(s / 30) as a score region), doc_mask_mod (causal and a mask
 # region over captured document ids, 4 documents), t5_table_mod (causal
 # and a learned T5 bias table of 8 heads x 128 clamped distances as a
-# score region: its gradient too). The captured slopes of
+# score region: its gradient too), varlen_packed (causal over 4 packed
+# sequences of L/4 tokens, cu_seqlens offsets, the length known at run
+# time: one compiled backward for every length). The captured slopes of
 # gqa_window_alibi_mod take their gradient as well (attn-differentiate's
 # default).
 #
@@ -116,6 +118,15 @@ func.func @f(%q: $t, %k: $t, %v: $t) -> $t {
 }
 MLIR
       ;;
+    varlen_packed)
+      local d="tensor<1x8x?x64xf32>"
+      cat > "$3" <<MLIR
+func.func @f(%q: $d, %k: $d, %v: $d, %cq: tensor<5xi32>, %ck: tensor<5xi32>) -> $d {
+  %0 = attn.attention %q, %k, %v query_offsets(%cq : tensor<5xi32>) key_offsets(%ck : tensor<5xi32>) {normalizer = #attn.softmax, pattern = #attn.causal} : $d, $d, $d -> $d
+  return %0 : $d
+}
+MLIR
+      ;;
     t5_table_mod)
       cat > "$3" <<MLIR
 func.func @f(%q: $t, %k: $t, %v: $t, %table: tensor<8x128xf32>) -> $t {
@@ -167,6 +178,9 @@ inputs() {
       [ "$1" = doc_mask_mod ] && name=doc shape="$2"
       "$python" -c "import numpy as np, sys; l = int(sys.argv[1]); np.save(sys.argv[2], (np.arange(l) * 4 // l).astype(np.int32).reshape([int(x) for x in sys.argv[3].split(',')]))" "$2" "$dir/$name.$2.npy" "$shape"
       echo "--input $name=$dir/$name.$2.npy" ;;
+    varlen_packed)
+      "$python" -c "import numpy as np, sys; l = int(sys.argv[1]); np.save(sys.argv[2], (np.arange(5) * l // 4).astype(np.int32))" "$2" "$dir/offsets.$2.npy"
+      echo "--input cq=$dir/offsets.$2.npy --input ck=$dir/offsets.$2.npy --shape q=1x8x$2x64 --shape k=1x8x$2x64 --shape v=1x8x$2x64" ;;
     gqa_window_alibi_mod)
       "$python" -c "import numpy as np, sys; np.save(sys.argv[1], (2.0 ** -np.arange(1, 9)).astype(np.float32))" "$dir/slopes.npy"
       echo "--input slopes=$dir/slopes.npy" ;;
@@ -183,7 +197,7 @@ recomputes() {
 share() {
   awk -v v="$1" -v l="$2" 'BEGIN {
     if (v == "causal" || v == "causal_linear" || v == "bf16_causal" || v == "softcap_mod" || v == "t5_table_mod") s = (l + 1) / (2 * l);
-    else if (v == "causal_segments" || v == "doc_mask_mod") s = (l / 4 + 1) / (2 * l);
+    else if (v == "causal_segments" || v == "doc_mask_mod" || v == "varlen_packed") s = (l / 4 + 1) / (2 * l);
     else if (v == "window256" || v == "gqa_window_alibi_mod") s = (256 * l - 255 * 256 / 2) / (l * l);
     else s = 1;
     print s }'
