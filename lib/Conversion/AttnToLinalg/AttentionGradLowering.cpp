@@ -320,50 +320,6 @@ struct GradLowering {
 
   //===--- The linear form of kernelized attention ----------------------===//
 
-  /// The last index of dimension `d` of `x` (a constant when static).
-  Value lastIndex(Value x, int64_t d) {
-    int64_t len = shapeOf(x)[d];
-    if (!ShapedType::isDynamic(len))
-      return tb.index(len - 1);
-    return arith::SubIOp::create(tb.b, tensor::DimOp::create(tb.b, x, d),
-                                 tb.index(1));
-  }
-
-  /// `x` (`B x H x L x C`) with its sequence reversed. (Read by
-  /// tensor.extract, not through an indexing map `L - 1 - i`: tiling takes
-  /// an operand's slice to grow with the loop's.)
-  Value reversed(Value x) {
-    Value last = lastIndex(x, 2);
-    return tb.generic({}, {},
-                      tb.empty(tb.sizes(x), getElementTypeOrSelf(x.getType())),
-                      tb.map(4, {0, 1, 2, 3}), "pppp",
-                      [&](ImplicitLocOpBuilder &bb, ValueRange) -> Value {
-                        SmallVector<Value> at;
-                        for (int64_t d = 0; d < 4; ++d)
-                          at.push_back(linalg::IndexOp::create(bb, d));
-                        at[2] = arith::SubIOp::create(bb, last, at[2]);
-                        return tensor::ExtractOp::create(bb, x, at);
-                      });
-  }
-
-  /// Segment ids (`B x L`) reversed and negated: the ids of the reversed
-  /// sequence, non-decreasing again where they were (the chunked form's
-  /// fast case); negation keeps which positions share an id.
-  Value reversedIds(Value ids) {
-    Value last = lastIndex(ids, 1);
-    Type type = getElementTypeOrSelf(ids.getType());
-    return tb.generic(
-        {}, {}, tb.empty(tb.sizes(ids), type), tb.map(2, {0, 1}), "pp",
-        [&](ImplicitLocOpBuilder &bb, ValueRange) -> Value {
-          Value at[2] = {
-              linalg::IndexOp::create(bb, 0),
-              arith::SubIOp::create(bb, last, linalg::IndexOp::create(bb, 1))};
-          return arith::SubIOp::create(
-              bb, arith::ConstantOp::create(bb, bb.getIntegerAttr(type, 0)),
-              tensor::ExtractOp::create(bb, ids, at));
-        });
-  }
-
   /// `x` (`B x Hkv x L x C`) repeated for each query head of its group
   /// (`B x Hq x L x C`).
   Value repeatHeads(Value x) {
@@ -400,8 +356,10 @@ struct GradLowering {
   /// `out[b,h,i,:] = sum_{j allowed for i} (x[b,h,i,:] . y[b,h/G',j,:])
   /// w[b,h/G',j,:]` in f32, the allowed pairs those of `form` (none, causal,
   /// segments `ids`): attn.chunked_linear unnormalized, or without a mask
-  /// two contractions through `y^T w`. G' is x's heads over y's.
-  Value maskedSum(Value x, Value y, Value w, LinearMaskForm form, Value ids) {
+  /// two contractions through `y^T w`. G' is x's heads over y's. With
+  /// `reverse` (causal forms), the pairs' transposes: j >= i.
+  Value maskedSum(Value x, Value y, Value w, LinearMaskForm form, Value ids,
+                  bool reverse = false) {
     ArrayRef<int64_t> xs = shapeOf(x), ys = shapeOf(y), ws = shapeOf(w);
     auto type = RankedTensorType::get({xs[0], xs[1], xs[2], ws[3]}, tb.f32);
     if (form.causal || form.segments)
@@ -409,7 +367,8 @@ struct GradLowering {
           tb.b, type, x, y, w, form.segments ? ids : Value(), Value(),
           tb.b.getI64IntegerAttr(kChunk),
           form.causal ? tb.b.getUnitAttr() : UnitAttr(),
-          tb.b.getF32FloatAttr(0.0), tb.b.getUnitAttr());
+          tb.b.getF32FloatAttr(0.0), tb.b.getUnitAttr(),
+          reverse ? tb.b.getUnitAttr() : UnitAttr());
     // T[b,k,c,e] = sum_j y[b,k,j,c] w[b,k,j,e]; out = x T (per group).
     TensorBuilder::Sizes yz = tb.sizes(y), wz = tb.sizes(w);
     Value t = tb.contract(y, tb.map(5, {0, 1, 3, 2}), w,
@@ -425,14 +384,11 @@ struct GradLowering {
   }
 
   /// The suffix form of maskedSum: the pairs (i, j) whose transpose (j, i)
-  /// `form` allows; with causal, maskedSum of the reversed sequences,
-  /// reversed back.
+  /// `form` allows (segments alone are symmetric; causal: chunked_linear's
+  /// `reverse`).
   Value maskedSuffixSum(Value x, Value y, Value w, LinearMaskForm form,
                         Value ids) {
-    if (!form.causal)
-      return maskedSum(x, y, w, form, ids);
-    return reversed(maskedSum(reversed(x), reversed(y), reversed(w), form,
-                              ids ? reversedIds(ids) : Value()));
+    return maskedSum(x, y, w, form, ids, /*reverse=*/form.causal);
   }
 
   /// The gradients of kernelized attention in linear time (docs/Semantics.md,

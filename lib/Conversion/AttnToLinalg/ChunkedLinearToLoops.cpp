@@ -457,6 +457,15 @@ struct LowerChunkedLinearPass
     for (ChunkedLinearOp op : ops) {
       rewriter.setInsertionPoint(op);
       ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+      if (op.getReverse()) {
+        TensorBuilder tb(b);
+        ChunkedLinearOp forward;
+        rewriter.replaceOp(op, expandReversedChunkedLinear(tb, op, forward));
+        // (The forward op's lowering before it, before the reversal of
+        // its result.)
+        op = forward;
+        b.setInsertionPoint(op);
+      }
       ChunkedLowering lowering(b, op);
       rewriter.replaceOp(op, lowering.lower());
     }

@@ -167,9 +167,26 @@ struct StateApplyLowering : InternalLowering<StateApplyOp> {
   }
 };
 
-/// The reference of the chunked form is the quadratic form it computes.
+/// The reference of the chunked form is the quadratic form it computes
+/// (reversed: on the reversed sequences).
 struct ChunkedLinearLowering : InternalLowering<ChunkedLinearOp> {
   using InternalLowering::InternalLowering;
+  LogicalResult matchAndRewrite(ChunkedLinearOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getReverse())
+      return InternalLowering::matchAndRewrite(op, rewriter);
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    TensorBuilder tb(b);
+    ChunkedLinearOp forward;
+    Value out = expandReversedChunkedLinear(tb, op, forward);
+    // (The forward op's lowering before it, before the reversal of its
+    // result.)
+    b.setInsertionPoint(forward);
+    rewriter.replaceOp(forward, lower(tb, forward));
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+
   SmallVector<Value> lower(TensorBuilder &tb,
                            ChunkedLinearOp op) const override {
     ArrayRef<int64_t> ks = shapeOf(op.getKeyFeatures());
@@ -215,4 +232,19 @@ void mlir::attn::populateInternalOpsToLinalgPatterns(
                NormalizeLowering, ApplyLowering, KVStateLowering,
                StateApplyLowering, ChunkedLinearLowering>(
       patterns.getContext());
+}
+
+Value mlir::attn::expandReversedChunkedLinear(TensorBuilder &tb,
+                                              ChunkedLinearOp op,
+                                              ChunkedLinearOp &forward) {
+  auto rev = [&](Value x) { return x ? tb.reversedAlong(x, 2) : Value(); };
+  Value ids = op.getSegments()
+                  ? tb.reversedAlong(op.getSegments(), 1, /*negate=*/true)
+                  : Value();
+  forward = ChunkedLinearOp::create(
+      tb.b, op.getType(), rev(op.getQueryFeatures()), rev(op.getKeyFeatures()),
+      rev(op.getValue()), ids, rev(op.getGate()), op.getChunkSizeAttr(),
+      op.getCausalAttr(), op.getEpsAttr(), op.getUnnormalizedAttr(),
+      UnitAttr());
+  return tb.reversedAlong(forward.getResult(), 2);
 }

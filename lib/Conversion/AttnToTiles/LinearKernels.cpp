@@ -389,7 +389,15 @@ public:
     /// The masked sums themselves (den = 1): chunked_linear's
     /// `unnormalized`.
     bool unnormalized = false;
+    /// chunked_linear's `reverse`: logical row r (the chunks' order) is
+    /// buffer row L - 1 - r, so the sums run over the following rows.
+    bool reverse = false;
   };
+
+  /// The buffer row of logical row `r` of head `s`.
+  Value rowAt(const CausalHead &s, Value r) {
+    return s.reverse ? sub(s.len.last(*this), r) : r;
+  }
 
   /// The causal chunked form of `op` (no segment ids), the features of Q
   /// and K from `fmq` and `fmk` (the same map): per (batch, query head),
@@ -474,6 +482,7 @@ public:
                    scores,
                    den};
       s.unnormalized = op.getUnnormalized();
+      s.reverse = op.getReverse();
       if (dynamicLen)
         forRange(idx(0), chunkCount, 1, [&](Value c) { causalChunk(s, c); });
       else
@@ -491,7 +500,7 @@ public:
     // Rows past the sequence read its last row (never used: the
     // triangle and the state stop at n, their outputs are dropped).
     auto rowOf = [&](Value j) -> Value {
-      return arith::MinSIOp::create(b, add(o, j), s.len.last(*this));
+      return rowAt(s, arith::MinSIOp::create(b, add(o, j), s.len.last(*this)));
     };
     featureRows(s.kBuf, s.bi, s.hk, s.chunk, s.phiK, rowOf);
     featureRows(s.qBuf, s.bi, s.h, s.chunk, s.phiQ, rowOf);
@@ -520,7 +529,7 @@ public:
         s.state, s.f, s.dv, n, s.phiK,
         [&](Value fi, Value e) { return SmallVector<Value>{fi, e}; },
         [&](Value j, Value e) {
-          return load(s.vBuf, {s.bi, s.hk, add(o, j), e});
+          return load(s.vBuf, {s.bi, s.hk, rowAt(s, add(o, j)), e});
         });
     forRange(idx(0), n, 1, [&](Value j) {
       forEach(0, s.f, lanes, [&](Value fi) {
@@ -620,7 +629,7 @@ public:
                   b, s.scores, ValueRange{add(rb, idx(i)), add(from, j)});
             },
             [&](int64_t g, Value j) -> Value {
-              return load(s.vBuf, {s.bi, s.hk, add(o, add(from, j)),
+              return load(s.vBuf, {s.bi, s.hk, rowAt(s, add(o, add(from, j))),
                                    add(e0, idx(g * lanes))});
             },
             diagonal);
@@ -628,7 +637,8 @@ public:
       acc = keys(idx(0), below, acc, /*diagonal=*/false);
       acc = keys(below, sub(depth, below), acc, /*diagonal=*/true);
       storeRows(acc, s.ev, rb, o, n, e0, s.unnormalized ? Value() : s.den,
-                s.gBuf, s.out, s.bi, s.h, s.outElem);
+                s.gBuf, s.out, s.bi, s.h, s.outElem,
+                [&](Value r) { return rowAt(s, r); });
     });
   }
 
@@ -852,15 +862,18 @@ private:
   /// Stores the kRows x EV register tile `acc` of output rows rb.. of the
   /// chunk at `o` (those below n), columns e0..: divided by den (0 where
   /// den is 0, a division as the reference; not without `den`), times the
-  /// gate, rounded.
+  /// gate, rounded; the rows through `rowAtOf` when given (buffer rows of
+  /// logical rows).
   void storeRows(ArrayRef<Value> acc, int64_t ev, Value rb, Value o, Value n,
                  Value e0, Value den, Value gBuf, Value out, Value bi, Value h,
-                 Type outElem) {
+                 Type outElem, function_ref<Value(Value)> rowAtOf = nullptr) {
     for (int64_t r = 0; r < kRows; ++r) {
       Value rr = add(rb, idx(r));
       Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, rr, n);
       scf::IfOp::create(b, inside, [&](OpBuilder &, Location) {
         Value row = add(o, rr);
+        if (rowAtOf)
+          row = rowAtOf(row);
         Value d, nonzero;
         if (den) {
           d = vector::BroadcastOp::create(
@@ -1081,7 +1094,10 @@ struct LinearKernelsPass
                       << op.getChunkSize()
                       << " carrying S and z, the triangle in register tiles"
                       << (fmq ? "" : ", the operands as the features")
-                      << (op.getUnnormalized() ? ", no denominator" : "");
+                      << (op.getUnnormalized() ? ", no denominator" : "")
+                      << (op.getReverse()
+                              ? ", reversed (rows read from the end)"
+                              : "");
       rewriter.replaceOp(op, gen.chunkedCausal(op, fmq, fmk));
       for (FeatureMapOp fm : {fmq, fmk})
         if (fm && fm->use_empty())

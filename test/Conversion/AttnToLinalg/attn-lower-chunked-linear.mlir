@@ -47,3 +47,23 @@ func.func @segments(%fq: tensor<2x1x64x8xf32>, %v: tensor<2x1x64x8xf32>,
       : tensor<2x1x64x8xf32>, tensor<2x1x64x8xf32>, tensor<2x1x64x8xf32> -> tensor<2x1x64x8xf32>
   return %0 : tensor<2x1x64x8xf32>
 }
+
+// -----
+
+/// `reverse` (the gradient's suffix sums): the operands' sequences reversed
+/// (segment ids also negated: sorted again), the forward chunked form, its
+/// result reversed back.
+// CHECK-LABEL: func @reverse_segments
+// CHECK: %[[IDS:.+]] = linalg.generic
+// CHECK:   tensor.extract %arg3
+// CHECK:   arith.subi %c0_i32
+// CHECK: scf.forall
+// CHECK: linalg.generic
+// CHECK:   tensor.extract
+// CHECK: return
+func.func @reverse_segments(%fq: tensor<1x2x50x16xf32>, %fk: tensor<1x2x50x16xf32>,
+                            %v: tensor<1x2x50x16xf32>, %ids: tensor<1x50xi32>) -> tensor<1x2x50x16xf32> {
+  %0 = attn.chunked_linear %fq, %fk, %v segments(%ids : tensor<1x50xi32>) {chunk_size = 16, causal, reverse, unnormalized}
+      : tensor<1x2x50x16xf32>, tensor<1x2x50x16xf32>, tensor<1x2x50x16xf32> -> tensor<1x2x50x16xf32>
+  return %0 : tensor<1x2x50x16xf32>
+}

@@ -67,3 +67,19 @@ func.func @unnormalized(%x: tensor<1x2x100x16xf32>, %y: tensor<1x1x100x16xf32>, 
   %0 = attn.chunked_linear %x, %y, %w {causal, chunk_size = 32 : i64, unnormalized} : tensor<1x2x100x16xf32>, tensor<1x1x100x16xf32>, tensor<1x1x100x8xf32> -> tensor<1x2x100x8xf32>
   return %0 : tensor<1x2x100x8xf32>
 }
+
+/// `reverse`: the same kernel reading and writing logical row r at buffer
+/// row L - 1 - r (no reversed copies).
+// CHECK-LABEL: func @reverse
+// CHECK-NOT: attn.chunked_linear
+// CHECK: scf.parallel
+// CHECK: arith.subi %c99, %{{.*}} : index
+// CHECK-NOT: attn.chunked_linear
+// CHECK: return
+func.func @reverse(%fq: tensor<1x2x100x16xf32>, %fk: tensor<1x2x100x16xf32>,
+                   %v: tensor<1x2x100x8xf32>) -> tensor<1x2x100x8xf32> {
+  // expected-remark @+1 {{attn-linear-kernels: causal chunked form in one kernel per query head, chunks of 32 carrying S and z, the triangle in register tiles, the operands as the features, no denominator, reversed (rows read from the end)}}
+  %0 = attn.chunked_linear %fq, %fk, %v {chunk_size = 32, causal, reverse, unnormalized}
+      : tensor<1x2x100x16xf32>, tensor<1x2x100x16xf32>, tensor<1x2x100x8xf32> -> tensor<1x2x100x8xf32>
+  return %0 : tensor<1x2x100x8xf32>
+}

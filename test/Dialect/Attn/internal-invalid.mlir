@@ -191,6 +191,15 @@ func.func @f20(%q: tensor<1x4x32x16xf32>, %k: tensor<1x2x32x16xf32>) {
 
 // -----
 
+/// Chunked_linear reversed without causal.
+func.func @f20r(%q: tensor<1x4x32x16xf32>, %k: tensor<1x2x32x16xf32>, %ids: tensor<1x32xi32>) {
+  // expected-error @+1 {{with reverse needs causal (without it the sums are the same either way)}}
+  %0 = attn.chunked_linear %q, %k, %k segments(%ids : tensor<1x32xi32>) {chunk_size = 8, reverse} : tensor<1x4x32x16xf32>, tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32> -> tensor<1x4x32x16xf32>
+  return
+}
+
+// -----
+
 /// Chunked_linear with Lq != Lk.
 func.func @f21(%q: tensor<1x4x16x16xf32>, %k: tensor<1x2x32x16xf32>) {
   // expected-error @+1 {{expects as many queries as keys, got 16 and 32}}

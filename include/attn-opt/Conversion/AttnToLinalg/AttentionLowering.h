@@ -200,6 +200,13 @@ void buildAttentionScores(TensorBuilder &tb, AttentionOp op,
 LogicalResult lowerAttentionGrads(Operation *root,
                                   bool linearKernelized = false);
 
+/// The value of an attn.chunked_linear with `reverse`: the op without it
+/// (returned in `forward`) on the reversed sequences (features, values,
+/// gate; segment ids reversed and negated, so sorted ids stay sorted),
+/// its result reversed back.
+Value expandReversedChunkedLinear(TensorBuilder &tb, ChunkedLinearOp op,
+                                  ChunkedLinearOp &forward);
+
 /// `num / (den + eps)` over 5-D `num` and row-wise `den` (one fewer
 /// dimension), 0 where `den + eps` is 0 (kernel attention's rule).
 Value divideRows(TensorBuilder &tb, Value num, Value den, double eps);

@@ -325,6 +325,9 @@ LogicalResult ChunkedLinearOp::verify() {
   if (!seg.type && !getCausal())
     return emitOpError() << "needs causal or segments (without a mask, use "
                             "attn.kv_state and attn.state_apply)";
+  if (getReverse() && !getCausal())
+    return emitOpError() << "with reverse needs causal (without it the "
+                            "sums are the same either way)";
   if (gate.type && failed(check.requireShape(gate, res.type.getShape(),
                                              "the shape of the result")))
     return failure();

@@ -105,6 +105,33 @@ Value TensorBuilder::generic(ValueRange inputs, ArrayRef<AffineMap> inputMaps,
   return op.getResult(0);
 }
 
+Value TensorBuilder::reversedAlong(Value x, int64_t dim, bool negate) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  Value last =
+      ShapedType::isDynamic(type.getDimSize(dim))
+          ? arith::SubIOp::create(b, tensor::DimOp::create(b, x, dim), index(1))
+                .getResult()
+          : index(type.getDimSize(dim) - 1);
+  SmallVector<int64_t> all = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  return generic({}, {}, empty(sizes(x), type.getElementType()), map(rank, all),
+                 std::string(rank, 'p'),
+                 [&](ImplicitLocOpBuilder &bb, ValueRange) -> Value {
+                   SmallVector<Value> at;
+                   for (int64_t d = 0; d < rank; ++d)
+                     at.push_back(linalg::IndexOp::create(bb, d));
+                   at[dim] = arith::SubIOp::create(bb, last, at[dim]);
+                   Value v = tensor::ExtractOp::create(bb, x, at);
+                   if (!negate)
+                     return v;
+                   return arith::SubIOp::create(
+                       bb,
+                       arith::ConstantOp::create(
+                           bb, bb.getIntegerAttr(type.getElementType(), 0)),
+                       v);
+                 });
+}
+
 Value TensorBuilder::elementwise(ValueRange inputs, Body body,
                                  Type resultType) {
   Sizes shape = sizes(inputs.front());

@@ -912,8 +912,23 @@ def Attn_ChunkedLinearOp : Attn_InternalOp<"chunked_linear",
 
     With `unnormalized` the output is the masked sum itself,
     `intra + phiq S` (no denominator, `eps` unused): the gradient of
-    kernelized attention is three such sums (convert-attn-grad-to-linalg),
+    kernelized attention is four such sums (convert-attn-grad-to-linalg),
     whose "features" are cotangents and values rather than feature maps.
+
+    With `reverse` (and `causal`) the sums run the other way, over the
+    following positions: query i sees keys j >= i (of its segment), the
+    op on the reversed sequences, reversed back. The gradient's suffix sums
+    are such ops: attn-linear-kernels reads the rows from the end (no
+    reversed copies); the other lowerings reverse the operands and the
+    result.
+
+    ```mlir
+    // dV_j = sum_{i >= j} (phik_j . phiq_i) dN_i
+    %dv = attn.chunked_linear %phik, %phiq, %dn
+        {chunk_size = 64 : i64, causal, reverse, unnormalized}
+        : tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>,
+          tensor<1x8x4096x64xf32> -> tensor<1x8x4096x64xf32>
+    ```
 
     `B` and `L` may be dynamic (a length shorter than `chunk_size` is one
     ragged chunk); the queries' and keys' `L` must then be equal at run time,
@@ -938,7 +953,8 @@ def Attn_ChunkedLinearOp : Attn_InternalOp<"chunked_linear",
                        ConfinedAttr<I64Attr, [IntMinValue<1>]>:$chunk_size,
                        UnitAttr:$causal,
                        DefaultValuedAttr<F32Attr, "0.0f">:$eps,
-                       UnitAttr:$unnormalized);
+                       UnitAttr:$unnormalized,
+                       UnitAttr:$reverse);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
     $query_features `,` $key_features `,` $value

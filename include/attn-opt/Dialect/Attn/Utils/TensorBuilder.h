@@ -68,6 +68,11 @@ public:
   Value generic(ValueRange inputs, ArrayRef<AffineMap> inputMaps, Value init,
                 AffineMap outputMap, StringRef iterators, Body body);
 
+  /// `x` with dimension `dim` reversed (`negate`: integer values negated
+  /// too). Read by tensor.extract, not through an indexing map `L - 1 - i`:
+  /// tiling takes an operand's slice to grow with the loop's.
+  Value reversedAlong(Value x, int64_t dim, bool negate = false);
+
   /// An elementwise map over the shape of `inputs[0]` (identity maps, all
   /// parallel) with an f32 result unless `resultType` says otherwise.
   Value elementwise(ValueRange inputs, Body body, Type resultType = {});
