@@ -242,8 +242,9 @@ def AttnFlashBackward : Attn_CpuKernelPass<"attn-flash-backward"> {
     its heads' dQ rows (five products per block, none recomputed). With
     GQA and fewer such tasks but batch x query heads >= 4, one pass over
     (b, h): each task sums its own head's part of dK and dV (`[B, Hq, Lk,
-    D]` buffers, Hq / Hkv times dK's and dV's memory), the group's parts
-    added in order afterwards. The remark names the schedule.
+    D]` buffers, Hq / Hkv times dK's and dV's memory; with static sizes
+    only while they fit 256 MiB), the group's parts added in order
+    afterwards. The remark names the schedule.
 
     Each gradient element has one writer and a fixed order of summation:
     the gradients are the same bits for any number of threads. Partial

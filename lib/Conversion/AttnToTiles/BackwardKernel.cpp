@@ -177,9 +177,23 @@ public:
     int64_t rows = ShapedType::isDynamic(p.dims.batch) ? 1 : p.dims.batch;
     if (rows * kvHeads >= kMinHeadTasks)
       return Schedule::KeyValueHeads;
-    if (group > 1 && rows * heads >= kMinHeadTasks)
+    if (group > 1 && rows * heads >= kMinHeadTasks && groupPartsFit(rows))
       return Schedule::QueryHeads;
     return Schedule::TwoPasses;
+  }
+
+  /// The most bytes the query heads' parts of dK and dV may take
+  /// (Schedule::QueryHeads: Hq / Hkv times dK's and dV's memory).
+  static constexpr int64_t kMaxGroupPartBytes = int64_t(256) << 20;
+
+  /// True if the query heads' parts of dK and dV fit kMaxGroupPartBytes
+  /// with `rows` batch rows (a key length known only at run time: as the
+  /// rest of the kernel, linear in it).
+  bool groupPartsFit(int64_t rows) const {
+    if (ShapedType::isDynamic(p.dims.keyLen))
+      return true;
+    return rows * heads * p.dims.keyLen * (dim + vdim) * 4 <=
+           kMaxGroupPartBytes;
   }
   bool onePass() const { return schedule() != Schedule::TwoPasses; }
 
