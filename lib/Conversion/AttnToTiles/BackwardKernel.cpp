@@ -196,6 +196,7 @@ public:
            kMaxGroupPartBytes;
   }
   bool onePass() const { return schedule() != Schedule::TwoPasses; }
+  bool perQueryHead() const { return schedule() == Schedule::QueryHeads; }
 
   /// The gradients of query, key and value, then those of the bias, gate
   /// and sinks the op asks for. `layout` is the compile-time block layout,
@@ -299,8 +300,7 @@ private:
     // of their group, the captured tensors), reduced in task order at the
     // end: the same bits for any thread count.
     numKeyTiles = keyTiles;
-    perQueryHead = schedule() == Schedule::QueryHeads;
-    if (perQueryHead) {
+    if (perQueryHead()) {
       dkParts = alloc({batch, heads, lk, dim});
       dvParts = alloc({batch, heads, lk, vdim});
       if (p.sequences.isVarlen())
@@ -347,7 +347,7 @@ private:
       parallel({batch, units()}, [&](ValueRange ivs) {
         headTask(ivs[0], ivs[1], keyTiles, walk, dqAcc, outAcc);
       });
-      if (perQueryHead)
+      if (perQueryHead())
         sumGroupParts();
       return;
     }
@@ -425,7 +425,6 @@ private:
   Value queryChecks, keyChecks;
   /// Schedule::QueryHeads: each query head's part of dK and dV (`[b, h,
   /// lk, d]`).
-  bool perQueryHead = false;
   Value dkParts, dvParts;
   Value dq, dk, dv, dbias, dgate;
 
@@ -743,15 +742,21 @@ private:
     // page each: a quarter of a window's backward.)
     forLoop(idx(0), padded, lanes, {}, [&](Value i0, ValueRange) {
       forRange(idx(0), idx(paddedCols), [&](Value c) {
-        SmallVector<Value> column;
-        for (int64_t l = 0; l < lanes; ++l)
-          column.push_back(load(rowsBuf, {bIdx, h, add(i0, idx(l)), c}));
-        vstore(vector::FromElementsOp::create(b, vf, column), colsBuf,
-               {bIdx, h, c, i0});
+        vstore(columnOf(rowsBuf, bIdx, h, i0, c), colsBuf, {bIdx, h, c, i0});
       });
       return SmallVector<Value>{};
     });
     return finite;
+  }
+
+  /// Column `c` of rows [i0, i0 + lanes) of head `h` of `rowsBuf` as one
+  /// vector (the transposed copies' step: the rows are one small cached
+  /// block).
+  Value columnOf(Value rowsBuf, Value bIdx, Value h, Value i0, Value c) {
+    SmallVector<Value> column;
+    for (int64_t l = 0; l < lanes; ++l)
+      column.push_back(load(rowsBuf, {bIdx, h, add(i0, idx(l)), c}));
+    return vector::FromElementsOp::create(b, vf, column);
   }
 
   /// The prologue's buffers.
@@ -885,15 +890,10 @@ private:
     forLoop(idx(0), padded, lanes, {}, [&](Value i0, ValueRange) {
       forRange(idx(0), idx(cols / 2), [&](Value c2) {
         Value c = mul(c2, 2);
-        SmallVector<Value> even, odd;
-        for (int64_t l = 0; l < lanes; ++l) {
-          even.push_back(load(rowsBuf, {bIdx, h, add(i0, idx(l)), c}));
-          odd.push_back(load(rowsBuf, {bIdx, h, add(i0, idx(l)), add(c, 1)}));
-        }
         vector::StoreOp::create(
             b,
-            interleaveBf16Pairs(b, vector::FromElementsOp::create(b, vf, even),
-                                vector::FromElementsOp::create(b, vf, odd)),
+            interleaveBf16Pairs(b, columnOf(rowsBuf, bIdx, h, i0, c),
+                                columnOf(rowsBuf, bIdx, h, i0, add(c, 1))),
             columnPairs, ValueRange{bIdx, h, c2, i0});
       });
       return SmallVector<Value>{};
@@ -1288,19 +1288,21 @@ private:
                                           vload(taskGrads.slopeAcc, {idx(0)})),
               slopeParts, {taskGrads.index, rem(h, group)});
     });
-    storeRows(dkAcc, perQueryHead ? dkParts : dk, bIdx, unit, kb.row0, blockK,
+    storeRows(dkAcc, perQueryHead() ? dkParts : dk, bIdx, unit, kb.row0, blockK,
               kb.rowEnd, dim);
-    storeRows(dvAcc, perQueryHead ? dvParts : dv, bIdx, unit, kb.row0, blockK,
+    storeRows(dvAcc, perQueryHead() ? dvParts : dv, bIdx, unit, kb.row0, blockK,
               kb.rowEnd, vdim);
   }
 
   /// The tasks' units (Schedule): query heads or key/value heads.
-  int64_t units() const { return perQueryHead ? heads : kvHeads; }
-  int64_t headsPerUnit() const { return perQueryHead ? 1 : group; }
-  Value kvHeadOf(Value unit) { return perQueryHead ? div(unit, group) : unit; }
+  int64_t units() const { return perQueryHead() ? heads : kvHeads; }
+  int64_t headsPerUnit() const { return perQueryHead() ? 1 : group; }
+  Value kvHeadOf(Value unit) {
+    return perQueryHead() ? div(unit, group) : unit;
+  }
   /// Query head `g` of `unit`.
   Value headOf(Value unit, Value g) {
-    return perQueryHead ? unit : add(mul(unit, group), g);
+    return perQueryHead() ? unit : add(mul(unit, group), g);
   }
 
   /// dK and dV from the query heads' parts (Schedule::QueryHeads), the
@@ -1545,7 +1547,7 @@ private:
       Value h = ivs[0], kh = div(h, group), g = rem(h, group);
       Value total = forLoop(
           idx(0), batch, 1, {f32Const(0.0)}, [&](Value bIdx, ValueRange acc) {
-            Value unit = perQueryHead ? h : kh;
+            Value unit = perQueryHead() ? h : kh;
             Value first = mul(add(mul(bIdx, units()), unit), numKeyTiles);
             return forLoop(
                 idx(0), numKeyTiles, 1, acc, [&](Value kb, ValueRange a) {
