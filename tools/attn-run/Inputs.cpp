@@ -304,6 +304,9 @@ void defaultCotangentShapes(const RunPlan &plan, Run &run) {
   if (plan.dOutputArg < 0)
     return;
   auto shapeOf = [&](Value v) -> std::optional<std::vector<int64_t>> {
+    // (A sharded operand: the argument's whole-sequence shape.)
+    if (auto s = v.getDefiningOp<shard::ShardOp>())
+      v = s.getSrc();
     auto arg = dyn_cast<BlockArgument>(v);
     if (arg && arg.getOwner()->getParentOp() == plan.entry)
       return run.args[arg.getArgNumber()].shape;

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -203,6 +204,14 @@ struct GradLowering {
     return buildQuadratic();
   }
 
+  /// Whether softmax's weights and row dots come from the saved output and
+  /// log-sum-exp (both given, no gate: the saved output is then the
+  /// weighted sum itself) rather than from the recomputed forward.
+  bool savedStatistics() {
+    return p.isSoftmax() && op.getSavedOutput() && op.getSavedLse() &&
+           !p.modifiers.gate;
+  }
+
   /// The gradients from the materialized `Lq x Lk` score gradient.
   SmallVector<Value> buildQuadratic() {
     const AttentionDims &d = p.dims;
@@ -220,6 +229,23 @@ struct GradLowering {
       denominator =
           tb.elementwise({den}, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
             return tb.add(bb, a[0], tb.f32Const(eps));
+          });
+    } else if (savedStatistics()) {
+      // The saved log-sum-exp normalizes: P = exp(s - LSE) (0 where masked
+      // and in rows without a key), so a block of keys of a larger
+      // attention (attn-partition-sequence's backward ring) gets its share.
+      lse = splitRows(op.getSavedLse());
+      Value masked = maskedScores5(tb, sc.scores, sc.spec);
+      auto [id, outer] = tb.rowMaps(5);
+      weights = tb.generic(
+          {masked, lse}, {id, outer}, tb.empty(tb.sizes(masked)), id, "ppppp",
+          [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+            Value none = arith::CmpFOp::create(
+                bb, arith::CmpFPredicate::OEQ, a[1],
+                tb.f32Const(-std::numeric_limits<double>::infinity()));
+            Value w =
+                math::ExpOp::create(bb, arith::SubFOp::create(bb, a[0], a[1]));
+            return arith::SelectOp::create(bb, none, tb.f32Const(0.0), w);
           });
     } else {
       weights = weights5(tb, sc.scores, sc.spec, needLse ? &lse : nullptr);
@@ -241,8 +267,13 @@ struct GradLowering {
     TensorBuilder::Sizes rows(shape5.begin(), shape5.end() - 1);
     auto [oid, oouter] = tb.rowMaps(5);
     if (!isa<PointwiseAttr>(p.normalizer)) {
+      // D = rowsum(dO * O), O the saved output when given.
+      Value out =
+          savedStatistics()
+              ? toF32Tensor(tb, splitHeads(tb, op.getSavedOutput(), d.kvHeads))
+              : ungated;
       cot.rowDot =
-          tb.generic({dO, ungated}, {oid, oid}, tb.filled(rows, 0.0), oouter,
+          tb.generic({dO, out}, {oid, oid}, tb.filled(rows, 0.0), oouter,
                      "ppppr", [&](ImplicitLocOpBuilder &bb, ValueRange a) {
                        return tb.fma(bb, a[0], a[1], a[2]);
                      });

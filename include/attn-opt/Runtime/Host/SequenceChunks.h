@@ -37,7 +37,10 @@ sequenceRuns(int64_t rows, int64_t ranks, int64_t rank, bool zigzag,
     };
     return {chunk(rank), chunk(chunks - 1 - rank)};
   }
-  if (!staticOffsets.empty())
+  // (Static chunks for another number of ranks: any split; the generated
+  // code reports the mismatch on every rank.)
+  if (!staticOffsets.empty() &&
+      static_cast<int64_t>(staticOffsets.size()) == ranks + 1)
     return {
         {staticOffsets[rank], staticOffsets[rank + 1] - staticOffsets[rank]}};
   int64_t base = rows / ranks, extra = rows % ranks;

@@ -12,6 +12,7 @@
 #include "attn-opt/Dialect/Attn/Utils/TensorBuilder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -48,6 +49,9 @@ FailureOr<std::pair<AttentionOp, bool>> differentiable(func::FuncOp fn) {
   bool output = false, lse = false;
   if (ret && op->getParentOp() == fn)
     for (Value v : ret.getOperands()) {
+      // (Through the result's shard.shard of a sharded sequence.)
+      if (auto shardOp = v.getDefiningOp<shard::ShardOp>())
+        v = shardOp.getSrc();
       output |= v == op.getResult();
       lse |= op.getLse() && v == op.getLse();
     }
@@ -198,6 +202,25 @@ struct AttnDifferentiatePass
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     OpBuilder b(ret);
     auto typeOr = [](Value v) { return v ? v.getType() : Type(); };
+    // A forward sharded along the sequence (attn-partition-sequence): the
+    // cotangents come, and the gradients of query, key and value go,
+    // sharded like its operands; the forward's own result annotations are
+    // dead here.
+    auto qShard = op.getQuery().getDefiningOp<shard::ShardOp>();
+    auto sharded = [&](Value v) -> Value {
+      if (!qShard || !v)
+        return v;
+      return shard::ShardOp::create(b, loc, v, qShard.getSharding())
+          .getResult();
+    };
+    if (qShard) {
+      for (Value result : op->getResults())
+        for (Operation *user : llvm::make_early_inc_range(result.getUsers()))
+          if (isa<shard::ShardOp>(user) && user->use_empty())
+            user->erase();
+      dOut = sharded(dOut);
+      dLse = sharded(dLse);
+    }
     // The floating-point captured tensors of a score region (a learned
     // bias table, slopes): their gradients too, unless the pass is told
     // otherwise.
@@ -211,7 +234,10 @@ struct AttnDifferentiatePass
         typeOr(op.getSinks()), typeOr(op.getAlibiSlopes()),
         typeOr(op.getProjection()), captures, op.getResult(), dOut, dLse,
         Value(), Value());
-    func::ReturnOp::create(b, ret.getLoc(), gradOp.getResults());
+    SmallVector<Value> results(gradOp.getResults());
+    for (unsigned i = 0; i < 3; ++i)
+      results[i] = sharded(results[i]);
+    func::ReturnOp::create(b, ret.getLoc(), results);
     ret.erase();
     grad.setFunctionType(FunctionType::get(
         &getContext(), body.getArgumentTypes(), gradOp.getResultTypes()));

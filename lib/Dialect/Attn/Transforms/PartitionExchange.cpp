@@ -350,9 +350,35 @@ Value RankProgram::setUp(Value q, Value k, Value v) {
 // The ring
 //===----------------------------------------------------------------------===//
 
-SmallVector<Value> RankProgram::ringStep(Value q, Value t, ValueRange iter,
-                                         TypeRange accTypes) {
+ExchangeOp RankProgram::exchangeRows(Value block, Value dest, Value source,
+                                     Value inRows, int32_t tag) {
+  auto type = cast<RankedTensorType>(block.getType());
+  SmallVector<Value> dyn;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      dyn.push_back(d == kSeqDim
+                        ? inRows
+                        : tensor::DimOp::create(b, block, d).getResult());
+  Value buffer =
+      tensor::EmptyOp::create(b, type.getShape(), type.getElementType(), dyn);
+  Value tagValue = arith::ConstantIntOp::create(b, tag, 32);
   MLIRContext *ctx = b.getContext();
+  return ExchangeOp::create(b, type, mpi::RequestType::get(ctx),
+                            mpi::RequestType::get(ctx), block, buffer, dest,
+                            source, tagValue, comm);
+}
+
+Value RankProgram::waitFor(ExchangeOp exchange, Value sent) {
+  return ExchangeWaitOp::create(b, sent.getType(), exchange.getIncoming(), sent,
+                                exchange.getSendRequest(),
+                                exchange.getRecvRequest())
+      .getResult();
+}
+
+SmallVector<Value> RankProgram::ringStep(Value t, ValueRange iter,
+                                         TypeRange computeTypes,
+                                         BlockCompute compute,
+                                         AfterBlock after) {
   Value kCur = iter[0], vCur = iter[1];
   // The block in hand came from rank (r - t) mod P; the next one
   // (from r - 1) from (r - t - 1) mod P.
@@ -405,41 +431,25 @@ SmallVector<Value> RankProgram::ringStep(Value q, Value t, ValueRange iter,
   Value source = indexCast(b.getI32Type(), select(receive, prev, none));
   Value kOut = trims() ? rowSlice(kCur, sendOffset, sendRows, true) : kCur;
   Value vOut = trims() ? rowSlice(vCur, sendOffset, sendRows, true) : vCur;
-  auto exchange = [&](Value block, int32_t tag) {
-    auto type = cast<RankedTensorType>(block.getType());
-    SmallVector<Value> dyn;
-    if (type.isDynamicDim(0))
-      dyn.push_back(tensor::DimOp::create(b, block, 0));
-    dyn.push_back(inRows);
-    Value buffer =
-        tensor::EmptyOp::create(b, type.getShape(), type.getElementType(), dyn);
-    Value tagValue = arith::ConstantIntOp::create(b, tag, 32);
-    return ExchangeOp::create(b, type, mpi::RequestType::get(ctx),
-                              mpi::RequestType::get(ctx), block, buffer, dest,
-                              source, tagValue, comm);
-  };
-  ExchangeOp kEx = exchange(kOut, 1);
-  ExchangeOp vEx = exchange(vOut, 2);
+  ExchangeOp kEx = exchangeRows(kOut, dest, source, inRows, 1);
+  ExchangeOp vEx = exchangeRows(vOut, dest, source, inRows, 2);
   // The kernels of the block in hand, when this rank needs it.
   Value use = needs(rank, origin);
-  auto compute = scf::IfOp::create(b, accTypes, use, true);
+  auto computed = scf::IfOp::create(b, computeTypes, use, true);
   {
     OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(compute.elseBlock());
-    scf::YieldOp::create(b, ValueRange{iter[2], iter[3]});
-    b.setInsertionPointToStart(compute.thenBlock());
-    auto [o, l] = computeBlock(q, kCur, vCur, held, iter[2], iter[3]);
-    scf::YieldOp::create(b, ValueRange{o, l});
+    b.setInsertionPointToStart(computed.elseBlock());
+    scf::YieldOp::create(b, iter.drop_front(2));
+    b.setInsertionPointToStart(computed.thenBlock());
+    scf::YieldOp::create(b, compute(kCur, vCur, held, iter.drop_front(2)));
   }
-  Value kNext =
-      ExchangeWaitOp::create(b, kCur.getType(), kEx.getIncoming(), kOut,
-                             kEx.getSendRequest(), kEx.getRecvRequest())
-          .getResult();
-  Value vNext =
-      ExchangeWaitOp::create(b, vCur.getType(), vEx.getIncoming(), vOut,
-                             vEx.getSendRequest(), vEx.getRecvRequest())
-          .getResult();
-  return {kNext, vNext, compute.getResult(0), compute.getResult(1)};
+  SmallVector<Value> results = {waitFor(kEx, kOut), waitFor(vEx, vOut)};
+  if (after)
+    llvm::append_range(results, after(t, origin, use, held, iter.drop_front(2),
+                                      computed.getResults()));
+  else
+    llvm::append_range(results, computed.getResults());
+  return results;
 }
 
 std::pair<Value, Value> RankProgram::ring(Value q, Value k, Value v,
@@ -464,9 +474,15 @@ std::pair<Value, Value> RankProgram::ring(Value q, Value k, Value v,
   {
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(loop.getBody());
-    scf::YieldOp::create(b, ringStep(q, loop.getInductionVar(),
-                                     loop.getRegionIterArgs(),
-                                     TypeRange{accOType, accLType}));
+    scf::YieldOp::create(
+        b, ringStep(loop.getInductionVar(), loop.getRegionIterArgs(),
+                    TypeRange{accOType, accLType},
+                    [&](Value kCur, Value vCur, const Runs &held,
+                        ValueRange acc) -> SmallVector<Value> {
+                      auto [o, l] =
+                          computeBlock(q, kCur, vCur, held, acc[0], acc[1]);
+                      return {o, l};
+                    }));
   }
   return {loop.getResult(2), loop.getResult(3)};
 }

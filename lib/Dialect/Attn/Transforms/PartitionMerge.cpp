@@ -54,6 +54,23 @@ Value RankProgram::accumulate(Value accO, Value o, Value row, Value rows) {
                                        w.sizes, w.strides);
 }
 
+Value RankProgram::sum(Value x, Value y) {
+  auto type = cast<RankedTensorType>(x.getType());
+  AffineMap id =
+      AffineMap::getMultiDimIdentityMap(type.getRank(), b.getContext());
+  auto total = linalg::GenericOp::create(
+      b, TypeRange{type}, ValueRange{y}, ValueRange{x},
+      ArrayRef<AffineMap>{id, id},
+      SmallVector<utils::IteratorType>(type.getRank(),
+                                       utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location loc, ValueRange args) {
+        linalg::YieldOp::create(
+            nb, loc,
+            ValueRange{arith::AddFOp::create(nb, loc, args[1], args[0])});
+      });
+  return total.getResult(0);
+}
+
 Value RankProgram::scaled(Value acc, Value factor) {
   auto type = cast<RankedTensorType>(acc.getType());
   AffineMap id =

@@ -189,10 +189,18 @@ FailureOr<std::optional<ShardedAttention>> matchSharded(AttentionOp op) {
   }
   for (Value result : op->getResults()) {
     for (Operation *user : result.getUsers()) {
+      // Its gradient (the output as the gradient's forward operand).
+      if (auto grad = dyn_cast<AttentionGradOp>(user);
+          grad && grad.getForward() == result && result == op.getResult()) {
+        if (!llvm::is_contained(s.grads, grad))
+          s.grads.push_back(grad);
+        continue;
+      }
       auto shardOp = dyn_cast<shard::ShardOp>(user);
       if (!shardOp) {
         op.emitOpError("attn-partition-sequence: every use of the results "
-                       "must be a shard.shard with the operands' sharding");
+                       "must be a shard.shard with the operands' sharding "
+                       "or the op's attn.attention_grad");
         return failure();
       }
       shard::ShardingOp sharding = sequenceSharding(op, shardOp, "result");
@@ -222,6 +230,82 @@ SmallVector<Value> mlir::attn::regionCaptures(AttentionOp op) {
 }
 
 namespace {
+
+/// An attn.attention_grad of a sharded op: the shard.shard ops of its
+/// sharded operands (null where absent).
+struct ShardedGradient {
+  AttentionGradOp grad;
+  shard::ShardOp dOutput, dLse, savedOutput, savedLse;
+};
+
+/// What the annotations around the gradient `grad` of the sharded `s.op`
+/// say: its cotangents and saved statistics sharded as the op's operands,
+/// the gradients of query, key and value used through such shard.shard
+/// ops; failure after a diagnostic otherwise (also for what the backward
+/// ring does not compute).
+FailureOr<ShardedGradient> matchGradient(ShardedAttention &s,
+                                         AttentionGradOp grad) {
+  AttentionOp op = s.op;
+  auto refuse = [&](const Twine &what) {
+    return grad.emitOpError("attn-partition-sequence: ") << what;
+  };
+  if (isa<KernelAttr>(op.getNormalizer())) {
+    refuse("the gradient of kernelized attention over a sharded sequence is "
+           "not supported yet (docs/Gradients.md)");
+    return failure();
+  }
+  auto sharding = s.operandShards[0].getSharding();
+  auto like = sharding.getDefiningOp<shard::ShardingOp>();
+  ShardedGradient g;
+  g.grad = grad;
+  auto operand = [&](Value v, StringRef what,
+                     shard::ShardOp &into) -> LogicalResult {
+    if (!v)
+      return success();
+    auto shardOp = v.getDefiningOp<shard::ShardOp>();
+    if (!shardOp || shardOp.getAnnotateForUsers() ||
+        !isa<BlockArgument>(shardOp.getSrc())) {
+      refuse("the ") << what
+                     << " must be a function argument sharded like the "
+                        "forward's operands (shard.shard)";
+      return failure();
+    }
+    shard::ShardingOp sharding = sequenceSharding(op, shardOp, what);
+    if (!sharding)
+      return failure();
+    if (sharding.getGrid() != like.getGrid() ||
+        sharding.getStaticShardedDimsOffsets() !=
+            like.getStaticShardedDimsOffsets()) {
+      refuse("the ") << what << " is sharded unlike the forward's operands";
+      return failure();
+    }
+    into = shardOp;
+    return success();
+  };
+  if (failed(operand(grad.getGradOutput(), "output's cotangent", g.dOutput)) ||
+      failed(operand(grad.getGradLse(), "log-sum-exp's cotangent", g.dLse)) ||
+      failed(operand(grad.getSavedOutput(), "saved output", g.savedOutput)) ||
+      failed(operand(grad.getSavedLse(), "saved log-sum-exp", g.savedLse)))
+    return failure();
+  for (Value c : grad.getGradCaptures())
+    if (!cast<ShapedType>(c.getType()).getElementType().isF32()) {
+      refuse("the gradient of a captured tensor that is not f32 over a "
+             "sharded sequence is not supported");
+      return failure();
+    }
+  Value sharded[] = {grad.getGradQuery(), grad.getGradKey(),
+                     grad.getGradValue()};
+  for (Value result : sharded)
+    for (Operation *user : result.getUsers()) {
+      auto shardOp = dyn_cast<shard::ShardOp>(user);
+      if (!shardOp || !sequenceSharding(op, shardOp, "gradient")) {
+        refuse("every use of the gradients of query, key and value must be "
+               "a shard.shard with the operands' sharding");
+        return failure();
+      }
+    }
+  return g;
+}
 
 /// Whether the pass takes `op`: its capability, then what the sharding
 /// allows; a diagnostic otherwise.
@@ -288,7 +372,8 @@ struct AttnPartitionSequence
           grid.erase();
       return;
     }
-    SmallVector<ShardedAttention> work;
+    std::vector<ShardedAttention> work;
+    std::vector<SmallVector<ShardedGradient>> gradients;
     bool failedMatch = false;
     getOperation().walk([&](AttentionOp op) {
       FailureOr<std::optional<ShardedAttention>> s = matchSharded(op);
@@ -296,14 +381,25 @@ struct AttnPartitionSequence
         failedMatch = true;
         return;
       }
-      if (*s)
-        work.push_back(**s);
+      if (!*s)
+        return;
+      SmallVector<ShardedGradient> grads;
+      for (AttentionGradOp grad : (*s)->grads) {
+        FailureOr<ShardedGradient> g = matchGradient(**s, grad);
+        if (failed(g)) {
+          failedMatch = true;
+          return;
+        }
+        grads.push_back(*g);
+      }
+      work.push_back(**s);
+      gradients.push_back(std::move(grads));
     });
     if (failedMatch)
       return signalPassFailure();
     DenseSet<func::FuncOp> touched;
-    for (ShardedAttention &s : work)
-      if (failed(partition(s)))
+    for (auto [s, grads] : llvm::zip(work, gradients))
+      if (failed(partition(s, grads)))
         return signalPassFailure();
       else
         touched.insert(s.op->getParentOfType<func::FuncOp>());
@@ -312,7 +408,8 @@ struct AttnPartitionSequence
     cleanup(touched);
   }
 
-  LogicalResult partition(ShardedAttention &s) {
+  LogicalResult partition(ShardedAttention &s,
+                          ArrayRef<ShardedGradient> grads) {
     AttentionOp op = s.op;
     bool masked = op.getPatternAttr() || !op.getMaskMod().empty();
     int64_t ranks = s.grid.getShape()[0];
@@ -341,6 +438,15 @@ struct AttnPartitionSequence
                << (isa<PointwiseAttr>(op.getNormalizer())
                        ? ", partial results summed"
                        : ", partial results merged by log-sum-exp");
+        if (!grads.empty())
+          remark << "; the gradient: "
+                 << (isa<SoftmaxAttr>(op.getNormalizer()) &&
+                             !(grads.front().savedOutput &&
+                               grads.front().savedLse)
+                         ? "the forward ring, then "
+                         : "")
+                 << "the ring again, each rank's share of a block's dK and "
+                    "dV sent back to the block's owner";
       }
     }
     // The global mask, compiled for the schedule.
@@ -367,6 +473,10 @@ struct AttnPartitionSequence
     Value q = local(s.operandShards[0]);
     Value k = local(s.operandShards[1]);
     Value v = local(s.operandShards[2]);
+    for (const ShardedGradient &g : grads)
+      partitionGradient(s, g, q, k, v, program ? &*program : nullptr);
+    if (s.resultShards.empty())
+      return success();
     ImplicitLocOpBuilder b(op.getLoc(), op);
     RankProgram rankProgram(b, s, program ? &*program : nullptr);
     auto [o, l] = rankProgram.build(q, k, v);
@@ -384,6 +494,49 @@ struct AttnPartitionSequence
       user.erase();
     }
     return success();
+  }
+
+  /// Replaces the gradient `g` of the sharded op by this rank's backward.
+  void partitionGradient(ShardedAttention &s, const ShardedGradient &g, Value q,
+                         Value k, Value v, const ModProgram *mask) {
+    AttentionGradOp grad = g.grad;
+    auto local = [&](shard::ShardOp shardOp) -> Value {
+      if (!shardOp)
+        return Value();
+      Value arg = shardOp.getSrc();
+      arg.setType(localType(arg.getType()));
+      return arg;
+    };
+    GradientInputs in;
+    in.dOutput = local(g.dOutput);
+    in.dLse = local(g.dLse);
+    in.savedOutput = local(g.savedOutput);
+    in.savedLse = local(g.savedLse);
+    if (!grad.getGradCaptures().empty())
+      for (unsigned c : s.op.getFloatCaptures())
+        in.captures.push_back(s.op.getCaptures()[c]);
+    ImplicitLocOpBuilder b(grad.getLoc(), grad);
+    RankProgram rankProgram(b, s, mask);
+    GradientResults r = rankProgram.buildGradient(q, k, v, in);
+    SmallVector<Value> locals = {r.query, r.key, r.value};
+    locals.append(r.captures);
+    for (auto [i, result] : llvm::enumerate(grad.getResults())) {
+      Value value = locals[i];
+      Type element = cast<ShapedType>(result.getType()).getElementType();
+      if (!element.isF32())
+        value = arith::TruncFOp::create(
+            b, cast<RankedTensorType>(value.getType()).clone(element), value);
+      if (i >= 3) {
+        result.replaceAllUsesWith(value);
+        continue;
+      }
+      for (Operation *user : llvm::make_early_inc_range(result.getUsers())) {
+        auto shardOp = cast<shard::ShardOp>(user);
+        shardOp.getResult().replaceAllUsesWith(value);
+        shardOp.erase();
+      }
+    }
+    grad.erase();
   }
 
   /// Erases the shard ops left, updates the types of the touched functions

@@ -46,6 +46,28 @@ struct ShardedAttention {
   SmallVector<shard::ShardOp> operandShards;
   /// The shard.shard ops the results go through.
   SmallVector<shard::ShardOp> resultShards;
+  /// The gradients of the op (attn.attention_grad ops whose forward it is:
+  /// attn-differentiate's @F_grad of a sharded @F, or a training
+  /// framework's backward entry).
+  SmallVector<AttentionGradOp> grads;
+};
+
+/// What a rank's backward reads (the local rows of each; null when
+/// absent): the output's cotangent `dO` and the log-sum-exp's, and the
+/// forward's output and log-sum-exp when saved (otherwise the forward ring
+/// computes them first).
+struct GradientInputs {
+  Value dOutput, dLse, savedOutput, savedLse;
+  /// The floating-point captures that take a gradient (summed over the
+  /// blocks, then over the ranks).
+  SmallVector<Value> captures;
+};
+
+/// A rank's gradients: its rows of dQ, dK and dV (f32), and the captures'
+/// gradients (the whole tensors, summed over every rank).
+struct GradientResults {
+  Value query, key, value;
+  SmallVector<Value> captures;
 };
 
 /// The tensors the rank's mask region reads: the op's captures, then (for
@@ -75,13 +97,33 @@ public:
   /// Emits everything; returns the local result and log-sum-exp (f32).
   std::pair<Value, Value> build(Value q, Value k, Value v);
 
+  /// Emits the backward (PartitionBackward.cpp): the ring of key/value
+  /// blocks again, each rank adding its queries' share of each block's dK
+  /// and dV and sending it back to the block's owner (only where it used
+  /// the block, only its rows in hand), which adds them in ring order.
+  GradientResults buildGradient(Value q, Value k, Value v,
+                                const GradientInputs &in);
+
 private:
-  //===--- The schedule (PartitionExchange.cpp) ------------------------===//
   /// The two runs of rank `rank`'s rows: (global start, length); the
   /// second has length 0 in the contiguous order.
   struct Runs {
     Value start[2], length[2];
   };
+  /// Returns the values that join the accumulators for the block in hand
+  /// (`held` its rows) given the accumulators `acc`; only called where
+  /// this rank needs the block.
+  using BlockCompute = function_ref<SmallVector<Value>(
+      Value k, Value v, const Runs &held, ValueRange acc)>;
+  /// After the block step: the ring step `t`, the block's origin, whether
+  /// this rank used it, its rows in hand, the accumulators before the step
+  /// and what the step returned (the accumulators unchanged where unused);
+  /// returns the next accumulators.
+  using AfterBlock = function_ref<SmallVector<Value>(
+      Value t, Value origin, Value use, const Runs &held, ValueRange acc,
+      ValueRange computed)>;
+
+  //===--- The schedule (PartitionExchange.cpp) ------------------------===//
   /// The communicator, rank, number of ranks and every rank's rows
   /// (sizes), their checks; returns the verdict (i1).
   Value setUp(Value q, Value k, Value v);
@@ -105,10 +147,17 @@ private:
   /// of their ranges within `src`'s chunk (length 0 when none needs a
   /// row).
   Runs keepRows(Value src, Value from, Value count);
-  /// One step of the ring: the exchange of the block in hand for the next
-  /// one around the kernels of the block in hand.
-  SmallVector<Value> ringStep(Value q, Value t, ValueRange iter,
-                              TypeRange accTypes);
+  /// One step of the ring over `iter` = (key block, value block,
+  /// accumulators...): the exchange of the block in hand for the next one
+  /// around `compute` (results of `computeTypes`), then `after`.
+  SmallVector<Value> ringStep(Value t, ValueRange iter, TypeRange computeTypes,
+                              BlockCompute compute, AfterBlock after = {});
+  /// Sends `block` to rank `dest` and receives a block of its type with
+  /// `inRows` rows from `source` (i32 ranks, -1 for none), nonblocking.
+  ExchangeOp exchangeRows(Value block, Value dest, Value source, Value inRows,
+                          int32_t tag);
+  /// Waits for both requests of `exchange`; returns the received block.
+  Value waitFor(ExchangeOp exchange, Value sent);
   /// The ring over every rank's block, from accumulators of these types
   /// (and dynamic sizes); returns them.
   std::pair<Value, Value> ring(Value q, Value k, Value v,
@@ -130,9 +179,24 @@ private:
   /// with these operands and its mask and score regions shifted there.
   AttentionOp blockAttention(Value qs, Value ks, Value vs, Value offsets);
 
+  //===--- The backward (PartitionBackward.cpp) ------------------------===//
+  /// The gradient of the local queries against the block in hand: adds
+  /// their part to dQ and the captures' gradients (`acc` = dQ, dK, dV,
+  /// captures...) and returns them with the block's partial dK and dV
+  /// (the block's rows) in place of dK and dV.
+  SmallVector<Value> gradientBlock(Value q, const GradientInputs &in,
+                                   Value kBlock, Value vBlock, const Runs &held,
+                                   ValueRange acc);
+  /// The partial dK and dV of step `t` sent back to their owners, this
+  /// rank's own received and added in ring order.
+  SmallVector<Value> returnPartials(Value t, Value origin, Value use,
+                                    ValueRange acc, ValueRange computed);
+
   //===--- The merge (PartitionMerge.cpp) ------------------------------===//
   /// Adds `o` to the accumulator's local rows [row, row + rows).
   Value accumulate(Value accO, Value o, Value row, Value rows);
+  /// `x + y`, elementwise (f32 tensors of one shape).
+  Value sum(Value x, Value y);
   /// `acc * factor` (f32 scalar), elementwise.
   Value scaled(Value acc, Value factor);
   /// Merges (o, l) over local rows [row, row + rows) into the accumulators.

@@ -407,10 +407,18 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
     pass of any attention is the same op and a new forward operand needs no
     new backward description. The forward op is not computed for this op
     when its output and log-sum-exp are given as `saved_output` /
-    `saved_lse` (what a training framework saved from the forward call;
-    they must be the forward's results for these inputs); otherwise its
-    results are used. A forward op used only as a description is dead once
-    the gradient is lowered.
+    `saved_lse` (what a training framework saved from the forward call);
+    otherwise its results are used. A forward op used only as a
+    description is dead once the gradient is lowered.
+
+    The saved statistics define the softmax weights of the gradient:
+    `P = exp(S - saved_lse)` and `D = rowsum(dO * saved_output)` (without a
+    gate). For the forward's own results that is the gradient of the op;
+    for the output and log-sum-exp of a larger attention whose keys the
+    forward op holds a block of, it is that block's share of the larger
+    attention's gradient (the `dQ` term to add, the block's `dK` and `dV`):
+    attn-partition-sequence's backward ring computes the gradient of a
+    sharded sequence so.
 
     ```mlir
     %o, %lse = attn.attention %q, %k, %v {normalizer = #attn.softmax,
