@@ -13,7 +13,9 @@
 #
 # Environment: SP_L (default 8192), SP_ROUNDS (3), SP_EXAMPLES
 # (softmax_causal sliding_window), SP_RANKS (2), SP_BYTES_L (4096 8192
-# 16384 32768; empty skips the second table).
+# 16384 32768; empty skips the second table), SP_GRAD (1: time the
+# backward function @F_grad instead, attn-run --grad: the forward ring, then
+# the backward ring; the bytes are both rings').
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 run="${ATTN_RUN:-$root/build/bin/attn-run}"
@@ -22,19 +24,23 @@ l="${SP_L:-8192}"
 rounds="${SP_ROUNDS:-3}"
 ranks="${SP_RANKS:-2}"
 examples="${SP_EXAMPLES:-softmax_causal sliding_window}"
+grad=()
+[ "${SP_GRAD:-0}" = 1 ] && grad=(--grad)
 shape="1x8x${l}x64"
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 one() { # ranks example [L] -> "median_ms max_rank_bytes"
   local shape="1x8x${3:-$l}x64"
-  "$mpiexec" -n "$1" "$run" "$root/examples/sharded/$2.mlir" --random-inputs \
+  "$mpiexec" -n "$1" "$run" "$root/examples/sharded/$2.mlir" "${grad[@]}" --random-inputs \
     --shape "q=$shape" --shape "k=$shape" --shape "v=$shape" --threads 1 \
     --bench "${4:-3}" 2>/dev/null | awk '
       /^bench:/ { sub(/.*median_ms=/, ""); sub(/ .*/, ""); ms = $0 }
       /^comm:/ { sub(/.*max_rank=/, ""); sub(/ .*/, ""); bytes = $0 }
       END { print ms, (bytes == "" ? 0 : bytes) }'
 }
-ring_bytes() { # ranks L
-  awk -v p="$1" -v l="$2" 'BEGIN { printf "%.0f", (p - 1) * (l / p) * 8 * 64 * 4 * 2 }'
+ring_bytes() { # ranks L (with SP_GRAD: the forward's ring, then the
+  # backward's: K, V, dK and dV around it, three times the forward's)
+  awk -v p="$1" -v l="$2" -v g="${#grad[@]}" \
+    'BEGIN { printf "%.0f", (p - 1) * (l / p) * 8 * 64 * 4 * 2 * (g ? 3 : 1) }'
 }
 echo "| example | L | 1 rank ms | $ranks ranks ms | speed-up | bytes sent per rank | ring attention |"
 echo "|---|---|---|---|---|---|---|"

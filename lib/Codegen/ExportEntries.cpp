@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -47,6 +48,12 @@ mlir::attn::traceEntrySize(func::FuncOp fn, Value value, int64_t dim) {
     auto result = cast<OpResult>(value);
     if (auto castOp = dyn_cast<tensor::CastOp>(def)) {
       value = castOp.getSource();
+      continue;
+    }
+    // A value sharded along the sequence (attn-partition-sequence): each
+    // rank's sizes are its chunk's, as the source's on that rank.
+    if (auto shardOp = dyn_cast<shard::ShardOp>(def)) {
+      value = shardOp.getSrc();
       continue;
     }
     if (auto dps = dyn_cast<DestinationStyleOpInterface>(def)) {

@@ -313,7 +313,7 @@ def _float_captures(key):
             for elem, rank in mods[1] if elem in _FLOATS]
 
 
-def _build_grad(key, capture_grads=False, projection_grad=False):
+def _build_grad(key, capture_grads=False, projection_grad=False, order=None):
     """MLIR source of the forward and backward entries of one signature,
     with dynamic batch and lengths as attention()'s own (one compilation
     serves every length: the fused backward classifies its blocks at run
@@ -323,25 +323,54 @@ def _build_grad(key, capture_grads=False, projection_grad=False):
     (and log-sum-exp) and the output's cotangent, and returns the gradients
     of query, key, value (and bias, gate; with `projection_grad`, that of
     the FAVOR+ projection; with `capture_grads`, those of the
-    floating-point tensors the score region captures)."""
+    floating-point tensors the score region captures). With an `order`,
+    sequence-parallel as _build's: query, key, value, the output, its
+    log-sum-exp and cotangent, and the gradients of query, key and value
+    sharded along the sequence (attn-partition-sequence's backward ring)."""
     args, operands, attrs, (q, k, v, r), grads, regions = _signature(key)
     softmax = key[5] == "#attn.softmax"
     lengths = key[14]
     lse = _tensor(["?", str(key[1]), "?" if lengths is None
                    else str(lengths[0])], "f32")
     fwd_results = f"{r}, {lse}" if softmax else r
-    src = (f"func.func @forward({', '.join(args)}) -> ({fwd_results}) {{\n"
-           f"  %0{':2' if softmax else ''} = attn.attention %query, %key, "
-           f"%value{operands} {attrs}\n"
-           f"      : {q}, {k}, {v} -> {fwd_results}{regions}\n"
-           f"  return {'%0#0, %0#1' if softmax else '%0'} : {fwd_results}\n"
+    qkv, shard, grid = "%query, %key, %value", "", ""
+    if order is not None:
+        attrs = attrs[:-1] + f', attn.sequence_order = "{order}"}}'
+        grid = "shard.grid @ranks(shape = ?)\n"
+        shard = ("  %s = shard.sharding @ranks split_axes = [[], [], [0]] "
+                 ": !shard.sharding\n"
+                 f"  %qs = shard.shard %query to %s : {q}\n"
+                 f"  %ks = shard.shard %key to %s : {k}\n"
+                 f"  %vs = shard.shard %value to %s : {v}\n")
+        qkv = "%qs, %ks, %vs"
+
+    def sharded(name, value, t):
+        # `value` through a shard.shard named `name` (sequence-parallel).
+        if order is None:
+            return value, ""
+        return f"%{name}", f"  %{name} = shard.shard {value} to %s : {t}\n"
+    o0, so0 = sharded("o0", "%0#0" if softmax else "%0", r)
+    o1, so1 = sharded("o1", "%0#1", lse) if softmax else ("", "")
+    src = (grid +
+           f"func.func @forward({', '.join(args)}) -> ({fwd_results}) {{\n"
+           + shard +
+           f"  %0{':2' if softmax else ''} = attn.attention {qkv}"
+           f"{operands} {attrs}\n"
+           f"      : {q}, {k}, {v} -> {fwd_results}{regions}\n" + so0 + so1 +
+           f"  return {f'{o0}, {o1}' if softmax else o0} : {fwd_results}\n"
            f"}}\n")
     bargs = list(args)
     saved = ""
+    pre = shard
     if softmax:
         bargs += [f"%output: {r}", f"%lse: {lse}"]
-        saved = f" saved_output(%output : {r}) saved_lse(%lse : {lse})"
+        out, s_out = sharded("out_s", "%output", r)
+        lse_v, s_lse = sharded("lse_s", "%lse", lse)
+        pre += s_out + s_lse
+        saved = f" saved_output({out} : {r}) saved_lse({lse_v} : {lse})"
     bargs.append(f"%d_output: {r}")
+    d_out, s_d = sharded("d_s", "%d_output", r)
+    pre += s_d
     gtypes = [q, k, v] + [gt for _, gt in grads]
     optional = "".join(f" {name}({gt})" for name, gt in grads)
     if projection_grad:
@@ -352,13 +381,19 @@ def _build_grad(key, capture_grads=False, projection_grad=False):
         gtypes += _float_captures(key)
         optional += f" captures({', '.join(_float_captures(key))})"
     n = len(gtypes)
+    rets, post = [], ""
+    for i, t in enumerate(gtypes):
+        value, line = sharded(f"g{i}", f"%1#{i}", t) if i < 3 else \
+            (f"%1#{i}", "")
+        rets.append(value)
+        post += line
     src += (f"func.func @backward({', '.join(bargs)}) -> "
-            f"({', '.join(gtypes)}) {{\n"
-            f"  %0 = attn.attention %query, %key, %value{operands} {attrs}\n"
+            f"({', '.join(gtypes)}) {{\n" + pre +
+            f"  %0 = attn.attention {qkv}{operands} {attrs}\n"
             f"      : {q}, {k}, {v} -> {r}{regions}\n"
-            f"  %1:{n} = attn.attention_grad %0, %d_output{saved}\n"
-            f"      : {r}, {r} -> {q}, {k}, {v}{optional}\n"
-            f"  return {', '.join(f'%1#{i}' for i in range(n))} : "
+            f"  %1:{n} = attn.attention_grad %0, {d_out}{saved}\n"
+            f"      : {r}, {r} -> {q}, {k}, {v}{optional}\n" + post +
+            f"  return {', '.join(rets)} : "
             f"{', '.join(gtypes)}\n}}\n")
     return src
 
@@ -381,16 +416,23 @@ def _torch_module():
 _grad_functions = {}
 
 
-def _grad_library(key, learned=(False, False)):
+def _grad_library(key, learned=(False, False), sharded=None):
     """The library of _build_grad(key, *learned): `learned` says whether
-    the projection's and the captures' gradients are asked for."""
-    lib = _grad_functions.get((key, learned))
+    the projection's and the captures' gradients are asked for; `sharded`
+    is None or (sequence order, attn-compile's --mpi, communicator handle)
+    for sequence parallelism (the library then runs on that
+    communicator)."""
+    order, mpi = sharded[:2] if sharded else (None, None)
+    lib = _grad_functions.get((key, learned, order, mpi))
     if lib is None:
         with _functions_lock:
-            lib = _grad_functions.get((key, learned))
+            lib = _grad_functions.get((key, learned, order, mpi))
             if lib is None:
-                lib = compile(_build_grad(key, learned[1], learned[0]))
-                _grad_functions[(key, learned)] = lib
+                lib = compile(_build_grad(key, learned[1], learned[0], order),
+                              **({"mpi": mpi} if mpi else {}))
+                _grad_functions[(key, learned, order, mpi)] = lib
+    if sharded:
+        lib.set_communicator(sharded[2])
     return lib
 
 
@@ -413,8 +455,8 @@ def _autograd_function():
             # score region when one does: inputs here so that autograd
             # reaches them; `passive` holds them detached. call[3] says
             # which.)
-            key, passive, threads, which = call
-            lib = _grad_library(key, which)
+            key, passive, threads, which, sharded = call
+            lib = _grad_library(key, which, sharded)
             if threads is not None:
                 lib.set_num_threads(threads)
             inputs = [x.detach().contiguous()
@@ -437,8 +479,8 @@ def _autograd_function():
                     "backward was called with create_graph=True (a "
                     "gradient penalty or double backward); compute that "
                     "part with PyTorch's attention")
-            key, passive, threads, which = ctx.call
-            lib = _grad_library(key, which)
+            key, passive, threads, which, sharded = ctx.call
+            lib = _grad_library(key, which, sharded)
             if threads is not None:
                 lib.set_num_threads(threads)
             tensors = ctx.saved_tensors
@@ -518,8 +560,11 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
         chunks may differ in length) and gets its rows of the result
         (docs/SequenceParallel.md). sequence_order: "contiguous" (rank r
         holds the r-th chunk) or "zigzag" (rank r holds chunks r and
-        2P-1-r of 2P, concatenated: balances causal work). Forward only;
-        what attn-partition-sequence supports (attn_opt._capabilities,
+        2P-1-r of 2P, concatenated: balances causal work). Tensors that
+        require gradients get theirs (the backward ring: each rank its rows
+        of dQ, dK, dV; a captured bias table's summed over the ranks),
+        except for kernelized attention; what attn-partition-sequence
+        supports (attn_opt._capabilities,
         docs/Kernels.md): segments= / key_segments= are the whole
         sequence's ids on every rank, as are the mods' captured tensors
         (their q_idx and kv_idx are positions in the whole sequence).
@@ -531,10 +576,7 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
         if sequence_order not in ("contiguous", "zigzag"):
             raise ValueError(f"sequence_order is 'contiguous' or 'zigzag', "
                              f"not {sequence_order!r}")
-        if _needs_grad(q, k, v):
-            raise ValueError("sequence_parallel has no gradients yet: call "
-                             "it under torch.no_grad() or with detached "
-                             "tensors")
+
     def differentiable():
         return _differentiable(q, k, v, bias, gate, dict(
             normalizer=normalizer, pattern=pattern, scale=scale, alpha=alpha,
@@ -542,9 +584,9 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
             qk_norm_eps=qk_norm_eps, segments=segments,
             key_segments=key_segments, projection=projection,
             score_mod=score_mod, mask_mod=mask_mod, threads=threads,
-            out=out))
-    if sequence_parallel is None and _grad is None and _needs_grad(
-            q, k, v, bias, gate):
+            out=out, sequence_parallel=sequence_parallel,
+            sequence_order=sequence_order))
+    if _grad is None and _needs_grad(q, k, v, bias, gate):
         return differentiable()
     tensors = [check_array(q, "q"), check_array(k, "k"), check_array(v, "v")]
     t = dtype_name(q)
@@ -632,14 +674,8 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
     # none: a mask is piecewise constant).
     projection_grad = _needs_grad(projection)
     capture_grads = score_mod is not None and _needs_grad(*captured)
-    if projection_grad and sequence_parallel is not None:
-        raise ValueError("sequence_parallel has no gradients yet: the "
-                         "projection requires one")
     if projection_grad and _grad is None:
         return differentiable()
-    if capture_grads and sequence_parallel is not None:
-        raise ValueError("sequence_parallel has no gradients yet: a tensor "
-                         "the score_mod captures requires one")
     if capture_grads and _grad is None:
         # (Only a captured tensor, a learned bias table, trains.)
         return differentiable()
@@ -661,6 +697,26 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
     key = (t, hq, hkv, d, dv, spelled[0], spelled[1], scale, qk_norm_eps,
            bias_key, gate is not None, seg_key, kseg_key, proj_key,
            (lq, lk) if spelled[2] else None, mods_key)
+    handle = mpi = order = None
+    if sequence_parallel is not None:
+        why = _refusal("partition-sequence", _features(
+            key, captured, dynamic=True))
+        if why is not None:
+            raise ValueError(f"sequence_parallel: {why} is not supported "
+                             f"with a sharded sequence "
+                             f"(attn-partition-sequence)")
+        handle, mpi = _mpi_handle(sequence_parallel)
+        order = sequence_order
+        if _grad is not None and not spelled[0].startswith(
+                ("#attn.softmax", "#attn.pointwise")):
+            raise ValueError("sequence_parallel: the gradient of kernelized "
+                             "attention over a sharded sequence is not "
+                             "supported yet (docs/Gradients.md); call it "
+                             "under torch.no_grad() or with detached tensors")
+        if capture_grads and any(dtype_name(c) != "f32" for c in captured
+                                 if dtype_name(c) in _FLOATS):
+            raise ValueError("sequence_parallel: the gradient of a captured "
+                             "tensor that is not float32 is not supported")
     if _grad is not None:
         # Differentiable: one compilation of the forward and backward for
         # every batch and length, as without gradients.
@@ -674,18 +730,9 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
                                        projection) if x is not None] + [
             detach(c) for c in captured]
         learned = ([projection] if projection_grad else []) + floats
-        call = (key, passive, threads, (projection_grad, capture_grads))
+        call = (key, passive, threads, (projection_grad, capture_grads),
+                (order, mpi, handle) if order else None)
         return _autograd_function().apply(q, k, v, bias, gate, call, *learned)
-    handle = mpi = order = None
-    if sequence_parallel is not None:
-        why = _refusal("partition-sequence", _features(
-            key, captured, dynamic=True))
-        if why is not None:
-            raise ValueError(f"sequence_parallel: {why} is not supported "
-                             f"with a sharded sequence "
-                             f"(attn-partition-sequence)")
-        handle, mpi = _mpi_handle(sequence_parallel)
-        order = sequence_order
     fn = _functions.get((key, order, mpi))
     if fn is None:
         with _functions_lock:

@@ -4,6 +4,10 @@
 // RUN: %mpiexec -n 1 attn-run %s --random-inputs --shape q=2x4x131x16 --shape k=2x2x131x16 --shape v=2x2x131x8 --check --threads 1 2>/dev/null | FileCheck %s
 // RUN: %mpiexec -n 3 attn-run %s --random-inputs --shape q=2x4x131x16 --shape k=2x2x131x16 --shape v=2x2x131x8 --check --threads 1 2>/dev/null | FileCheck %s
 // RUN: %mpiexec -n 4 attn-run %s --random-inputs --shape q=2x4x131x16 --shape k=2x2x131x16 --shape v=2x2x131x8 --check --threads 1 2>/dev/null | FileCheck %s
+// The gradient with both cotangents (d_output, d_lse):
+// RUN: %mpiexec -n 3 attn-run %s --grad --random-inputs --shape q=2x4x131x16 --shape k=2x2x131x16 --shape v=2x2x131x8 --check --threads 1 2>/dev/null | FileCheck %s --check-prefix=GRAD
+// GRAD: check result2: {{.*}} ok
+// GRAD: check: ok on all 3 rank(s)
 // CHECK: check result0: {{.*}} ok
 // CHECK: check result1: {{.*}} ok
 // CHECK: check: ok on all {{[134]}} rank(s)

@@ -8,6 +8,13 @@
 // RUN: %mpiexec -n 3 attn-run %s --random-inputs --shape q=1x2x301x8 --shape k=1x2x301x8 --shape v=1x2x301x8 --check --bench 1 --threads 1 2>/dev/null | FileCheck %s
 // CHECK: check: ok on all 3 rank(s)
 // CHECK: comm: bytes_per_call max_rank=2088 all_ranks=4216
+// The gradient (--grad: @window_grad, the forward ring, then the backward
+// ring) sends the same halo twice and returns its 16 rows of dK and dV to
+// their owner: 3 x 2048 + 40 bytes from the middle rank, whatever L.
+// RUN: %mpiexec -n 3 attn-run %s --grad --random-inputs --shape q=1x2x95x8 --shape k=1x2x95x8 --shape v=1x2x95x8 --check --bench 1 --threads 1 2>/dev/null | FileCheck %s --check-prefix=GRAD
+// RUN: %mpiexec -n 3 attn-run %s --grad --random-inputs --shape q=1x2x301x8 --shape k=1x2x301x8 --shape v=1x2x301x8 --check --bench 1 --threads 1 2>/dev/null | FileCheck %s --check-prefix=GRAD
+// GRAD: check: ok on all 3 rank(s)
+// GRAD: comm: bytes_per_call max_rank=6184 all_ranks=12408
 shard.grid @ring(shape = ?)
 func.func @window(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>, %v: tensor<1x2x?x8xf32>) -> tensor<1x2x?x8xf32> {
   %s = shard.sharding @ring split_axes = [[], [], [0]] : !shard.sharding

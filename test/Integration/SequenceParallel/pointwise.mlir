@@ -5,6 +5,9 @@
 // RUN: %mpiexec -n 3 attn-run %s --entry gelu_causal --random-inputs --shape q=2x2x131x16 --check --threads 1 2>/dev/null | FileCheck %s
 // RUN: %mpiexec -n 4 attn-run %s --entry relu_full --random-inputs --shape q=2x2x131x16 --check --threads 1 2>/dev/null | FileCheck %s
 // RUN: %mpiexec -n 2 attn-run %s --entry relu_full --random-inputs --shape q=2x2x131x16 --check --threads 1 2>/dev/null | FileCheck %s
+// Their gradients (dO scaled by Lk^-alpha of the whole sequence):
+// RUN: %mpiexec -n 3 attn-run %s --grad --entry gelu_causal --random-inputs --shape q=2x2x131x16 --check --threads 1 2>/dev/null | FileCheck %s
+// RUN: %mpiexec -n 2 attn-run %s --grad --entry relu_full --random-inputs --shape q=2x2x131x16 --check --threads 1 2>/dev/null | FileCheck %s
 // CHECK: check: ok on all {{[1234]}} rank(s)
 shard.grid @ring(shape = ?)
 func.func @gelu_causal(%q: tensor<2x2x?x16xf32>) -> tensor<2x2x?x16xf32> {

@@ -8,6 +8,9 @@
 // RUN: %mpiexec -n 3 attn-run %s --entry causal --random-inputs --check --threads 1 2>/dev/null | FileCheck %s --check-prefix=C3
 // RUN: %mpiexec -n 4 attn-run %s --entry zigzag --random-inputs --check --threads 1 2>/dev/null | FileCheck %s --check-prefix=Z4
 // RUN: %mpiexec -n 3 attn-run %s --entry gqa --random-inputs --check --threads 1 2>/dev/null | FileCheck %s --check-prefix=G3
+// RUN: %mpiexec -n 3 attn-run %s --grad --entry gqa --random-inputs --check --threads 1 2>/dev/null | FileCheck %s --check-prefix=G3
+// RUN: %mpiexec -n 2 attn-run %s --grad --entry zigzag --random-inputs --check --threads 1 2>/dev/null | FileCheck %s --check-prefix=Z2
+// Z2: check: ok on all 2 rank(s)
 // C1: check: ok on all 1 rank(s)
 // C2: check: ok on all 2 rank(s)
 // C3: check: ok on all 3 rank(s)

@@ -3,6 +3,8 @@
 // RUN: %mpiexec -n 2 attn-run %s --random-inputs --shape q=2x2x131x16 --shape k=2x2x131x16 --shape v=2x2x131x16 --check --threads 1 2>/dev/null | FileCheck %s
 // RUN: %mpiexec -n 3 attn-run %s --random-inputs --shape q=2x2x131x16 --shape k=2x2x131x16 --shape v=2x2x131x16 --check --threads 1 2>/dev/null | FileCheck %s
 // RUN: %mpiexec -n 4 attn-run %s --random-inputs --shape q=2x2x131x16 --shape k=2x2x131x16 --shape v=2x2x131x16 --check --threads 1 2>/dev/null | FileCheck %s
+// RUN: %mpiexec -n 3 attn-run %s --grad --random-inputs --shape q=2x2x131x16 --shape k=2x2x131x16 --shape v=2x2x131x16 --check --threads 1 2>/dev/null | FileCheck %s
+// RUN: %mpiexec -n 4 attn-run %s --grad --random-inputs --shape q=2x2x131x16 --shape k=2x2x131x16 --shape v=2x2x131x16 --check --threads 1 2>/dev/null | FileCheck %s
 // CHECK: check: ok on all {{[234]}} rank(s)
 shard.grid @ring(shape = ?)
 func.func @f(%q: tensor<2x2x?x16xf32>, %k: tensor<2x2x?x16xf32>, %v: tensor<2x2x?x16xf32>) -> tensor<2x2x?x16xf32> {

@@ -5,6 +5,16 @@
 // RUN: %mpiexec -n 2 attn-run %s --random-inputs --shape q=2x4x131x16 --shape k=2x1x131x16 --shape v=2x1x131x8 --check --threads 1 2>/dev/null | FileCheck %s
 // RUN: %mpiexec -n 3 attn-run %s --random-inputs --shape q=2x4x131x16 --shape k=2x1x131x16 --shape v=2x1x131x8 --check --threads 1 2>/dev/null | FileCheck %s
 // RUN: %mpiexec -n 4 attn-run %s --random-inputs --shape q=2x4x131x16 --shape k=2x1x131x16 --shape v=2x1x131x8 --check --threads 1 2>/dev/null | FileCheck %s
+// Its gradient (attn-run --grad: @f_grad through the forward ring, then the
+// backward ring), every rank's dQ, dK and dV checked against the
+// single-process gradient:
+// RUN: %mpiexec -n 2 attn-run %s --grad --random-inputs --shape q=2x4x131x16 --shape k=2x1x131x16 --shape v=2x1x131x8 --check --threads 1 2>/dev/null | FileCheck %s --check-prefix=GRAD
+// RUN: %mpiexec -n 3 attn-run %s --grad --random-inputs --shape q=2x4x131x16 --shape k=2x1x131x16 --shape v=2x1x131x8 --check --threads 1 2>/dev/null | FileCheck %s --check-prefix=GRAD
+// GRAD: zigzag chunks
+// GRAD: check result0: {{.*}} ok
+// GRAD: check result1: {{.*}} ok
+// GRAD: check result2: {{.*}} ok
+// GRAD: check: ok on all {{[23]}} rank(s)
 // CHECK: zigzag chunks
 // CHECK: check: ok on all {{[1234]}} rank(s)
 shard.grid @ring(shape = ?)

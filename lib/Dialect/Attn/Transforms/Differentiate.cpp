@@ -214,10 +214,6 @@ struct AttnDifferentiatePass
           .getResult();
     };
     if (qShard) {
-      for (Value result : op->getResults())
-        for (Operation *user : llvm::make_early_inc_range(result.getUsers()))
-          if (isa<shard::ShardOp>(user) && user->use_empty())
-            user->erase();
       dOut = sharded(dOut);
       dLse = sharded(dLse);
     }
@@ -239,6 +235,10 @@ struct AttnDifferentiatePass
       results[i] = sharded(results[i]);
     func::ReturnOp::create(b, ret.getLoc(), results);
     ret.erase();
+    for (Value result : op->getResults())
+      for (Operation *user : llvm::make_early_inc_range(result.getUsers()))
+        if (isa<shard::ShardOp>(user) && user->use_empty())
+          user->erase();
     grad.setFunctionType(FunctionType::get(
         &getContext(), body.getArgumentTypes(), gradOp.getResultTypes()));
     // The argument and result attributes were @F's.

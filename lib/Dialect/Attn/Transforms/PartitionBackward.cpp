@@ -1,4 +1,5 @@
-//===- PartitionBackward.cpp - The backward ring of attn-partition-sequence ===//
+//===- PartitionBackward.cpp - The backward ring of attn-partition-sequence
+//===//
 //
 // attn-partition-sequence's backward (PartitionSequence.h): the gradient of
 // a sharded softmax or pointwise attention, from the forward's schedule.
@@ -58,8 +59,7 @@ Value asF32(ImplicitLocOpBuilder &b, Value t) {
 
 } // namespace
 
-SmallVector<Value> RankProgram::gradientBlock(Value q,
-                                              const GradientInputs &in,
+SmallVector<Value> RankProgram::gradientBlock(Value q, const GradientInputs &in,
                                               Value kBlock, Value vBlock,
                                               const Runs &held,
                                               ValueRange acc) {
@@ -98,9 +98,9 @@ SmallVector<Value> RankProgram::gradientBlock(Value q,
         // Softmax: normalized by the whole sequence's statistics.
         bool softmax = static_cast<bool>(step.getLse());
         auto grad = AttentionGradOp::create(
-            b, qs.getType(), ks.getType(), vs.getType(), Type(), Type(),
-            Type(), Type(), Type(), captureTypes, step.getResult(),
-            rows(in.dOutput), softmax ? rows(in.dLse) : Value(),
+            b, qs.getType(), ks.getType(), vs.getType(), Type(), Type(), Type(),
+            Type(), Type(), captureTypes, step.getResult(), rows(in.dOutput),
+            softmax ? rows(in.dLse) : Value(),
             softmax ? rows(in.savedOutput) : Value(),
             softmax ? rows(in.savedLse) : Value());
         SmallVector<Value> next = {
@@ -159,9 +159,9 @@ SmallVector<Value> RankProgram::returnPartials(Value t, Value origin, Value use,
     auto received = scf::IfOp::create(b, types, receiveBack, /*withElse=*/true);
     scf::YieldOp::create(b, received.getResults());
     b.setInsertionPointToStart(received.thenBlock());
-    scf::YieldOp::create(
-        b, ValueRange{accumulate(dK, inK, backOffset, backRows),
-                      accumulate(dV, inV, backOffset, backRows)});
+    scf::YieldOp::create(b,
+                         ValueRange{accumulate(dK, inK, backOffset, backRows),
+                                    accumulate(dV, inV, backOffset, backRows)});
     b.setInsertionPointToStart(received.elseBlock());
     scf::YieldOp::create(b, ValueRange{dK, dV});
   }
@@ -174,8 +174,7 @@ GradientResults RankProgram::buildGradient(Value q, Value k, Value v,
                                            const GradientInputs &inputs) {
   localQuery = q;
   Value ok = setUp(q, k, v);
-  SmallVector<Value> init = {zerosLike(b, q), zerosLike(b, k),
-                             zerosLike(b, v)};
+  SmallVector<Value> init = {zerosLike(b, q), zerosLike(b, k), zerosLike(b, v)};
   for (Value c : inputs.captures)
     init.push_back(zerosLike(b, c));
   // The local rows of dO must be the queries' (a run-time check, as the
@@ -184,8 +183,8 @@ GradientResults RankProgram::buildGradient(Value q, Value k, Value v,
   Value rowsOk = cmp(arith::CmpIPredicate::eq, dRows, localRows);
   {
     auto ifOp = scf::IfOp::create(
-        b, arith::XOrIOp::create(b, rowsOk,
-                                 arith::ConstantIntOp::create(b, 1, 1)),
+        b,
+        arith::XOrIOp::create(b, rowsOk, arith::ConstantIntOp::create(b, 1, 1)),
         /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());

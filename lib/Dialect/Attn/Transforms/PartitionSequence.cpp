@@ -475,6 +475,13 @@ struct AttnPartitionSequence
     Value v = local(s.operandShards[2]);
     for (const ShardedGradient &g : grads)
       partitionGradient(s, g, q, k, v, program ? &*program : nullptr);
+    // (Result annotations nothing reads need no forward ring.)
+    llvm::erase_if(s.resultShards, [](shard::ShardOp user) {
+      if (!user->use_empty())
+        return false;
+      user.erase();
+      return true;
+    });
     if (s.resultShards.empty())
       return success();
     ImplicitLocOpBuilder b(op.getLoc(), op);

@@ -124,3 +124,32 @@ func.func @linformer(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: t
   %0 = attn.lowrank_attention %q, %k, %v, %e, %f : tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x8xf32>, tensor<8x40xf32>, tensor<8x40xf32> -> tensor<1x2x40x8xf32>
   return %0 : tensor<1x2x40x8xf32>
 }
+
+// -----
+
+/// A forward sharded along the sequence (attn-partition-sequence): the
+/// cotangent comes, and the gradients of query, key and value go, through
+/// shard.shard with the operands' sharding; the forward's own result
+/// annotation is gone (the gradient's description only).
+// CHECK-LABEL: func.func @sharded_grad
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<1x2x?x8xf32>, %{{[^:]*}}: tensor<1x2x?x8xf32>, %{{[^:]*}}: tensor<1x2x?x8xf32>, %[[D:[^:]*]]: tensor<1x2x?x8xf32>)
+// CHECK: %[[S:.*]] = shard.sharding @ranks split_axes = {{\[\[}}], [], [0]]
+// CHECK: %[[O:.*]] = attn.attention
+// CHECK-NOT: shard.shard %[[O]]
+// CHECK: %[[DS:.*]] = shard.shard %[[D]] to %[[S]]
+// CHECK: %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] = attn.attention_grad %[[O]], %[[DS]]
+// CHECK: %[[G0:.*]] = shard.shard %[[DQ]] to %[[S]]
+// CHECK: %[[G1:.*]] = shard.shard %[[DK]] to %[[S]]
+// CHECK: %[[G2:.*]] = shard.shard %[[DV]] to %[[S]]
+// CHECK: return %[[G0]], %[[G1]], %[[G2]]
+shard.grid @ranks(shape = ?)
+func.func @sharded(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>, %v: tensor<1x2x?x8xf32>) -> tensor<1x2x?x8xf32> {
+  %s = shard.sharding @ranks split_axes = [[], [], [0]] : !shard.sharding
+  %qs = shard.shard %q to %s : tensor<1x2x?x8xf32>
+  %ks = shard.shard %k to %s : tensor<1x2x?x8xf32>
+  %vs = shard.shard %v to %s : tensor<1x2x?x8xf32>
+  %0 = attn.attention %qs, %ks, %vs {normalizer = #attn.softmax, pattern = #attn.causal}
+      : tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32> -> tensor<1x2x?x8xf32>
+  %1 = shard.shard %0 to %s : tensor<1x2x?x8xf32>
+  return %1 : tensor<1x2x?x8xf32>
+}
