@@ -562,8 +562,8 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
         holds the r-th chunk) or "zigzag" (rank r holds chunks r and
         2P-1-r of 2P, concatenated: balances causal work). Tensors that
         require gradients get theirs (the backward ring: each rank its rows
-        of dQ, dK, dV; a captured bias table's summed over the ranks),
-        except for kernelized attention; what attn-partition-sequence
+        of dQ, dK, dV; a captured bias table's or a FAVOR+ projection's
+        summed over the ranks); what attn-partition-sequence
         supports (attn_opt._capabilities,
         docs/Kernels.md): segments= / key_segments= are the whole
         sequence's ids on every rank, as are the mods' captured tensors
@@ -707,12 +707,6 @@ def attention(q, k, v, *, normalizer="softmax", pattern=None, scale=None,
                              f"(attn-partition-sequence)")
         handle, mpi = _mpi_handle(sequence_parallel)
         order = sequence_order
-        if _grad is not None and not spelled[0].startswith(
-                ("#attn.softmax", "#attn.pointwise")):
-            raise ValueError("sequence_parallel: the gradient of kernelized "
-                             "attention over a sharded sequence is not "
-                             "supported yet (docs/Gradients.md); call it "
-                             "under torch.no_grad() or with detached tensors")
         if capture_grads and any(dtype_name(c) != "f32" for c in captured
                                  if dtype_name(c) in _FLOATS):
             raise ValueError("sequence_parallel: the gradient of a captured "

@@ -7,8 +7,9 @@
 # sequence: causal GQA softmax in the zigzag order, a sliding window
 # (halo only), causal relu (pointwise), packed documents, a score_mod
 # reading a learned bias table (its gradient: every rank's share summed over
-# the communicator); a training loop over five lengths compiles the
-# backward once; kernelized attention's gradient is refused by name.
+# the communicator), causal elu+1 and FAVOR+ with a learned projection
+# (linear attention: the states reduced both ways, no ring); a training
+# loop over five lengths compiles the backward once.
 # REQUIRES: python-torch, mpi4py-openmpi
 # UNSUPPORTED: asan
 # RUN: rm -rf %t && mkdir -p %t
@@ -49,8 +50,20 @@ def reference(q, k, v, allowed, normalizer="softmax", score_mod=None):
     if normalizer == "softmax":
         s = s.masked_fill(~allowed, float("-inf"))
         p = torch.softmax(s, dim=-1).nan_to_num(0.0)
-    else:  # relu, alpha = 1
+    elif normalizer == "relu":  # alpha = 1
         p = torch.relu(s).masked_fill(~allowed, 0.0) / q.shape[2]
+    else:  # kernelized: phi(q) phi(k)^T, normalized by its row sums
+        if normalizer == "elu_plus_one":
+            fq, fk = torch.nn.functional.elu(q) + 1, torch.nn.functional.elu(kk) + 1
+        else:  # ("favor", W): exp(W x - |x|^2 / 2) / sqrt(m)
+            w = normalizer[1]
+
+            def phi(x):
+                return torch.exp(x @ w.T - (x * x).sum(-1, keepdim=True) / 2) \
+                    / w.shape[0] ** 0.5
+            fq, fk = phi(q), phi(kk)
+        a = (fq @ fk.transpose(-1, -2)).masked_fill(~allowed, 0.0)
+        p = a / a.sum(-1, keepdim=True)  # (eps 0, the default)
     return p @ vv
 
 
@@ -139,15 +152,38 @@ def main():
               f"{len(_attention._grad_functions) - before} compilation(s)",
               flush=True)
 
-    # Kernelized attention's gradient over a sharded sequence: refused.
-    x = torch.zeros(1, HQ, 8, D, requires_grad=True)
-    try:
-        attn_opt.attention(x, x[:, :HKV], x[:, :HKV], normalizer="elu_plus_one",
-                           sequence_parallel=world)
-        print("kernelized: NOT raised")
-    except ValueError as e:
-        if world.rank == 0:
-            print(f"kernelized: {e}", flush=True)
+    # Kernelized attention: the key/value state reduced over the ranks
+    # before each, the query state phi(Q)^T du over those after.
+    i, j = torch.arange(157)[:, None], torch.arange(157)[None, :]
+    check("elu+1", 157, "contiguous", j <= i,
+          ref_kw=dict(normalizer="elu_plus_one"), normalizer="elu_plus_one",
+          pattern="causal")
+    # FAVOR+ with a learned projection: its gradient summed over the ranks.
+    length = 97
+    gen = torch.Generator().manual_seed(11)
+    proj = torch.randn(32, D, generator=gen, dtype=torch.float64)
+    full = [torch.randn(1, h, length, D, generator=gen, dtype=torch.float64)
+            for h in (HQ, HKV, HKV)]
+    mine = torch.from_numpy(rows_of(length, "contiguous"))
+    local = [x[:, :, mine].float().clone().requires_grad_() for x in full]
+    learned = proj.float().clone().requires_grad_()
+    out = attn_opt.attention(*local, normalizer="favor", features=32,
+                             projection=learned,
+                             pattern="causal", sequence_parallel=world,
+                             threads=1)
+    out.sum().backward()
+    leaves = [x.clone().requires_grad_() for x in full]
+    w = proj.clone().requires_grad_()
+    i, j = torch.arange(length)[:, None], torch.arange(length)[None, :]
+    reference(*leaves, j <= i, normalizer=("favor", w)).sum().backward()
+    err = float((learned.grad.double() - w.grad).abs().max())
+    for got, leaf in zip(local, leaves):
+        err = max(err, float((got.grad.double() -
+                              leaf.grad[:, :, mine]).abs().max()))
+    worst = world.allreduce(err, op=MPI.MAX)
+    if world.rank == 0:
+        print(f"favor projection: "
+              f"{'ok' if worst < 5e-4 else 'WRONG %g' % worst}", flush=True)
 
 
 main()
@@ -158,4 +194,5 @@ main()
 # CHECK: documents L=301 contiguous: ok
 # CHECK: bias table: ok
 # CHECK: five lengths: 1 compilation(s)
-# CHECK: kernelized: sequence_parallel: the gradient of kernelized attention over a sharded sequence is not supported yet
+# CHECK: elu+1 L=157 contiguous: ok
+# CHECK: favor projection: ok

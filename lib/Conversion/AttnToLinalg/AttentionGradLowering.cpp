@@ -174,12 +174,15 @@ struct GradLowering {
   /// its linear form when `linear` and it has one, else from the
   /// materialized score gradient.
   SmallVector<Value> build() {
+    bool outside = op.getKeyState() || op.getQueryState();
     if (linear)
       if (std::optional<LinearMaskForm> form = linearForm()) {
         const AttentionDims &d = p.dims;
         bool dynamic = ShapedType::isDynamic(d.queryLen) ||
                        ShapedType::isDynamic(d.keyLen);
-        if (!(form->causal || form->segments) || !dynamic)
+        // (With the states of an outside sequence, Lq = Lk: the verifier's
+        // condition.)
+        if (!(form->causal || form->segments) || !dynamic || outside)
           return buildLinear(*form);
         // Lengths known at run time: the chunked prefix form when Lq ==
         // Lk (the forward's condition, attn-reassociate), else the
@@ -201,7 +204,41 @@ struct GradLowering {
             });
         return pick.getResults();
       }
+    assert(!outside && "checked by lowerAttentionGrads");
     return buildQuadratic();
+  }
+
+  /// `state` (`B x H x F x c`) with zero columns up to `width`.
+  Value padColumns(Value state, int64_t width) {
+    TensorBuilder::Sizes sizes = tb.sizes(state);
+    TensorBuilder::Sizes wide = sizes;
+    wide[3] = tb.b.getIndexAttr(width);
+    return tensor::InsertSliceOp::create(
+        tb.b, state, tb.filled(wide, 0.0),
+        SmallVector<OpFoldResult>(4, tb.b.getIndexAttr(0)), sizes,
+        SmallVector<OpFoldResult>(4, tb.b.getIndexAttr(1)));
+  }
+
+  /// `x + y`, elementwise.
+  Value plus(Value x, Value y) {
+    return tb.elementwise({x, y}, [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+      return tb.add(bb, a[0], a[1]);
+    });
+  }
+
+  /// `x_i S` per row of `x` (`B x Hq x L x c`) against the key/value
+  /// head's `S` (`B x Hkv x c x n`): `B x Hq x L x n`; with `transposed`,
+  /// `S` is `B x Hkv x n x c`.
+  Value rowsTimesState(Value x, Value state, bool transposed) {
+    Value x5 = splitHeads(tb, x, p.dims.kvHeads);
+    TensorBuilder::Sizes out = tb.sizes(x5);
+    out[4] = tb.sizes(state)[transposed ? 2 : 3];
+    Value product =
+        tb.contract(x5, tb.map(6, {0, 1, 2, 3, 5}), state,
+                    tb.map(6, transposed ? ArrayRef<int64_t>{0, 1, 4, 5}
+                                         : ArrayRef<int64_t>{0, 1, 5, 4}),
+                    out, tb.map(6, {0, 1, 2, 3, 4}), "pppppr");
+    return mergeHeads(tb, product);
   }
 
   /// Whether softmax's weights and row dots come from the saved output and
@@ -486,6 +523,12 @@ struct GradLowering {
     };
     Value y = extend(toF32Tensor(tb, p.value), Value());
     Value numDen = maskedSum(fq, fk, y, form, ids);
+    // The keys outside the op's (key_state): every row's numerator and
+    // denominator gain phi(q_i) S.
+    Value keyState = op.getKeyState(), queryState = op.getQueryState();
+    Value keyStateWide = keyState ? padColumns(keyState, width) : Value();
+    if (keyState)
+      numDen = plus(numDen, rowsTimesState(fq, keyStateWide, false));
 
     // O = N / (den + eps), 0 where that is 0; r = 1 / (den + eps) or 0.
     MLIRContext *ctx = tb.b.getContext();
@@ -535,6 +578,24 @@ struct GradLowering {
     Value dFq = maskedSum(x, y, fk, form, ids);
     Value dFk = sumGroups(maskedSuffixSum(repeatHeads(y), x, fq, form, ids));
     Value dV = sumGroups(maskedSuffixSum(repeatHeads(fk), fq, dN, form, ids));
+    if (keyState)
+      dFq = plus(dFq, rowsTimesState(x, keyStateWide, true));
+    if (queryState) {
+      // The queries outside the op's (query_state G, per query head): each
+      // key gains dphi(k_j) += sum_g G y_j and dv_j += sum_g phi(k_j) G.
+      Value g5 = splitHeads(tb, padColumns(queryState, width), d.kvHeads);
+      dFk = plus(dFk, tb.contract(g5, tb.map(6, {0, 1, 4, 3, 5}), y,
+                                  tb.map(6, {0, 1, 2, 5}), tb.sizes(dFk),
+                                  tb.map(6, {0, 1, 2, 3}), "pppprr"));
+      TensorBuilder::Sizes gs = tb.sizes(g5);
+      gs[4] = tb.b.getIndexAttr(dv);
+      Value gv = tensor::ExtractSliceOp::create(
+          tb.b, g5, SmallVector<OpFoldResult>(5, tb.b.getIndexAttr(0)), gs,
+          SmallVector<OpFoldResult>(5, tb.b.getIndexAttr(1)));
+      dV = plus(dV, tb.contract(fk, tb.map(6, {0, 1, 2, 5}), gv,
+                                tb.map(6, {0, 1, 4, 5, 3}), tb.sizes(dV),
+                                tb.map(6, {0, 1, 2, 3}), "pppprr"));
+    }
     Value dW; // (a FAVOR+ projection's gradient)
     Value *dWp = op.getGradProjection() ? &dW : nullptr;
     Value dQ =
@@ -660,6 +721,11 @@ LogicalResult mlir::attn::lowerAttentionGrads(Operation *root,
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     TensorBuilder tb(b);
     GradLowering lowering(tb, op, linearKernelized);
+    if ((op.getKeyState() || op.getQueryState()) &&
+        !(linearKernelized && lowering.linearForm()))
+      return op.emitOpError()
+             << "key_state and query_state need the linear-time gradient "
+                "(the CPU pipeline's linear-kernelized)";
     AttentionOp forward = lowering.forward;
     rewriter.replaceOp(op, lowerUnderChecks(b, op, lowering));
     if (forward->use_empty())

@@ -241,3 +241,46 @@ func.func @capture_floor(%q: tensor<1x2x4x4xf32>, %t: tensor<2x7xf32>, %do: tens
          captures(tensor<2x7xf32>)
   return
 }
+
+// -----
+
+func.func @key_state_softmax(%q: tensor<1x1x4x4xf32>, %do: tensor<1x1x4x4xf32>,
+                             %s: tensor<1x1x4x5xf32>) {
+  %o = attn.attention %q, %q, %q {normalizer = #attn.softmax}
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+      -> tensor<1x1x4x4xf32>
+  // expected-error @+1 {{takes key_state and query_state only for kernelized attention}}
+  %dq, %dk, %dv = attn.attention_grad %o, %do key_state(%s : tensor<1x1x4x5xf32>)
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+      -> tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @query_state_window(%q: tensor<1x1x4x4xf32>, %do: tensor<1x1x4x4xf32>,
+                              %s: tensor<1x1x4x5xf32>) {
+  %o = attn.attention %q, %q, %q {normalizer = #attn.kernel<elu_plus_one>,
+                                  pattern = #attn.window<before = 2, after = 0>}
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+      -> tensor<1x1x4x4xf32>
+  // expected-error @+1 {{takes key_state and query_state only with no mask or #attn.causal and no gate}}
+  %dq, %dk, %dv = attn.attention_grad %o, %do query_state(%s : tensor<1x1x4x5xf32>)
+      : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+      -> tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @query_state_shape(%q: tensor<1x2x4x4xf32>, %k: tensor<1x1x4x4xf32>,
+                             %do: tensor<1x2x4x4xf32>, %s: tensor<1x1x4x5xf32>) {
+  %o = attn.attention %q, %k, %k {normalizer = #attn.kernel<elu_plus_one>}
+      : tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+      -> tensor<1x2x4x4xf32>
+  // expected-error @+1 {{expects query_state of type 'tensor<1x2x4x5xf32>' (batch x query heads x features x (Dv + 1)), got 'tensor<1x1x4x5xf32>'}}
+  %dq, %dk, %dv = attn.attention_grad %o, %do query_state(%s : tensor<1x1x4x5xf32>)
+      : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+      -> tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+  return
+}

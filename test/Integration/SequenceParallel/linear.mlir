@@ -9,6 +9,13 @@
 // RUN: %mpiexec -n 4 attn-run %s --entry causal --random-inputs --check --threads 1 2>/dev/null | FileCheck %s --check-prefix=C4
 // RUN: %mpiexec -n 3 attn-run %s --entry full --random-inputs --check --threads 1 2>/dev/null | FileCheck %s --check-prefix=F3
 // RUN: %mpiexec -n 2 attn-run %s --entry favor --random-inputs --check --threads 1 2>/dev/null | FileCheck %s --check-prefix=V2
+// Their gradients (--grad): the key/value state reduced as in the forward,
+// the query state phi(Q)^T du the other way (the ranks after each, causal;
+// every other rank, unmasked):
+// RUN: %mpiexec -n 2 attn-run %s --grad --entry causal --random-inputs --check --threads 1 2>/dev/null | FileCheck %s --check-prefix=C2
+// RUN: %mpiexec -n 3 attn-run %s --grad --entry causal --random-inputs --check --threads 1 2>/dev/null | FileCheck %s --check-prefix=C3
+// RUN: %mpiexec -n 3 attn-run %s --grad --entry full --random-inputs --check --threads 1 2>/dev/null | FileCheck %s --check-prefix=F3
+// RUN: %mpiexec -n 2 attn-run %s --grad --entry favor --random-inputs --check --threads 1 2>/dev/null | FileCheck %s --check-prefix=V2
 // C1: check: ok on all 1 rank(s)
 // C2: check: ok on all 2 rank(s)
 // C3: check: ok on all 3 rank(s)

@@ -869,6 +869,38 @@ LogicalResult AttentionGradOp::verify() {
                            "the forward log-sum-exp's")))
       return failure();
   }
+  if (getKeyState() || getQueryState()) {
+    auto kernel = dyn_cast<KernelAttr>(forward.getNormalizer());
+    if (!kernel)
+      return emitOpError() << "takes key_state and query_state only for "
+                              "kernelized attention";
+    MaskPatternAttrInterface pattern = forward.getPatternAttr();
+    if ((pattern && !isa<CausalAttr>(pattern)) || forward.getGate() ||
+        forward.getMask() || !forward.getMaskMod().empty() ||
+        forward.getQuerySegments())
+      return emitOpError() << "takes key_state and query_state only with no "
+                              "mask or #attn.causal and no gate (the "
+                              "linear-time gradient's terms)";
+    AttentionDims d = forward.getDims();
+    auto q = cast<RankedTensorType>(forward.getQuery().getType());
+    int64_t features = kernel.getNumFeatures(d.headDim);
+    Type f32 = Float32Type::get(getContext());
+    if (Value state = getKeyState())
+      if (failed(requireType(
+              state,
+              RankedTensorType::get(
+                  {q.getDimSize(0), d.kvHeads, features, d.valueDim + 1}, f32),
+              "key_state", "batch x key/value heads x features x (Dv + 1)")))
+        return failure();
+    if (Value state = getQueryState())
+      if (failed(requireType(
+              state,
+              RankedTensorType::get(
+                  {q.getDimSize(0), d.queryHeads, features, d.valueDim + 1},
+                  f32),
+              "query_state", "batch x query heads x features x (Dv + 1)")))
+        return failure();
+  }
   if (Value saved = getSavedLse()) {
     if (!isa<SoftmaxAttr>(forward.getNormalizer()))
       return emitOpError() << "takes saved_lse only for softmax attention";

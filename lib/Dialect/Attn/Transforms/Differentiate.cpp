@@ -152,8 +152,8 @@ struct AttnDifferentiatePass
     auto gradOp = AttentionGradOp::create(
         b, loc, attention.getQuery().getType(), kp.getType(), vp.getType(),
         Type(), Type(), Type(), Type(), Type(), TypeRange(),
-        attention.getResult(), toF32Tensor(tb, dOut), Value(), Value(),
-        Value());
+        attention.getResult(), toF32Tensor(tb, dOut), Value(), Value(), Value(),
+        Value(), Value());
     // dX[b,h,j,c] = sum_p P[p,j] dX'[b,h,p,c] over loops (b, h, j, c, p);
     // dP[p,j] = sum_{b,h,c} dX'[b,h,p,c] X[b,h,j,c] over (p, j, b, h, c).
     auto back = [&](Value proj, Value dx, Value x) {
@@ -229,7 +229,7 @@ struct AttnDifferentiatePass
         op.getValue().getType(), typeOr(op.getBias()), typeOr(op.getGate()),
         typeOr(op.getSinks()), typeOr(op.getAlibiSlopes()),
         typeOr(op.getProjection()), captures, op.getResult(), dOut, dLse,
-        Value(), Value());
+        Value(), Value(), Value(), Value());
     SmallVector<Value> results(gradOp.getResults());
     for (unsigned i = 0; i < 3; ++i)
       results[i] = sharded(results[i]);

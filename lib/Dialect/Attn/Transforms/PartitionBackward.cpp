@@ -102,7 +102,7 @@ SmallVector<Value> RankProgram::gradientBlock(Value q, const GradientInputs &in,
             Type(), Type(), captureTypes, step.getResult(), rows(in.dOutput),
             softmax ? rows(in.dLse) : Value(),
             softmax ? rows(in.savedOutput) : Value(),
-            softmax ? rows(in.savedLse) : Value());
+            softmax ? rows(in.savedLse) : Value(), Value(), Value());
         SmallVector<Value> next = {
             accumulate(out[0], grad.getGradQuery(), qRow, qr.length[a]),
             accumulate(out[1], grad.getGradKey(), kRow, kr.length[c]),
@@ -200,7 +200,12 @@ GradientResults RankProgram::buildGradient(Value q, Value k, Value v,
   b.setInsertionPointToStart(ifOk.thenBlock());
   GradientInputs in = inputs;
   in.dOutput = asF32(b, in.dOutput);
-  if (isa<PointwiseAttr>(op.getNormalizer())) {
+  if (isa<KernelAttr>(op.getNormalizer())) {
+    // Linear attention: no ring, the states reduce both ways.
+    scf::YieldOp::create(b, buildLinearRankGradient(b, op, q, k, v, in.dOutput,
+                                                    comm, rank, numRanks,
+                                                    !in.captures.empty()));
+  } else if (isa<PointwiseAttr>(op.getNormalizer())) {
     // The blocks are unscaled: dO carries the whole sequence's Lk^-alpha.
     in.dOutput = lengthFactor(in.dOutput);
   } else if (!in.savedOutput || !in.savedLse) {
@@ -224,8 +229,21 @@ GradientResults RankProgram::buildGradient(Value q, Value k, Value v,
   } else {
     in.savedOutput = asF32(b, in.savedOutput);
   }
+  if (!isa<KernelAttr>(op.getNormalizer()))
+    scf::YieldOp::create(b, backwardRing(q, k, v, in, init));
+  GradientResults r;
+  r.query = ifOk.getResult(0);
+  r.key = ifOk.getResult(1);
+  r.value = ifOk.getResult(2);
+  r.captures.assign(ifOk.getResults().begin() + 3, ifOk.getResults().end());
+  return r;
+}
+
+SmallVector<Value> RankProgram::backwardRing(Value q, Value k, Value v,
+                                             const GradientInputs &in,
+                                             ValueRange init) {
   SmallVector<Value> iter = {k, v};
-  iter.append(init);
+  iter.append(init.begin(), init.end());
   auto loop = scf::ForOp::create(b, idx(0), numRanks, idx(1), iter);
   {
     OpBuilder::InsertionGuard inner(b);
@@ -254,11 +272,5 @@ GradientResults RankProgram::buildGradient(Value q, Value k, Value v,
         tensor::EmptyOp::create(b, type.getShape(), type.getElementType(), dyn);
     g = AllReduceOp::create(b, type, g, into, comm).getResult();
   }
-  scf::YieldOp::create(b, results);
-  GradientResults r;
-  r.query = ifOk.getResult(0);
-  r.key = ifOk.getResult(1);
-  r.value = ifOk.getResult(2);
-  r.captures.assign(ifOk.getResults().begin() + 3, ifOk.getResults().end());
-  return r;
+  return results;
 }

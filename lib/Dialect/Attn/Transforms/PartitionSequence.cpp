@@ -249,11 +249,6 @@ FailureOr<ShardedGradient> matchGradient(ShardedAttention &s,
   auto refuse = [&](const Twine &what) {
     return grad.emitOpError("attn-partition-sequence: ") << what;
   };
-  if (isa<KernelAttr>(op.getNormalizer())) {
-    refuse("the gradient of kernelized attention over a sharded sequence is "
-           "not supported yet (docs/Gradients.md)");
-    return failure();
-  }
   auto sharding = s.operandShards[0].getSharding();
   auto like = sharding.getDefiningOp<shard::ShardingOp>();
   ShardedGradient g;
@@ -430,6 +425,12 @@ struct AttnPartitionSequence
                          "of one slot per rank) and added to the local "
                          "causal prefix form"
                        : "all-reduced over the ranks");
+        if (!grads.empty())
+          remark << "; the gradient: the query state phi(Q)^T du reduced "
+                 << (op.getPatternAttr() ? "over the ranks after each"
+                                         : "over the other ranks")
+                 << ", both states the outside of each rank's linear-time "
+                    "gradient";
       } else {
         remark << "key/value blocks passed around the ring "
                << (masked ? "only to the ranks whose queries the mask lets see "
@@ -522,6 +523,8 @@ struct AttnPartitionSequence
     if (!grad.getGradCaptures().empty())
       for (unsigned c : s.op.getFloatCaptures())
         in.captures.push_back(s.op.getCaptures()[c]);
+    if (grad.getGradProjection())
+      in.captures.push_back(s.op.getProjection());
     ImplicitLocOpBuilder b(grad.getLoc(), grad);
     RankProgram rankProgram(b, s, mask);
     GradientResults r = rankProgram.buildGradient(q, k, v, in);

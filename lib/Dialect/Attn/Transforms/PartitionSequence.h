@@ -58,13 +58,15 @@ struct ShardedAttention {
 /// computes them first).
 struct GradientInputs {
   Value dOutput, dLse, savedOutput, savedLse;
-  /// The floating-point captures that take a gradient (summed over the
-  /// blocks, then over the ranks).
+  /// The replicated operands that take a gradient (summed over the blocks,
+  /// then over the ranks): the floating-point captures, or a FAVOR+
+  /// projection.
   SmallVector<Value> captures;
 };
 
-/// A rank's gradients: its rows of dQ, dK and dV (f32), and the captures'
-/// gradients (the whole tensors, summed over every rank).
+/// A rank's gradients: its rows of dQ, dK and dV (f32), and the
+/// gradients of the replicated operands (the captures', or a FAVOR+
+/// projection's: the whole tensors, summed over every rank).
 struct GradientResults {
   Value query, key, value;
   SmallVector<Value> captures;
@@ -187,6 +189,10 @@ private:
   SmallVector<Value> gradientBlock(Value q, const GradientInputs &in,
                                    Value kBlock, Value vBlock, const Runs &held,
                                    ValueRange acc);
+  /// The backward ring from the accumulators `init` (dQ, dK, dV,
+  /// captures...); returns them, the captures' summed over the ranks.
+  SmallVector<Value> backwardRing(Value q, Value k, Value v,
+                                  const GradientInputs &in, ValueRange init);
   /// The partial dK and dV of step `t` sent back to their owners, this
   /// rank's own received and added in ring order.
   SmallVector<Value> returnPartials(Value t, Value origin, Value use,
@@ -237,6 +243,16 @@ private:
 Value buildLinearRankProgram(ImplicitLocOpBuilder &b, AttentionOp op, Value q,
                              Value k, Value v, Value comm, Value rank,
                              Value numRanks);
+
+/// The gradients of kernelized attention `op` for this rank's rows (as
+/// buildLinearRankProgram): dQ, dK, dV (f32) and, with `projectionGrad`,
+/// the FAVOR+ projection's summed over the ranks. `dO` is the rank's rows
+/// of the output's cotangent (f32).
+SmallVector<Value> buildLinearRankGradient(ImplicitLocOpBuilder &b,
+                                           AttentionOp op, Value q, Value k,
+                                           Value v, Value dO, Value comm,
+                                           Value rank, Value numRanks,
+                                           bool projectionGrad);
 
 } // namespace mlir::attn
 

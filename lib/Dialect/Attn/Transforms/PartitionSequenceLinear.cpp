@@ -13,11 +13,20 @@
 // What travels is B x Hkv x F x (Dv + 1) floats per rank (P of them for the
 // causal prefix), whatever the sequence length.
 //
+// The gradient reduces the states the other way too: with the rows'
+// cotangents du_i = [dO_i, -dO_i . o_i] / (den_i + eps), each rank's query
+// state G = phi(Q)^T du (B x Hq x F x (Dv + 1)) is summed over the ranks
+// after this one (causal; every other rank unmasked), and the rank's
+// attn.attention_grad takes both sums as the states of the keys and
+// queries outside its rows (key_state, query_state: the linear-time
+// gradient's terms). A FAVOR+ projection's gradient is all-reduced.
+//
 //===----------------------------------------------------------------------===//
 
 #include "PartitionSequence.h"
 
 #include "attn-opt/Dialect/Attn/Transforms/Transforms.h"
+#include "attn-opt/Dialect/Attn/Utils/TensorBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -40,6 +49,8 @@ public:
       : KernelArith(b), op(op), comm(comm), f32(b.getF32Type()) {}
 
   Value build(Value q, Value k, Value v, Value rank, Value numRanks);
+  SmallVector<Value> gradient(Value q, Value k, Value v, Value dO, Value rank,
+                              Value numRanks, bool projectionGrad);
 
 private:
   /// The size of dimension `d` of `t`, as an OpFoldResult.
@@ -77,7 +88,17 @@ private:
   }
   Value features(Value x);
   Value extendValues(Value v);
-  Value exclusivePrefix(Value state, Value rank, Value numRanks);
+  /// Which ranks' states slotSum adds.
+  enum class Slots { Before, After, Others };
+  /// The sum of the `which` ranks' `state` (B x H x F x c, one per rank),
+  /// in rank order: one all-reduce of a slot per rank.
+  Value slotSum(Value state, Value rank, Value numRanks, Slots which);
+  /// The rows' numerators and denominators `u` (B x Hq x L x W) over the
+  /// whole sequence: the local form plus phi(q) times the outside state.
+  Value wholeRows(Value fq, Value fk, Value v1, Value outside);
+  /// du = [dO r, -(dO . num) r^2] (B x Hq x L x (Dv + 1)), r = 1 / (den +
+  /// eps) (0 where that is 0), from `u` and `dO`.
+  Value rowCotangents(Value u, Value dO);
   Value addQueryState(Value u, Value fq, Value state);
   Value divide(Value u);
 
@@ -120,7 +141,8 @@ Value LinearRank::extendValues(Value v) {
                                        sizes, strides);
 }
 
-Value LinearRank::exclusivePrefix(Value state, Value rank, Value numRanks) {
+Value LinearRank::slotSum(Value state, Value rank, Value numRanks,
+                          Slots which) {
   // One slot per rank: this rank's state in slot `rank`, zeros elsewhere;
   // the all-reduced sum holds every rank's state.
   auto type = cast<RankedTensorType>(state.getType());
@@ -139,9 +161,11 @@ Value LinearRank::exclusivePrefix(Value state, Value rank, Value numRanks) {
   Value into = tensor::EmptyOp::create(b, slotSizes, f32);
   Value all =
       AllReduceOp::create(b, mine.getType(), mine, into, comm).getResult();
-  // The sum of the slots before `rank`.
+  // The sum of the slots before `rank`, after it, or all but its own.
   Value zero = filled(stateSizes, 0.0);
-  auto loop = scf::ForOp::create(b, idx(0), rank, idx(1), ValueRange{zero});
+  Value lo = which == Slots::After ? add(rank, idx(1)) : idx(0);
+  Value hi = which == Slots::Before ? rank : numRanks;
+  auto loop = scf::ForOp::create(b, lo, hi, idx(1), ValueRange{zero});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -151,6 +175,9 @@ Value LinearRank::exclusivePrefix(Value state, Value rank, Value numRanks) {
     Value acc = loop.getRegionIterArgs()[0];
     Value sum = linalg::AddOp::create(b, ValueRange{acc, slot}, ValueRange{acc})
                     .getResult(0);
+    if (which == Slots::Others)
+      sum = select(cmp(arith::CmpIPredicate::eq, loop.getInductionVar(), rank),
+                   acc, sum);
     scf::YieldOp::create(b, sum);
   }
   return loop.getResult(0);
@@ -233,7 +260,7 @@ Value LinearRank::build(Value q, Value k, Value v, Value rank, Value numRanks) {
                                 lastSlice(all, valueDim, 1), Value(),
                                 b.getF32FloatAttr(static_cast<float>(eps)));
   }
-  Value before = exclusivePrefix(state, rank, numRanks);
+  Value before = slotSum(state, rank, numRanks, Slots::Before);
   auto uType = RankedTensorType::get(
       {qType.getDimSize(0), qType.getDimSize(1), qType.getDimSize(2), dv1},
       f32);
@@ -245,7 +272,149 @@ Value LinearRank::build(Value q, Value k, Value v, Value rank, Value numRanks) {
   return divide(u);
 }
 
+Value LinearRank::wholeRows(Value fq, Value fk, Value v1, Value outside) {
+  auto fqType = cast<RankedTensorType>(fq.getType());
+  auto v1Type = cast<RankedTensorType>(v1.getType());
+  int64_t f = fqType.getDimSize(3), width = v1Type.getDimSize(3);
+  auto uType = RankedTensorType::get(
+      {fqType.getDimSize(0), fqType.getDimSize(1), fqType.getDimSize(2), width},
+      f32);
+  Value u;
+  if (op.getPatternAttr()) {
+    int64_t chunk =
+        defaultChunkSize(f, width, std::numeric_limits<int64_t>::max());
+    u = ChunkedLinearOp::create(b, uType, fq, fk, v1, Value(), Value(),
+                                b.getI64IntegerAttr(chunk), b.getUnitAttr(),
+                                b.getF32FloatAttr(0.0f), b.getUnitAttr());
+  } else {
+    // Unmasked: every key of the rank, as its own state.
+    auto stateType = RankedTensorType::get(
+        {fqType.getDimSize(0),
+         cast<RankedTensorType>(fk.getType()).getDimSize(1), f, width},
+        f32);
+    auto sumType = RankedTensorType::get(
+        {stateType.getDimSize(0), stateType.getDimSize(1), f}, f32);
+    Value own = KVStateOp::create(b, stateType, sumType, fk, v1).getState();
+    outside =
+        linalg::AddOp::create(b, ValueRange{outside, own}, ValueRange{outside})
+            .getResult(0);
+    u = filled({size(fq, 0), size(fq, 1), size(fq, 2), b.getIndexAttr(width)},
+               0.0);
+  }
+  return addQueryState(u, fq, outside);
+}
+
+Value LinearRank::rowCotangents(Value u, Value dO) {
+  TensorBuilder tb(b);
+  int64_t dv = valueDim;
+  double eps = cast<KernelAttr>(op.getNormalizer()).getEps().convertToDouble();
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0, d1, d2;
+  bindDims(ctx, d0, d1, d2);
+  TensorBuilder::Sizes rows = {size(u, 0), size(u, 1), size(u, 2)};
+  Value r = tb.generic(
+      {u},
+      {AffineMap::get(3, 0, {d0, d1, d2, getAffineConstantExpr(dv, ctx)}, ctx)},
+      tb.empty(rows), tb.map(3, {0, 1, 2}), "ppp",
+      [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+        Value den = arith::AddFOp::create(bb, a[0], tb.f32Const(eps));
+        Value zero = arith::CmpFOp::create(bb, arith::CmpFPredicate::OEQ, den,
+                                           tb.f32Const(0.0));
+        return arith::SelectOp::create(
+            bb, zero, tb.f32Const(0.0),
+            arith::DivFOp::create(bb, tb.f32Const(1.0), den));
+      });
+  auto [id, outer] = tb.rowMaps(4);
+  Value dot =
+      tb.generic({dO, lastSlice(u, 0, dv)}, {id, id}, tb.filled(rows, 0.0),
+                 outer, "pppr", [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                   return tb.fma(bb, a[0], a[1], a[2]);
+                 });
+  TensorBuilder::Sizes out = {rows[0], rows[1], rows[2],
+                              b.getIndexAttr(dv + 1)};
+  return tb.generic(
+      {r, dot}, {outer, outer}, tb.empty(out), id, "pppp",
+      [&](ImplicitLocOpBuilder &bb, ValueRange a) -> Value {
+        SmallVector<Value> at;
+        for (int64_t d = 0; d < 4; ++d)
+          at.push_back(linalg::IndexOp::create(bb, d));
+        Value col = at[3];
+        at[3] = arith::MinUIOp::create(bb, col, tb.index(dv - 1));
+        Value grad = tensor::ExtractOp::create(bb, dO, at);
+        Value inside = arith::CmpIOp::create(bb, arith::CmpIPredicate::ult, col,
+                                             tb.index(dv));
+        Value num = arith::MulFOp::create(bb, grad, a[0]);
+        Value den = arith::NegFOp::create(
+            bb, arith::MulFOp::create(bb, a[1],
+                                      arith::MulFOp::create(bb, a[0], a[0])));
+        return arith::SelectOp::create(bb, inside, num, den);
+      });
+}
+
+SmallVector<Value> LinearRank::gradient(Value q, Value k, Value v, Value dO,
+                                        Value rank, Value numRanks,
+                                        bool projectionGrad) {
+  bool causal = static_cast<bool>(op.getPatternAttr());
+  Value fq = features(q), fk = features(k);
+  valueDim = cast<RankedTensorType>(v.getType()).getDimSize(3);
+  int64_t dv = valueDim;
+  Value v1 = extendValues(v);
+  auto fkType = cast<RankedTensorType>(fk.getType());
+  auto v1Type = cast<RankedTensorType>(v1.getType());
+  int64_t f = fkType.getDimSize(3);
+  auto stateType = RankedTensorType::get(
+      {fkType.getDimSize(0), fkType.getDimSize(1), f, v1Type.getDimSize(3)},
+      f32);
+  auto sumType = RankedTensorType::get(
+      {fkType.getDimSize(0), fkType.getDimSize(1), f}, f32);
+  Value state = KVStateOp::create(b, stateType, sumType, fk, v1).getState();
+  // The keys outside this rank's rows that its queries see.
+  Value outside =
+      slotSum(state, rank, numRanks, causal ? Slots::Before : Slots::Others);
+  Value x = rowCotangents(wholeRows(fq, fk, v1, outside), dO);
+  // The queries outside this rank's rows that see its keys: their
+  // phi(Q)^T du, per query head.
+  TensorBuilder tb(b);
+  TensorBuilder::Sizes gSizes = {size(fq, 0), size(fq, 1), b.getIndexAttr(f),
+                                 b.getIndexAttr(dv + 1)};
+  Value g = tb.contract(fq, tb.map(5, {0, 1, 4, 2}), x, tb.map(5, {0, 1, 4, 3}),
+                        gSizes, tb.map(5, {0, 1, 2, 3}), "ppppr");
+  Value after =
+      slotSum(g, rank, numRanks, causal ? Slots::After : Slots::Others);
+  // The op's attention over this rank's rows, differentiated with both.
+  AttentionProblem local = op.getProblem();
+  local.query = q;
+  local.key = k;
+  local.value = v;
+  local.results.output = cast<RankedTensorType>(dO.getType());
+  local.results.lse = RankedTensorType();
+  auto forward = AttentionOp::create(b, local);
+  Value projection = op.getProjection();
+  auto grad = AttentionGradOp::create(
+      b, q.getType(), k.getType(), v.getType(), Type(), Type(), Type(), Type(),
+      projectionGrad ? projection.getType() : Type(), TypeRange(),
+      forward.getResult(), dO, Value(), Value(), Value(),
+      lastSlice(outside, 0, dv + 1), after);
+  SmallVector<Value> results = {grad.getGradQuery(), grad.getGradKey(),
+                                grad.getGradValue()};
+  if (projectionGrad) {
+    Value dW = grad.getGradProjection();
+    auto type = cast<RankedTensorType>(dW.getType());
+    SmallVector<OpFoldResult> sizes = {size(dW, 0), size(dW, 1)};
+    Value into = tensor::EmptyOp::create(b, sizes, type.getElementType());
+    results.push_back(AllReduceOp::create(b, type, dW, into, comm).getResult());
+  }
+  return results;
+}
+
 } // namespace
+
+SmallVector<Value> mlir::attn::buildLinearRankGradient(
+    ImplicitLocOpBuilder &b, AttentionOp op, Value q, Value k, Value v,
+    Value dO, Value comm, Value rank, Value numRanks, bool projectionGrad) {
+  return LinearRank(b, op, comm)
+      .gradient(q, k, v, dO, rank, numRanks, projectionGrad);
+}
 
 Value mlir::attn::buildLinearRankProgram(ImplicitLocOpBuilder &b,
                                          AttentionOp op, Value q, Value k,

@@ -69,7 +69,18 @@ func.func @f_grad(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>, %v: tensor<1
 
 // -----
 
-// Kernelized attention's gradient over a sharded sequence: refused.
+// Kernelized attention's gradient over a sharded sequence: no ring. The
+// key/value state phi(K)^T [V, 1] of the ranks before each (one slot per
+// rank, all-reduced), the rows' cotangents du from the whole sequence's
+// numerators, the query state phi(Q)^T du of the ranks after each (all-
+// reduced the same way), and the rank's attention_grad with both.
+// CHECK-LABEL: func.func @linear_grad(
+// CHECK: attn.kv_state
+// CHECK: attn.allreduce {{.*}} : tensor<?x1x2x8x16xf32>
+// CHECK: attn.chunked_linear {{.*}} {causal
+// CHECK: attn.allreduce {{.*}} : tensor<?x1x2x8x9xf32>
+// CHECK: %[[R:.*]] = attn.attention %{{.*}}, %{{.*}}, %{{.*}} {normalizer = #attn.kernel<elu_plus_one>, pattern = #attn.causal}
+// CHECK: attn.attention_grad %[[R]], %{{.*}} key_state(%{{.*}} : tensor<1x2x8x9xf32>) query_state(%{{.*}} : tensor<1x2x8x9xf32>)
 shard.grid @ranks(shape = ?)
 func.func @linear_grad(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>, %v: tensor<1x2x?x8xf32>, %do: tensor<1x2x?x8xf32>) -> (tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>) {
   %s = shard.sharding @ranks split_axes = [[], [], [0]] : !shard.sharding
@@ -77,9 +88,9 @@ func.func @linear_grad(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>, %v: ten
   %ks = shard.shard %k to %s : tensor<1x2x?x8xf32>
   %vs = shard.shard %v to %s : tensor<1x2x?x8xf32>
   %ds = shard.shard %do to %s : tensor<1x2x?x8xf32>
+  // expected-remark @+1 {{the gradient: the query state phi(Q)^T du reduced over the ranks after each, both states the outside of each rank's linear-time gradient}}
   %0 = attn.attention %qs, %ks, %vs {normalizer = #attn.kernel<elu_plus_one>, pattern = #attn.causal}
       : tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32> -> tensor<1x2x?x8xf32>
-  // expected-error @+1 {{attn-partition-sequence: the gradient of kernelized attention over a sharded sequence is not supported yet}}
   %1:3 = attn.attention_grad %0, %ds
       : tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32> -> tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>
   %g0 = shard.shard %1#0 to %s : tensor<1x2x?x8xf32>

@@ -476,6 +476,21 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
            tensor<1x8x256x64xf32> captures(tensor<8x32xf32>)
     ```
 
+    Kernelized attention over a part of a longer sequence
+    (attn-partition-sequence's backward: the keys and queries of the other
+    ranks), with `y_j = [v_j, 1]`, `du_i = [dO_i, -dO_i . o_i] / (den_i +
+    eps)` (the cotangent of the numerator and denominator row `u_i`):
+    - `key_state` (`B x Hkv x F x (Dv + 1)`, f32): `S = sum phi(k)^T y`
+      over keys outside the op's that every query sees; each row's
+      numerator and denominator gain `phi(q_i) S` (the output then
+      matches the whole sequence's) and `dphi(q_i)` gains `S du_i`;
+    - `query_state` (`B x Hq x F x (Dv + 1)`, f32): `G = sum phi(q)^T du`
+      over queries outside the op's that see every key; `dphi(k_j)` gains
+      `sum over the group's heads of G y_j` and `dv_j` that of
+      `phi(k_j) G[:, :Dv]`.
+    Both need the linear-time gradient (no pattern or `#attn.causal`, no
+    gate; with `#attn.causal`, Lq = Lk).
+
     Results: `grad_query`, `grad_key`, `grad_value` with the types of
     query, key and value; `grad_bias`, `grad_gate`, `grad_sinks`,
     `grad_alibi_slopes`, `grad_projection` (each optional, allowed only
@@ -488,7 +503,9 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
                        Attn_FloatTensor:$grad_output,
                        Optional<Attn_LseTensor>:$grad_lse,
                        Optional<Attn_FloatTensor>:$saved_output,
-                       Optional<Attn_LseTensor>:$saved_lse);
+                       Optional<Attn_LseTensor>:$saved_lse,
+                       Optional<Attn_FloatTensor>:$key_state,
+                       Optional<Attn_FloatTensor>:$query_state);
   let results = (outs Attn_FloatTensor:$grad_query,
                       Attn_FloatTensor:$grad_key,
                       Attn_FloatTensor:$grad_value,
@@ -503,6 +520,8 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
     (`grad_lse` `(` $grad_lse^ `:` type($grad_lse) `)`)?
     (`saved_output` `(` $saved_output^ `:` type($saved_output) `)`)?
     (`saved_lse` `(` $saved_lse^ `:` type($saved_lse) `)`)?
+    (`key_state` `(` $key_state^ `:` type($key_state) `)`)?
+    (`query_state` `(` $query_state^ `:` type($query_state) `)`)?
     attr-dict `:` type($forward) `,` type($grad_output) `->`
     type($grad_query) `,` type($grad_key) `,` type($grad_value)
     (`bias` `(` type($grad_bias)^ `)`)?
