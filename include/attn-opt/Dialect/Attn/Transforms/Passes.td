@@ -429,6 +429,32 @@ def AttnPartitionSequence : Pass<"attn-partition-sequence", "::mlir::ModuleOp"> 
     up (each block runs with `alpha = 0`) and the sum is scaled once by
     `Lk^-alpha` of the whole sequence.
 
+    Gradients: an `attn.attention_grad` of a sharded op, with its
+    cotangents (and `saved_output` / `saved_lse`) sharded like the
+    operands and its gradients of query, key and value going through
+    `shard.shard` (what attn-differentiate writes for a sharded `@F`),
+    becomes the rank's backward: for softmax without saved statistics the
+    forward ring first; then the ring again, where a rank that needs the
+    block in hand runs the block's `attn.attention_grad` with the whole
+    sequence's output and log-sum-exp as `saved_output` / `saved_lse` (its
+    share of the gradient), adds its dQ, and sends the block's dK and dV
+    straight back to the block's owner (`attn.exchange` tags 3 and 4: at
+    step `t` to `r - t`, receiving from `r + t`), which adds them in ring
+    order. A score region's captured tensors' gradients are all-reduced.
+
+    ```mlir
+    %do_s = shard.shard %do to %s : tensor<1x8x?x64xf32>
+    %dq, %dk, %dv = attn.attention_grad %o, %do_s
+        : tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>
+        -> tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>
+    %dq_s = shard.shard %dq to %s : tensor<1x8x?x64xf32>
+    ```
+
+    Kernelized attention's gradient reduces the key/value state as the
+    forward and the query state `phi(Q)^T du` the other way (the ranks
+    after each), and gives both to the rank's `attn.attention_grad` as
+    `key_state` / `query_state` (no ring).
+
     Supported: the softmax and pointwise normalizers, no pattern, `#attn.causal`,
     `#attn.window`, a mask region and a score region (evaluated at global
     positions; their captures replicated on every rank), GQA, a
