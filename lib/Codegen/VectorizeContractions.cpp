@@ -1065,6 +1065,14 @@ struct VectorizeContractionsPass
     // only: a function without contractions is left as it is.
     if (ops.empty())
       return;
+    // The vector code already here (the fused attention kernels) is not
+    // the contractions': the vector lowering patterns below leave it
+    // alone (applied to the whole function, unit-dim and transfer patterns
+    // on a kernel's transfers need not converge).
+    getOperation().walk([&](Operation *op) {
+      if (isa<vector::VectorDialect>(op->getDialect()))
+        op->setAttr(kKernelVector, UnitAttr::get(&getContext()));
+    });
     IRRewriter rewriter(&getContext());
     for (auto &[op, loops] : ops) {
       if (std::optional<DirectOperands> operands = directOperands(op, loops)) {
@@ -1091,9 +1099,14 @@ struct VectorizeContractionsPass
     // the base buffers, at indices computed outside the loop); then
     // vector.contract to outer products, unit dims dropped.
     hoistKLoopAccumulators(rewriter);
-    if (failed(lowerContractsToOuterProducts()))
+    LogicalResult lowered = lowerContractsToOuterProducts();
+    getOperation().walk([&](Operation *op) { op->removeAttr(kKernelVector); });
+    if (failed(lowered))
       return signalPassFailure();
   }
+
+  /// Marks the vector ops that were there before the pass.
+  static constexpr StringLiteral kKernelVector = "attn.kernel_vector";
 
   /// Tiles contraction `op` (not in the micro-kernel's layout) into
   /// `mr` x `nr` register tiles with K steps dividing K, loops in the order
@@ -1238,7 +1251,16 @@ struct VectorizeContractionsPass
     vector::populateVectorContractLoweringPatterns(
         patterns, vector::VectorContractLowering::OuterProduct);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-    return applyPatternsGreedily(getOperation(), std::move(patterns));
+    // The contractions' vector ops only (and what the patterns create).
+    SmallVector<Operation *> mine;
+    getOperation().walk([&](Operation *op) {
+      if (isa<vector::VectorDialect>(op->getDialect()) &&
+          !op->hasAttr(kKernelVector))
+        mine.push_back(op);
+    });
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    return applyOpPatternsGreedily(mine, std::move(patterns), config);
   }
 };
 
