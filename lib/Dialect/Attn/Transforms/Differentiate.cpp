@@ -119,6 +119,16 @@ struct AttnDifferentiatePass
           specialAttentionOf<RelativeAttentionOp>(fn);
       if (failed(relative))
         return signalPassFailure();
+      FailureOr<LshAttentionOp> lsh = specialAttentionOf<LshAttentionOp>(fn);
+      if (failed(lsh))
+        return signalPassFailure();
+      if (*lsh) {
+        (*lsh).emitOpError()
+            << "has no gradient yet (attn-differentiate takes attn.attention, "
+               "attn.lowrank_attention and attn.relative_attention): @"
+            << fn.getName() << " is not differentiated";
+        return signalPassFailure();
+      }
       FailureOr<std::pair<AttentionOp, bool>> found =
           std::pair<AttentionOp, bool>{};
       if (!*lowRank && !*relative) {

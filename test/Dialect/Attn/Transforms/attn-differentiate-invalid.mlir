@@ -60,3 +60,22 @@ func.func @unreturned_lowrank(%q: tensor<1x1x4x4xf32>, %e: tensor<2x4xf32>) -> t
   %a = attn.lowrank_attention %q, %q, %q, %e, %e : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<2x4xf32>, tensor<2x4xf32> -> tensor<1x1x4x4xf32>
   return %q : tensor<1x1x4x4xf32>
 }
+
+// -----
+
+func.func @lsh(%q: tensor<1x4x64x16xf32>) -> tensor<1x4x64x16xf32> {
+  // expected-error @+1 {{'attn.lsh_attention' op has no gradient yet (attn-differentiate takes attn.attention, attn.lowrank_attention and attn.relative_attention): @lsh is not differentiated}}
+  %0 = attn.lsh_attention %q, %q {num_hashes = 2, num_buckets = 8, chunk_size = 16} : tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32> -> tensor<1x4x64x16xf32>
+  return %0 : tensor<1x4x64x16xf32>
+}
+
+// -----
+
+// expected-error @+1 {{attn-differentiate: @mixed has several attention ops; it differentiates a function with one}}
+func.func @mixed(%q: tensor<1x2x8x4xf32>, %r: tensor<2x8x4xf32>, %u: tensor<2x4xf32>) -> tensor<1x2x8x4xf32> {
+  %a = attn.attention %q, %q, %q {normalizer = #attn.softmax}
+      : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
+  %b = attn.relative_attention %a, %q, %q, %r, %u, %u
+      : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x4xf32>, tensor<2x4xf32> -> tensor<1x2x8x4xf32>
+  return %b : tensor<1x2x8x4xf32>
+}

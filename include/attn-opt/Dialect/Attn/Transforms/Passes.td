@@ -346,7 +346,23 @@ def AttnDifferentiate : Pass<"attn-differentiate", "ModuleOp"> {
     fused backward: memory and time linear in `L`), then the projections'
     chain rule: it returns the gradients of query, key, value, `key_proj`
     and `value_proj` (`dK = E^T dK'`, `dE = sum dK' K^T` over batch, heads
-    and the head dim; likewise for V and F). Private functions and functions without an attention
+    and the head dim; likewise for V and F).
+
+    Transformer-XL (`attn.relative_attention`, one per function, its
+    output returned): `@F_grad` loops over blocks of 64 query rows; each
+    block is an `attn.attention` of its rows `q + u` over the memory and
+    the segment, with its position scores `scale (q_i + v) . r_{M+i-j}`
+    (`rows x (M + L)`) as the bias and the causal mask (`j <= M + i`) as a
+    mask region at the block's offset, and that op's `attn.attention_grad`
+    (the fused backward) with the bias's gradient. Gathered along the
+    diagonals, the bias's gradient gives the position term of dq
+    (`scale dP R`), dR (`scale dP^T (q + v)`) and the position bias's
+    gradient; the content bias's sums dq's content term. Scratch: a few
+    `rows x (M + L)` tensors per batch row and head (memory linear in L).
+    It returns the gradients of query, key, value, `pos_emb`,
+    `content_bias` and `position_bias`; the memory is a stop-gradient (as
+    Transformer-XL trains it: no gradient of `memory_key` and
+    `memory_value`). Private functions and functions without an attention
     are left alone; a
     function with several, one over a paged KV cache, one that does not
     return the attention's output, or one whose `_grad` name is taken, is
