@@ -153,6 +153,21 @@ struct AttnDifferentiatePass
     }
   }
 
+  /// `@name`, a copy of `fn` next to it, with `forward`'s copy and the
+  /// output's cotangent appended as the last argument.
+  template <typename OpT>
+  std::tuple<func::FuncOp, OpT, Value>
+  cloneForGradient(SymbolTable &symbols, func::FuncOp fn, OpT forward,
+                   StringRef name) {
+    IRMapping map;
+    func::FuncOp grad = fn.clone(map);
+    grad.setName(name);
+    symbols.insert(grad, std::next(Block::iterator(fn)));
+    auto op = cast<OpT>(map.lookup(forward.getOperation()));
+    Value dOut = grad.getBody().back().addArgument(op.getType(), op.getLoc());
+    return {grad, op, dOut};
+  }
+
   /// Adds `@name`, the backward function of `fn` whose output is Linformer
   /// attention `forward` (`O = softmax(scale Q (E K)^T) (F V)`): the
   /// attention over the projected keys and values as attn-project-lowrank
@@ -163,14 +178,9 @@ struct AttnDifferentiatePass
   /// and value_proj.
   void addLowRankGradient(SymbolTable &symbols, func::FuncOp fn,
                           LowRankAttentionOp forward, StringRef name) {
-    IRMapping map;
-    func::FuncOp grad = fn.clone(map);
-    grad.setName(name);
-    symbols.insert(grad, std::next(Block::iterator(fn)));
-    auto op = cast<LowRankAttentionOp>(map.lookup(forward.getOperation()));
+    auto [grad, op, dOut] = cloneForGradient(symbols, fn, forward, name);
     Block &body = grad.getBody().back();
     Location loc = op.getLoc();
-    Value dOut = body.addArgument(op.getType(), loc);
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     ImplicitLocOpBuilder b(loc, ret);
     TensorBuilder tb(b);
@@ -230,14 +240,9 @@ struct AttnDifferentiatePass
   /// memory is a stop-gradient, as Transformer-XL trains it).
   void addRelativeGradient(SymbolTable &symbols, func::FuncOp fn,
                            RelativeAttentionOp forward, StringRef name) {
-    IRMapping map;
-    func::FuncOp grad = fn.clone(map);
-    grad.setName(name);
-    symbols.insert(grad, std::next(Block::iterator(fn)));
-    auto op = cast<RelativeAttentionOp>(map.lookup(forward.getOperation()));
+    auto [grad, op, dOut] = cloneForGradient(symbols, fn, forward, name);
     Block &body = grad.getBody().back();
     Location loc = op.getLoc();
-    Value dOut = body.addArgument(op.getType(), loc);
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     ImplicitLocOpBuilder b(loc, ret);
     TensorBuilder tb(b);

@@ -63,58 +63,37 @@ SmallVector<Value> RankProgram::gradientBlock(Value q, const GradientInputs &in,
                                               Value kBlock, Value vBlock,
                                               const Runs &held,
                                               ValueRange acc) {
-  SmallVector<Value> out(acc);
+  SmallVector<Value> init(acc);
   // The block's partial dK and dV, over its rows in hand.
-  out[1] = zerosLike(b, kBlock);
-  out[2] = zerosLike(b, vBlock);
+  init[1] = zerosLike(b, kBlock);
+  init[2] = zerosLike(b, vBlock);
   SmallVector<Type> captureTypes;
   for (Value c : in.captures)
     captureTypes.push_back(c.getType());
-  Runs qr = runsOf(rank), kr = held;
-  int runs = s.zigzag ? 2 : 1;
-  for (int a = 0; a < runs; ++a) {
-    Value qRow = a == 0 ? idx(0) : qr.length[0];
-    for (int c = 0; c < runs; ++c) {
-      Value kRow = c == 0 ? idx(0) : kr.length[0];
-      Value run = mayMeet(qr.start[a], qr.length[a], kr.start[c], kr.length[c]);
-      auto ifOp = scf::IfOp::create(b, ValueRange(out).getTypes(), run,
-                                    /*withElse=*/true);
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(ifOp.elseBlock());
-        scf::YieldOp::create(b, out);
-        b.setInsertionPointToStart(ifOp.thenBlock());
-        Value qs = rowSlice(q, qRow, qr.length[a]);
-        Value ks = rowSlice(kBlock, kRow, kr.length[c]);
-        Value vs = rowSlice(vBlock, kRow, kr.length[c]);
-        auto toI64 = [&](Value x) { return indexCast(b.getI64Type(), x); };
-        Value offsets = tensor::FromElementsOp::create(
-            b, RankedTensorType::get({2}, b.getI64Type()),
-            ValueRange{toI64(qr.start[a]), toI64(kr.start[c])});
-        AttentionOp step = blockAttention(qs, ks, vs, offsets);
+  return overRunPairs(
+      q, kBlock, vBlock, held, init,
+      [&](const RunPair &pair, ValueRange out) -> SmallVector<Value> {
+        AttentionOp step = pair.step;
         auto rows = [&](Value t) {
-          return t ? rowSlice(t, qRow, qr.length[a]) : Value();
+          return t ? rowSlice(t, pair.qRow, pair.qRows) : Value();
         };
         // Softmax: normalized by the whole sequence's statistics.
         bool softmax = static_cast<bool>(step.getLse());
         auto grad = AttentionGradOp::create(
-            b, qs.getType(), ks.getType(), vs.getType(), Type(), Type(), Type(),
-            Type(), Type(), captureTypes, step.getResult(), rows(in.dOutput),
+            b, step.getQuery().getType(), step.getKey().getType(),
+            step.getValue().getType(), Type(), Type(), Type(), Type(), Type(),
+            captureTypes, step.getResult(), rows(in.dOutput),
             softmax ? rows(in.dLse) : Value(),
             softmax ? rows(in.savedOutput) : Value(),
             softmax ? rows(in.savedLse) : Value(), Value(), Value());
         SmallVector<Value> next = {
-            accumulate(out[0], grad.getGradQuery(), qRow, qr.length[a]),
-            accumulate(out[1], grad.getGradKey(), kRow, kr.length[c]),
-            accumulate(out[2], grad.getGradValue(), kRow, kr.length[c])};
+            accumulate(out[0], grad.getGradQuery(), pair.qRow, pair.qRows),
+            accumulate(out[1], grad.getGradKey(), pair.kRow, pair.kRows),
+            accumulate(out[2], grad.getGradValue(), pair.kRow, pair.kRows)};
         for (auto [i, g] : llvm::enumerate(grad.getGradCaptures()))
           next.push_back(sum(out[3 + i], g));
-        scf::YieldOp::create(b, next);
-      }
-      out.assign(ifOp.getResults().begin(), ifOp.getResults().end());
-    }
-  }
-  return out;
+        return next;
+      });
 }
 
 SmallVector<Value> RankProgram::returnPartials(Value t, Value origin, Value use,
@@ -210,20 +189,8 @@ GradientResults RankProgram::buildGradient(Value q, Value k, Value v,
     in.dOutput = lengthFactor(in.dOutput);
   } else if (!in.savedOutput || !in.savedLse) {
     // The forward ring first: the merged output and log-sum-exp.
-    auto qType = cast<RankedTensorType>(q.getType());
-    auto vType = cast<RankedTensorType>(v.getType());
-    auto accOType =
-        RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
-                               ShapedType::kDynamic, vType.getDimSize(3)},
-                              b.getF32Type());
-    auto accLType = RankedTensorType::get(
-        {qType.getDimSize(0), qType.getDimSize(1), ShapedType::kDynamic},
-        b.getF32Type());
-    SmallVector<Value> dyn;
-    if (qType.isDynamicDim(0))
-      dyn.push_back(tensor::DimOp::create(b, q, 0));
-    dyn.push_back(localRows);
-    auto [o, l] = ring(q, k, v, accOType, accLType, dyn, dyn);
+    Accumulators acc = accumulators(q, v);
+    auto [o, l] = ring(q, k, v, acc.output, acc.lse, acc.dynamic, acc.dynamic);
     in.savedOutput = o;
     in.savedLse = l;
   } else {

@@ -165,44 +165,58 @@ AttentionOp RankProgram::blockAttention(Value qs, Value ks, Value vs,
   return attention;
 }
 
-std::pair<Value, Value> RankProgram::computeBlock(Value q, Value kBlock,
-                                                  Value vBlock,
-                                                  const Runs &held, Value accO,
-                                                  Value accL) {
+SmallVector<Value> RankProgram::overRunPairs(Value q, Value kBlock,
+                                             Value vBlock, const Runs &held,
+                                             ValueRange acc,
+                                             PairCompute compute) {
+  SmallVector<Value> out(acc);
   Runs qr = runsOf(rank), kr = held;
   int runs = s.zigzag ? 2 : 1;
   for (int a = 0; a < runs; ++a) {
-    Value qRow = a == 0 ? idx(0) : qr.length[0];
     for (int c = 0; c < runs; ++c) {
-      Value kRow = c == 0 ? idx(0) : kr.length[0];
+      RunPair pair;
+      pair.qRow = a == 0 ? idx(0) : qr.length[0];
+      pair.qRows = qr.length[a];
+      pair.kRow = c == 0 ? idx(0) : kr.length[0];
+      pair.kRows = kr.length[c];
       Value run = mayMeet(qr.start[a], qr.length[a], kr.start[c], kr.length[c]);
-      auto ifOp = scf::IfOp::create(
-          b, TypeRange{accO.getType(), accL.getType()}, run, /*withElse=*/true);
+      auto ifOp = scf::IfOp::create(b, ValueRange(out).getTypes(), run,
+                                    /*withElse=*/true);
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifOp.elseBlock());
-        scf::YieldOp::create(b, ValueRange{accO, accL});
+        scf::YieldOp::create(b, out);
         b.setInsertionPointToStart(ifOp.thenBlock());
-        Value qs = rowSlice(q, qRow, qr.length[a]);
-        Value ks = rowSlice(kBlock, kRow, kr.length[c]);
-        Value vs = rowSlice(vBlock, kRow, kr.length[c]);
+        Value qs = rowSlice(q, pair.qRow, pair.qRows);
+        Value ks = rowSlice(kBlock, pair.kRow, pair.kRows);
+        Value vs = rowSlice(vBlock, pair.kRow, pair.kRows);
         auto toI64 = [&](Value x) { return indexCast(b.getI64Type(), x); };
         Value offsets = tensor::FromElementsOp::create(
             b, RankedTensorType::get({2}, b.getI64Type()),
             ValueRange{toI64(qr.start[a]), toI64(kr.start[c])});
-        AttentionOp step = blockAttention(qs, ks, vs, offsets);
-        if (isa<PointwiseAttr>(op.getNormalizer())) {
-          Value o = accumulate(accO, step.getResult(), qRow, qr.length[a]);
-          scf::YieldOp::create(b, ValueRange{o, accL});
-        } else {
-          auto [o, l] = merge(accO, accL, step.getResult(), step.getLse(), qRow,
-                              qr.length[a]);
-          scf::YieldOp::create(b, ValueRange{o, l});
-        }
+        pair.step = blockAttention(qs, ks, vs, offsets);
+        scf::YieldOp::create(b, compute(pair, out));
       }
-      accO = ifOp.getResult(0);
-      accL = ifOp.getResult(1);
+      out.assign(ifOp.getResults().begin(), ifOp.getResults().end());
     }
   }
-  return {accO, accL};
+  return out;
+}
+
+std::pair<Value, Value> RankProgram::computeBlock(Value q, Value kBlock,
+                                                  Value vBlock,
+                                                  const Runs &held, Value accO,
+                                                  Value accL) {
+  SmallVector<Value> out = overRunPairs(
+      q, kBlock, vBlock, held, ValueRange{accO, accL},
+      [&](const RunPair &pair, ValueRange acc) -> SmallVector<Value> {
+        AttentionOp step = pair.step;
+        if (isa<PointwiseAttr>(op.getNormalizer()))
+          return {accumulate(acc[0], step.getResult(), pair.qRow, pair.qRows),
+                  acc[1]};
+        auto [o, l] = merge(acc[0], acc[1], step.getResult(), step.getLse(),
+                            pair.qRow, pair.qRows);
+        return {o, l};
+      });
+  return {out[0], out[1]};
 }

@@ -487,26 +487,31 @@ std::pair<Value, Value> RankProgram::ring(Value q, Value k, Value v,
   return {loop.getResult(2), loop.getResult(3)};
 }
 
-std::pair<Value, Value> RankProgram::build(Value q, Value k, Value v) {
-  localQuery = q;
-  Value ok = setUp(q, k, v);
+RankProgram::Accumulators RankProgram::accumulators(Value q, Value v) {
   auto qType = cast<RankedTensorType>(q.getType());
   auto vType = cast<RankedTensorType>(v.getType());
-  SmallVector<Value> batchDyn;
-  if (qType.isDynamicDim(0))
-    batchDyn.push_back(tensor::DimOp::create(b, q, 0));
-  auto accOType =
+  Accumulators acc;
+  acc.output =
       RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
                              ShapedType::kDynamic, vType.getDimSize(3)},
                             b.getF32Type());
-  auto accLType = RankedTensorType::get(
+  acc.lse = RankedTensorType::get(
       {qType.getDimSize(0), qType.getDimSize(1), ShapedType::kDynamic},
       b.getF32Type());
+  if (qType.isDynamicDim(0))
+    acc.dynamic.push_back(tensor::DimOp::create(b, q, 0));
+  acc.dynamic.push_back(localRows);
+  return acc;
+}
+
+std::pair<Value, Value> RankProgram::build(Value q, Value k, Value v) {
+  localQuery = q;
+  Value ok = setUp(q, k, v);
+  Accumulators acc = accumulators(q, v);
+  RankedTensorType accOType = acc.output, accLType = acc.lse;
   auto ifOk = scf::IfOp::create(b, TypeRange{accOType, accLType}, ok, true);
   OpBuilder::InsertionGuard guard(b);
-  SmallVector<Value> dynO = batchDyn, dynL = batchDyn;
-  dynO.push_back(localRows);
-  dynL.push_back(localRows);
+  SmallVector<Value> dynO = acc.dynamic, dynL = acc.dynamic;
   b.setInsertionPointToStart(ifOk.elseBlock());
   scf::YieldOp::create(
       b, ValueRange{tensor::EmptyOp::create(b, accOType.getShape(),

@@ -125,6 +125,14 @@ private:
       Value t, Value origin, Value use, const Runs &held, ValueRange acc,
       ValueRange computed)>;
 
+  /// The types of the ring's accumulators (f32 output and log-sum-exp of
+  /// the local rows) and their dynamic sizes.
+  struct Accumulators {
+    RankedTensorType output, lse;
+    SmallVector<Value> dynamic;
+  };
+  Accumulators accumulators(Value q, Value v);
+
   //===--- The schedule (PartitionExchange.cpp) ------------------------===//
   /// The communicator, rank, number of ranks and every rank's rows
   /// (sizes), their checks; returns the verdict (i1).
@@ -171,6 +179,21 @@ private:
   /// Rows [row, row + rows) of a [B, H, L, D] tensor; of `t`'s own type
   /// when `keepType` (a block the ring passes on), else the inferred one.
   Value rowSlice(Value t, Value row, Value rows, bool keepType = false);
+  /// A pair of a local query run and a run of the block in hand that may
+  /// meet: their rows within the local queries and the block, and the
+  /// block attention of the pair (blockAttention).
+  struct RunPair {
+    Value qRow, qRows, kRow, kRows;
+    AttentionOp step;
+  };
+  using PairCompute =
+      function_ref<SmallVector<Value>(const RunPair &, ValueRange acc)>;
+  /// For each pair of runs that may meet (one of each in the contiguous
+  /// order, two of each in the zigzag order), under an scf.if on it, the
+  /// accumulators `compute` returns from those before; returns the last.
+  SmallVector<Value> overRunPairs(Value q, Value kBlock, Value vBlock,
+                                  const Runs &held, ValueRange acc,
+                                  PairCompute compute);
   /// The attention of the local queries against the block of rows `held`,
   /// merged into the accumulators.
   std::pair<Value, Value> computeBlock(Value q, Value kBlock, Value vBlock,
