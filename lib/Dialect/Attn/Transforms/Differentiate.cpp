@@ -246,7 +246,6 @@ struct AttnDifferentiatePass
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     ImplicitLocOpBuilder b(loc, ret);
     TensorBuilder tb(b);
-    MLIRContext *ctx = &getContext();
     Type f32 = b.getF32Type();
     auto shape = [](Value v) {
       return cast<ShapedType>(v.getType()).getShape();
@@ -306,153 +305,9 @@ struct AttnDifferentiatePass
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
       ValueRange acc = loop.getRegionIterArgs();
-      Value i0 = arith::MulIOp::create(
-          b, loop.getInductionVar(), arith::ConstantIndexOp::create(b, block));
-      Value rows = arith::MinSIOp::create(
-          b, arith::ConstantIndexOp::create(b, block),
-          arith::SubIOp::create(b, arith::ConstantIndexOp::create(b, len), i0));
-      auto rowsOf = [&](Value t) {
-        ArrayRef<int64_t> s = shape(t);
-        return tensor::ExtractSliceOp::create(
-                   b, t,
-                   SmallVector<OpFoldResult>{b.getIndexAttr(0),
-                                             b.getIndexAttr(0), i0,
-                                             b.getIndexAttr(0)},
-                   SmallVector<OpFoldResult>{b.getIndexAttr(s[0]),
-                                             b.getIndexAttr(s[1]), rows,
-                                             b.getIndexAttr(s[3])},
-                   SmallVector<OpFoldResult>(4, b.getIndexAttr(1)))
-            .getResult();
-      };
-      Value qb = rowsOf(q), dOb = rowsOf(dO);
-      // q + u and q + v (the biases per head).
-      auto plusHead = [&](Value x, Value bias) {
-        return tb.generic({x, bias},
-                          {tb.map(4, {0, 1, 2, 3}), tb.map(4, {1, 3})},
-                          tb.empty(tb.sizes(x)), tb.map(4, {0, 1, 2, 3}),
-                          "pppp", [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                            return tb.add(bb, a[0], a[1]);
-                          });
-      };
-      Value qc = plusHead(qb, u), qr = plusHead(qb, vb);
-      TensorBuilder::Sizes rowsBy = tb.sizes(qb);
-      auto widthOf = [&](int64_t w) {
-        TensorBuilder::Sizes s = rowsBy;
-        s[3] = b.getIndexAttr(w);
-        return s;
-      };
-      // The rows' position products (q_i + v) . r_t for every distance t.
-      Value pr = tb.contract(qr, tb.map(5, {0, 1, 2, 4}), rAll,
-                             tb.map(5, {0, 1, 3, 4}), widthOf(keys),
-                             tb.map(5, {0, 1, 2, 3}), "ppppr");
-      // Key j of query i (global row i0 + i) sits at distance M + i0 + i - j;
-      // `from` (j, or t) indexes `src` at the other one, 0 outside.
-      Value base =
-          arith::AddIOp::create(b, i0, arith::ConstantIndexOp::create(b, mem));
-      auto alongDiagonals = [&](Value src, int64_t width, double factor) {
-        return tb.generic(
-            {}, {}, tb.empty(widthOf(width)), tb.map(4, {0, 1, 2, 3}), "pppp",
-            [&](ImplicitLocOpBuilder &bb, ValueRange) -> Value {
-              SmallVector<Value> at;
-              for (int64_t d = 0; d < 4; ++d)
-                at.push_back(linalg::IndexOp::create(bb, d));
-              Value pos = arith::AddIOp::create(bb, base, at[2]);
-              Value other = arith::SubIOp::create(bb, pos, at[3]);
-              Value inside = arith::AndIOp::create(
-                  bb,
-                  arith::CmpIOp::create(bb, arith::CmpIPredicate::sge, other,
-                                        tb.index(0)),
-                  arith::CmpIOp::create(bb, arith::CmpIPredicate::slt, other,
-                                        tb.index(keys)));
-              Value clamped = arith::MaxSIOp::create(
-                  bb, arith::MinSIOp::create(bb, other, tb.index(keys - 1)),
-                  tb.index(0));
-              at[3] = clamped;
-              Value x = tensor::ExtractOp::create(bb, src, at);
-              x = arith::MulFOp::create(bb, x, tb.f32Const(factor));
-              return arith::SelectOp::create(bb, inside, x, tb.f32Const(0.0));
-            });
-      };
-      Value posScores = alongDiagonals(pr, keys, scale);
-      // The block's attention: its rows over every key, the position scores
-      // as the bias, the causal mask at the block's offset.
-      AttentionProblem p;
-      p.query = qc;
-      p.key = kAll;
-      p.value = vAll;
-      p.normalizer = SoftmaxAttr::get(ctx);
-      p.scale = scale;
-      p.explicitScale = true;
-      p.modifiers.bias = posScores;
-      Value offset = tensor::FromElementsOp::create(
-          b, RankedTensorType::get({1}, b.getI64Type()),
-          ValueRange{arith::IndexCastOp::create(b, b.getI64Type(), base)});
-      p.regions.captures = {offset};
-      p.results.output = RankedTensorType::get(
-          {batch, heads, ShapedType::kDynamic, vdim}, f32);
-      auto attention = AttentionOp::create(b, p);
-      {
-        OpBuilder::InsertionGuard inner(b);
-        Type index = b.getIndexType();
-        SmallVector<Type> args(4, index);
-        args.push_back(offset.getType());
-        Block *mask = b.createBlock(&attention.getMaskMod(), {}, args,
-                                    SmallVector<Location>(args.size(), loc));
-        b.setInsertionPointToStart(mask);
-        Value off = arith::IndexCastOp::create(
-            b, index,
-            tensor::ExtractOp::create(b, mask->getArgument(4),
-                                      ValueRange{tb.index(0)}));
-        Value allowed = arith::CmpIOp::create(
-            b, arith::CmpIPredicate::ule, mask->getArgument(3),
-            arith::AddIOp::create(b, mask->getArgument(2), off));
-        YieldOp::create(b, allowed);
-      }
-      auto gradOp = AttentionGradOp::create(
-          b, loc, qc.getType(), kAll.getType(), vAll.getType(),
-          posScores.getType(), Type(), Type(), Type(), Type(), TypeRange(),
-          attention.getResult(), dOb, Value(), Value(), Value(), Value(),
-          Value());
-      // The position scores' gradient by distance: dP[i, t] = scale
-      // dBias[i, M + i0 + i - t].
-      Value dPos = alongDiagonals(gradOp.getGradBias(), keys, scale);
-      Value dqPos = tb.contract(dPos, tb.map(5, {0, 1, 2, 4}), rAll,
-                                tb.map(5, {0, 1, 4, 3}), widthOf(dim),
-                                tb.map(5, {0, 1, 2, 3}), "ppppr");
-      Value dq = tb.elementwise({gradOp.getGradQuery(), dqPos},
-                                [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                                  return tb.add(bb, a[0], a[1]);
-                                });
-      auto plus = [&](Value x, Value y) {
-        return tb.elementwise({x, y},
-                              [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                                return tb.add(bb, a[0], a[1]);
-                              });
-      };
-      // Summed over the batch and the block's rows, per head.
-      auto perHead = [&](Value x, Value into) {
-        return tb.generic({x}, {tb.map(4, {0, 1, 2, 3})}, into,
-                          tb.map(4, {1, 3}), "rprp",
-                          [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                            return tb.add(bb, a[0], a[1]);
-                          });
-      };
-      Value dR = tb.generic({dPos, qr},
-                            {tb.map(5, {0, 1, 2, 3}), tb.map(5, {0, 1, 2, 4})},
-                            acc[3], tb.map(5, {1, 3, 4}), "rprpp",
-                            [&](ImplicitLocOpBuilder &bb, ValueRange a) {
-                              return tb.fma(bb, a[0], a[1], a[2]);
-                            });
-      Value dqAll = tensor::InsertSliceOp::create(
-          b, dq, acc[0],
-          SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0), i0,
-                                    b.getIndexAttr(0)},
-          rowsBy, SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
-      scf::YieldOp::create(b,
-                           ValueRange{dqAll, plus(acc[1], gradOp.getGradKey()),
-                                      plus(acc[2], gradOp.getGradValue()), dR,
-                                      perHead(gradOp.getGradQuery(), acc[4]),
-                                      perHead(dqPos, acc[5])});
+      relativeStep({b, tb, q, dO, u, vb, rAll, kAll, vAll, batch, heads, len,
+                    dim, vdim, mem, keys, block, scale},
+                   loop.getInductionVar(), acc);
     }
     // The segment's keys and values (the memory takes no gradient).
     auto segment = [&](Value x, int64_t width) -> Value {
@@ -484,6 +339,182 @@ struct AttnDifferentiatePass
         &getContext(), body.getArgumentTypes(), ValueRange(grads).getTypes()));
     grad.removeArgAttrsAttr();
     grad.removeResAttrsAttr();
+  }
+
+  /// Fills `attention`'s mask region: key `k` allowed for query `q` when
+  /// `k <= q + offset[0]` (`offset` its one capture, `tensor<1xi64>`).
+  static void causalMaskAt(ImplicitLocOpBuilder &b, TensorBuilder &tb,
+                           AttentionOp attention, Value offset) {
+    Location loc = b.getLoc();
+    OpBuilder::InsertionGuard inner(b);
+    Type index = b.getIndexType();
+    SmallVector<Type> args(4, index);
+    args.push_back(offset.getType());
+    Block *mask = b.createBlock(&attention.getMaskMod(), {}, args,
+                                SmallVector<Location>(args.size(), loc));
+    b.setInsertionPointToStart(mask);
+    Value off = arith::IndexCastOp::create(
+        b, index,
+        tensor::ExtractOp::create(b, mask->getArgument(4),
+                                  ValueRange{tb.index(0)}));
+    Value allowed = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ule, mask->getArgument(3),
+        arith::AddIOp::create(b, mask->getArgument(2), off));
+    YieldOp::create(b, allowed);
+  }
+
+  /// What one block of Transformer-XL's gradient reads.
+  struct RelativeInputs {
+    ImplicitLocOpBuilder &b;
+    TensorBuilder &tb;
+    Value q, dO, u, vb, rAll, kAll, vAll;
+    int64_t batch, heads, len, dim, vdim, mem, keys, block;
+    double scale;
+  };
+
+  /// The body of addRelativeGradient's loop: block `iv`'s gradients added
+  /// to `acc` (dq, dK, dV, dR, du, dv), yielded.
+  void relativeStep(const RelativeInputs &in, Value iv, ValueRange acc) {
+    ImplicitLocOpBuilder &b = in.b;
+    TensorBuilder &tb = in.tb;
+    Value q = in.q, dO = in.dO, u = in.u, vb = in.vb, rAll = in.rAll,
+          kAll = in.kAll, vAll = in.vAll;
+    int64_t batch = in.batch, heads = in.heads, len = in.len, dim = in.dim,
+            vdim = in.vdim, mem = in.mem, keys = in.keys, block = in.block;
+    double scale = in.scale;
+    Location loc = b.getLoc();
+    MLIRContext *ctx = b.getContext();
+    Type f32 = b.getF32Type();
+    auto shape = [](Value v) {
+      return cast<ShapedType>(v.getType()).getShape();
+    };
+    Value i0 =
+        arith::MulIOp::create(b, iv, arith::ConstantIndexOp::create(b, block));
+    Value rows = arith::MinSIOp::create(
+        b, arith::ConstantIndexOp::create(b, block),
+        arith::SubIOp::create(b, arith::ConstantIndexOp::create(b, len), i0));
+    auto rowsOf = [&](Value t) {
+      ArrayRef<int64_t> s = shape(t);
+      return tensor::ExtractSliceOp::create(
+                 b, t,
+                 SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0),
+                                           i0, b.getIndexAttr(0)},
+                 SmallVector<OpFoldResult>{b.getIndexAttr(s[0]),
+                                           b.getIndexAttr(s[1]), rows,
+                                           b.getIndexAttr(s[3])},
+                 SmallVector<OpFoldResult>(4, b.getIndexAttr(1)))
+          .getResult();
+    };
+    Value qb = rowsOf(q), dOb = rowsOf(dO);
+    // q + u and q + v (the biases per head).
+    auto plusHead = [&](Value x, Value bias) {
+      return tb.generic({x, bias}, {tb.map(4, {0, 1, 2, 3}), tb.map(4, {1, 3})},
+                        tb.empty(tb.sizes(x)), tb.map(4, {0, 1, 2, 3}), "pppp",
+                        [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                          return tb.add(bb, a[0], a[1]);
+                        });
+    };
+    Value qc = plusHead(qb, u), qr = plusHead(qb, vb);
+    TensorBuilder::Sizes rowsBy = tb.sizes(qb);
+    auto widthOf = [&](int64_t w) {
+      TensorBuilder::Sizes s = rowsBy;
+      s[3] = b.getIndexAttr(w);
+      return s;
+    };
+    // The rows' position products (q_i + v) . r_t for every distance t.
+    Value pr =
+        tb.contract(qr, tb.map(5, {0, 1, 2, 4}), rAll, tb.map(5, {0, 1, 3, 4}),
+                    widthOf(keys), tb.map(5, {0, 1, 2, 3}), "ppppr");
+    // Key j of query i (global row i0 + i) sits at distance M + i0 + i - j;
+    // `from` (j, or t) indexes `src` at the other one, 0 outside.
+    Value base =
+        arith::AddIOp::create(b, i0, arith::ConstantIndexOp::create(b, mem));
+    auto alongDiagonals = [&](Value src, int64_t width, double factor) {
+      return tb.generic(
+          {}, {}, tb.empty(widthOf(width)), tb.map(4, {0, 1, 2, 3}), "pppp",
+          [&](ImplicitLocOpBuilder &bb, ValueRange) -> Value {
+            SmallVector<Value> at;
+            for (int64_t d = 0; d < 4; ++d)
+              at.push_back(linalg::IndexOp::create(bb, d));
+            Value pos = arith::AddIOp::create(bb, base, at[2]);
+            Value other = arith::SubIOp::create(bb, pos, at[3]);
+            Value inside = arith::AndIOp::create(
+                bb,
+                arith::CmpIOp::create(bb, arith::CmpIPredicate::sge, other,
+                                      tb.index(0)),
+                arith::CmpIOp::create(bb, arith::CmpIPredicate::slt, other,
+                                      tb.index(keys)));
+            Value clamped = arith::MaxSIOp::create(
+                bb, arith::MinSIOp::create(bb, other, tb.index(keys - 1)),
+                tb.index(0));
+            at[3] = clamped;
+            Value x = tensor::ExtractOp::create(bb, src, at);
+            x = arith::MulFOp::create(bb, x, tb.f32Const(factor));
+            return arith::SelectOp::create(bb, inside, x, tb.f32Const(0.0));
+          });
+    };
+    Value posScores = alongDiagonals(pr, keys, scale);
+    // The block's attention: its rows over every key, the position scores
+    // as the bias, the causal mask at the block's offset.
+    AttentionProblem p;
+    p.query = qc;
+    p.key = kAll;
+    p.value = vAll;
+    p.normalizer = SoftmaxAttr::get(ctx);
+    p.scale = scale;
+    p.explicitScale = true;
+    p.modifiers.bias = posScores;
+    Value offset = tensor::FromElementsOp::create(
+        b, RankedTensorType::get({1}, b.getI64Type()),
+        ValueRange{arith::IndexCastOp::create(b, b.getI64Type(), base)});
+    p.regions.captures = {offset};
+    p.results.output =
+        RankedTensorType::get({batch, heads, ShapedType::kDynamic, vdim}, f32);
+    auto attention = AttentionOp::create(b, p);
+    causalMaskAt(b, tb, attention, offset);
+    auto gradOp = AttentionGradOp::create(
+        b, loc, qc.getType(), kAll.getType(), vAll.getType(),
+        posScores.getType(), Type(), Type(), Type(), Type(), TypeRange(),
+        attention.getResult(), dOb, Value(), Value(), Value(), Value(),
+        Value());
+    // The position scores' gradient by distance: dP[i, t] = scale
+    // dBias[i, M + i0 + i - t].
+    Value dPos = alongDiagonals(gradOp.getGradBias(), keys, scale);
+    Value dqPos = tb.contract(dPos, tb.map(5, {0, 1, 2, 4}), rAll,
+                              tb.map(5, {0, 1, 4, 3}), widthOf(dim),
+                              tb.map(5, {0, 1, 2, 3}), "ppppr");
+    Value dq = tb.elementwise({gradOp.getGradQuery(), dqPos},
+                              [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                                return tb.add(bb, a[0], a[1]);
+                              });
+    auto plus = [&](Value x, Value y) {
+      return tb.elementwise({x, y},
+                            [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                              return tb.add(bb, a[0], a[1]);
+                            });
+    };
+    // Summed over the batch and the block's rows, per head.
+    auto perHead = [&](Value x, Value into) {
+      return tb.generic({x}, {tb.map(4, {0, 1, 2, 3})}, into, tb.map(4, {1, 3}),
+                        "rprp", [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                          return tb.add(bb, a[0], a[1]);
+                        });
+    };
+    Value dR = tb.generic({dPos, qr},
+                          {tb.map(5, {0, 1, 2, 3}), tb.map(5, {0, 1, 2, 4})},
+                          acc[3], tb.map(5, {1, 3, 4}), "rprpp",
+                          [&](ImplicitLocOpBuilder &bb, ValueRange a) {
+                            return tb.fma(bb, a[0], a[1], a[2]);
+                          });
+    Value dqAll = tensor::InsertSliceOp::create(
+        b, dq, acc[0],
+        SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0), i0,
+                                  b.getIndexAttr(0)},
+        rowsBy, SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
+    scf::YieldOp::create(b, ValueRange{dqAll, plus(acc[1], gradOp.getGradKey()),
+                                       plus(acc[2], gradOp.getGradValue()), dR,
+                                       perHead(gradOp.getGradQuery(), acc[4]),
+                                       perHead(dqPos, acc[5])});
   }
 
   /// Query rows per block of Transformer-XL's gradient: its scratch is a
