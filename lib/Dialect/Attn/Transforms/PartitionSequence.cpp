@@ -344,6 +344,16 @@ Type localType(Type t) {
   return RankedTensorType::get(shape, type.getElementType());
 }
 
+/// The function argument a sharded value comes from, retyped to the
+/// rank's chunk (null for a null shard op).
+Value localArgument(shard::ShardOp shardOp) {
+  if (!shardOp)
+    return Value();
+  Value arg = shardOp.getSrc();
+  arg.setType(localType(arg.getType()));
+  return arg;
+}
+
 struct AttnPartitionSequence
     : public attn::impl::AttnPartitionSequenceBase<AttnPartitionSequence> {
   using AttnPartitionSequenceBase::AttnPartitionSequenceBase;
@@ -466,14 +476,9 @@ struct AttnPartitionSequence
       program = compileMaskProgram(region);
     }
     // Local operands: the function arguments, retyped.
-    auto local = [&](shard::ShardOp shardOp) {
-      Value arg = shardOp.getSrc();
-      arg.setType(localType(arg.getType()));
-      return arg;
-    };
-    Value q = local(s.operandShards[0]);
-    Value k = local(s.operandShards[1]);
-    Value v = local(s.operandShards[2]);
+    Value q = localArgument(s.operandShards[0]);
+    Value k = localArgument(s.operandShards[1]);
+    Value v = localArgument(s.operandShards[2]);
     for (const ShardedGradient &g : grads)
       partitionGradient(s, g, q, k, v, program ? &*program : nullptr);
     // (Result annotations nothing reads need no forward ring.)
@@ -508,18 +513,11 @@ struct AttnPartitionSequence
   void partitionGradient(ShardedAttention &s, const ShardedGradient &g, Value q,
                          Value k, Value v, const ModProgram *mask) {
     AttentionGradOp grad = g.grad;
-    auto local = [&](shard::ShardOp shardOp) -> Value {
-      if (!shardOp)
-        return Value();
-      Value arg = shardOp.getSrc();
-      arg.setType(localType(arg.getType()));
-      return arg;
-    };
     GradientInputs in;
-    in.dOutput = local(g.dOutput);
-    in.dLse = local(g.dLse);
-    in.savedOutput = local(g.savedOutput);
-    in.savedLse = local(g.savedLse);
+    in.dOutput = localArgument(g.dOutput);
+    in.dLse = localArgument(g.dLse);
+    in.savedOutput = localArgument(g.savedOutput);
+    in.savedLse = localArgument(g.savedLse);
     if (!grad.getGradCaptures().empty())
       for (unsigned c : s.op.getFloatCaptures())
         in.captures.push_back(s.op.getCaptures()[c]);
